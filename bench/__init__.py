@@ -1,0 +1,1 @@
+"""Runnable benchmarks: ``python bench/<name>.py`` prints the measured figures."""

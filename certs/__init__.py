@@ -1,0 +1,3 @@
+"""Certificate tooling: CA, serving certificates, rotation and caBundle injection."""
+
+__all__: list[str] = []

@@ -1,0 +1,179 @@
+"""Every Kueue label, annotation, finalizer, condition type, reason and event name we use.
+
+Users debug kueue-bridge with ``kubectl describe`` and Kueue's documentation, so these strings must be
+byte-for-byte Kueue's (``pkg/controller/constants``, ``apis/kueue/v1beta2``,
+``pkg/controller/jobframework``). Nothing else in the code base spells them out: import them from
+here, so a rename in Kueue is one edit and a typo is impossible to hide.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "ADMISSION_GATED_BY_ANNOTATION",
+    "API_GROUP",
+    "API_VERSION",
+    "API_VERSION_V1BETA1",
+    "BATCH_JOB_COMPLETION_INDEX_ANNOTATION",
+    "CLUSTER_QUEUE_LABEL",
+    "DEFAULT_LOCAL_QUEUE_NAME",
+    "DEFAULT_PODSET_NAME",
+    "DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME",
+    "ELASTIC_JOB_ANNOTATION",
+    "JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION",
+    "JOB_MIN_PARALLELISM_ANNOTATION",
+    "JOB_UID_LABEL",
+    "KUBERNETES_JOB_CONTROLLER",
+    "LOCAL_QUEUE_LABEL",
+    "MANAGED_OWNERS_CHAIN_LIMIT",
+    "MAX_EXEC_TIME_SECONDS_LABEL",
+    "MAX_PODSETS",
+    "MULTIKUEUE_CONTROLLER_NAME",
+    "MULTIKUEUE_ORIGIN_LABEL",
+    "MULTIKUEUE_WORKER_WORKLOAD_POD_LABEL",
+    "PODSET_LABEL",
+    "PODSET_UNCONSTRAINED_TOPOLOGY_ANNOTATION",
+    "PREBUILT_WORKLOAD_LABEL",
+    "PROVREQ_ANNOTATION_PREFIX",
+    "QUEUE_LABEL",
+    "RESOURCE_IN_USE_FINALIZER",
+    "STOPPING_ANNOTATION",
+    "TOPOLOGY_SCHEDULING_GATE",
+    "WORKLOAD_ANNOTATION",
+    "WORKLOAD_PRIORITY_CLASS_LABEL",
+    "WORKLOAD_SLICE_NAME_ANNOTATION",
+    "CheckState",
+    "Condition",
+    "EventReason",
+    "Reason",
+    "StopReason",
+]
+
+# --- API -------------------------------------------------------------------------------------------
+API_GROUP: Final = "kueue.x-k8s.io"
+API_VERSION: Final = "kueue.x-k8s.io/v1beta2"
+API_VERSION_V1BETA1: Final = "kueue.x-k8s.io/v1beta1"
+
+# --- job labels and annotations ------------------------------------------------------------------
+QUEUE_LABEL: Final = "kueue.x-k8s.io/queue-name"
+DEFAULT_LOCAL_QUEUE_NAME: Final = "default"
+PREBUILT_WORKLOAD_LABEL: Final = "kueue.x-k8s.io/prebuilt-workload-name"  # label or annotation
+WORKLOAD_PRIORITY_CLASS_LABEL: Final = "kueue.x-k8s.io/priority-class"
+DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME: Final = "default"
+MAX_EXEC_TIME_SECONDS_LABEL: Final = "kueue.x-k8s.io/max-exec-time-seconds"
+ELASTIC_JOB_ANNOTATION: Final = "kueue.x-k8s.io/elastic-job"
+ADMISSION_GATED_BY_ANNOTATION: Final = "kueue.x-k8s.io/admission-gated-by"
+PROVREQ_ANNOTATION_PREFIX: Final = "provreq.kueue.x-k8s.io/"
+# batch/v1 Job only
+JOB_MIN_PARALLELISM_ANNOTATION: Final = "kueue.x-k8s.io/job-min-parallelism"
+JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION: Final = "kueue.x-k8s.io/job-completions-equal-parallelism"
+STOPPING_ANNOTATION: Final = "kueue.x-k8s.io/stopping"
+BATCH_JOB_COMPLETION_INDEX_ANNOTATION: Final = "batch.kubernetes.io/job-completion-index"
+KUBERNETES_JOB_CONTROLLER: Final = "kubernetes.io/job-controller"
+
+# --- Workload metadata -----------------------------------------------------------------------------
+JOB_UID_LABEL: Final = "kueue.x-k8s.io/job-uid"
+RESOURCE_IN_USE_FINALIZER: Final = "kueue.x-k8s.io/resource-in-use"
+WORKLOAD_SLICE_NAME_ANNOTATION: Final = "kueue.x-k8s.io/workload-slice-name"
+
+# --- pod template labels/annotations injected on start ------------------------------------------
+PODSET_LABEL: Final = "kueue.x-k8s.io/podset"
+LOCAL_QUEUE_LABEL: Final = "kueue.x-k8s.io/local-queue-name"
+CLUSTER_QUEUE_LABEL: Final = "kueue.x-k8s.io/cluster-queue-name"
+WORKLOAD_ANNOTATION: Final = "kueue.x-k8s.io/workload"
+TOPOLOGY_SCHEDULING_GATE: Final = "kueue.x-k8s.io/topology"
+PODSET_UNCONSTRAINED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-unconstrained-topology"
+
+# --- MultiKueue ------------------------------------------------------------------------------------
+MULTIKUEUE_CONTROLLER_NAME: Final = "kueue.x-k8s.io/multikueue"
+MULTIKUEUE_ORIGIN_LABEL: Final = "kueue.x-k8s.io/multikueue-origin"
+MULTIKUEUE_WORKER_WORKLOAD_POD_LABEL: Final = "kueue.x-k8s.io/multikueue-worker-workload-pod"
+
+# --- limits ----------------------------------------------------------------------------------------
+DEFAULT_PODSET_NAME: Final = "main"
+MAX_PODSETS: Final = 18
+MANAGED_OWNERS_CHAIN_LIMIT: Final = 10
+
+
+class Condition:
+    """Workload condition types (``apis/kueue/v1beta2/workload_types.go``)."""
+
+    QUOTA_RESERVED: Final = "QuotaReserved"
+    ADMITTED: Final = "Admitted"
+    FINISHED: Final = "Finished"
+    PODS_READY: Final = "PodsReady"
+    EVICTED: Final = "Evicted"
+    PREEMPTED: Final = "Preempted"
+    REQUEUED: Final = "Requeued"
+    DEACTIVATION_TARGET: Final = "DeactivationTarget"
+
+
+class Reason:
+    """Condition reasons written on Workloads."""
+
+    # Finished
+    SUCCEEDED: Final = "Succeeded"
+    FAILED: Final = "Failed"
+    OUT_OF_SYNC: Final = "OutOfSync"
+    OWNER_NOT_FOUND: Final = "OwnerNotFound"
+    FAILED_TO_START: Final = "FailedToStart"
+    # QuotaReserved / Admitted
+    QUOTA_RESERVED: Final = "QuotaReserved"
+    ADMITTED: Final = "Admitted"
+    PENDING: Final = "Pending"
+    PENDING_EVALUATION: Final = "PendingEvaluation"
+    NO_RESERVATION: Final = "NoReservation"
+    UNSATISFIED_ADMISSION_CHECKS: Final = "UnsatisfiedAdmissionChecks"
+    ON_HOLD: Final = "OnHold"
+    # Evicted
+    PREEMPTED: Final = "Preempted"
+    PODS_READY_TIMEOUT: Final = "PodsReadyTimeout"
+    ADMISSION_CHECK: Final = "AdmissionCheck"
+    CLUSTER_QUEUE_STOPPED: Final = "ClusterQueueStopped"
+    LOCAL_QUEUE_STOPPED: Final = "LocalQueueStopped"
+    DEACTIVATED: Final = "Deactivated"
+    NODE_FAILURES: Final = "NodeFailures"
+    # Requeued
+    REACTIVATED: Final = "Reactivated"
+    BACKOFF_FINISHED: Final = "BackoffFinished"
+    # PodsReady
+    WAIT_FOR_START: Final = "WaitForStart"
+    WAIT_FOR_RECOVERY: Final = "WaitForRecovery"
+    STARTED: Final = "Started"
+    RECOVERED: Final = "Recovered"
+
+
+class StopReason:
+    """Why the reconciler stops a job (``jobframework.StopReason``)."""
+
+    WORKLOAD_DELETED: Final = "WorkloadDeleted"
+    WORKLOAD_EVICTED: Final = "WorkloadEvicted"
+    NO_MATCHING_WORKLOAD: Final = "NoMatchingWorkload"
+    NOT_ADMITTED: Final = "NotAdmitted"
+
+
+class EventReason:
+    """Event reasons recorded on jobs (``jobframework/events.go``)."""
+
+    STARTED: Final = "Started"
+    SUSPENDED: Final = "Suspended"
+    STOPPED: Final = "Stopped"
+    DELETED: Final = "Deleted"
+    CREATED_WORKLOAD: Final = "CreatedWorkload"
+    DELETED_WORKLOAD: Final = "DeletedWorkload"
+    UPDATED_WORKLOAD: Final = "UpdatedWorkload"
+    FINISHED_WORKLOAD: Final = "FinishedWorkload"
+    ERR_WORKLOAD_COMPOSE: Final = "ErrWorkloadCompose"
+    UPDATED_ADMISSION_CHECK: Final = "UpdatedAdmissionCheck"
+    JOB_NESTING_TOO_DEEP: Final = "JobNestingTooDeep"
+    WORKLOAD_PRIORITY_CLASS_NOT_FOUND: Final = "WorkloadPriorityClassNotFound"
+
+
+class CheckState:
+    """Admission check states."""
+
+    PENDING: Final = "Pending"
+    READY: Final = "Ready"
+    RETRY: Final = "Retry"
+    REJECTED: Final = "Rejected"

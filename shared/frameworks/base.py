@@ -1,0 +1,168 @@
+"""The ``GenericJob`` contract: what kueue-bridge needs to know about a job kind.
+
+It mirrors Kueue's ``jobframework.GenericJob`` and its optional interfaces (reference notes §1), with
+two deliberate differences:
+
+* Adapters wrap the **raw object dict** read from the API server and mutate it in place. They never
+  round-trip a user's object through a typed model, so no field we do not know is ever lost.
+* Adapters make **no API calls**. Anything Kueue does with a client inside an adapter (the batch Job
+  three-step stop, reading pods) is expressed as data the caller acts on, so adapters are pure,
+  trivially testable and usable from the webhook, the reconciler and the MultiKueue worker alike.
+
+Errors: an object that does not have the shape its adapter expects raises ``AdapterError`` naming the
+path (never ``KeyError``/``TypeError``). Start-time problems with admission data raise
+``shared.podset.PodSetInfoError`` (permanent, Kueue's ``FailedToStart``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from shared.models.workload import PodSet
+from shared.podset import PodSetInfo
+
+__all__ = [
+    "AdapterError",
+    "FieldError",
+    "FinishedState",
+    "GenericJob",
+    "GroupVersionKind",
+    "JobWithCustomStop",
+    "JobWithManagedBy",
+    "JobWithPodLabelSelector",
+    "JobWithPriorityClass",
+    "JobWithReclaimablePods",
+    "JobWithValidation",
+    "ReclaimablePodCount",
+    "StopStep",
+]
+
+
+@dataclass(frozen=True, order=True)
+class GroupVersionKind:
+    group: str  # "" for the core group
+    version: str
+    kind: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def __str__(self) -> str:
+        # Kueue/apimachinery spelling, used in messages: "batch/v1, Kind=Job"
+        return f"{self.api_version}, Kind={self.kind}"
+
+
+class AdapterError(ValueError):
+    """The object does not match what its adapter expects; ``path`` names the offending field."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+@dataclass(frozen=True)
+class FinishedState:
+    finished: bool
+    success: bool = False
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ReclaimablePodCount:
+    name: str
+    count: int
+
+
+@dataclass(frozen=True)
+class StopStep:
+    """One API write of a multi-step stop.
+
+    ``subresource`` is ``None`` for the main resource or ``"status"``; ``merge_patch`` is an RFC 7386
+    merge patch. The caller applies steps in order and calls ``stop_steps`` again after each one, so a
+    crash between steps resumes where it left off (Kueue's ``kueue.x-k8s.io/stopping`` protocol).
+    """
+
+    merge_patch: dict[str, Any]
+    subresource: str | None = None
+
+
+@runtime_checkable
+class GenericJob(Protocol):
+    """Required interface (Kueue ``GenericJob``). ``obj`` is the raw object, mutated in place."""
+
+    @property
+    def obj(self) -> dict[str, Any]: ...
+
+    @property
+    def gvk(self) -> GroupVersionKind: ...
+
+    def is_suspended(self) -> bool: ...
+
+    def suspend(self) -> None: ...
+
+    def run_with_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> None:
+        """Unsuspend and inject admission data into every pod template (raises ``PodSetInfoError``)."""
+
+    def restore_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> bool:
+        """Put back the original template data; return whether anything changed."""
+
+    def finished(self) -> FinishedState: ...
+
+    def pod_sets(self) -> list[PodSet]:
+        """The Workload pod sets for this job (raises ``AdapterError`` naming a bad path)."""
+
+    def is_active(self) -> bool: ...
+
+    def pods_ready(self) -> bool: ...
+
+
+@runtime_checkable
+class JobWithReclaimablePods(Protocol):
+    def reclaimable_pods(self) -> list[ReclaimablePodCount]: ...
+
+
+@runtime_checkable
+class JobWithCustomStop(Protocol):
+    def stop_steps(self, infos: Sequence[PodSetInfo]) -> list[StopStep]:
+        """The remaining writes to stop the job and restore its templates; empty when stopped."""
+
+
+@runtime_checkable
+class JobWithManagedBy(Protocol):
+    def can_default_managed_by(self) -> bool: ...
+
+    def managed_by(self) -> str | None: ...
+
+    def set_managed_by(self, value: str | None) -> None: ...
+
+
+@runtime_checkable
+class JobWithPodLabelSelector(Protocol):
+    def pod_label_selector(self) -> str: ...
+
+
+@runtime_checkable
+class JobWithPriorityClass(Protocol):
+    def priority_class(self) -> str | None:
+        """The pod PriorityClass name, when the kind keeps it somewhere other than the templates."""
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One validation failure, rendered like ``field.Error``: ``<path>: <type>: <detail>``."""
+
+    path: str
+    type: str  # "Invalid value" | "Forbidden" | "Required value" | ...
+    detail: str
+    bad_value: Any = None
+
+
+@runtime_checkable
+class JobWithValidation(Protocol):
+    def validate_on_create(self) -> list[FieldError]: ...
+
+    def validate_on_update(self, old: dict[str, Any]) -> list[FieldError]: ...

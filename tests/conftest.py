@@ -1,0 +1,46 @@
+"""Test-wide fixtures.
+
+``../shared`` (beside the repository) holds the real CRDs, golden fixtures from real Kueue and the
+reference notes. Tests read it in place and never copy it into the repository; when it is absent
+they skip with a reason that says so.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _find_shared_dir() -> Path | None:
+    explicit = os.environ.get("KUEUE_BRIDGE_SHARED_DIR")
+    candidates = [Path(explicit)] if explicit else []
+    candidates.append(REPO_ROOT.parent / "shared")
+    for candidate in candidates:
+        if (candidate / "crds").is_dir():
+            return candidate
+    return None
+
+
+SHARED_DIR = _find_shared_dir()
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """The ``../shared`` reference folder, or a skip naming what is missing."""
+    if SHARED_DIR is None:
+        pytest.skip("../shared (real CRDs and Kueue fixtures) is not beside the repository")
+    return SHARED_DIR
+
+
+@pytest.fixture(scope="session")
+def kueue_crd_dir(shared_dir: Path) -> Path:
+    return shared_dir / "crds" / "kueue"
+
+
+@pytest.fixture(scope="session")
+def golden_dir(shared_dir: Path) -> Path:
+    return shared_dir / "fixtures" / "real-kueue"
