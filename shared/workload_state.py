@@ -1,0 +1,240 @@
+"""Reading and changing a Workload's state the way Kueue's ``pkg/workload`` does.
+
+Every component reasons about the same handful of facts — has quota been reserved, is the Workload
+admitted, finished, evicted — and every writer must move conditions exactly as Kueue would, because
+Kueue's scheduler and workload controller (or our devcluster stand-in) act on them. These functions
+are pure: they read or mutate a ``Workload`` model in memory and take ``now`` explicitly (fake clocks
+in tests). Callers decide how to persist the result (a status patch).
+
+Invariants:
+
+* ``Admitted`` is derived, never set by hand: it is True iff quota is reserved, every admission check
+  is Ready and no delayed topology request is pending (``sync_admitted_condition``). Leaving the
+  admitted state accumulates ``accumulatedPastExecutionTimeSeconds``.
+* Clearing a quota reservation always clears ``status.admission`` and re-syncs ``Admitted`` in the
+  same change (``unset_quota_reservation``), so no reader ever sees a half-evicted Workload.
+* Condition messages are truncated to Kubernetes' 32 KiB limit as ``api.TruncateConditionMessage``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from shared.constants import CheckState, Condition, Reason
+from shared.models.condition import Condition as ConditionModel
+from shared.models.condition import find_condition, is_condition_true, set_condition
+from shared.models.workload import Workload, WorkloadStatus
+
+__all__ = [
+    "MAX_CONDITION_MESSAGE_LENGTH",
+    "PODS_NOT_READY_MESSAGE",
+    "PODS_READY_MESSAGE",
+    "PODS_WAITING_FOR_RECOVERY_MESSAGE",
+    "desired_pods_ready_condition",
+    "ensure_status",
+    "eviction_condition",
+    "finish_workload",
+    "has_all_checks_ready",
+    "has_quota_reservation",
+    "is_active",
+    "is_admitted",
+    "is_evicted",
+    "is_finished",
+    "set_requeued_condition",
+    "sync_admitted_condition",
+    "truncate_condition_message",
+    "unset_quota_reservation",
+]
+
+MAX_CONDITION_MESSAGE_LENGTH = 32 * 1024
+PODS_NOT_READY_MESSAGE = "Not all pods are ready or succeeded"
+PODS_WAITING_FOR_RECOVERY_MESSAGE = "At least one pod has failed, waiting for recovery"
+PODS_READY_MESSAGE = "All pods reached readiness and the workload is running"
+
+
+def truncate_condition_message(message: str) -> str:
+    if len(message) <= MAX_CONDITION_MESSAGE_LENGTH:
+        return message
+    suffix = "..."
+    return message[: MAX_CONDITION_MESSAGE_LENGTH - len(suffix)] + suffix
+
+
+def ensure_status(workload: Workload) -> WorkloadStatus:
+    if workload.status is None:
+        workload.status = WorkloadStatus()
+    if workload.status.conditions is None:
+        workload.status.conditions = []
+    return workload.status
+
+
+def _conditions(workload: Workload) -> list[ConditionModel] | None:
+    return workload.status.conditions if workload.status else None
+
+
+def has_quota_reservation(workload: Workload) -> bool:
+    return is_condition_true(_conditions(workload), Condition.QUOTA_RESERVED)
+
+
+def is_admitted(workload: Workload) -> bool:
+    return is_condition_true(_conditions(workload), Condition.ADMITTED)
+
+
+def is_finished(workload: Workload) -> bool:
+    return is_condition_true(_conditions(workload), Condition.FINISHED)
+
+
+def is_evicted(workload: Workload) -> bool:
+    return is_condition_true(_conditions(workload), Condition.EVICTED)
+
+
+def eviction_condition(workload: Workload) -> ConditionModel | None:
+    condition = find_condition(_conditions(workload), Condition.EVICTED)
+    return condition if condition is not None and condition.status == "True" else None
+
+
+def is_active(workload: Workload) -> bool:
+    """``spec.active`` defaults to true (CRD default); only an explicit false deactivates."""
+    return workload.spec.active is not False
+
+
+def has_all_checks_ready(workload: Workload) -> bool:
+    checks = workload.status.admission_checks if workload.status else None
+    return all(check.state == CheckState.READY for check in checks or [])
+
+
+def _has_pending_delayed_topology(workload: Workload) -> bool:
+    admission = workload.status.admission if workload.status else None
+    if admission is None:
+        return False
+    return any(psa.delayed_topology_request == "Pending" for psa in admission.pod_set_assignments)
+
+
+def _seconds_between(earlier: str | None, now: datetime) -> int:
+    if not earlier:
+        return 0
+    start = datetime.fromisoformat(earlier.replace("Z", "+00:00"))
+    return max(0, int((now - start).total_seconds()))
+
+
+def sync_admitted_condition(workload: Workload, *, now: datetime) -> bool:
+    """Make ``Admitted`` agree with quota, checks and topology; return whether anything changed."""
+    has_reservation = has_quota_reservation(workload)
+    checks_ready = has_all_checks_ready(workload)
+    topology_ready = not _has_pending_delayed_topology(workload)
+    currently_admitted = is_admitted(workload)
+    if currently_admitted == (has_reservation and checks_ready and topology_ready):
+        return False
+    status, reason, message = "True", Reason.ADMITTED, "The workload is admitted"
+    if is_finished(workload):
+        status, reason, message = "False", Condition.FINISHED, "Workload has finished"
+    elif not has_reservation and not checks_ready:
+        status, reason = "False", "NoReservationUnsatisfiedChecks"
+        message = "The workload has no reservation and not all checks ready"
+    elif not has_reservation:
+        status, reason, message = "False", Reason.NO_RESERVATION, "The workload has no reservation"
+    elif not checks_ready:
+        status, reason, message = "False", "UnsatisfiedChecks", "The workload has not all checks ready"
+    elif not topology_ready:
+        status, reason = "False", "PendingDelayedTopologyRequests"
+        message = "There are pending delayed topology requests"
+    workload_status = ensure_status(workload)
+    assert workload_status.conditions is not None
+    if currently_admitted and status == "False":
+        previous = find_condition(workload_status.conditions, Condition.ADMITTED)
+        elapsed = _seconds_between(previous.last_transition_time if previous else None, now)
+        workload_status.accumulated_past_execution_time_seconds = (
+            workload_status.accumulated_past_execution_time_seconds or 0
+        ) + elapsed
+    return set_condition(
+        workload_status.conditions,
+        ConditionModel(
+            type=Condition.ADMITTED,
+            status=status,
+            reason=reason,
+            message=message,
+            observed_generation=workload.metadata.generation,
+        ),
+        now=now,
+    )
+
+
+def unset_quota_reservation(workload: Workload, *, reason: str, message: str, now: datetime) -> bool:
+    """QuotaReserved=False with ``reason``, admission cleared, Admitted re-synced (one change)."""
+    workload_status = ensure_status(workload)
+    assert workload_status.conditions is not None
+    changed = set_condition(
+        workload_status.conditions,
+        ConditionModel(
+            type=Condition.QUOTA_RESERVED,
+            status="False",
+            reason=reason,
+            message=truncate_condition_message(message),
+            observed_generation=workload.metadata.generation,
+        ),
+        now=now,
+    )
+    if workload_status.admission is not None:
+        workload_status.admission = None
+        changed = True
+    return sync_admitted_condition(workload, now=now) or changed
+
+
+def set_requeued_condition(
+    workload: Workload, *, reason: str, message: str, requeued: bool, now: datetime
+) -> bool:
+    workload_status = ensure_status(workload)
+    assert workload_status.conditions is not None
+    return set_condition(
+        workload_status.conditions,
+        ConditionModel(
+            type=Condition.REQUEUED,
+            status="True" if requeued else "False",
+            reason=reason,
+            message=truncate_condition_message(message),
+            observed_generation=workload.metadata.generation,
+        ),
+        now=now,
+    )
+
+
+def finish_workload(workload: Workload, *, reason: str, message: str, now: datetime) -> bool:
+    """``Finished=True`` with ``reason`` (Succeeded, Failed, OutOfSync, OwnerNotFound, FailedToStart)."""
+    workload_status = ensure_status(workload)
+    assert workload_status.conditions is not None
+    return set_condition(
+        workload_status.conditions,
+        ConditionModel(
+            type=Condition.FINISHED,
+            status="True",
+            reason=reason,
+            message=truncate_condition_message(message),
+            observed_generation=workload.metadata.generation,
+        ),
+        now=now,
+    )
+
+
+def desired_pods_ready_condition(*, workload: Workload, pods_ready: bool) -> ConditionModel:
+    """The ``PodsReady`` condition the job controller wants (reference §2.8, waitForPodsReady)."""
+    generation = workload.metadata.generation
+
+    def make(status: str, reason: str, message: str) -> ConditionModel:
+        return ConditionModel(
+            type=Condition.PODS_READY,
+            status=status,
+            reason=reason,
+            message=message,
+            observed_generation=generation,
+        )
+
+    if not is_admitted(workload):
+        return make("False", Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE)
+    current = find_condition(_conditions(workload), Condition.PODS_READY)
+    if pods_ready:
+        recovering = current is not None and current.reason in (Reason.WAIT_FOR_RECOVERY, Reason.RECOVERED)
+        return make("True", Reason.RECOVERED if recovering else Reason.STARTED, PODS_READY_MESSAGE)
+    if current is None:
+        return make("False", Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE)
+    if current.status == "True" or current.reason == Reason.WAIT_FOR_RECOVERY:
+        return make("False", Reason.WAIT_FOR_RECOVERY, PODS_WAITING_FOR_RECOVERY_MESSAGE)
+    return make("False", Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE)
