@@ -16,33 +16,47 @@ __all__ = [
     "API_VERSION",
     "API_VERSION_V1BETA1",
     "BATCH_JOB_COMPLETION_INDEX_ANNOTATION",
+    "BATCH_JOB_MANAGED_LABELS",
     "CLUSTER_QUEUE_LABEL",
     "DEFAULT_LOCAL_QUEUE_NAME",
     "DEFAULT_PODSET_NAME",
+    "DEFAULT_PRIORITY",
     "DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME",
     "ELASTIC_JOB_ANNOTATION",
+    "ELASTIC_JOB_ANNOTATION_VALUE",
+    "ELASTIC_JOB_SCHEDULING_GATE",
     "JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION",
     "JOB_MIN_PARALLELISM_ANNOTATION",
     "JOB_UID_LABEL",
     "KUBERNETES_JOB_CONTROLLER",
     "LOCAL_QUEUE_LABEL",
+    "LONG_MAX_WORKLOAD_NAME_LENGTH",
     "MANAGED_OWNERS_CHAIN_LIMIT",
     "MAX_EXEC_TIME_SECONDS_LABEL",
     "MAX_PODSETS",
     "MULTIKUEUE_CONTROLLER_NAME",
     "MULTIKUEUE_ORIGIN_LABEL",
     "MULTIKUEUE_WORKER_WORKLOAD_POD_LABEL",
+    "MULTIKUEUE_WORKER_WORKLOAD_POD_VALUE",
     "PODSET_LABEL",
     "PODSET_UNCONSTRAINED_TOPOLOGY_ANNOTATION",
+    "POD_PRIORITY_CLASS_GROUP",
+    "POD_PRIORITY_CLASS_KIND",
+    "PREBUILT_WORKLOAD_ANNOTATION",
     "PREBUILT_WORKLOAD_LABEL",
     "PROVREQ_ANNOTATION_PREFIX",
     "QUEUE_LABEL",
     "RESOURCE_IN_USE_FINALIZER",
+    "SHORT_MAX_WORKLOAD_NAME_LENGTH",
     "STOPPING_ANNOTATION",
     "TOPOLOGY_SCHEDULING_GATE",
     "WORKLOAD_ANNOTATION",
+    "WORKLOAD_NAME_HASH_LENGTH",
+    "WORKLOAD_PRIORITY_CLASS_GROUP",
+    "WORKLOAD_PRIORITY_CLASS_KIND",
     "WORKLOAD_PRIORITY_CLASS_LABEL",
     "WORKLOAD_SLICE_NAME_ANNOTATION",
+    "WORKLOAD_SLICE_REPLACEMENT_FOR_ANNOTATION",
     "CheckState",
     "Condition",
     "EventReason",
@@ -59,10 +73,13 @@ API_VERSION_V1BETA1: Final = "kueue.x-k8s.io/v1beta1"
 QUEUE_LABEL: Final = "kueue.x-k8s.io/queue-name"
 DEFAULT_LOCAL_QUEUE_NAME: Final = "default"
 PREBUILT_WORKLOAD_LABEL: Final = "kueue.x-k8s.io/prebuilt-workload-name"  # label or annotation
+PREBUILT_WORKLOAD_ANNOTATION: Final = PREBUILT_WORKLOAD_LABEL  # Kueue uses the same key for both
 WORKLOAD_PRIORITY_CLASS_LABEL: Final = "kueue.x-k8s.io/priority-class"
 DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME: Final = "default"
 MAX_EXEC_TIME_SECONDS_LABEL: Final = "kueue.x-k8s.io/max-exec-time-seconds"
 ELASTIC_JOB_ANNOTATION: Final = "kueue.x-k8s.io/elastic-job"
+ELASTIC_JOB_ANNOTATION_VALUE: Final = "true"
+ELASTIC_JOB_SCHEDULING_GATE: Final = "kueue.x-k8s.io/elastic-job"
 ADMISSION_GATED_BY_ANNOTATION: Final = "kueue.x-k8s.io/admission-gated-by"
 PROVREQ_ANNOTATION_PREFIX: Final = "provreq.kueue.x-k8s.io/"
 # batch/v1 Job only
@@ -71,11 +88,31 @@ JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION: Final = "kueue.x-k8s.io/job-comple
 STOPPING_ANNOTATION: Final = "kueue.x-k8s.io/stopping"
 BATCH_JOB_COMPLETION_INDEX_ANNOTATION: Final = "batch.kubernetes.io/job-completion-index"
 KUBERNETES_JOB_CONTROLLER: Final = "kubernetes.io/job-controller"
+# Pod template labels owned by the Kubernetes job controller (``job_controller.go: managedLabels``).
+BATCH_JOB_MANAGED_LABELS: Final = (
+    "controller-uid",
+    "job-name",
+    "batch.kubernetes.io/controller-uid",
+    "batch.kubernetes.io/job-name",
+)
 
 # --- Workload metadata -----------------------------------------------------------------------------
 JOB_UID_LABEL: Final = "kueue.x-k8s.io/job-uid"
 RESOURCE_IN_USE_FINALIZER: Final = "kueue.x-k8s.io/resource-in-use"
 WORKLOAD_SLICE_NAME_ANNOTATION: Final = "kueue.x-k8s.io/workload-slice-name"
+WORKLOAD_SLICE_REPLACEMENT_FOR_ANNOTATION: Final = "kueue.x-k8s.io/workload-slice-replacement-for"
+
+# --- Workload naming (``jobframework/workload_names.go``) ------------------------------------------
+WORKLOAD_NAME_HASH_LENGTH: Final = 5
+LONG_MAX_WORKLOAD_NAME_LENGTH: Final = 253
+SHORT_MAX_WORKLOAD_NAME_LENGTH: Final = 63  # feature gate ShortWorkloadNames
+
+# --- priority (``apis/kueue/v1beta2``, ``pkg/constants``) ------------------------------------------
+WORKLOAD_PRIORITY_CLASS_GROUP: Final = "kueue.x-k8s.io"
+WORKLOAD_PRIORITY_CLASS_KIND: Final = "WorkloadPriorityClass"
+POD_PRIORITY_CLASS_GROUP: Final = "scheduling.k8s.io"
+POD_PRIORITY_CLASS_KIND: Final = "PriorityClass"
+DEFAULT_PRIORITY: Final = 0
 
 # --- pod template labels/annotations injected on start ------------------------------------------
 PODSET_LABEL: Final = "kueue.x-k8s.io/podset"
@@ -89,6 +126,7 @@ PODSET_UNCONSTRAINED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-unconst
 MULTIKUEUE_CONTROLLER_NAME: Final = "kueue.x-k8s.io/multikueue"
 MULTIKUEUE_ORIGIN_LABEL: Final = "kueue.x-k8s.io/multikueue-origin"
 MULTIKUEUE_WORKER_WORKLOAD_POD_LABEL: Final = "kueue.x-k8s.io/multikueue-worker-workload-pod"
+MULTIKUEUE_WORKER_WORKLOAD_POD_VALUE: Final = "true"
 
 # --- limits ----------------------------------------------------------------------------------------
 DEFAULT_PODSET_NAME: Final = "main"
