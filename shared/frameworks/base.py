@@ -24,6 +24,7 @@ from shared.models.workload import PodSet
 from shared.podset import PodSetInfo
 
 __all__ = [
+    "AdapterConfigError",
     "AdapterError",
     "FieldError",
     "FinishedState",
@@ -62,6 +63,10 @@ class AdapterError(ValueError):
         super().__init__(f"{path}: {message}")
         self.path = path
         self.message = message
+
+
+class AdapterConfigError(AdapterError):
+    """An adapter *configuration* is invalid; ``path`` names the configuration field (start-up error)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,408 @@
+"""batch/v1 Job, with Kueue's ``pkg/controller/jobs/job`` semantics (reference notes §7, §3.4).
+
+Invariants and the reasons for them:
+
+* **Stopping is three writes, resumable.** Kubernetes only lets a Job's template change while it is
+  suspended *and* has no ``status.startTime``, and ``startTime`` lives on the status subresource. So a
+  stop is (1) ``suspend=true`` + annotation ``kueue.x-k8s.io/stopping: "true"``, (2) ``startTime: null``
+  on ``/status``, (3) restore the template + drop the annotation. While the annotation is present the
+  Job does **not** count as suspended, so after a crash between steps the reconciler calls
+  ``stop_steps`` again and gets the remaining writes.
+* **Pod sets never carry job-controller labels** except ``batch.kubernetes.io/job-name``: the others
+  hold the Job's UID, which would make a re-created Job's Workload look different.
+* **Partial admission** (``kueue.x-k8s.io/job-min-parallelism``) is the only way Kueue changes a Job's
+  ``parallelism`` (and ``completions`` when ``kueue.x-k8s.io/job-completions-equal-parallelism``).
+* Feature gates are at Kueue's defaults: TopologyAwareScheduling, MultiKueue and
+  ElasticJobsViaWorkloadSlices are on.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any, Final
+
+from shared.constants import (
+    BATCH_JOB_COMPLETION_INDEX_ANNOTATION,
+    BATCH_JOB_MANAGED_LABELS,
+    DEFAULT_PODSET_NAME,
+    ELASTIC_JOB_ANNOTATION,
+    JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION,
+    JOB_MIN_PARALLELISM_ANNOTATION,
+    KUBERNETES_JOB_CONTROLLER,
+    STOPPING_ANNOTATION,
+)
+from shared.frameworks.base import (
+    FieldError,
+    FinishedState,
+    GroupVersionKind,
+    ReclaimablePodCount,
+    StopStep,
+)
+from shared.frameworks.conditions import iter_conditions
+from shared.frameworks.paths import parse_path
+from shared.frameworks.strconv import GoParseError, atoi, parse_bool
+from shared.frameworks.templates import template_at, template_copy
+from shared.frameworks.topology import build_topology_request
+from shared.merge_patch import apply_merge_patch, create_merge_patch
+from shared.models.workload import PodSet
+from shared.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template, restore_template
+
+__all__ = [
+    "BATCH_JOB_FRAMEWORK",
+    "BATCH_JOB_GVK",
+    "BatchJobAdapter",
+    "parse_index_intervals",
+]
+
+BATCH_JOB_FRAMEWORK: Final = "batch/job"
+BATCH_JOB_GVK: Final = GroupVersionKind("batch", "v1", "Job")
+
+JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
+INDEXED_COMPLETION: Final = "Indexed"
+
+_SUSPEND = parse_path("spec.suspend")
+_PARALLELISM = parse_path("spec.parallelism")
+_COMPLETIONS = parse_path("spec.completions")
+_COMPLETION_MODE = parse_path("spec.completionMode")
+_MANAGED_BY = parse_path("spec.managedBy")
+_TEMPLATE = parse_path("spec.template")
+_ANNOTATIONS = parse_path("metadata.annotations")
+_NAME = parse_path("metadata.name")
+_START_TIME = parse_path("status.startTime")
+_ACTIVE = parse_path("status.active")
+_READY = parse_path("status.ready")
+_SUCCEEDED = parse_path("status.succeeded")
+_UNCOUNTED_SUCCEEDED = parse_path("status.uncountedTerminatedPods.succeeded")
+_COMPLETED_INDEXES = parse_path("status.completedIndexes")
+_FAILED_INDEXES = parse_path("status.failedIndexes")
+_MIN_PARALLELISM_PATH: Final = f"metadata.annotations[{JOB_MIN_PARALLELISM_ANNOTATION}]"
+_SYNC_COMPLETIONS_PATH: Final = f"metadata.annotations[{JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION}]"
+
+
+def parse_index_intervals(text: str, *, limit: int) -> list[tuple[int, int]]:
+    """``"1,3-5"`` -> ``[(1, 1), (3, 5)]``, clipped to indexes ``< limit``; malformed parts are skipped.
+
+    Kueue skips (and logs) malformed or descending intervals rather than failing: the Job controller
+    always writes well-formed ones, and a bad status must not block quota reclamation.
+    """
+    intervals: list[tuple[int, int]] = []
+    if not text:
+        return intervals
+    for part in text.split(","):
+        first_text, dash, last_text = part.partition("-")
+        try:
+            first = atoi(first_text)
+            last = atoi(last_text) if dash else first
+        except GoParseError:
+            continue
+        if last < first:
+            continue
+        last = min(last, limit - 1)
+        if first <= last:
+            intervals.append((first, last))
+    return intervals
+
+
+def _count_union(intervals: list[tuple[int, int]]) -> int:
+    count, last_counted = 0, -1
+    for first, last in sorted(intervals):
+        first_uncounted = max(first, last_counted + 1)
+        if first_uncounted > last:
+            continue
+        count += last - first_uncounted + 1
+        last_counted = last
+    return count
+
+
+class BatchJobAdapter:
+    """``GenericJob`` + ReclaimablePods, CustomStop, ManagedBy, PodLabelSelector, Validation."""
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self._obj = obj
+
+    @property
+    def obj(self) -> dict[str, Any]:
+        return self._obj
+
+    @property
+    def gvk(self) -> GroupVersionKind:
+        return BATCH_JOB_GVK
+
+    # --- small readers ------------------------------------------------------------------------
+
+    def _annotations(self) -> dict[str, Any]:
+        return _ANNOTATIONS.get_typed(self._obj, dict, default={})
+
+    def _parallelism(self) -> int:
+        return _PARALLELISM.get_typed(self._obj, int, default=1)
+
+    def _completions(self) -> int | None:
+        return _COMPLETIONS.get_typed(self._obj, int, default=None)
+
+    def pods_count(self) -> int:
+        """``min(parallelism, completions)``."""
+        parallelism = self._parallelism()
+        completions = self._completions()
+        return completions if completions is not None and completions < parallelism else parallelism
+
+    def min_pods_count(self) -> int | None:
+        """The partial-admission minimum, if the annotation parses as an int (else ignored, like Kueue)."""
+        value = self._annotations().get(JOB_MIN_PARALLELISM_ANNOTATION)
+        if value is None:
+            return None
+        try:
+            return atoi(str(value))
+        except GoParseError:
+            return None
+
+    def sync_completions_with_parallelism(self) -> bool:
+        value = self._annotations().get(JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION)
+        if value is None:
+            return False
+        try:
+            return parse_bool(str(value))
+        except GoParseError:
+            return False
+
+    # --- GenericJob ---------------------------------------------------------------------------
+
+    def is_suspended(self) -> bool:
+        suspended = _SUSPEND.get_typed(self._obj, bool, default=False)
+        return suspended and self._annotations().get(STOPPING_ANNOTATION) != "true"
+
+    def suspend(self) -> None:
+        _SUSPEND.set(self._obj, True)
+
+    def is_active(self) -> bool:
+        return _ACTIVE.get_typed(self._obj, int, default=0) != 0
+
+    def pod_sets(self) -> list[PodSet]:
+        template = template_copy(self._obj, _TEMPLATE)
+        labels = (template.get("metadata") or {}).get("labels")
+        if isinstance(labels, dict):
+            for label in BATCH_JOB_MANAGED_LABELS:
+                if label != JOB_NAME_LABEL:
+                    labels.pop(label, None)
+            if not labels:
+                del template["metadata"]["labels"]  # Go drops an empty map on the wire (omitempty)
+        topology = build_topology_request(
+            template, template_path=_TEMPLATE.text, pod_index_label=BATCH_JOB_COMPLETION_INDEX_ANNOTATION
+        )
+        return [
+            PodSet(
+                name=DEFAULT_PODSET_NAME,
+                template=template,
+                count=self.pods_count(),
+                min_count=self.min_pods_count(),
+                topology_request=topology,
+            )
+        ]
+
+    def run_with_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> None:
+        _SUSPEND.set(self._obj, False)  # Kueue unsuspends before checking the infos
+        if len(infos) != 1:
+            raise bad_pod_sets_info_len_error(want=1, got=len(infos))
+        info = infos[0]
+        template = template_at(self._obj, _TEMPLATE)
+        if self.min_pods_count() is not None:
+            _PARALLELISM.set(self._obj, info.count)
+            if self.sync_completions_with_parallelism():
+                _COMPLETIONS.set(self._obj, info.count)
+        merge_into_template(template, info)
+
+    def restore_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> bool:
+        if not infos:
+            return False
+        info = infos[0]
+        template = template_at(self._obj, _TEMPLATE)
+        changed = False
+        if self.min_pods_count() is not None and _PARALLELISM.get(self._obj, default=0) != info.count:
+            changed = True
+            _PARALLELISM.set(self._obj, info.count)
+            if self.sync_completions_with_parallelism():
+                _COMPLETIONS.set(self._obj, info.count)
+        # keep whatever job-controller labels the template has now (they carry the live Job's UID)
+        return restore_template(template, info, keep_labels=BATCH_JOB_MANAGED_LABELS) or changed
+
+    def finished(self) -> FinishedState:
+        for _, condition in iter_conditions(self._obj):
+            kind = condition.get("type")
+            if kind in ("Complete", "Failed") and condition.get("status") == "True":
+                return FinishedState(
+                    finished=True, success=kind != "Failed", message=str(condition.get("message") or "")
+                )
+        return FinishedState(finished=False)
+
+    def pods_ready(self) -> bool:
+        ready = _READY.get_typed(self._obj, int, default=0)
+        succeeded = _SUCCEEDED.get_typed(self._obj, int, default=0)
+        uncounted = len(_UNCOUNTED_SUCCEEDED.get_typed(self._obj, list, default=[]))
+        return succeeded + ready + uncounted >= self.pods_count()
+
+    # --- JobWithReclaimablePods ---------------------------------------------------------------
+
+    def reclaimable_pods(self) -> list[ReclaimablePodCount]:
+        parallelism = self._parallelism()
+        completions = self._completions()
+        if completions is None:
+            completions = parallelism
+        if _COMPLETION_MODE.get_typed(self._obj, str, default="NonIndexed") == INDEXED_COMPLETION:
+            terminal = 0
+            if completions > 0:
+                intervals = parse_index_intervals(
+                    _COMPLETED_INDEXES.get_typed(self._obj, str, default=""), limit=completions
+                ) + parse_index_intervals(
+                    _FAILED_INDEXES.get_typed(self._obj, str, default=""), limit=completions
+                )
+                terminal = _count_union(intervals)
+        else:
+            terminal = _SUCCEEDED.get_typed(self._obj, int, default=0)
+        reclaimable = 0
+        if parallelism > 1 and terminal > 0:
+            remaining = max(completions - terminal, 0)
+            if remaining < parallelism:
+                reclaimable = parallelism - remaining
+        return [ReclaimablePodCount(DEFAULT_PODSET_NAME, reclaimable)] if reclaimable else []
+
+    # --- JobWithCustomStop --------------------------------------------------------------------
+
+    def stop_steps(self, infos: Sequence[PodSetInfo]) -> list[StopStep]:
+        """The remaining writes of Kueue's three-step stop, computed on a copy (``obj`` is untouched)."""
+        working: dict[str, Any] = copy.deepcopy(self._obj)
+        steps: list[StopStep] = []
+        if not BatchJobAdapter(working).is_suspended():
+            step = StopStep(
+                {"metadata": {"annotations": {STOPPING_ANNOTATION: "true"}}, "spec": {"suspend": True}}
+            )
+            working = apply_merge_patch(working, step.merge_patch)
+            steps.append(step)
+        if _START_TIME.get(working, default=None) is not None:
+            step = StopStep({"status": {"startTime": None}}, subresource="status")
+            working = apply_merge_patch(working, step.merge_patch)
+            steps.append(step)
+        restored = copy.deepcopy(working)
+        BatchJobAdapter(restored).restore_pod_sets_info(infos)
+        annotations = _ANNOTATIONS.get_typed(restored, dict, default={})
+        annotations.pop(STOPPING_ANNOTATION, None)
+        if not annotations:
+            _ANNOTATIONS.delete(restored)
+        patch = create_merge_patch(working, restored)
+        if patch:
+            steps.append(StopStep(patch))
+        return steps
+
+    # --- JobWithManagedBy ---------------------------------------------------------------------
+
+    def can_default_managed_by(self) -> bool:
+        return self.managed_by() in (None, KUBERNETES_JOB_CONTROLLER)
+
+    def managed_by(self) -> str | None:
+        return _MANAGED_BY.get_typed(self._obj, str, default=None)
+
+    def set_managed_by(self, value: str | None) -> None:
+        if value is None:
+            _MANAGED_BY.delete(self._obj)
+        else:
+            _MANAGED_BY.set(self._obj, value)
+
+    # --- JobWithPodLabelSelector --------------------------------------------------------------
+
+    def pod_label_selector(self) -> str:
+        return f"{JOB_NAME_LABEL}={_NAME.get_typed(self._obj, str, default='')}"
+
+    # --- JobWithValidation (the batch-Job extras of §3.4; the generic rules are the webhook's) --
+
+    def validate_on_create(self) -> list[FieldError]:
+        return self._validate_partial_admission() + self._validate_sync_completions()
+
+    def validate_on_update(self, old: dict[str, Any]) -> list[FieldError]:
+        previous = BatchJobAdapter(old)
+        errors: list[FieldError] = []
+        if self._annotations().get(JOB_MIN_PARALLELISM_ANNOTATION) != previous._annotations().get(
+            JOB_MIN_PARALLELISM_ANNOTATION
+        ):
+            errors += self._validate_partial_admission()
+        errors += self._validate_sync_completions()
+        if JOB_MIN_PARALLELISM_ANNOTATION in previous._annotations():
+            old_suspended = _SUSPEND.get_typed(old, bool, default=False)
+            if not old_suspended and previous._parallelism() != self._parallelism():
+                errors.append(
+                    FieldError(
+                        "spec.parallelism",
+                        "Forbidden",
+                        "cannot change when partial admission is enabled and the job is not suspended",
+                    )
+                )
+        suspended = self.is_suspended()
+        if (
+            previous.is_suspended() == suspended
+            and not suspended
+            and previous.sync_completions_with_parallelism() != self.sync_completions_with_parallelism()
+        ):
+            errors.append(
+                FieldError(
+                    _SYNC_COMPLETIONS_PATH, "Forbidden", "field is immutable while the job is not suspended"
+                )
+            )
+        return errors
+
+    def _validate_partial_admission(self) -> list[FieldError]:
+        annotations = self._annotations()
+        if JOB_MIN_PARALLELISM_ANNOTATION not in annotations:
+            return []
+        raw = str(annotations[JOB_MIN_PARALLELISM_ANNOTATION])
+        errors: list[FieldError] = []
+        try:
+            value = atoi(raw)
+        except GoParseError as exc:
+            errors.append(FieldError(_MIN_PARALLELISM_PATH, "Invalid value", str(exc), raw))
+        else:
+            pods = self.pods_count()
+            if value >= pods or value <= 0:
+                errors.append(
+                    FieldError(
+                        _MIN_PARALLELISM_PATH, "Invalid value", f"should be between 0 and {pods - 1}", value
+                    )
+                )
+        if annotations.get(ELASTIC_JOB_ANNOTATION) == "true":
+            errors.append(
+                FieldError(
+                    _MIN_PARALLELISM_PATH,
+                    "Invalid value",
+                    "partial admission and elastic job cannot be used together",
+                    raw,
+                )
+            )
+        return errors
+
+    def _validate_sync_completions(self) -> list[FieldError]:
+        annotations = self._annotations()
+        if JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION not in annotations:
+            return []
+        raw = str(annotations[JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION])
+        errors: list[FieldError] = []
+        try:
+            enabled = parse_bool(raw)
+        except GoParseError as exc:
+            return [FieldError(_SYNC_COMPLETIONS_PATH, "Invalid value", str(exc), raw)]
+        if not enabled:
+            return errors
+        if _COMPLETION_MODE.get_typed(self._obj, str, default="NonIndexed") != INDEXED_COMPLETION:
+            errors.append(
+                FieldError(
+                    _SYNC_COMPLETIONS_PATH, "Invalid value", "should not be enabled for NonIndexed jobs", raw
+                )
+            )
+        completions = self._completions()
+        if self._parallelism() != (1 if completions is None else completions):
+            errors.append(
+                FieldError(
+                    "spec.completions",
+                    "Invalid value",
+                    f"should be equal to parallelism when {JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION} "
+                    "annotation is true",
+                    completions,
+                )
+            )
+        return errors

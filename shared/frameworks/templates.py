@@ -1,0 +1,84 @@
+"""Pod templates inside job objects: copying them into pod sets, and run/restore of admission data.
+
+Every adapter whose pods come from ``PodTemplateSpec`` fields (batch Job, JobSet, the declarative
+adapter) does the same three things, so they live here once:
+
+* ``template_at`` reads a template and checks **its shape** (metadata/labels/annotations are maps,
+  nodeSelector is a map, tolerations and schedulingGates are lists) so the podset merge/restore code
+  never meets a ``str`` where it expects a ``dict``: a malformed template is an ``AdapterError`` naming
+  the exact field.
+* ``merge_infos`` / ``restore_infos`` pair pod-set infos **by position** with template paths, as Kueue
+  does, and delegate the merge rules to ``shared.podset`` (no-conflict merge, exact restore).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from shared.frameworks.base import AdapterError
+from shared.frameworks.paths import FieldPath, describe_type
+from shared.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template, restore_template
+
+__all__ = [
+    "merge_infos",
+    "restore_infos",
+    "template_at",
+    "template_copy",
+]
+
+_MAP_FIELDS = (("metadata", "labels"), ("metadata", "annotations"), ("spec", "nodeSelector"))
+_LIST_FIELDS = (("spec", "tolerations"), ("spec", "schedulingGates"))
+
+
+def template_at(obj: dict[str, Any], path: FieldPath) -> dict[str, Any]:
+    """The ``PodTemplateSpec`` dict at ``path`` (live, not a copy), shape-checked."""
+    template = path.get_typed(obj, dict)
+    for section in ("metadata", "spec"):
+        value = template.get(section)
+        if value is not None and not isinstance(value, dict):
+            raise AdapterError(path.key(section).text, f"expected an object, got {describe_type(value)}")
+    for section, name in _MAP_FIELDS:
+        value = (template.get(section) or {}).get(name)
+        if value is not None and not isinstance(value, dict):
+            raise AdapterError(
+                path.key(section).key(name).text, f"expected an object, got {describe_type(value)}"
+            )
+        for key, item in (value or {}).items():
+            if not isinstance(item, str):
+                raise AdapterError(
+                    path.key(section).key(name).key(key).text, f"expected a string, got {describe_type(item)}"
+                )
+    for section, name in _LIST_FIELDS:
+        value = (template.get(section) or {}).get(name)
+        if value is not None and not isinstance(value, list):
+            raise AdapterError(
+                path.key(section).key(name).text, f"expected an array, got {describe_type(value)}"
+            )
+    return template
+
+
+def template_copy(obj: dict[str, Any], path: FieldPath) -> dict[str, Any]:
+    """A deep copy of the template at ``path``, for a Workload pod set."""
+    return copy.deepcopy(template_at(obj, path))
+
+
+def merge_infos(obj: dict[str, Any], paths: Sequence[FieldPath], infos: Sequence[PodSetInfo]) -> None:
+    """Merge ``infos[i]`` into the template at ``paths[i]``; the counts must match exactly."""
+    if len(infos) != len(paths):
+        raise bad_pod_sets_info_len_error(want=len(paths), got=len(infos))
+    templates = [template_at(obj, path) for path in paths]  # check every shape before writing any
+    for template, info in zip(templates, infos, strict=True):
+        merge_into_template(template, info)
+
+
+def restore_infos(obj: dict[str, Any], paths: Sequence[FieldPath], infos: Sequence[PodSetInfo]) -> bool:
+    """Restore each template from its info; a count mismatch changes nothing (Kueue logs and skips)."""
+    if not infos or len(infos) != len(paths):
+        return False
+    templates = [template_at(obj, path) for path in paths]
+    changed = False
+    for template, info in zip(templates, infos, strict=True):
+        changed = restore_template(template, info) or changed
+    return changed
