@@ -1,0 +1,306 @@
+"""Kueue's job <-> Workload equivalence (``EquivalentToWorkload``, ``equality.ComparePodSetSlices``).
+
+The reconciler keeps a job's Workload only while the two are *equivalent*; otherwise the Workload is
+deleted (or updated in place for a suspended job) and the job is stopped. Deciding differently from
+Kueue means either thrashing Workloads (too strict) or running pods that do not match their
+admission (too lax), so the rules are Kueue's:
+
+1. the Workload's controller owner has the job's name and (``FinishOrphanedWorkloads``, on) UID;
+2. ``spec.maximumExecutionTimeSeconds`` equals the job's max-exec-time label (absent == absent);
+3. pod sets compare **positionally**: ``count``, ``minCount`` (absent == -1), ``initContainers`` and
+   ``containers`` (semantic deep-equal), and ``tolerations`` unless the Workload is Admitted. Names,
+   node selectors, labels, annotations and priority are *not* compared;
+4. job pod sets are sanitised first (duplicate env vars collapsed, keeping the last value at the
+   position of the first) and lose ``minCount`` when ``PartialAdmission`` is off;
+5. when the Workload has quota reserved the job is compared with the *expected running* pod sets
+   (spec pod sets with the admission merged in and, for partial admission, the admitted count); if
+   that fails a **suspended** job is compared with the plain spec instead.
+
+Semantic deep-equal on raw JSON (Go compares typed structs with ``equality.Semantic``): an absent
+field, ``null``, ``""``, ``[]`` and ``{}`` are all equal (Go's zero values and nil-vs-empty rule);
+resource quantities (``resources.requests``/``limits``, ``divisor``) compare by value, so ``"1"`` ==
+``"1000m"`` and ``"1Ki"`` == ``"1024"``. Limitation of working without the Go types: ``false``/``0``
+are *not* treated as equal to absent, and a pointer to an empty struct is treated as absent.
+
+Invariant: pure functions; nothing passed in is modified.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from decimal import Decimal, InvalidOperation, localcontext
+from typing import Any
+
+from shared.constants import Condition as ConditionType
+from shared.models.condition import is_condition_true
+from shared.models.meta import controller_owner
+from shared.models.workload import PodSet, Workload
+from shared.podset import (
+    FlavorData,
+    PodSetInfoError,
+    UnknownFlavorError,
+    merge_into_template,
+    pod_set_infos_from_admission,
+)
+
+__all__ = [
+    "can_be_partially_admitted",
+    "compare_pod_set_slices",
+    "compare_pod_sets",
+    "equivalent_to_workload",
+    "expected_running_pod_sets",
+    "parse_quantity",
+    "sanitize_pod_sets",
+    "semantically_equal",
+]
+
+_QUANTITY = re.compile(
+    r"(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?P<suffix>[eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?",
+    re.ASCII,
+)
+_BINARY_SUFFIXES = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_QUANTITY_MAP_KEYS = frozenset({"requests", "limits"})
+
+
+def parse_quantity(value: object) -> Decimal | None:
+    """The exact value of a Kubernetes ``resource.Quantity`` string (or JSON number), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        value = str(value)
+    if not isinstance(value, str):
+        return None
+    match = _QUANTITY.fullmatch(value)
+    if match is None:
+        return None
+    suffix = match.group("suffix") or ""
+    with localcontext() as context:
+        context.prec = 200  # exact for every valid quantity: no rounding, ever
+        try:
+            number = Decimal(match.group("number"))
+            if suffix in _BINARY_SUFFIXES:
+                return number * (Decimal(1024) ** _BINARY_SUFFIXES[suffix])
+            if suffix in _DECIMAL_SUFFIXES:
+                return number.scaleb(_DECIMAL_SUFFIXES[suffix])
+            if suffix:
+                return number.scaleb(int(suffix[1:]))
+            return number
+        except (InvalidOperation, ValueError):
+            return None
+
+
+class _Quantity:
+    """A quantity compared by value; an unparsable one keeps its text (and equals only itself)."""
+
+    __slots__ = ("raw", "value")
+
+    def __init__(self, raw: object) -> None:
+        self.raw = raw
+        self.value = parse_quantity(raw)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Quantity):
+            return NotImplemented
+        if self.value is not None and other.value is not None:
+            return self.value == other.value
+        return self.raw == other.raw
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return f"Quantity({self.raw!r})"
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str | list | dict) and not value)
+
+
+def _normalize(value: Any, key: str = "") -> Any:
+    if isinstance(value, Mapping):
+        normalized: dict[str, Any] = {}
+        for child_key, child in value.items():
+            if key == "resources" and child_key in _QUANTITY_MAP_KEYS and isinstance(child, Mapping):
+                item: Any = {name: _Quantity(amount) for name, amount in child.items()}
+            elif child_key == "divisor":
+                item = None if _is_empty(child) else _Quantity(child)
+            else:
+                item = _normalize(child, str(child_key))
+            if not _is_empty(item):
+                normalized[str(child_key)] = item
+        return normalized
+    if isinstance(value, list):
+        return [_normalize(item, key) for item in value]
+    return value
+
+
+def semantically_equal(first: Any, second: Any) -> bool:
+    """Kubernetes' ``equality.Semantic.DeepEqual`` approximated on raw JSON (see module docstring)."""
+    return bool(_normalize(first) == _normalize(second))
+
+
+def _pod_spec(pod_set: PodSet) -> Mapping[str, Any]:
+    spec = pod_set.template.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def compare_pod_sets(first: PodSet, second: PodSet, *, ignore_tolerations: bool = False) -> bool:
+    """``equality.ComparePodSets``: count, minCount (absent == -1), containers, tolerations."""
+    if first.count != second.count:
+        return False
+    if (first.min_count if first.min_count is not None else -1) != (
+        second.min_count if second.min_count is not None else -1
+    ):
+        return False
+    first_spec, second_spec = _pod_spec(first), _pod_spec(second)
+    keys = (
+        ("initContainers", "containers")
+        if ignore_tolerations
+        else ("tolerations", "initContainers", "containers")
+    )
+    return all(semantically_equal(first_spec.get(key), second_spec.get(key)) for key in keys)
+
+
+def compare_pod_set_slices(
+    first: Sequence[PodSet], second: Sequence[PodSet], *, ignore_tolerations: bool = False
+) -> bool:
+    """``equality.ComparePodSetSlices``: same length and pairwise equal by position."""
+    return len(first) == len(second) and all(
+        compare_pod_sets(a, b, ignore_tolerations=ignore_tolerations)
+        for a, b in zip(first, second, strict=True)
+    )
+
+
+def _dedup_env(container: Any) -> Any:
+    if not isinstance(container, Mapping) or not isinstance(container.get("env"), list):
+        return container
+    latest: dict[Any, Any] = {}
+    for variable in container["env"]:
+        name = variable.get("name") if isinstance(variable, Mapping) else None
+        latest[name] = variable  # dict keeps the first position, the assignment keeps the last value
+    return {**container, "env": list(latest.values())}
+
+
+def sanitize_pod_sets(pod_sets: Sequence[PodSet]) -> list[PodSet]:
+    """``SanitizePodSets``: copies with duplicate env vars collapsed in every (init) container."""
+    sanitized: list[PodSet] = []
+    for pod_set in pod_sets:
+        copied = pod_set.model_copy(deep=True)
+        spec = copied.template.get("spec")
+        if isinstance(spec, dict):
+            for key in ("containers", "initContainers"):
+                if isinstance(spec.get(key), list):
+                    spec[key] = [_dedup_env(container) for container in spec[key]]
+        sanitized.append(copied)
+    return sanitized
+
+
+def can_be_partially_admitted(workload: Workload) -> bool:
+    """``workload.CanBePartiallyAdmitted``: some pod set has ``count > minCount``."""
+    return any(
+        pod_set.min_count is not None and pod_set.count > pod_set.min_count
+        for pod_set in workload.spec.pod_sets
+    )
+
+
+def _conditions(workload: Workload) -> list[Any] | None:
+    return workload.status.conditions if workload.status is not None else None
+
+
+def expected_running_pod_sets(
+    *,
+    workload: Workload,
+    flavors: Mapping[str, FlavorData],
+    topology_aware_scheduling: bool = True,
+    assign_queue_labels_for_pods: bool = True,
+    elastic_workload_slices: bool = True,
+) -> list[PodSet] | None:
+    """``expectedRunningPodSets``: the spec pod sets as they look once started, or ``None``.
+
+    ``None`` when the Workload has no quota reservation, the admission cannot be turned into pod
+    set infos (unknown flavor, conflicting updates, missing pod set), or a merge conflicts.
+    """
+    if not is_condition_true(_conditions(workload), ConditionType.QUOTA_RESERVED):
+        return None
+    try:
+        infos = pod_set_infos_from_admission(
+            workload=workload,
+            flavors=flavors,
+            topology_aware_scheduling=topology_aware_scheduling,
+            assign_queue_labels_for_pods=assign_queue_labels_for_pods,
+            elastic_workload_slices=elastic_workload_slices,
+        )
+    except (PodSetInfoError, UnknownFlavorError):
+        return None
+    by_name = {info.name: info for info in infos}
+    partial = can_be_partially_admitted(workload)
+    running: list[PodSet] = []
+    for pod_set in workload.spec.pod_sets:
+        info = by_name.get(pod_set.name)
+        if info is None:
+            return None
+        copied = pod_set.model_copy(deep=True)
+        try:
+            merge_into_template(copied.template, info, elastic_workload_slices=elastic_workload_slices)
+        except PodSetInfoError:
+            return None
+        if partial and copied.min_count is not None:
+            copied.count = info.count
+        running.append(copied)
+    return running or None
+
+
+def equivalent_to_workload(
+    *,
+    job_pod_sets: Sequence[PodSet],
+    job_name: str,
+    job_uid: str,
+    max_exec_seconds: int | None,
+    workload: Workload,
+    job_suspended: bool = False,
+    flavors: Mapping[str, FlavorData] | None = None,
+    finish_orphaned_workloads: bool = True,
+    partial_admission: bool = True,
+    topology_aware_scheduling: bool = True,
+    assign_queue_labels_for_pods: bool = True,
+    elastic_workload_slices: bool = True,
+) -> bool:
+    """``EquivalentToWorkload``: whether ``workload`` still describes the job.
+
+    ``job_pod_sets`` are the adapter's ``pod_sets()`` (unsanitised: this function sanitises a
+    copy). ``flavors`` is needed only when the Workload has quota reserved; a flavor missing from
+    it makes the comparison fall back to the plain spec, as Kueue does when a flavor ``Get`` fails.
+    """
+    owner = controller_owner(workload.metadata)
+    if owner is None or owner.name != job_name:
+        return False
+    if finish_orphaned_workloads and owner.uid != job_uid:
+        return False
+    workload_max_exec = workload.spec.maximum_execution_time_seconds
+    if (workload_max_exec if workload_max_exec is not None else -1) != (
+        max_exec_seconds if max_exec_seconds is not None else -1
+    ):
+        return False
+    job_sets = sanitize_pod_sets(job_pod_sets)
+    if not partial_admission:
+        for pod_set in job_sets:
+            pod_set.min_count = None
+    ignore_tolerations = is_condition_true(_conditions(workload), ConditionType.ADMITTED)
+    running = expected_running_pod_sets(
+        workload=workload,
+        flavors=flavors or {},
+        topology_aware_scheduling=topology_aware_scheduling,
+        assign_queue_labels_for_pods=assign_queue_labels_for_pods,
+        elastic_workload_slices=elastic_workload_slices,
+    )
+    if running is not None:
+        if compare_pod_set_slices(job_sets, running, ignore_tolerations=ignore_tolerations):
+            return True
+        # Admitted but the job is suspended: compare with the not-yet-running spec.
+        return job_suspended and compare_pod_set_slices(
+            job_sets, workload.spec.pod_sets, ignore_tolerations=ignore_tolerations
+        )
+    return compare_pod_set_slices(job_sets, workload.spec.pod_sets, ignore_tolerations=ignore_tolerations)
