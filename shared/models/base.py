@@ -10,6 +10,13 @@ Invariants:
   spelling on input.
 * **Absent means absent.** ``to_wire()`` drops ``None`` so an unset optional field is not sent as
   ``null`` (which a structural schema may reject or a merge patch would interpret as delete).
+  ``None`` *inside* a raw-dict field (a pod template's ``creationTimestamp: null``) is user data and
+  is kept.
+* **Open enums.** Fields whose CRD has an ``enum`` are typed ``str``, not ``Literal``: a value added
+  by a newer Kueue must not make a whole object unreadable. Only ``apiVersion``/``kind`` are
+  ``Literal``, because a wrong one means we were handed a different object altogether.
+* **int-or-string.** Kubernetes quantities (``x-kubernetes-int-or-string``) are ``IntOrString``; the
+  smart union keeps ``10`` an int and ``"10Gi"``/``"10"`` a string, so the wire form is unchanged.
 """
 
 from __future__ import annotations
@@ -19,9 +26,12 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-__all__ = ["KubeModel", "WireDict"]
+__all__ = ["IntOrString", "KubeModel", "WireDict"]
 
 WireDict = dict[str, Any]
+
+IntOrString = int | str
+"""A Kubernetes ``IntOrString`` (quantities such as ``nominalQuota: 10`` or ``10Gi``)."""
 
 
 class KubeModel(BaseModel):

@@ -4,6 +4,10 @@ Invariant (``k8s.io/apimachinery/pkg/api/meta.SetStatusCondition``): setting a c
 ``status`` is unchanged keeps its ``lastTransitionTime``; reason, message and
 ``observedGeneration`` are always updated. A new or flipped condition gets ``now`` as its
 transition time. Time is passed in (``now``) so tests use a fake clock.
+
+``remove_condition`` mirrors ``meta.RemoveStatusCondition``. Conditions are a list-map keyed by
+``type`` in every Kueue CRD, so these helpers never create a second entry of the same type; order
+of the other entries is kept (Kueue appends new conditions at the end, as the golden objects show).
 """
 
 from __future__ import annotations
@@ -12,7 +16,15 @@ from datetime import UTC, datetime
 
 from shared.models.base import KubeModel
 
-__all__ = ["Condition", "find_condition", "format_time", "is_condition_true", "set_condition"]
+__all__ = [
+    "Condition",
+    "find_condition",
+    "format_time",
+    "is_condition_false",
+    "is_condition_true",
+    "remove_condition",
+    "set_condition",
+]
 
 
 def format_time(moment: datetime) -> str:
@@ -39,6 +51,21 @@ def find_condition(conditions: list[Condition] | None, condition_type: str) -> C
 def is_condition_true(conditions: list[Condition] | None, condition_type: str) -> bool:
     condition = find_condition(conditions, condition_type)
     return condition is not None and condition.status == "True"
+
+
+def is_condition_false(conditions: list[Condition] | None, condition_type: str) -> bool:
+    """``True`` only for a condition present with status ``"False"`` (absent is not false)."""
+    condition = find_condition(conditions, condition_type)
+    return condition is not None and condition.status == "False"
+
+
+def remove_condition(conditions: list[Condition], condition_type: str) -> bool:
+    """Delete the condition of ``condition_type`` in place; return whether one was there."""
+    for index, condition in enumerate(conditions):
+        if condition.type == condition_type:
+            del conditions[index]
+            return True
+    return False
 
 
 def set_condition(

@@ -1,4 +1,4 @@
-"""ObjectMeta, OwnerReference and the few metadata helpers every component needs.
+"""ObjectMeta, OwnerReference, LabelSelector and the few metadata helpers every component needs.
 
 Labels, annotations and finalizers are plain dicts/lists (not ``None``-able) so callers never test
 for ``None`` before reading; ``to_wire()`` omits them when empty only if they were absent on input
@@ -11,7 +11,13 @@ from pydantic import Field
 
 from shared.models.base import KubeModel
 
-__all__ = ["ObjectMeta", "OwnerReference", "controller_owner"]
+__all__ = [
+    "LabelSelector",
+    "LabelSelectorRequirement",
+    "ObjectMeta",
+    "OwnerReference",
+    "controller_owner",
+]
 
 
 class OwnerReference(KubeModel):
@@ -43,6 +49,19 @@ class ObjectMeta(KubeModel):
 
     def annotation(self, key: str) -> str | None:
         return (self.annotations or {}).get(key)
+
+
+class LabelSelectorRequirement(KubeModel):
+    key: str
+    operator: str  # In | NotIn | Exists | DoesNotExist
+    values: list[str] | None = None
+
+
+class LabelSelector(KubeModel):
+    """``metav1.LabelSelector``. ``{}`` (both fields absent) selects everything; ``None`` nothing."""
+
+    match_labels: dict[str, str] | None = None
+    match_expressions: list[LabelSelectorRequirement] | None = None
 
 
 def controller_owner(meta: ObjectMeta) -> OwnerReference | None:

@@ -5,7 +5,13 @@ its Workload, and any typed model of ``PodSpec`` would drop fields from newer Ku
 Sub-structures we do not interpret (topology requests/assignments, scheduling stats, resource
 usage) are typed loosely on purpose and rely on ``extra="allow"`` to keep every field.
 
-Conversion to and from ``v1beta1`` lives in ``shared.models.conversion``.
+Every field name was checked against the v1beta2 schema of the real CRD
+(``kueue.x-k8s.io_workloads.yaml``); ``tests/unit/models/test_crd_schema.py`` proves that a Workload
+with every modelled field set serialises to an object that schema accepts. Defaults follow the CRD
+(``podSets[].name`` and ``podSetAssignments[].name`` default to ``main``, ``count`` to 1).
+
+Conversion to and from ``v1beta1`` lives in ``shared.models.conversion``; the topology-assignment
+codec (v1beta2 ``slices`` <-> v1beta1 ``domains``) in ``shared.models.topology_assignment``.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ __all__ = [
     "PodSetAssignment",
     "PodSetUpdate",
     "PodTemplate",
+    "PreemptionGateState",
     "PriorityClassRef",
     "ReclaimablePod",
     "RequeueState",
@@ -63,7 +70,7 @@ class WorkloadSpec(KubeModel):
 
 
 class PodSetAssignment(KubeModel):
-    name: str
+    name: str = DEFAULT_PODSET_NAME
     flavors: dict[str, str] | None = None
     resource_usage: dict[str, Any] | None = None
     count: int | None = None
@@ -104,6 +111,14 @@ class ReclaimablePod(KubeModel):
     count: int
 
 
+class PreemptionGateState(KubeModel):
+    """``status.preemptionGates[]``: whether a gate named in ``spec.preemptionGates`` is open."""
+
+    name: str
+    position: str  # Open | Closed
+    last_transition_time: str | None = None
+
+
 class WorkloadStatus(KubeModel):
     conditions: list[Condition] | None = None
     admission: Admission | None = None
@@ -116,6 +131,7 @@ class WorkloadStatus(KubeModel):
     nominated_cluster_names: list[str] | None = None
     cluster_name: str | None = None
     unhealthy_nodes: list[dict[str, Any]] | None = None
+    preemption_gates: list[PreemptionGateState] | None = None
 
 
 class Workload(KubeModel):
