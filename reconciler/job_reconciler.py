@@ -1,0 +1,317 @@
+"""Kueue's job reconciler (``jobframework.ReconcileGenericJob``) for any adapter-described kind.
+
+One call to ``JobReconciler.reconcile(key)`` moves one job one step closer to agreement with its
+Workload, exactly in Kueue's order (reference notes §2): finalize a deleted job's Workloads; respect
+the namespace selector; find a managed ancestor (children are only kept suspended); gate on the
+queue name; ensure exactly one matching Workload; then, first match wins: Workload finished ->
+drop its finalizer; Workload deleting -> stop; job finished -> finish the Workload; no Workload ->
+create it; reclaimable pods; PodsReady; evicted -> stop and release quota once the job is idle;
+suspended -> start when admitted, else sync the queue name; running but not admitted -> stop.
+
+Invariants:
+
+* **Each step writes at most one object and returns.** The next reconcile (triggered by the watch
+  event of that very write) continues from fresh state; a crash between any two writes therefore
+  converges on restart, and a second replica acting on stale data is stopped by resourceVersion
+  preconditions.
+* **Never more than one Workload per job.** Non-matching Workloads are updated in place only when
+  the job is suspended and holds no quota; otherwise deleted (``DeletedWorkload``) before a new one
+  is created with the deterministic name, so a retried create is ``AlreadyExists``, not a duplicate.
+* **Bad jobs do not stop the controller.** An object its adapter cannot read yields one Warning
+  event naming the path and no Workload (``UnretryableError``: no hot retry loop).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from reconciler.ancestry import (
+    ChainLimitReachedError,
+    OwnerKinds,
+    find_managed_ancestor,
+)
+from reconciler.job_control import JobControl, truncate_event_message
+from reconciler.ports import ClusterReader, ClusterWriter, EventSink, JobKey
+from reconciler.workload_sync import WorkloadSync, is_deleting
+from shared.constants import Condition, EventReason, Reason
+from shared.frameworks.base import AdapterError, GenericJob, GroupVersionKind, JobWithReclaimablePods
+from shared.jobmeta import queue_name
+from shared.models.condition import find_condition, set_condition
+from shared.models.workload import ReclaimablePod, Workload
+from shared.podset import PodSetInfoError
+from shared.workload_state import (
+    desired_pods_ready_condition,
+    ensure_status,
+    eviction_condition,
+    finish_workload,
+    has_quota_reservation,
+    is_admitted,
+    is_finished,
+    set_requeued_condition,
+    unset_quota_reservation,
+)
+
+__all__ = [
+    "NAMESPACE_GVK",
+    "AdapterFactory",
+    "JobReconciler",
+    "NamespaceSelector",
+    "ReconcileResult",
+    "ReconcilerSettings",
+    "UnretryableError",
+]
+
+WireDict = dict[str, Any]
+logger = logging.getLogger(__name__)
+
+NAMESPACE_GVK = GroupVersionKind("", "v1", "Namespace")
+
+
+class UnretryableError(Exception):
+    """Retrying cannot help (the object itself is wrong); logged, not requeued."""
+
+
+class NamespaceSelector(Protocol):
+    def matches(self, labels: dict[str, str]) -> bool: ...
+
+
+class AdapterFactory(Protocol):
+    def adapter_for(self, obj: WireDict) -> GenericJob: ...
+
+
+@dataclass(frozen=True)
+class ReconcilerSettings:
+    owner_kinds: OwnerKinds
+    manage_jobs_without_queue_name: bool = False
+    namespace_selector: NamespaceSelector | None = None
+    wait_for_pods_ready: bool = True
+    label_keys_to_copy: tuple[str, ...] = ()
+    workload_name_max_length: int = 253
+
+
+@dataclass(frozen=True)
+class ReconcileResult:
+    requeue_after: float | None = None
+    actions: tuple[str, ...] = field(default=(), compare=False)
+
+
+DONE = ReconcileResult()
+
+
+def _labels(obj: WireDict | None) -> dict[str, str]:
+    return dict(((obj or {}).get("metadata") or {}).get("labels") or {})
+
+
+class JobReconciler:
+    def __init__(
+        self,
+        *,
+        adapters: AdapterFactory,
+        reader: ClusterReader,
+        writer: ClusterWriter,
+        events: EventSink,
+        settings: ReconcilerSettings,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._adapters = adapters
+        self._reader = reader
+        self._writer = writer
+        self._events = events
+        self._settings = settings
+        self._clock = clock
+        self._control = JobControl(writer=writer, events=events)
+        self._workloads = WorkloadSync(
+            reader=reader,
+            writer=writer,
+            events=events,
+            control=self._control,
+            label_keys_to_copy=settings.label_keys_to_copy,
+            name_max_length=settings.workload_name_max_length,
+            clock=clock,
+        )
+
+    async def reconcile(self, key: JobKey) -> ReconcileResult:
+        try:
+            return await self._reconcile(key)
+        except UnretryableError as exc:
+            logger.info("unretryable error reconciling %s: %s", key, exc)
+            return DONE
+
+    async def _reconcile(self, key: JobKey) -> ReconcileResult:
+        obj = await self._reader.get(key.gvk, key.namespace, key.name)
+        if obj is None or is_deleting(obj):
+            await self._workloads.finalize_orphans(key=key, job=obj)
+            return DONE
+        job = self._adapter(obj)
+
+        namespace = await self._reader.get(NAMESPACE_GVK, None, key.namespace)
+        if namespace is None:
+            return DONE
+        selector = self._settings.namespace_selector
+        if selector is not None and not selector.matches(_labels(namespace)):
+            logger.debug("namespace %s not opted in for Kueue management", key.namespace)
+            return DONE
+
+        try:
+            ancestor = await find_managed_ancestor(
+                job=obj,
+                reader=self._reader,
+                owner_kinds=self._settings.owner_kinds,
+                manage_jobs_without_queue_name=self._settings.manage_jobs_without_queue_name,
+            )
+        except ChainLimitReachedError:
+            self._events.record(
+                regarding=obj,
+                event_type="Warning",
+                reason=EventReason.JOB_NESTING_TOO_DEEP,
+                message="Terminated search for Kueue-managed Job because ancestor depth exceeded limit of 10",
+            )
+            raise
+
+        gated_out = ancestor is None or not queue_name(ancestor)
+        if not queue_name(obj) and not self._settings.manage_jobs_without_queue_name and gated_out:
+            return DONE
+        if ancestor is not None:
+            await self._handle_child(job, ancestor=ancestor)
+            return DONE
+
+        workload = await self._workloads.ensure_one(job)
+        return await self._sync(job, workload)
+
+    def _adapter(self, obj: WireDict) -> GenericJob:
+        try:
+            return self._adapters.adapter_for(obj)
+        except AdapterError as exc:
+            self._warn_malformed(obj, exc)
+            raise UnretryableError(str(exc)) from exc
+
+    def _warn_malformed(self, obj: WireDict, exc: AdapterError) -> None:
+        self._events.record(
+            regarding=obj,
+            event_type="Warning",
+            reason=EventReason.ERR_WORKLOAD_COMPOSE,
+            message=truncate_event_message(f"Cannot build the Workload for this job: {exc}"),
+        )
+
+    async def _handle_child(self, job: GenericJob, *, ancestor: WireDict) -> None:
+        if job.finished().finished or job.is_suspended():
+            return
+        ancestor_workload = await self._workloads.latest_unfinished_for(ancestor)
+        if ancestor_workload is None or not is_admitted(ancestor_workload):
+            await self._control.suspend_child(job)
+
+    async def _sync(self, job: GenericJob, workload: Workload | None) -> ReconcileResult:
+        now = self._clock()
+        if workload is not None and is_finished(workload):
+            self._record_finished(job, workload)
+            await self._workloads.remove_finalizer(workload)
+            return DONE
+        if workload is not None and is_deleting(workload.to_wire()):
+            await self._control.stop(job, workload=workload, message="Workload is deleted")
+            await self._workloads.remove_finalizer(workload)
+            return DONE
+
+        finished = job.finished()
+        if finished.finished:
+            if workload is not None and not is_finished(workload):
+                reason = Reason.SUCCEEDED if finished.success else Reason.FAILED
+                finish_workload(workload, reason=reason, message=finished.message, now=now)
+                await self._workloads.write_status(workload)
+                self._record_finished(job, workload)
+            return DONE
+
+        if workload is None:
+            try:
+                await self._workloads.handle_no_workload(job)
+            except AdapterError as exc:
+                self._warn_malformed(job.obj, exc)
+                raise UnretryableError(str(exc)) from exc
+            return DONE
+
+        if isinstance(job, JobWithReclaimablePods) and await self._sync_reclaimable(job, workload):
+            return DONE
+
+        if self._settings.wait_for_pods_ready:
+            desired = desired_pods_ready_condition(workload=workload, pods_ready=job.pods_ready())
+            current = find_condition(
+                workload.status.conditions if workload.status else None, Condition.PODS_READY
+            )
+            if current is None or (current.status, current.reason) != (desired.status, desired.reason):
+                conditions = ensure_status(workload).conditions
+                assert conditions is not None
+                set_condition(conditions, desired, now=now)
+                await self._workloads.write_status(workload)
+                return DONE
+
+        evicted = eviction_condition(workload)
+        if evicted is not None:
+            await self._control.stop(job, workload=workload, message=evicted.message)
+            if has_quota_reservation(workload) and not job.is_active():
+                requeue = evicted.reason in (Reason.PREEMPTED, Reason.NODE_FAILURES)
+                set_requeued_condition(
+                    workload, reason=evicted.reason, message=evicted.message, requeued=requeue, now=now
+                )
+                unset_quota_reservation(
+                    workload, reason=Reason.PENDING_EVALUATION, message=evicted.message, now=now
+                )
+                await self._workloads.write_status(workload)
+            return DONE
+
+        if job.is_suspended():
+            if is_admitted(workload):
+                await self._start(job, workload)
+                return DONE
+            if has_quota_reservation(workload):
+                self._record_pending_checks(job, workload)
+            await self._workloads.sync_queue_name(job, workload)
+            return DONE
+
+        if not is_admitted(workload):
+            await self._control.stop(job, workload=workload, message="Not admitted by cluster queue")
+        return DONE
+
+    async def _start(self, job: GenericJob, workload: Workload) -> None:
+        assert workload.status is not None and workload.status.admission is not None
+        infos = await self._workloads.pod_set_infos_for_start(workload)
+        try:
+            await self._control.start(job, infos=infos, cluster_queue=workload.status.admission.cluster_queue)
+        except PodSetInfoError as exc:
+            finish_workload(workload, reason=Reason.FAILED_TO_START, message=str(exc), now=self._clock())
+            await self._workloads.write_status(workload)
+
+    async def _sync_reclaimable(self, job: JobWithReclaimablePods, workload: Workload) -> bool:
+        counts = {pod_set.name: pod_set.count for pod_set in workload.spec.pod_sets}
+        desired = [
+            ReclaimablePod(name=item.name, count=min(item.count, counts.get(item.name, 0)))
+            for item in job.reclaimable_pods()
+            if item.name in counts
+        ]
+        current = (workload.status.reclaimable_pods if workload.status else None) or []
+        if {(p.name, p.count) for p in desired} == {(p.name, p.count) for p in current}:
+            return False
+        ensure_status(workload).reclaimable_pods = desired or None
+        await self._workloads.write_status(workload)
+        return True
+
+    def _record_finished(self, job: GenericJob, workload: Workload) -> None:
+        self._events.record(
+            regarding=job.obj,
+            event_type="Normal",
+            reason=EventReason.FINISHED_WORKLOAD,
+            message=f"Workload '{workload.metadata.namespace}/{workload.metadata.name}' is declared finished",
+        )
+
+    def _record_pending_checks(self, job: GenericJob, workload: Workload) -> None:
+        checks = (workload.status.admission_checks if workload.status else None) or []
+        message = "; ".join(f"{c.name}: {c.message}" for c in checks if c.state == "Pending" and c.message)
+        if message:
+            self._events.record(
+                regarding=job.obj,
+                event_type="Normal",
+                reason=EventReason.UPDATED_ADMISSION_CHECK,
+                message=truncate_event_message(message),
+            )

@@ -1,0 +1,385 @@
+"""Keeping exactly one Workload per job: find, adopt, update, delete, create, finalize.
+
+This is Kueue's ``ensureOneWorkload`` / ``handleJobWithNoWorkload`` / ``UpdateWorkloadPriority`` /
+``FinalizeOrphanedWorkload`` (reference notes §2.1-§2.2, §2.7) over the reconciler's ports.
+
+Invariants:
+
+* A Workload is *matching* when Kueue's equivalence check says so (``shared.equivalence``); the first
+  matching one is kept, every other one is deleted — finalizer first, so deletion completes.
+* A job never gets a second Workload while one exists: the deterministic name
+  (``shared.naming``) makes a repeated create fail with AlreadyExists.
+* Prebuilt Workloads are adopted (controller reference + ``kueue.x-k8s.io/job-uid``) or, when out of
+  sync, finished ``OutOfSync``; they are never created by us.
+* Priority follows the ``kueue.x-k8s.io/priority-class`` label, except for Workloads whose priority
+  comes from a pod PriorityClass or that reserved quota without any priority reference (the API
+  forbids adding one then).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from shared.workload_builder import construct_workload
+
+from reconciler.ancestry import gvk_of_reference
+from reconciler.job_control import JobControl
+from reconciler.ports import (
+    WORKLOAD_GVK,
+    ClusterReader,
+    ClusterWriter,
+    EventSink,
+    JobKey,
+    NotFoundError,
+)
+from reconciler.priority import PriorityResolver
+from shared.constants import (
+    JOB_UID_LABEL,
+    RESOURCE_IN_USE_FINALIZER,
+    EventReason,
+    Reason,
+)
+from shared.equivalence import equivalent_to_workload
+from shared.frameworks.base import GenericJob, GroupVersionKind
+from shared.jobmeta import (
+    is_valid_job_uid_label,
+    max_exec_time_seconds,
+    prebuilt_workload_name,
+    queue_name,
+    workload_priority_class_name,
+)
+from shared.models.meta import OwnerReference
+from shared.models.workload import PodSet, Workload
+from shared.podset import PodSetInfo, pod_set_infos_from_admission
+from shared.workload_state import finish_workload, has_quota_reservation, is_finished
+
+__all__ = [
+    "RESOURCE_FLAVOR_GVK",
+    "ExtraWorkloadsError",
+    "NoMatchingWorkloadsError",
+    "PrebuiltWorkloadNotFoundError",
+    "WorkloadSync",
+    "is_deleting",
+]
+
+WireDict = dict[str, Any]
+
+RESOURCE_FLAVOR_GVK = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ResourceFlavor")
+
+
+class NoMatchingWorkloadsError(Exception):
+    """Deleted non-matching Workloads and none matched; retried to create a fresh one."""
+
+
+class ExtraWorkloadsError(Exception):
+    """Deleted Workloads beside the matching one; retried to continue with the match."""
+
+
+class PrebuiltWorkloadNotFoundError(Exception):
+    """The job names a prebuilt Workload that does not exist (yet); we never create it."""
+
+
+def is_deleting(obj: WireDict) -> bool:
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _controller_reference(obj: WireDict) -> WireDict | None:
+    for reference in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if reference.get("controller") is True:
+            return dict(reference)
+    return None
+
+
+class WorkloadSync:
+    def __init__(
+        self,
+        *,
+        reader: ClusterReader,
+        writer: ClusterWriter,
+        events: EventSink,
+        control: JobControl,
+        label_keys_to_copy: tuple[str, ...],
+        name_max_length: int,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._events = events
+        self._control = control
+        self._label_keys_to_copy = label_keys_to_copy
+        self._name_max_length = name_max_length
+        self._clock = clock
+        self._priority = PriorityResolver(reader=reader, events=events)
+
+    # --- writes --------------------------------------------------------------------------------
+    async def write_status(self, workload: Workload) -> Workload:
+        stored = await self._writer.update(
+            WORKLOAD_GVK, workload.metadata.namespace, workload.to_wire(), subresource="status"
+        )
+        return Workload.from_wire(stored)
+
+    async def write_spec(self, workload: Workload) -> Workload:
+        stored = await self._writer.update(WORKLOAD_GVK, workload.metadata.namespace, workload.to_wire())
+        return Workload.from_wire(stored)
+
+    async def remove_finalizer(self, workload: Workload) -> None:
+        finalizers = list(workload.metadata.finalizers or [])
+        if RESOURCE_IN_USE_FINALIZER not in finalizers:
+            return
+        remaining = [f for f in finalizers if f != RESOURCE_IN_USE_FINALIZER]
+        patch = {"metadata": {"finalizers": remaining, "resourceVersion": workload.metadata.resource_version}}
+        try:
+            await self._writer.merge_patch(
+                WORKLOAD_GVK, workload.metadata.namespace, str(workload.metadata.name), patch
+            )
+        except NotFoundError:
+            return
+
+    # --- reads ---------------------------------------------------------------------------------
+    async def _owned(self, *, gvk: GroupVersionKind, namespace: str, name: str) -> list[Workload]:
+        wires = await self._reader.workloads_owned_by(namespace=namespace, owner_gvk=gvk, owner_name=name)
+        return [Workload.from_wire(wire) for wire in wires]
+
+    async def latest_unfinished_for(self, owner: WireDict) -> Workload | None:
+        metadata = owner.get("metadata") or {}
+        gvk = gvk_of_reference(owner)
+        workloads = [
+            wl
+            for wl in await self._owned(
+                gvk=gvk, namespace=str(metadata.get("namespace")), name=str(metadata.get("name"))
+            )
+            if not is_finished(wl)
+        ]
+        workloads.sort(key=lambda wl: (wl.metadata.creation_timestamp or "", wl.metadata.name or ""))
+        return workloads[-1] if workloads else None
+
+    async def _flavors(self, workload: Workload) -> dict[str, Any]:
+        names: set[str] = set()
+        admission = workload.status.admission if workload.status else None
+        for assignment in admission.pod_set_assignments if admission else []:
+            names.update((assignment.flavors or {}).values())
+        flavors: dict[str, Any] = {}
+        for name in sorted(names):
+            flavor = await self._reader.get(RESOURCE_FLAVOR_GVK, None, name)
+            if flavor is None:
+                raise NotFoundError(f'resourceflavors.kueue.x-k8s.io "{name}" not found')
+            spec = flavor.get("spec") or {}
+            flavors[name] = (dict(spec.get("nodeLabels") or {}), list(spec.get("tolerations") or []))
+        return flavors
+
+    async def pod_set_infos_for_start(self, workload: Workload) -> list[PodSetInfo]:
+        return pod_set_infos_from_admission(workload=workload, flavors=await self._flavors(workload))
+
+    async def _equivalent(self, job: GenericJob, pod_sets: list[PodSet], workload: Workload) -> bool:
+        metadata = job.obj.get("metadata") or {}
+        flavors = await self._flavors(workload) if has_quota_reservation(workload) else {}
+        return equivalent_to_workload(
+            job_pod_sets=pod_sets,
+            job_name=str(metadata.get("name")),
+            job_uid=str(metadata.get("uid")),
+            max_exec_seconds=max_exec_time_seconds(job.obj),
+            workload=workload,
+            job_suspended=job.is_suspended(),
+            flavors=flavors,
+        )
+
+    # --- ensure exactly one --------------------------------------------------------------------
+    async def ensure_one(self, job: GenericJob) -> Workload | None:
+        metadata = job.obj.get("metadata") or {}
+        namespace, name = str(metadata.get("namespace")), str(metadata.get("name"))
+        pod_sets = job.pod_sets()
+        prebuilt = prebuilt_workload_name(job.obj)
+        if prebuilt:
+            return await self._ensure_prebuilt(job, pod_sets, name=prebuilt)
+
+        match: Workload | None = None
+        to_delete: list[Workload] = []
+        for workload in await self._owned(gvk=job.gvk, namespace=namespace, name=name):
+            if match is None and await self._equivalent(job, pod_sets, workload):
+                match = workload
+            else:
+                to_delete.append(workload)
+
+        to_update: Workload | None = None
+        if match is None and to_delete and job.is_suspended() and not has_quota_reservation(to_delete[0]):
+            to_update = to_delete.pop(0)
+
+        if match is None and not job.is_suspended() and not job.finished().finished:
+            restore_from = to_delete[0] if len(to_delete) == 1 else None
+            message = (
+                "Missing Workload; unable to restore pod templates"
+                if restore_from is None
+                else "No matching Workload; restoring pod templates according to existent Workload"
+            )
+            await self._control.stop(job, workload=restore_from, message=message)
+
+        deleted = 0
+        for workload in to_delete:
+            if await self._delete(workload):
+                deleted += 1
+                self._events.record(
+                    regarding=job.obj,
+                    event_type="Normal",
+                    reason=EventReason.DELETED_WORKLOAD,
+                    message=f"Deleted not matching Workload: {workload.metadata.namespace}/{workload.metadata.name}",
+                )
+        if deleted:
+            if match is None:
+                raise NoMatchingWorkloadsError(f"no matching workloads: deleted {deleted} workloads")
+            raise ExtraWorkloadsError(f"extra workloads: deleted {deleted} workloads")
+
+        if to_update is not None:
+            return await self._update_to_match(job, pod_sets, to_update)
+        if match is not None:
+            await self._update_priority(job, pod_sets, match)
+        return match
+
+    async def _delete(self, workload: Workload) -> bool:
+        await self.remove_finalizer(workload)
+        if is_deleting(workload.to_wire()):
+            return False
+        try:
+            await self._writer.delete(
+                WORKLOAD_GVK,
+                workload.metadata.namespace,
+                str(workload.metadata.name),
+                uid=workload.metadata.uid,
+            )
+        except NotFoundError:
+            return False
+        return True
+
+    async def _ensure_prebuilt(
+        self, job: GenericJob, pod_sets: list[PodSet], *, name: str
+    ) -> Workload | None:
+        metadata = job.obj.get("metadata") or {}
+        wire = await self._reader.get(WORKLOAD_GVK, str(metadata.get("namespace")), name)
+        if wire is None:
+            return None
+        controller = _controller_reference(wire)
+        if controller is not None and controller.get("uid") != metadata.get("uid"):
+            return None
+        workload = Workload.from_wire(wire)
+        if controller is None:
+            references = [r for r in workload.metadata.owner_references or [] if r.uid != metadata.get("uid")]
+            references.append(self._owner_reference(job))
+            workload.metadata.owner_references = references
+            uid = str(metadata.get("uid") or "")
+            if is_valid_job_uid_label(uid):
+                workload.metadata.labels = {**(workload.metadata.labels or {}), JOB_UID_LABEL: uid}
+            workload = await self.write_spec(workload)
+        if not await self._equivalent(job, pod_sets, workload):
+            finish_workload(
+                workload,
+                reason=Reason.OUT_OF_SYNC,
+                message="The prebuilt workload is out of sync with its user job",
+                now=self._clock(),
+            )
+            await self.write_status(workload)
+            return None
+        return workload
+
+    @staticmethod
+    def _owner_reference(job: GenericJob) -> OwnerReference:
+        metadata = job.obj.get("metadata") or {}
+        return OwnerReference(
+            api_version=job.gvk.api_version,
+            kind=job.gvk.kind,
+            name=str(metadata.get("name")),
+            uid=str(metadata.get("uid")),
+            controller=True,
+            block_owner_deletion=True,
+        )
+
+    async def _construct(self, job: GenericJob, pod_sets: list[PodSet]) -> Workload:
+        priority = await self._priority.resolve(job=job, pod_sets=pod_sets)
+        return construct_workload(
+            job=job.obj,
+            gvk=job.gvk,
+            pod_sets=pod_sets,
+            priority=priority,
+            label_keys_to_copy=self._label_keys_to_copy,
+            max_name_length=self._name_max_length,
+        )
+
+    async def _update_to_match(self, job: GenericJob, pod_sets: list[PodSet], workload: Workload) -> Workload:
+        fresh = await self._construct(job, pod_sets)
+        fresh.spec.active = workload.spec.active
+        workload.spec = fresh.spec
+        updated = await self.write_spec(workload)
+        self._events.record(
+            regarding=job.obj,
+            event_type="Normal",
+            reason=EventReason.UPDATED_WORKLOAD,
+            message=f"Updated not matching Workload for suspended job: {workload.metadata.namespace}/{workload.metadata.name}",
+        )
+        return updated
+
+    async def _update_priority(self, job: GenericJob, pod_sets: list[PodSet], workload: Workload) -> None:
+        ref = workload.spec.priority_class_ref
+        if has_quota_reservation(workload) and ref is None:
+            return
+        if ref is not None and ref.kind != "WorkloadPriorityClass":
+            return
+        label = workload_priority_class_name(job.obj)
+        if (ref.name if ref is not None else "") == label:
+            return
+        priority = await self._priority.resolve(job=job, pod_sets=pod_sets)
+        if workload.spec.priority_class_ref == priority.ref and workload.spec.priority == priority.value:
+            return
+        workload.spec.priority_class_ref = priority.ref
+        workload.spec.priority = priority.value
+        await self.write_spec(workload)
+        self._events.record(
+            regarding=job.obj,
+            event_type="Normal",
+            reason=EventReason.UPDATED_WORKLOAD,
+            message=f"Updated workload priority class: {workload.metadata.namespace}/{workload.metadata.name}",
+        )
+
+    # --- no workload ---------------------------------------------------------------------------
+    async def handle_no_workload(self, job: GenericJob) -> None:
+        prebuilt = prebuilt_workload_name(job.obj)
+        if prebuilt:
+            await self._control.stop(job, workload=None, message="missing workload")
+        if job.is_active():
+            return
+        if prebuilt:
+            raise PrebuiltWorkloadNotFoundError(f"prebuilt workload not found: {prebuilt}")
+        workload = await self._construct(job, job.pod_sets())
+        created = await self._writer.create(WORKLOAD_GVK, workload.metadata.namespace, workload.to_wire())
+        self._events.record(
+            regarding=job.obj,
+            event_type="Normal",
+            reason=EventReason.CREATED_WORKLOAD,
+            message=f"Created Workload: {created['metadata'].get('namespace')}/{created['metadata'].get('name')}",
+        )
+
+    async def sync_queue_name(self, job: GenericJob, workload: Workload) -> None:
+        wanted = queue_name(job.obj)
+        if (workload.spec.queue_name or "") == wanted:
+            return
+        workload.spec.queue_name = wanted or None
+        await self.write_spec(workload)
+
+    # --- finalize ------------------------------------------------------------------------------
+    async def finalize_orphans(self, *, key: JobKey, job: WireDict | None) -> None:
+        """The job is gone or deleting: finish (OwnerNotFound) and release its Workloads."""
+        for workload in await self._owned(gvk=key.gvk, namespace=key.namespace, name=key.name):
+            controller = _controller_reference(workload.to_wire())
+            owned_by_job = controller is not None and controller.get("name") == key.name
+            if job is not None and controller is not None:
+                owned_by_job = owned_by_job and controller.get("uid") == (job.get("metadata") or {}).get(
+                    "uid"
+                )
+            if owned_by_job and not is_deleting(workload.to_wire()) and not is_finished(workload):
+                finish_workload(
+                    workload,
+                    reason=Reason.OWNER_NOT_FOUND,
+                    message="The workload's owner no longer exists",
+                    now=self._clock(),
+                )
+                workload = await self.write_status(workload)
+            await self.remove_finalizer(workload)

@@ -1,0 +1,195 @@
+"""An in-memory cluster implementing the reconciler's ports, for unit tests.
+
+It behaves like the API server where the reconciler's correctness depends on it: resourceVersion
+preconditions (409 on a stale write), merge-patch semantics, status subresource isolation, deletion
+with finalizers, and owner lookups. Every write is appended to ``writes`` so tests can assert
+exactly which API calls a reconcile made (and that an idempotent second pass makes none).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.ports import ConflictError, NotFoundError
+from shared.frameworks.base import GroupVersionKind
+from shared.merge_patch import apply_merge_patch
+
+WireDict = dict[str, Any]
+StoreKey = tuple[str, str, str, str]  # group, kind, namespace, name
+
+
+@dataclass
+class Write:
+    verb: str
+    kind: str
+    name: str
+    subresource: str | None = None
+    body: WireDict = field(default_factory=dict)
+
+
+@dataclass
+class RecordedEvent:
+    kind: str
+    name: str
+    event_type: str
+    reason: str
+    message: str
+
+
+class FakeCluster:
+    def __init__(self) -> None:
+        self.objects: dict[StoreKey, WireDict] = {}
+        self.writes: list[Write] = []
+        self.events: list[RecordedEvent] = []
+        self._revision = itertools.count(100)
+
+    # --- setup helpers --------------------------------------------------------------------------
+    def add(self, obj: WireDict) -> WireDict:
+        stored = copy.deepcopy(obj)
+        metadata = stored.setdefault("metadata", {})
+        metadata.setdefault("uid", str(uuid.uuid4()))
+        metadata.setdefault("generation", 1)
+        metadata["resourceVersion"] = str(next(self._revision))
+        self.objects[self._key_of(stored)] = stored
+        return copy.deepcopy(stored)
+
+    def find(self, kind: str, namespace: str | None, name: str) -> WireDict | None:
+        for (_, stored_kind, stored_namespace, stored_name), obj in self.objects.items():
+            if (stored_kind, stored_namespace, stored_name) == (kind, namespace or "", name):
+                return copy.deepcopy(obj)
+        return None
+
+    def of_kind(self, kind: str) -> list[WireDict]:
+        return [copy.deepcopy(obj) for key, obj in sorted(self.objects.items()) if key[1] == kind]
+
+    def reasons(self) -> list[str]:
+        return [event.reason for event in self.events]
+
+    @staticmethod
+    def _key_of(obj: WireDict) -> StoreKey:
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        metadata = obj["metadata"]
+        return (group, str(obj["kind"]), str(metadata.get("namespace") or ""), str(metadata["name"]))
+
+    @staticmethod
+    def _key(gvk: GroupVersionKind, namespace: str | None, name: str) -> StoreKey:
+        return (gvk.group, gvk.kind, namespace or "", name)
+
+    # --- ClusterReader ----------------------------------------------------------------------------
+    async def get(self, gvk: GroupVersionKind, namespace: str | None, name: str) -> WireDict | None:
+        obj = self.objects.get(self._key(gvk, namespace, name))
+        return copy.deepcopy(obj) if obj is not None else None
+
+    async def workloads_owned_by(
+        self, *, namespace: str, owner_gvk: GroupVersionKind, owner_name: str
+    ) -> list[WireDict]:
+        owned = []
+        for (group, kind, obj_namespace, _), obj in sorted(self.objects.items()):
+            if (group, kind, obj_namespace) != ("kueue.x-k8s.io", "Workload", namespace):
+                continue
+            for reference in obj["metadata"].get("ownerReferences") or []:
+                ref_group = str(reference.get("apiVersion", "")).rpartition("/")[0]
+                if (ref_group, reference.get("kind"), reference.get("name")) == (
+                    owner_gvk.group,
+                    owner_gvk.kind,
+                    owner_name,
+                ):
+                    owned.append(copy.deepcopy(obj))
+                    break
+        return owned
+
+    async def list_priority_classes(self) -> list[WireDict]:
+        return self.of_kind("PriorityClass")
+
+    # --- ClusterWriter ----------------------------------------------------------------------------
+    async def create(self, gvk: GroupVersionKind, namespace: str | None, body: WireDict) -> WireDict:
+        key = self._key(gvk, namespace, body["metadata"]["name"])
+        if key in self.objects:
+            raise ConflictError(f"{gvk.kind} {body['metadata']['name']} already exists")
+        self.writes.append(Write("create", gvk.kind, body["metadata"]["name"], body=copy.deepcopy(body)))
+        stored = copy.deepcopy(body)
+        stored["metadata"]["namespace"] = namespace
+        stored["metadata"].setdefault("uid", str(uuid.uuid4()))
+        stored["metadata"]["generation"] = 1
+        stored["metadata"]["resourceVersion"] = str(next(self._revision))
+        self.objects[key] = stored
+        return copy.deepcopy(stored)
+
+    def _store_write(self, key: StoreKey, new: WireDict, *, subresource: str | None) -> WireDict:
+        old = self.objects[key]
+        if subresource == "status":
+            merged = copy.deepcopy(old)
+            merged["status"] = copy.deepcopy(new.get("status"))
+        else:
+            merged = copy.deepcopy(new)
+            if "status" in old:
+                merged["status"] = copy.deepcopy(old["status"])
+            if merged.get("spec") != old.get("spec"):
+                merged["metadata"]["generation"] = int(old["metadata"].get("generation", 1)) + 1
+        merged["metadata"]["resourceVersion"] = str(next(self._revision))
+        if merged["metadata"].get("deletionTimestamp") and not merged["metadata"].get("finalizers"):
+            del self.objects[key]
+        else:
+            self.objects[key] = merged
+        return copy.deepcopy(merged)
+
+    async def update(
+        self, gvk: GroupVersionKind, namespace: str | None, body: WireDict, *, subresource: str | None = None
+    ) -> WireDict:
+        key = self._key(gvk, namespace, body["metadata"]["name"])
+        if key not in self.objects:
+            raise NotFoundError(body["metadata"]["name"])
+        current_rv = self.objects[key]["metadata"]["resourceVersion"]
+        if body["metadata"].get("resourceVersion") != current_rv:
+            raise ConflictError(f"{gvk.kind} {body['metadata']['name']} was modified")
+        self.writes.append(
+            Write("update", gvk.kind, body["metadata"]["name"], subresource, copy.deepcopy(body))
+        )
+        return self._store_write(key, body, subresource=subresource)
+
+    async def merge_patch(
+        self,
+        gvk: GroupVersionKind,
+        namespace: str | None,
+        name: str,
+        patch: WireDict,
+        *,
+        subresource: str | None = None,
+    ) -> WireDict:
+        key = self._key(gvk, namespace, name)
+        if key not in self.objects:
+            raise NotFoundError(name)
+        precondition = (patch.get("metadata") or {}).get("resourceVersion")
+        if precondition is not None and precondition != self.objects[key]["metadata"]["resourceVersion"]:
+            raise ConflictError(f"{gvk.kind} {name} was modified")
+        self.writes.append(Write("patch", gvk.kind, name, subresource, copy.deepcopy(patch)))
+        patched = apply_merge_patch(self.objects[key], patch)
+        return self._store_write(key, patched, subresource=subresource)
+
+    async def delete(
+        self, gvk: GroupVersionKind, namespace: str | None, name: str, *, uid: str | None = None
+    ) -> None:
+        key = self._key(gvk, namespace, name)
+        if key not in self.objects:
+            raise NotFoundError(name)
+        if uid is not None and self.objects[key]["metadata"].get("uid") != uid:
+            raise ConflictError(f"{gvk.kind} {name} has another uid")
+        self.writes.append(Write("delete", gvk.kind, name))
+        obj = self.objects[key]
+        if obj["metadata"].get("finalizers"):
+            obj["metadata"].setdefault("deletionTimestamp", "2026-11-22T00:00:00Z")
+            obj["metadata"]["resourceVersion"] = str(next(self._revision))
+        else:
+            del self.objects[key]
+
+    # --- EventSink --------------------------------------------------------------------------------
+    def record(self, *, regarding: WireDict, event_type: str, reason: str, message: str) -> None:
+        self.events.append(
+            RecordedEvent(
+                str(regarding.get("kind")), regarding["metadata"]["name"], event_type, reason, message
+            )
+        )
