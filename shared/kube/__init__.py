@@ -1,3 +1,106 @@
-"""Async Kubernetes client runtime: client, discovery, watch, informer, work queue, leader election."""
+"""Async Kubernetes client runtime: client, discovery, watch, informer, work queue, leader election.
 
-__all__: list[str] = []
+Everything the webhook, the reconciler and the MultiKueue worker need to talk to an API server is
+exported here; import from ``shared.kube``, not from its modules.
+"""
+
+from shared.kube.auth import (
+    BearerTokenAuth,
+    ConfigurationTokenSource,
+    FileTokenSource,
+    StaticTokenSource,
+    TokenSource,
+)
+from shared.kube.client import ClientSettings, KubeClient, ObjectList, PatchType, StreamResponse
+from shared.kube.clock import Clock, FakeClock, SystemClock
+from shared.kube.connection import (
+    ConnectionConfig,
+    load_connection,
+    load_in_cluster,
+    load_kubeconfig,
+    static_connection,
+)
+from shared.kube.discovery import ResourceInfo, RESTMapper
+from shared.kube.errors import (
+    AlreadyExists,
+    ApiError,
+    BadRequest,
+    Conflict,
+    Forbidden,
+    Gone,
+    InternalError,
+    Invalid,
+    KubeError,
+    MethodNotAllowed,
+    NotFound,
+    ServerTimeout,
+    ServiceUnavailable,
+    StatusCause,
+    TooManyRequests,
+    TransportError,
+    Unauthorized,
+    UnexpectedResponse,
+    UnknownKindError,
+)
+from shared.kube.observability import (
+    JsonFormatter,
+    KubeMetrics,
+    configure_logging,
+    current_object_key,
+    current_reconcile_id,
+    reconcile_context,
+)
+from shared.kube.ratelimit import ItemExponentialBackoff, TokenBucket
+from shared.kube.transport import AiohttpTransport, TransportSettings
+
+__all__ = [
+    "AiohttpTransport",
+    "AlreadyExists",
+    "ApiError",
+    "BadRequest",
+    "BearerTokenAuth",
+    "ClientSettings",
+    "Clock",
+    "ConfigurationTokenSource",
+    "Conflict",
+    "ConnectionConfig",
+    "FakeClock",
+    "FileTokenSource",
+    "Forbidden",
+    "Gone",
+    "InternalError",
+    "Invalid",
+    "ItemExponentialBackoff",
+    "JsonFormatter",
+    "KubeClient",
+    "KubeError",
+    "KubeMetrics",
+    "MethodNotAllowed",
+    "NotFound",
+    "ObjectList",
+    "PatchType",
+    "RESTMapper",
+    "ResourceInfo",
+    "ServerTimeout",
+    "ServiceUnavailable",
+    "StaticTokenSource",
+    "StatusCause",
+    "StreamResponse",
+    "SystemClock",
+    "TokenBucket",
+    "TokenSource",
+    "TooManyRequests",
+    "TransportError",
+    "TransportSettings",
+    "Unauthorized",
+    "UnexpectedResponse",
+    "UnknownKindError",
+    "configure_logging",
+    "current_object_key",
+    "current_reconcile_id",
+    "load_connection",
+    "load_in_cluster",
+    "load_kubeconfig",
+    "reconcile_context",
+    "static_connection",
+]

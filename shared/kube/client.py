@@ -1,0 +1,670 @@
+"""The async Kubernetes API client: raw dicts in and out, typed errors, safe retries, a QPS limit.
+
+Design:
+
+* **Raw dicts.** Objects are never round-tripped through models here, so no field is ever lost;
+  JSON is encoded and decoded with orjson.
+* **Transport seam.** The client takes any ``httpx.AsyncBaseTransport`` (tests: ``MockTransport``).
+  The default transport is ``AiohttpTransport``; for it, non-streaming requests take a fast path
+  without httpx objects (see ``transport``'s docstring for the measurements behind that).
+* **Fresh credentials.** ``BearerTokenAuth`` is asked for the token on every request.
+* **Retries only where safe.** A request is retried (tenacity, jittered exponential backoff) when
+  the server certainly did not act on it or acting twice is harmless:
+
+  - 429 ``TooManyRequests`` for every verb (the API server rejects before doing anything), waiting
+    at least the server's ``Retry-After``;
+  - 5xx answers for reads (GET) only -- a POST that got a 500 may have been applied;
+  - transport errors for reads, and for writes only when the connection could not be opened.
+
+  Everything else (``Conflict``, ``Invalid``, a 500 on a write) surfaces at once.
+* **Client-side rate limit.** Every attempt takes a token from a ``TokenBucket`` (``qps``/``burst``
+  of the component's ``clientConnection``), so retries are limited too.
+* **Metrics.** Every attempt is counted by verb, resource and code, with its latency.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import orjson
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from shared.frameworks.base import GroupVersionKind
+from shared.kube.auth import BearerTokenAuth
+from shared.kube.clock import Clock, SystemClock
+from shared.kube.connection import ConnectionConfig
+from shared.kube.discovery import ResourceInfo, RESTMapper
+from shared.kube.errors import (
+    ApiError,
+    Gone,
+    KubeError,
+    TooManyRequests,
+    TransportError,
+    UnexpectedResponse,
+    api_error_from_response,
+)
+from shared.kube.observability import KubeMetrics
+from shared.kube.ratelimit import TokenBucket
+from shared.kube.transport import AiohttpTransport, TransportSettings
+
+__all__ = ["ClientSettings", "KubeClient", "ObjectList", "PatchType", "StreamResponse"]
+
+JSON_CONTENT = "application/json"
+
+
+class PatchType(StrEnum):
+    MERGE = "application/merge-patch+json"
+    JSON = "application/json-patch+json"
+    STRATEGIC = "application/strategic-merge-patch+json"
+    APPLY = "application/apply-patch+yaml"
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """Client behaviour; ``qps``/``burst`` come from the component's ``clientConnection``."""
+
+    qps: float = 50.0
+    burst: int = 100
+    max_attempts: int = 6
+    retry_backoff_initial: float = 0.1
+    retry_backoff_max: float = 10.0
+    request_timeout: float = 60.0
+    user_agent: str = "kueue-bridge"
+    transport: TransportSettings = field(default_factory=TransportSettings)
+
+
+@dataclass(frozen=True)
+class ObjectList:
+    """All items of a (paginated) list and the resourceVersion to watch from."""
+
+    items: list[dict[str, Any]]
+    resource_version: str
+
+
+class StreamResponse:
+    """A streamed 2xx answer (watch): iterate ``chunks()``; always closed by ``aclose``."""
+
+    def __init__(self, response: httpx.Response, *, path: str) -> None:
+        self._response = response
+        self.path = path
+        self.status_code = response.status_code
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._response.aiter_raw():
+                yield chunk
+        except httpx.TransportError as exc:
+            raise TransportError(f"{type(exc).__name__}: {exc}", request_sent=True, path=self.path) from exc
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+def _is_read(method: str) -> bool:
+    return method == "GET"
+
+
+def _retryable(exc: BaseException, *, method: str) -> bool:
+    if isinstance(exc, TooManyRequests):
+        return True
+    if isinstance(exc, ApiError):
+        return exc.code >= 500 and _is_read(method)
+    if isinstance(exc, TransportError):
+        return _is_read(method) or not exc.request_sent
+    return False
+
+
+_HTTPX_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
+
+
+class KubeClient:
+    """One API server. Create with ``from_connection`` (or directly with a transport in tests)."""
+
+    def __init__(
+        self,
+        *,
+        server: str,
+        transport: httpx.AsyncBaseTransport,
+        auth: BearerTokenAuth | None = None,
+        settings: ClientSettings = ClientSettings(),
+        metrics: KubeMetrics | None = None,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.server = server.rstrip("/")
+        self.settings = settings
+        self.metrics = metrics
+        self.clock: Clock = clock or SystemClock()
+        self._transport = transport
+        self._fast = transport if isinstance(transport, AiohttpTransport) else None
+        self._auth = auth
+        self._rng = rng or random.Random()
+        self._limiter = TokenBucket(qps=settings.qps, burst=settings.burst, clock=self.clock)
+        self._base_headers = {"Accept": JSON_CONTENT, "User-Agent": settings.user_agent}
+        self.mapper = RESTMapper(fetch=self._discovery_get, clock=self.clock)
+
+    @classmethod
+    def from_connection(
+        cls,
+        connection: ConnectionConfig,
+        *,
+        settings: ClientSettings = ClientSettings(),
+        metrics: KubeMetrics | None = None,
+        clock: Clock | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> KubeClient:
+        """A client for a loaded kubeconfig / in-cluster config; default transport: aiohttp."""
+        chosen = transport or AiohttpTransport(
+            ssl_context=connection.ssl_context,
+            settings=settings.transport,
+            tls_server_name=connection.tls_server_name,
+        )
+        return cls(
+            server=connection.server,
+            transport=chosen,
+            auth=BearerTokenAuth(connection.token_source),
+            settings=settings,
+            metrics=metrics,
+            clock=clock,
+        )
+
+    async def aclose(self) -> None:
+        await self._transport.aclose()
+
+    async def __aenter__(self) -> KubeClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # --- the request core ------------------------------------------------------------------------
+
+    def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = dict(self._base_headers)
+        if content_type is not None:
+            headers["Content-Type"] = content_type
+        if self._auth is not None:
+            authorization = self._auth.authorization()
+            if authorization is not None:
+                headers["Authorization"] = authorization
+        return headers
+
+    async def _attempt(
+        self,
+        method: str,
+        path: str,
+        query: str,
+        content: bytes | None,
+        content_type: str | None,
+        *,
+        verb: str,
+        resource: str,
+    ) -> Any:
+        waited = await self._limiter.acquire()
+        if waited and self.metrics is not None:
+            self.metrics.rate_limiter_wait.inc(waited)
+        url = f"{self.server}{path}?{query}" if query else f"{self.server}{path}"
+        headers = self._headers(content_type)
+        started = self.clock.now()
+        code = "error"
+        try:
+            if self._fast is not None:
+                buffered = await self._fast.send_buffered(
+                    method,
+                    url,
+                    headers=headers,
+                    content=content,
+                    path=path,
+                    total_timeout=self.settings.request_timeout,
+                )
+                status, response_headers, body = buffered.status_code, buffered.headers, buffered.body
+            else:
+                status, response_headers, body = await self._send_httpx(method, url, headers, content, path)
+            code = str(status)
+        finally:
+            if self.metrics is not None:
+                self.metrics.observe_request(
+                    verb=verb, resource=resource, code=code, seconds=self.clock.now() - started
+                )
+        if status >= 300:
+            raise api_error_from_response(status_code=status, body=body, headers=response_headers, path=path)
+        if not body:
+            return {}
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise UnexpectedResponse(
+                path=path, status_code=status, body=body, problem=f"is not JSON ({exc})"
+            ) from exc
+
+    async def _send_httpx(
+        self, method: str, url: str, headers: dict[str, str], content: bytes | None, path: str
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        timeout = self.settings.request_timeout
+        request = httpx.Request(
+            method,
+            url,
+            headers=headers,
+            content=content,
+            extensions={"timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}},
+        )
+        try:
+            response = await self._transport.handle_async_request(request)
+            try:
+                body = await response.aread()
+            finally:
+                await response.aclose()
+        except TransportError:
+            raise
+        except httpx.TransportError as exc:
+            raise TransportError(
+                f"{type(exc).__name__}: {exc}", request_sent=not isinstance(exc, _HTTPX_NOT_SENT), path=path
+            ) from exc
+        return response.status_code, response.headers, body
+
+    def _retry_wait(self, retry_state: RetryCallState) -> float:
+        # attempt_number counts attempts of the retry loop, which starts after the first failure.
+        attempt = retry_state.attempt_number + 1
+        exc = retry_state.outcome.exception() if retry_state.outcome is not None else None
+        return self._delay_after(exc, attempt=attempt)
+
+    def _delay_after(self, exc: BaseException | None, *, attempt: int) -> float:
+        cap = self.settings.retry_backoff_max
+        backoff = min(cap, self.settings.retry_backoff_initial * float(2 ** (attempt - 1)))
+        delay = backoff / 2 + self._rng.uniform(0, backoff / 2)  # "equal jitter"
+        if isinstance(exc, ApiError) and exc.retry_after is not None:
+            delay = max(delay, exc.retry_after)
+        return delay
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        verb: str,
+        resource: str,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+    ) -> Any:
+        """One API call with the retry policy; returns the decoded JSON (``{}`` for an empty body)."""
+        query = urlencode(params) if params else ""
+        content = orjson.dumps(body) if body is not None else None
+        if content is not None and content_type is None:
+            content_type = JSON_CONTENT
+        try:
+            return await self._attempt(
+                method, path, query, content, content_type, verb=verb, resource=resource
+            )
+        except KubeError as exc:
+            if not _retryable(exc, method=method) or self.settings.max_attempts <= 1:
+                raise
+            first_failure = exc
+        if self.metrics is not None:
+            self.metrics.api_retries.labels(verb, resource).inc()
+        await self.clock.sleep(self._delay_after(first_failure, attempt=1))
+
+        def count_retry(retry_state: RetryCallState) -> None:
+            if self.metrics is not None:
+                self.metrics.api_retries.labels(verb, resource).inc()
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.settings.max_attempts - 1),
+            wait=self._retry_wait,
+            retry=retry_if_exception(lambda e: _retryable(e, method=method)),
+            sleep=self.clock.sleep,
+            before_sleep=count_retry,
+            reraise=True,
+        )
+        return await retrying(
+            self._attempt, method, path, query, content, content_type, verb=verb, resource=resource
+        )
+
+    async def _discovery_get(self, path: str) -> dict[str, Any]:
+        result = await self.request("GET", path, verb="get", resource="discovery")
+        if not isinstance(result, dict):
+            raise UnexpectedResponse(path=path, status_code=200, body=b"", problem="is not a JSON object")
+        return result
+
+    async def open_stream(self, path: str, *, params: Mapping[str, str], resource: str) -> StreamResponse:
+        """Start a streamed GET (watch). No retry here: the watch loop owns reconnect policy."""
+        waited = await self._limiter.acquire()
+        if waited and self.metrics is not None:
+            self.metrics.rate_limiter_wait.inc(waited)
+        query = urlencode(params)
+        request = httpx.Request(
+            "GET",
+            f"{self.server}{path}?{query}" if query else f"{self.server}{path}",
+            headers=self._headers(None),
+            extensions={
+                "timeout": {
+                    "connect": self.settings.transport.connect_timeout,
+                    "read": None,
+                    "write": None,
+                    "pool": None,
+                }
+            },
+        )
+        started = self.clock.now()
+        code = "error"
+        try:
+            try:
+                response = await self._transport.handle_async_request(request)
+            except TransportError:
+                raise
+            except httpx.TransportError as exc:
+                raise TransportError(
+                    f"{type(exc).__name__}: {exc}",
+                    request_sent=not isinstance(exc, _HTTPX_NOT_SENT),
+                    path=path,
+                ) from exc
+            code = str(response.status_code)
+        finally:
+            if self.metrics is not None:
+                self.metrics.observe_request(
+                    verb="watch", resource=resource, code=code, seconds=self.clock.now() - started
+                )
+        if response.status_code >= 300:
+            try:
+                body = await response.aread()
+            except httpx.HTTPError:
+                body = b""
+            finally:
+                await response.aclose()
+            raise api_error_from_response(
+                status_code=response.status_code, body=body, headers=response.headers, path=path
+            )
+        return StreamResponse(response, path=path)
+
+    # --- verbs -----------------------------------------------------------------------------------
+
+    async def resource(self, gvk: GroupVersionKind) -> ResourceInfo:
+        return await self.mapper.resolve(gvk)
+
+    @staticmethod
+    def _namespace(
+        info: ResourceInfo, namespace: str | None, body: Mapping[str, Any] | None = None
+    ) -> str | None:
+        if not info.namespaced:
+            return None
+        if namespace is None and body is not None:
+            metadata = body.get("metadata")
+            namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
+        if not namespace:
+            raise ValueError(f"{info.gvk}: metadata.namespace is required for a namespaced resource")
+        return namespace
+
+    @staticmethod
+    def _name(body: Mapping[str, Any], gvk: GroupVersionKind) -> str:
+        metadata = body.get("metadata")
+        name = metadata.get("name") if isinstance(metadata, dict) else None
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{gvk}: metadata.name is required")
+        return name
+
+    async def get(
+        self,
+        gvk: GroupVersionKind,
+        name: str,
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
+        info = await self.mapper.resolve(gvk)
+        path = info.path(namespace=self._namespace(info, namespace), name=name, subresource=subresource)
+        result: dict[str, Any] = await self.request("GET", path, verb="get", resource=info.resource_label)
+        return result
+
+    async def list(
+        self,
+        gvk: GroupVersionKind,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+        resource_version: str | None = None,
+    ) -> dict[str, Any]:
+        """One page of a list (the raw ``*List`` object; ``metadata.continue`` for the next page)."""
+        info = await self.mapper.resolve(gvk)
+        params: dict[str, str] = {}
+        if label_selector:
+            params["labelSelector"] = label_selector
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        if limit:
+            params["limit"] = str(limit)
+        if continue_token:
+            params["continue"] = continue_token
+        if resource_version is not None:
+            params["resourceVersion"] = resource_version
+        path = info.path(namespace=namespace if info.namespaced else None)
+        result: dict[str, Any] = await self.request(
+            "GET", path, verb="list", resource=info.resource_label, params=params
+        )
+        return result
+
+    async def list_all(
+        self,
+        gvk: GroupVersionKind,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        page_size: int | None = 500,
+    ) -> ObjectList:
+        """Every item across pages; items get ``apiVersion``/``kind`` (lists omit them).
+
+        An expired continue token (410) falls back to one unpaginated list, as client-go's pager does.
+        """
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        resource_version = ""
+        limit = page_size
+        while True:
+            try:
+                page = await self.list(
+                    gvk,
+                    namespace=namespace,
+                    label_selector=label_selector,
+                    field_selector=field_selector,
+                    limit=limit,
+                    continue_token=token,
+                )
+            except Gone:
+                if token is None:
+                    raise
+                items, token, limit = [], None, None
+                continue
+            page_items = page.get("items") or []
+            for item in page_items:
+                if isinstance(item, dict):
+                    item.setdefault("apiVersion", gvk.api_version)
+                    item.setdefault("kind", gvk.kind)
+                    items.append(item)
+            metadata = page.get("metadata") or {}
+            resource_version = str(metadata.get("resourceVersion") or resource_version)
+            token = metadata.get("continue") or None
+            if not token:
+                return ObjectList(items=items, resource_version=resource_version)
+
+    async def create(
+        self,
+        gvk: GroupVersionKind,
+        body: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        info = await self.mapper.resolve(gvk)
+        path = info.path(namespace=self._namespace(info, namespace, body))
+        params = self._write_params(field_manager=field_manager, dry_run=dry_run)
+        result: dict[str, Any] = await self.request(
+            "POST", path, verb="create", resource=info.resource_label, params=params, body=body
+        )
+        return result
+
+    async def update(
+        self,
+        gvk: GroupVersionKind,
+        body: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+        resource_version: str | None = None,
+        field_manager: str | None = None,
+    ) -> dict[str, Any]:
+        """PUT with optimistic concurrency: ``metadata.resourceVersion`` must be set (``Conflict`` if stale)."""
+        info = await self.mapper.resolve(gvk)
+        name = self._name(body, gvk)
+        metadata = dict(body.get("metadata") or {})
+        if resource_version is not None:
+            metadata["resourceVersion"] = resource_version
+        if not metadata.get("resourceVersion"):
+            raise ValueError(
+                f"{gvk} {name}: metadata.resourceVersion is required for update (use patch for blind writes)"
+            )
+        payload = {**body, "metadata": metadata}
+        path = info.path(namespace=self._namespace(info, namespace, body), name=name, subresource=subresource)
+        params = self._write_params(field_manager=field_manager)
+        result: dict[str, Any] = await self.request(
+            "PUT", path, verb="update", resource=info.resource_label, params=params, body=payload
+        )
+        return result
+
+    async def patch(
+        self,
+        gvk: GroupVersionKind,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = PatchType.MERGE,
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> dict[str, Any]:
+        """Merge (default), JSON (a list of ops), strategic or apply patch of one object."""
+        info = await self.mapper.resolve(gvk)
+        if patch_type is PatchType.APPLY and not field_manager:
+            raise ValueError(f"{gvk} {name}: server-side apply needs a field_manager")
+        if patch_type is PatchType.JSON and not isinstance(patch, list):
+            raise ValueError(f"{gvk} {name}: a JSON patch is a list of operations")
+        params = self._write_params(field_manager=field_manager)
+        if force is not None and patch_type is PatchType.APPLY:
+            params["force"] = "true" if force else "false"
+        path = info.path(namespace=self._namespace(info, namespace), name=name, subresource=subresource)
+        result: dict[str, Any] = await self.request(
+            "PATCH",
+            path,
+            verb="patch",
+            resource=info.resource_label,
+            params=params,
+            body=patch,
+            content_type=patch_type.value,
+        )
+        return result
+
+    async def apply(
+        self,
+        gvk: GroupVersionKind,
+        body: Mapping[str, Any],
+        *,
+        field_manager: str,
+        force: bool = False,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
+        """Server-side apply of ``body`` (which carries apiVersion, kind and metadata.name)."""
+        info = await self.mapper.resolve(gvk)
+        payload = {"apiVersion": gvk.api_version, "kind": gvk.kind, **body}
+        return await self.patch(
+            gvk,
+            self._name(body, gvk),
+            payload,
+            namespace=self._namespace(info, namespace, body),
+            patch_type=PatchType.APPLY,
+            subresource=subresource,
+            field_manager=field_manager,
+            force=force,
+        )
+
+    async def delete(
+        self,
+        gvk: GroupVersionKind,
+        name: str,
+        *,
+        namespace: str | None = None,
+        propagation_policy: str | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        grace_period_seconds: int | None = None,
+    ) -> dict[str, Any]:
+        """DELETE with optional propagation policy and uid/resourceVersion preconditions."""
+        info = await self.mapper.resolve(gvk)
+        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if propagation_policy is not None:
+            options["propagationPolicy"] = propagation_policy
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        preconditions = {
+            key: value
+            for key, value in (("uid", uid), ("resourceVersion", resource_version))
+            if value is not None
+        }
+        if preconditions:
+            options["preconditions"] = preconditions
+        path = info.path(namespace=self._namespace(info, namespace), name=name)
+        result: dict[str, Any] = await self.request(
+            "DELETE", path, verb="delete", resource=info.resource_label, body=options
+        )
+        return result
+
+    async def get_status(
+        self, gvk: GroupVersionKind, name: str, *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        return await self.get(gvk, name, namespace=namespace, subresource="status")
+
+    async def update_status(
+        self, gvk: GroupVersionKind, body: Mapping[str, Any], *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        return await self.update(gvk, body, namespace=namespace, subresource="status")
+
+    async def patch_status(
+        self,
+        gvk: GroupVersionKind,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = PatchType.MERGE,
+        field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> dict[str, Any]:
+        return await self.patch(
+            gvk,
+            name,
+            patch,
+            namespace=namespace,
+            patch_type=patch_type,
+            subresource="status",
+            field_manager=field_manager,
+            force=force,
+        )
+
+    @staticmethod
+    def _write_params(*, field_manager: str | None, dry_run: bool = False) -> dict[str, str]:
+        params: dict[str, str] = {}
+        if field_manager:
+            params["fieldManager"] = field_manager
+        if dry_run:
+            params["dryRun"] = "All"
+        return params

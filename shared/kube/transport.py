@@ -1,0 +1,193 @@
+"""HTTP transports behind the ``httpx.AsyncBaseTransport`` seam.
+
+``KubeClient`` accepts any ``httpx.AsyncBaseTransport``: tests pass ``httpx.MockTransport``, a user
+who wants HTTP/2 passes ``httpx.AsyncHTTPTransport(http2=True)``. The default is ``AiohttpTransport``
+below, because measurements (``bench/client.py``) showed httpx's own stack is the bottleneck of a
+busy controller: against a loopback HTTPS server, 16 concurrent GETs through
+``httpx.AsyncClient`` ran at roughly a tenth of a bare aiohttp loop (httpcore's anyio TLS stream and
+per-request URL/header/response object construction dominate), while aiohttp's connection pool uses
+asyncio's native transport. aiohttp is already installed with ``kubernetes``.
+
+``AiohttpTransport`` is a complete httpx transport (streamed bodies included, used for watches) and
+additionally offers ``send_buffered()``: a request/response round trip with no httpx objects at all,
+which ``KubeClient`` uses for non-streaming calls. Both paths share one pooled ``ClientSession`` and
+one ``SSLContext``.
+
+Invariants:
+
+* The session is created lazily inside the running loop and closed by ``aclose()``.
+* Every aiohttp/OS failure becomes ``TransportError`` with ``request_sent=False`` only for failures
+  to open a connection (the request cannot have reached the server).
+* No redirects are followed, no cookies are kept (the API server uses neither).
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import httpx
+
+from shared.kube.errors import TransportError
+
+__all__ = ["AiohttpTransport", "BufferedResponse", "TransportSettings"]
+
+
+@dataclass(frozen=True)
+class TransportSettings:
+    """Connection-pool and timeout settings of ``AiohttpTransport``."""
+
+    max_connections: int = 64
+    connect_timeout: float = 10.0
+    request_timeout: float = 60.0
+    keepalive_timeout: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class BufferedResponse:
+    status_code: int
+    headers: Mapping[str, str]
+    body: bytes
+
+
+# aiohttp already decompressed the body; httpx must not try again.
+_DECODED_BY_AIOHTTP = frozenset({b"content-encoding", b"content-length", b"transfer-encoding"})
+
+
+def _transport_error(exc: BaseException, *, path: str) -> TransportError:
+    not_sent = isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientSSLError)
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return TransportError(detail, request_sent=not not_sent, path=path)
+
+
+class _AiohttpStream(httpx.AsyncByteStream):
+    def __init__(self, response: aiohttp.ClientResponse, *, path: str) -> None:
+        self._response = response
+        self._path = path
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._response.content.iter_any():
+                yield chunk
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            raise _transport_error(exc, path=self._path) from exc
+
+    async def aclose(self) -> None:
+        self._response.close()
+
+
+class AiohttpTransport(httpx.AsyncBaseTransport):
+    """An httpx transport on a pooled ``aiohttp.ClientSession`` (HTTP/1.1, keep-alive)."""
+
+    def __init__(
+        self,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+        settings: TransportSettings = TransportSettings(),
+        tls_server_name: str | None = None,
+    ) -> None:
+        self._ssl: ssl.SSLContext | bool = ssl_context if ssl_context is not None else True
+        self._settings = settings
+        self._server_hostname = tls_server_name
+        self._session: aiohttp.ClientSession | None = None
+        self._default_timeout = aiohttp.ClientTimeout(
+            total=settings.request_timeout, connect=settings.connect_timeout
+        )
+        self._streaming_timeout = aiohttp.ClientTimeout(total=None, connect=settings.connect_timeout)
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        session = self._session
+        if session is None or session.closed:
+            connector = aiohttp.TCPConnector(
+                ssl=self._ssl,
+                limit=self._settings.max_connections,
+                keepalive_timeout=self._settings.keepalive_timeout,
+            )
+            session = aiohttp.ClientSession(
+                connector=connector,
+                cookie_jar=aiohttp.DummyCookieJar(),
+                auto_decompress=True,
+                skip_auto_headers=("User-Agent",),
+            )
+            self._session = session
+        return session
+
+    def _extra(self) -> dict[str, Any]:
+        return {"server_hostname": self._server_hostname} if self._server_hostname else {}
+
+    async def send_buffered(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        content: bytes | None,
+        path: str,
+        total_timeout: float | None = None,
+    ) -> BufferedResponse:
+        """One request, whole body read; no httpx objects on the way (the client's fast path)."""
+        session = self._get_session()
+        request_timeout = (
+            self._default_timeout
+            if total_timeout is None
+            else aiohttp.ClientTimeout(total=total_timeout, connect=self._settings.connect_timeout)
+        )
+        try:
+            async with session.request(
+                method,
+                url,
+                headers=headers,
+                data=content,
+                allow_redirects=False,
+                timeout=request_timeout,
+                **self._extra(),
+            ) as response:
+                body = await response.read()
+                return BufferedResponse(response.status, response.headers, body)
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            raise _transport_error(exc, path=path) from exc
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        session = self._get_session()
+        path = request.url.path
+        timeouts = request.extensions.get("timeout") or {}
+        read_timeout = timeouts.get("read", self._settings.request_timeout)
+        timeout = (
+            self._streaming_timeout
+            if read_timeout is None
+            else aiohttp.ClientTimeout(
+                total=None, connect=self._settings.connect_timeout, sock_read=read_timeout
+            )
+        )
+        headers = [(key.decode("latin-1"), value.decode("latin-1")) for key, value in request.headers.raw]
+        content = await request.aread()
+        try:
+            response = await session.request(
+                request.method,
+                str(request.url),
+                headers=headers,
+                data=content or None,
+                allow_redirects=False,
+                timeout=timeout,
+                **self._extra(),
+            )
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            raise _transport_error(exc, path=path) from exc
+        return httpx.Response(
+            response.status,
+            headers=[
+                (key.decode("latin-1"), value.decode("latin-1"))
+                for key, value in response.raw_headers
+                if key.lower() not in _DECODED_BY_AIOHTTP
+            ],
+            stream=_AiohttpStream(response, path=path),
+            request=request,
+        )
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None
