@@ -1,0 +1,1 @@
+"""Unit tests of Kueue's deterministic helpers (naming, job metadata, PodSetInfo, equivalence, builder)."""
