@@ -59,6 +59,7 @@ from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.spec import DeclarativeAdapterSpec
 from shared.labelselector import (
     LabelSelector,
+    dns1123_label_errors,
     dns1123_subdomain_errors,
     format_selector,
     label_key_errors,
@@ -630,7 +631,7 @@ def _selector_rules(s: _Sections) -> Iterator[ConfigIssue]:
             message = f'Invalid value: "{shown}": should not match the "{namespace}" namespace'
             yield ConfigIssue("managedJobsNamespaceSelector", message)
     if s.namespace is not None:
-        yield from _name_issues("namespace", s.namespace, dns1123_subdomain_errors(s.namespace))
+        yield from _name_issues("namespace", s.namespace, dns1123_label_errors(s.namespace))
 
 
 _BIND_ADDRESS = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[^:\[\]]*):(?P<port>[0-9]{1,5})$")

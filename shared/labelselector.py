@@ -37,6 +37,7 @@ __all__ = [
     "Requirement",
     "Selector",
     "SelectorSyntaxError",
+    "dns1123_label_errors",
     "dns1123_subdomain_errors",
     "format_selector",
     "label_key_errors",
@@ -82,6 +83,23 @@ def dns1123_subdomain_errors(value: str) -> list[str]:
         errors.append("must be no more than 253 characters")
     if not _DNS1123_SUBDOMAIN_RE.match(value):
         errors.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errors
+
+
+_DNS1123_LABEL_RE: Final = re.compile(f"^{_DNS1123_LABEL_FMT}$")
+_DNS1123_LABEL_MSG: Final = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
+
+
+def dns1123_label_errors(value: str) -> list[str]:
+    """Kubernetes ``IsDNS1123Label`` (namespace names): empty list when valid."""
+    errors: list[str] = []
+    if len(value) > 63:
+        errors.append("must be no more than 63 characters")
+    if not _DNS1123_LABEL_RE.match(value):
+        errors.append(_regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
     return errors
 
 
