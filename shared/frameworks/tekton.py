@@ -1,0 +1,150 @@
+"""Tekton PipelineRun (``tekton.dev/v1``), with tekton-kueue's semantics (ecosystem notes §2.1).
+
+A PipelineRun does not declare its pods up front (tasks create them as the DAG unfolds), so the
+Workload has **one synthetic pod set** (``pod-set-1``, one ``dummy`` container) whose requests come
+from annotations ``kueue.konflux-ci.dev/requests-<resource>: <quantity>`` plus a synthetic
+``tekton.dev/pipelineruns: 1`` so a ClusterQueue can cap how many runs execute at once.
+
+Invariants:
+
+* **Suspended means ``spec.status == "PipelineRunPending"``** (Tekton's own "do not start yet");
+  starting clears ``spec.status``. Nothing is injected into pods: there are no templates to inject into.
+* **Stopping is graceful**: ``spec.status = "StoppedRunFinally"`` lets running tasks finish and runs
+  ``finally`` tasks, and is only written while the run is pending or running (a run already cancelled,
+  stopped or finished is left alone).
+* A malformed request annotation is an ``AdapterError`` naming the annotation (tekton-kueue returns
+  an unretryable error for the same input, so the reconciler does not hot-loop).
+* ``pods_ready`` is always true: tekton-kueue disables waitForPodsReady for PipelineRuns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Final
+
+from shared.frameworks.base import AdapterError, FinishedState, GroupVersionKind, StopStep
+from shared.frameworks.conditions import find_condition
+from shared.frameworks.paths import parse_path
+from shared.models.workload import PodSet
+from shared.podset import PodSetInfo
+
+__all__ = [
+    "PIPELINERUN_COUNT_RESOURCE",
+    "PIPELINERUN_FRAMEWORK",
+    "PIPELINERUN_GVK",
+    "REQUESTS_ANNOTATION_PREFIX",
+    "PipelineRunAdapter",
+]
+
+PIPELINERUN_FRAMEWORK: Final = "tekton.dev/pipelinerun"
+PIPELINERUN_GVK: Final = GroupVersionKind("tekton.dev", "v1", "PipelineRun")
+PIPELINERUN_COUNT_RESOURCE: Final = "tekton.dev/pipelineruns"
+REQUESTS_ANNOTATION_PREFIX: Final = "kueue.konflux-ci.dev/requests-"
+TEKTON_CONTROLLER_NAME: Final = "tekton.dev/pipeline"
+PENDING: Final = "PipelineRunPending"
+STOPPED_RUN_FINALLY: Final = "StoppedRunFinally"
+SUCCESS_REASONS: Final = frozenset({"Succeeded", "Completed"})
+POD_SET_NAME: Final = "pod-set-1"
+
+# resource.Quantity: sign, digits with optional decimal point, then a binary/decimal SI suffix or exponent
+_QUANTITY = re.compile(
+    r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?"
+)
+
+_STATUS = parse_path("spec.status")
+_MANAGED_BY = parse_path("spec.managedBy")
+_ANNOTATIONS = parse_path("metadata.annotations")
+_START_TIME = parse_path("status.startTime")
+
+
+class PipelineRunAdapter:
+    """``GenericJob`` + CustomStop, ManagedBy."""
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self._obj = obj
+
+    @property
+    def obj(self) -> dict[str, Any]:
+        return self._obj
+
+    @property
+    def gvk(self) -> GroupVersionKind:
+        return PIPELINERUN_GVK
+
+    def _spec_status(self) -> str:
+        return _STATUS.get_typed(self._obj, str, default="")
+
+    def requests(self) -> dict[str, str]:
+        """The synthetic container's requests (quantities validated, kept as written)."""
+        requests = {PIPELINERUN_COUNT_RESOURCE: "1"}
+        for key, value in sorted(_ANNOTATIONS.get_typed(self._obj, dict, default={}).items()):
+            if not key.startswith(REQUESTS_ANNOTATION_PREFIX):
+                continue
+            where = f"metadata.annotations[{key}]"
+            resource = key[len(REQUESTS_ANNOTATION_PREFIX) :]
+            if not resource:
+                raise AdapterError(where, f"empty resource name in annotation {key}")
+            if not isinstance(value, str) or not _QUANTITY.fullmatch(value):
+                raise AdapterError(where, f"invalid resource quantity in annotation {key}={value!r}")
+            requests[resource] = value
+        return requests
+
+    # --- GenericJob -----------------------------------------------------------------------------
+
+    def is_suspended(self) -> bool:
+        return self._spec_status() == PENDING
+
+    def suspend(self) -> None:
+        _STATUS.set(self._obj, PENDING)
+
+    def is_active(self) -> bool:
+        """Started (``status.startTime``) and not yet done."""
+        return _START_TIME.get(self._obj, default=None) is not None and not self.finished().finished
+
+    def pod_sets(self) -> list[PodSet]:
+        container = {"name": "dummy", "image": "dummy", "resources": {"requests": self.requests()}}
+        return [
+            PodSet(name=POD_SET_NAME, template={"metadata": {}, "spec": {"containers": [container]}}, count=1)
+        ]
+
+    def run_with_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> None:
+        _STATUS.delete(self._obj)
+
+    def restore_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> bool:
+        return False
+
+    def finished(self) -> FinishedState:
+        """Done once ``Succeeded`` is True or False; success for reasons Succeeded/Completed."""
+        condition = find_condition(self._obj, "Succeeded")
+        if condition is None or condition.get("status") not in ("True", "False"):
+            return FinishedState(finished=False)
+        return FinishedState(
+            finished=True,
+            success=condition.get("reason") in SUCCESS_REASONS,
+            message=str(condition.get("message") or ""),
+        )
+
+    def pods_ready(self) -> bool:
+        return True
+
+    # --- JobWithCustomStop ----------------------------------------------------------------------
+
+    def stop_steps(self, infos: Sequence[PodSetInfo]) -> list[StopStep]:
+        if self.finished().finished or self._spec_status() not in ("", PENDING):
+            return []
+        return [StopStep({"spec": {"status": STOPPED_RUN_FINALLY}})]
+
+    # --- JobWithManagedBy -----------------------------------------------------------------------
+
+    def can_default_managed_by(self) -> bool:
+        return self.managed_by() in (None, TEKTON_CONTROLLER_NAME)
+
+    def managed_by(self) -> str | None:
+        return _MANAGED_BY.get_typed(self._obj, str, default=None)
+
+    def set_managed_by(self, value: str | None) -> None:
+        if value is None:
+            _MANAGED_BY.delete(self._obj)
+        else:
+            _MANAGED_BY.set(self._obj, value)
