@@ -179,8 +179,12 @@ class JobReconciler:
             await self._handle_child(job, ancestor=ancestor)
             return DONE
 
-        workload = await self._workloads.ensure_one(job)
-        return await self._sync(job, workload)
+        try:
+            workload = await self._workloads.ensure_one(job)
+            return await self._sync(job, workload)
+        except AdapterError as exc:
+            self._warn_malformed(obj, exc)
+            raise UnretryableError(str(exc)) from exc
 
     def _adapter(self, obj: WireDict) -> GenericJob:
         try:
@@ -225,11 +229,7 @@ class JobReconciler:
             return DONE
 
         if workload is None:
-            try:
-                await self._workloads.handle_no_workload(job)
-            except AdapterError as exc:
-                self._warn_malformed(job.obj, exc)
-                raise UnretryableError(str(exc)) from exc
+            await self._workloads.handle_no_workload(job)
             return DONE
 
         if isinstance(job, JobWithReclaimablePods) and await self._sync_reclaimable(job, workload):

@@ -22,8 +22,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from shared.workload_builder import construct_workload
-
 from reconciler.ancestry import gvk_of_reference
 from reconciler.job_control import JobControl
 from reconciler.ports import (
@@ -53,6 +51,7 @@ from shared.jobmeta import (
 from shared.models.meta import OwnerReference
 from shared.models.workload import PodSet, Workload
 from shared.podset import PodSetInfo, pod_set_infos_from_admission
+from shared.workload_builder import construct_workload
 from shared.workload_state import finish_workload, has_quota_reservation, is_finished
 
 __all__ = [
