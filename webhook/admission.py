@@ -1,0 +1,285 @@
+"""The admission path: bytes in, bytes out, for ``/mutate`` and ``/validate``.
+
+This is the latency-critical code, so it stays framework-free: the body is parsed once with orjson,
+the envelope is checked by hand (no model construction per request), the rules run on the raw dict
+and the answer is serialised with orjson. The HTTP layer (``webhook.app``) only moves bytes.
+
+Outcomes, and why:
+
+* **HTTP 400 + one-line reason** when the request cannot be answered as an AdmissionReview: body too
+  large, not JSON, wrong ``apiVersion``/``kind``, no ``request``/``uid``/``kind``/``operation``, or
+  no ``object`` (``oldObject`` for an UPDATE validation). The API server then applies
+  ``failurePolicy: Fail`` - the request is rejected, never admitted by accident.
+* **A denial** (HTTP 200, ``allowed: false``) once the envelope is valid:
+  code 400 naming the field when the object is malformed (``metadata.labels`` not a map of strings,
+  ``spec.suspend`` not a boolean, ...); code 403 reason ``Forbidden`` with the aggregated field errors
+  for a validation failure or a defaulting error (controller-runtime's ``admission.Denied``); code 500
+  if a rule itself fails unexpectedly (controller-runtime's ``Errored``) - logged, never a crash.
+* **Allowed unchanged** for a kind we are not configured for (counted as ``framework="unknown"``,
+  ``result="skipped"``) and for DELETE/CONNECT (controller-runtime skips those for custom webhooks).
+* **Allowed with a JSON patch** when defaulting changed something; no ``patch`` at all otherwise.
+
+Response shapes follow controller-runtime: a mutation without changes is ``{"allowed": true}``; an
+allowed validation carries ``status.code: 200``.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import orjson
+
+from shared.frameworks.base import AdapterError, FieldError
+from webhook.defaulting import DefaultingError, default_job
+from webhook.fielderrors import INVALID, REQUIRED, format_field_error, to_aggregate
+from webhook.lookups import Lookups
+from webhook.metrics import WebhookMetrics
+from webhook.settings import Framework, WebhookSettings
+from webhook.validation import validate_create, validate_update
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "AdmissionHandler", "BadRequest", "ReviewRequest", "parse_review"]
+
+log = logging.getLogger(__name__)
+
+#: controller-runtime's limit (old + new object of a 3 MiB etcd object, plus the envelope)
+DEFAULT_MAX_BODY_BYTES: Final = 7 * 1024 * 1024
+ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
+_WRITE_OPERATIONS = frozenset({"CREATE", "UPDATE"})
+_OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
+
+
+class BadRequest(Exception):
+    """The body is not an AdmissionReview we can answer; ``str()`` is the one-line reason."""
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    uid: str
+    group: str
+    version: str
+    kind: str
+    operation: str
+    object: dict[str, Any] | None
+    old_object: dict[str, Any] | None
+
+
+def _string(value: Any, path: str, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str) or (not value and not allow_empty):
+        raise BadRequest(
+            f"{path}: must be a non-empty string" if not allow_empty else f"{path}: must be a string"
+        )
+    return value
+
+
+def parse_review(body: bytes, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> ReviewRequest:
+    """Check the envelope; raise ``BadRequest`` with a one-line reason."""
+    if len(body) > max_body_bytes:
+        raise BadRequest(f"request body is {len(body)} bytes, larger than the {max_body_bytes}-byte limit")
+    if not body:
+        raise BadRequest("request body is empty")
+    try:
+        review = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"request body is not valid JSON: {str(exc).splitlines()[0]}") from None
+    if not isinstance(review, dict):
+        raise BadRequest("request body must be a JSON object (an AdmissionReview)")
+    if review.get("apiVersion") != ADMISSION_API_VERSION or review.get("kind") != "AdmissionReview":
+        raise BadRequest(
+            f"expected apiVersion {ADMISSION_API_VERSION!r} and kind 'AdmissionReview', "
+            f"got {review.get('apiVersion')!r} and {review.get('kind')!r}"
+        )
+    request = review.get("request")
+    if not isinstance(request, dict):
+        raise BadRequest("request: must be an object")
+    uid = _string(request.get("uid"), "request.uid")
+    kind = request.get("kind")
+    if not isinstance(kind, dict):
+        raise BadRequest("request.kind: must be an object with group, version and kind")
+    group = _string(kind.get("group", ""), "request.kind.group", allow_empty=True)
+    version = _string(kind.get("version"), "request.kind.version")
+    kind_name = _string(kind.get("kind"), "request.kind.kind")
+    operation = request.get("operation")
+    if operation not in _OPERATIONS:
+        raise BadRequest(
+            f"request.operation: must be one of CREATE, UPDATE, DELETE, CONNECT, got {operation!r}"
+        )
+    obj, old = request.get("object"), request.get("oldObject")
+    if operation in _WRITE_OPERATIONS and not isinstance(obj, dict):
+        raise BadRequest("request.object: must be an object for CREATE and UPDATE")
+    if old is not None and not isinstance(old, dict):
+        raise BadRequest("request.oldObject: must be an object or null")
+    return ReviewRequest(uid, group, version, kind_name, operation, obj, old)
+
+
+def _check_string_map(metadata: Mapping[str, Any], key: str, prefix: str) -> FieldError | None:
+    value = metadata.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return FieldError(f"{prefix}metadata.{key}", INVALID, "must be a map of strings", None)
+    for item_key, item in value.items():
+        if not isinstance(item, str):
+            return FieldError(f"{prefix}metadata.{key}[{item_key}]", INVALID, "must be a string", None)
+    return None
+
+
+def check_object_shape(obj: Mapping[str, Any], *, prefix: str = "") -> FieldError | None:
+    """The first metadata field the rules read that has the wrong type (``None`` when all are fine)."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict):
+        return FieldError(
+            f"{prefix}metadata", REQUIRED if metadata is None else INVALID, "must be an object", None
+        )
+    for key in ("labels", "annotations"):
+        error = _check_string_map(metadata, key, prefix)
+        if error is not None:
+            return error
+    references = metadata.get("ownerReferences")
+    if references is not None and (
+        not isinstance(references, list) or not all(isinstance(ref, dict) for ref in references)
+    ):
+        return FieldError(f"{prefix}metadata.ownerReferences", INVALID, "must be a list of objects", None)
+    return None
+
+
+def _review(uid: str, response: dict[str, Any]) -> bytes:
+    response["uid"] = uid
+    return orjson.dumps(
+        {"apiVersion": ADMISSION_API_VERSION, "kind": "AdmissionReview", "response": response}
+    )
+
+
+def _allowed(uid: str, *, with_status: bool) -> bytes:
+    return _review(uid, {"allowed": True, "status": {"code": 200}} if with_status else {"allowed": True})
+
+
+def _denied(uid: str, *, code: int, message: str, reason: str | None = None) -> bytes:
+    status: dict[str, Any] = {"code": code, "message": message}
+    if reason:
+        status["reason"] = reason
+    return _review(uid, {"allowed": False, "status": status})
+
+
+def _patched(uid: str, ops: list[dict[str, Any]]) -> bytes:
+    patch = base64.b64encode(orjson.dumps(ops)).decode("ascii")
+    return _review(uid, {"allowed": True, "patchType": "JSONPatch", "patch": patch})
+
+
+class AdmissionHandler:
+    """Answers AdmissionReviews for every configured framework; safe to share between requests."""
+
+    def __init__(
+        self,
+        *,
+        settings: WebhookSettings,
+        lookups: Lookups,
+        metrics: WebhookMetrics,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        timer: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.settings = settings
+        self.lookups = lookups
+        self.metrics = metrics
+        self.max_body_bytes = max_body_bytes
+        self._timer = timer
+
+    def mutate(self, body: bytes) -> tuple[int, bytes]:
+        """(HTTP status, response body) for ``/mutate``."""
+        return self._handle("mutate", body, self._mutate)
+
+    def validate(self, body: bytes) -> tuple[int, bytes]:
+        """(HTTP status, response body) for ``/validate``."""
+        return self._handle("validate", body, self._validate)
+
+    def _handle(
+        self, webhook: str, body: bytes, rule: Callable[[ReviewRequest, Framework], tuple[str, bytes]]
+    ) -> tuple[int, bytes]:
+        started = self._timer()
+        framework_name, operation = "none", ""
+        try:
+            request = parse_review(body, max_body_bytes=self.max_body_bytes)
+        except BadRequest as exc:
+            self._observe(webhook, framework_name, operation, "bad_request", started)
+            return 400, (str(exc) + "\n").encode()
+        operation = request.operation
+        framework = self.settings.framework_for(
+            group=request.group, version=request.version, kind=request.kind
+        )
+        if framework is None:
+            self._observe(webhook, "unknown", operation, "skipped", started)
+            return 200, _allowed(request.uid, with_status=webhook == "validate")
+        framework_name = framework.name
+        if operation not in _WRITE_OPERATIONS or (webhook == "mutate" and operation != "CREATE"):
+            self._observe(webhook, framework_name, operation, "allowed", started)
+            return 200, _allowed(request.uid, with_status=webhook == "validate")
+        try:
+            result, answer = rule(request, framework)
+        except AdapterError as exc:
+            result, answer = "invalid", _denied(request.uid, code=400, reason="BadRequest", message=str(exc))
+        except Exception:  # a bug in a rule must deny (fail closed), never crash the server
+            log.exception("admission rule failed for %s %s", framework_name, operation)
+            result, answer = (
+                "denied",
+                _denied(request.uid, code=500, message="internal error evaluating admission rules"),
+            )
+        self._observe(webhook, framework_name, operation, result, started)
+        return 200, answer
+
+    def _observe(self, webhook: str, framework: str, operation: str, result: str, started: float) -> None:
+        self.metrics.observe(
+            webhook=webhook,
+            framework=framework,
+            operation=operation,
+            result=result,
+            seconds=self._timer() - started,
+        )
+
+    def _shape_error(self, request: ReviewRequest) -> bytes | None:
+        assert request.object is not None
+        error = check_object_shape(request.object)
+        if error is None and request.old_object is not None:
+            error = check_object_shape(request.old_object, prefix="oldObject.")
+        if error is None:
+            return None
+        return _denied(request.uid, code=400, reason="BadRequest", message=format_field_error(error))
+
+    def _mutate(self, request: ReviewRequest, framework: Framework) -> tuple[str, bytes]:
+        invalid = self._shape_error(request)
+        if invalid is not None:
+            return "invalid", invalid
+        assert request.object is not None
+        try:
+            ops = default_job(
+                request.object, framework=framework, settings=self.settings, lookups=self.lookups
+            )
+        except DefaultingError as exc:
+            return "denied", _denied(request.uid, code=403, reason="Forbidden", message=str(exc))
+        if not ops:
+            return "allowed", _allowed(request.uid, with_status=False)
+        return "patched", _patched(request.uid, ops)
+
+    def _validate(self, request: ReviewRequest, framework: Framework) -> tuple[str, bytes]:
+        if request.operation == "UPDATE" and request.old_object is None:
+            return "invalid", _denied(
+                request.uid, code=400, reason="BadRequest", message="request.oldObject: Required value"
+            )
+        invalid = self._shape_error(request)
+        if invalid is not None:
+            return "invalid", invalid
+        assert request.object is not None
+        new_job = framework.adapter(request.object)
+        if request.operation == "CREATE":
+            errors = validate_create(new_job, framework=framework)
+        else:
+            assert request.old_object is not None
+            old_job = framework.adapter(request.old_object)
+            errors = validate_update(old_job, new_job, framework=framework, lookups=self.lookups)
+        message = to_aggregate(errors)
+        if message is None:
+            return "allowed", _allowed(request.uid, with_status=True)
+        return "denied", _denied(request.uid, code=403, reason="Forbidden", message=message)

@@ -1,0 +1,197 @@
+"""Kueue's job defaulting (``BaseWebhook.Default``), in Kueue's order, as a minimal JSON patch.
+
+Order and rules (``jobframework/defaults.go``, ``utils.go`` at the commit in the reference notes):
+
+1. **Default LocalQueue**: a LocalQueue named ``default`` exists in the namespace, the job has no
+   queue-name, its controller owner is not a Kueue-managed kind, and the namespace matches
+   ``managedJobsNamespaceSelector`` (issue #13374) -> label ``kueue.x-k8s.io/queue-name: default``.
+2. **Default WorkloadPriorityClass**: no priority-class label, owner not Kueue-managed, and a
+   WorkloadPriorityClass named ``default`` exists -> label ``kueue.x-k8s.io/priority-class: default``.
+3. **Suspend** (``WorkloadShouldBeSuspended``): never for an object being deleted; never when an
+   ancestor is managed by Kueue (owner walk, errors deny the request); with a queue-name -> suspend
+   (no namespace check here, as in Kueue); without one and ``manageJobsWithoutQueueName`` -> suspend
+   iff the namespace matches the selector. Only if not already suspended.
+4. **managedBy** (``ApplyDefaultForManagedBy``): for adapters with ``can_default_managed_by()`` and a
+   queue-name label whose LocalQueue -> ClusterQueue uses an AdmissionCheck run by a MultiKueue
+   controller -> ``set_managed_by("kueue.x-k8s.io/multikueue")``.
+
+The rules mutate a copy of the request object (labels directly, suspend/managedBy through the
+adapter, which knows its kind's field paths) and ``patch.diff_ops`` produces add/replace operations on
+exactly the touched paths. Every lookup is a cache read (``Lookups``).
+
+Errors Kueue returns from ``Default`` (namespace or owner not found, cyclic ownership, chain too
+deep) raise ``DefaultingError``; the server turns them into a denial, as controller-runtime does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from shared.constants import (
+    DEFAULT_LOCAL_QUEUE_NAME,
+    DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME,
+    MANAGED_OWNERS_CHAIN_LIMIT,
+    MULTIKUEUE_CONTROLLER_NAME,
+    QUEUE_LABEL,
+    WORKLOAD_PRIORITY_CLASS_LABEL,
+)
+from shared.frameworks.base import GenericJob, JobWithManagedBy
+from shared.jobmeta import controller_owner_ref, job_namespace, labels_of, queue_name
+from webhook.lookups import Lookups, ObjectKey
+from webhook.patch import diff_ops
+from webhook.settings import Framework, WebhookSettings
+
+__all__ = [
+    "DefaultingError",
+    "default_job",
+    "find_managed_ancestor",
+    "owner_managed_by_kueue",
+]
+
+
+class DefaultingError(Exception):
+    """Kueue's ``Default`` returned an error; the message is Kueue's error text."""
+
+
+def owner_managed_by_kueue(obj: Mapping[str, Any], *, settings: WebhookSettings) -> bool:
+    """``IsOwnerManagedByKueueForObject``: the controller owner is a kind Kueue manages."""
+    owner = controller_owner_ref(obj)
+    if owner is None:
+        return False
+    return (owner.get("apiVersion"), owner.get("kind")) in settings.managed_owner_kinds
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    metadata = obj.get("metadata")
+    uid = metadata.get("uid") if isinstance(metadata, Mapping) else None
+    return uid if isinstance(uid, str) else ""
+
+
+def find_managed_ancestor(
+    obj: Mapping[str, Any], *, settings: WebhookSettings, lookups: Lookups
+) -> Mapping[str, Any] | None:
+    """``FindAncestorJobManagedByKueue``: the top-most Kueue-managed ancestor, or ``None``."""
+    namespace = job_namespace(obj)
+    seen: set[str] = set()
+    current: Mapping[str, Any] = obj
+    top: Mapping[str, Any] | None = None
+    while True:
+        uid = _uid(current)
+        if uid in seen:
+            raise DefaultingError("cyclic ownership")
+        seen.add(uid)
+        owner = controller_owner_ref(current)
+        if owner is None:
+            return top
+        api_version, kind, name = owner.get("apiVersion"), owner.get("kind"), owner.get("name")
+        if not (isinstance(api_version, str) and isinstance(kind, str) and isinstance(name, str)):
+            return top
+        if (api_version, kind) not in settings.known_owner_kinds:
+            return top
+        parent = lookups.owner(ObjectKey(api_version, kind, namespace, name))
+        if parent is None:
+            resource = settings.plural_for(api_version, kind)
+            raise DefaultingError(f'workload owner not found\n{resource} "{name}" not found')
+        if _uid(parent) != owner.get("uid"):
+            return top
+        managed = (api_version, kind) in settings.managed_owner_kinds
+        if managed and (settings.manage_jobs_without_queue_name or queue_name(parent)):
+            top = parent
+        current = parent
+        if len(seen) > MANAGED_OWNERS_CHAIN_LIMIT:
+            raise DefaultingError("managed owner chain limit reached")
+
+
+def _namespace_selected(namespace: str, *, settings: WebhookSettings, lookups: Lookups) -> bool:
+    """``namespaceMatchesSelector``: nil selector matches; an unknown namespace is an error."""
+    if settings.managed_jobs_namespace_selector is None:
+        return True
+    labels = lookups.namespace_labels(namespace)
+    if labels is None:
+        raise DefaultingError(f'failed to get namespace: namespaces "{namespace}" not found')
+    return settings.namespace_selected(labels)
+
+
+def _being_deleted(obj: Mapping[str, Any]) -> bool:
+    metadata = obj.get("metadata")
+    return isinstance(metadata, Mapping) and metadata.get("deletionTimestamp") is not None
+
+
+def _set_label(obj: dict[str, Any], key: str, value: str) -> None:
+    metadata = obj.setdefault("metadata", {})
+    labels = metadata.get("labels")
+    if not isinstance(labels, dict):
+        labels = {}
+        metadata["labels"] = labels
+    labels[key] = value
+
+
+def _should_suspend(obj: Mapping[str, Any], *, settings: WebhookSettings, lookups: Lookups) -> bool:
+    if _being_deleted(obj):
+        return False
+    if find_managed_ancestor(obj, settings=settings, lookups=lookups) is not None:
+        return False
+    if queue_name(obj):
+        return True
+    if settings.manage_jobs_without_queue_name:
+        return _namespace_selected(job_namespace(obj), settings=settings, lookups=lookups)
+    return False
+
+
+def _multikueue_behind(obj: Mapping[str, Any], *, settings: WebhookSettings, lookups: Lookups) -> bool:
+    labels = labels_of(obj)
+    if QUEUE_LABEL not in labels:
+        return False
+    cluster_queue = lookups.cluster_queue_for(job_namespace(obj), labels[QUEUE_LABEL])
+    if cluster_queue is None:
+        return False
+    controllers = lookups.admission_check_controllers(cluster_queue)
+    return any(name in settings.multikueue_controller_names for name in controllers)
+
+
+def default_job(
+    obj: dict[str, Any], *, framework: Framework, settings: WebhookSettings, lookups: Lookups
+) -> list[dict[str, Any]]:
+    """The JSON patch (possibly empty) that applies Kueue's defaults to the raw ``obj``.
+
+    ``obj`` is not modified. Raises ``DefaultingError`` (deny) and ``shared.frameworks.AdapterError``
+    (the object has a field of the wrong type; the caller answers 400 naming the path).
+    """
+    working: dict[str, Any] = orjson.loads(orjson.dumps(obj))
+    namespace = job_namespace(working)
+    owner_managed = owner_managed_by_kueue(working, settings=settings)
+
+    # 1. default LocalQueue
+    if (
+        lookups.local_queue_exists(namespace, DEFAULT_LOCAL_QUEUE_NAME)
+        and not queue_name(working)
+        and not owner_managed
+        and _namespace_selected(namespace, settings=settings, lookups=lookups)
+    ):
+        _set_label(working, QUEUE_LABEL, DEFAULT_LOCAL_QUEUE_NAME)
+
+    # 2. default WorkloadPriorityClass
+    if (
+        not labels_of(working).get(WORKLOAD_PRIORITY_CLASS_LABEL)
+        and not owner_managed
+        and lookups.workload_priority_class_exists(DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME)
+    ):
+        _set_label(working, WORKLOAD_PRIORITY_CLASS_LABEL, DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME)
+
+    job: GenericJob = framework.adapter(working)
+    # 3. suspend
+    if _should_suspend(working, settings=settings, lookups=lookups) and not job.is_suspended():
+        job.suspend()
+
+    # 4. managedBy behind a MultiKueue admission check
+    if (
+        isinstance(job, JobWithManagedBy)
+        and job.can_default_managed_by()
+        and _multikueue_behind(working, settings=settings, lookups=lookups)
+    ):
+        job.set_managed_by(MULTIKUEUE_CONTROLLER_NAME)
+
+    return diff_ops(obj, job.obj)
