@@ -254,7 +254,7 @@ def test_elastic_workload_gets_the_slice_name_annotation() -> None:
 
 
 def test_admission_check_pod_set_updates_are_merged_for_the_matching_pod_set() -> None:
-    checks = [
+    checks: list[dict[str, Any]] = [
         {
             "name": "prov",
             "state": "Ready",
@@ -337,7 +337,7 @@ def test_merge_conflict_sections(section: str, template: dict, info: PodSetInfo)
 
 
 def test_merge_same_value_is_not_a_conflict_and_appends_without_duplicates() -> None:
-    template = {
+    template: dict[str, Any] = {
         "metadata": {"labels": {"zone": "a"}},
         "spec": {
             "nodeSelector": {"zone": "a"},

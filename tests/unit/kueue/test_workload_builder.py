@@ -1,0 +1,329 @@
+"""Workload construction and priority resolution (reference §2.7, §2.10)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from shared.models.workload import PodSet, PriorityClassRef
+from shared.workload_builder import (
+    PriorityNotFound,
+    ResolvedPriority,
+    WorkloadConstructionError,
+    construct_workload,
+    global_default_priority_class,
+    pod_priority_class_name,
+    resolve_priority,
+)
+from tests.unit.kueue.helpers import BATCH_JOB_GVK, batch_job_pod_sets
+
+NO_PRIORITY = ResolvedPriority(ref=None, value=0)
+
+
+def lookup(table: dict[str, int]) -> Any:
+    return table.get
+
+
+def job(
+    *, labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None, uid: str = "u-1"
+) -> dict:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": "train",
+            "namespace": "ns",
+            "uid": uid,
+            "labels": labels or {},
+            "annotations": annotations or {},
+        },
+        "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}},
+    }
+
+
+def pod_sets() -> list[PodSet]:
+    return [PodSet(name="main", count=1, template={"spec": {"containers": [{"name": "c", "image": "i"}]}})]
+
+
+# --- golden ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.needs_shared
+def test_golden_workload_is_reproduced(golden: dict) -> None:
+    source = golden["job-create-response"]
+    priority = resolve_priority(
+        wpc_label="",
+        pod_priority_class_name=pod_priority_class_name(batch_job_pod_sets(source)),
+        wpc_lookup=lookup({}),
+        pc_lookup=lookup({}),
+        global_default=None,
+    )
+    assert isinstance(priority, ResolvedPriority)
+    built = construct_workload(
+        job=source, gvk=BATCH_JOB_GVK, pod_sets=batch_job_pod_sets(source), priority=priority
+    ).to_wire()
+
+    expected = golden["workload-admitted"]
+    server_set = {"creationTimestamp", "generation", "resourceVersion", "uid"}
+    expected_metadata = {key: value for key, value in expected["metadata"].items() if key not in server_set}
+    expected_spec = dict(expected["spec"])
+    assert expected_spec.pop("active") is True  # the CRD default, since we leave it unset
+    assert built["apiVersion"] == expected["apiVersion"]
+    assert built["kind"] == expected["kind"]
+    assert built["metadata"] == expected_metadata
+    assert built["spec"] == expected_spec
+    assert "status" not in built
+
+
+# --- construct_workload ------------------------------------------------------------------------------------
+
+
+def test_metadata_and_spec_from_the_job() -> None:
+    source = job(
+        labels={
+            "kueue.x-k8s.io/queue-name": "lq",
+            "kueue.x-k8s.io/max-exec-time-seconds": "600",
+            "team": "ml",
+            "not-copied": "x",
+        },
+        annotations={
+            "provreq.kueue.x-k8s.io/ValidUntilSeconds": "60",
+            "kueue.x-k8s.io/admission-gated-by": "example.com/gate",
+            "other": "y",
+        },
+    )
+    before = copy.deepcopy(source)
+    ref = PriorityClassRef(group="kueue.x-k8s.io", kind="WorkloadPriorityClass", name="high")
+    wl = construct_workload(
+        job=source,
+        gvk=BATCH_JOB_GVK,
+        pod_sets=pod_sets(),
+        priority=ResolvedPriority(ref=ref, value=1000),
+        label_keys_to_copy=["team", "missing"],
+    )
+    assert wl.metadata.name is not None
+    assert wl.metadata.name.startswith("job-train-")
+    assert wl.metadata.namespace == "ns"
+    assert wl.metadata.labels == {"team": "ml", "kueue.x-k8s.io/job-uid": "u-1"}
+    assert wl.metadata.annotations == {
+        "provreq.kueue.x-k8s.io/ValidUntilSeconds": "60",
+        "kueue.x-k8s.io/admission-gated-by": "example.com/gate",
+    }
+    assert wl.metadata.finalizers == ["kueue.x-k8s.io/resource-in-use"]
+    assert [r.to_wire() for r in wl.metadata.owner_references or []] == [
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "name": "train",
+            "uid": "u-1",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    assert wl.spec.queue_name == "lq"
+    assert wl.spec.maximum_execution_time_seconds == 600
+    assert wl.spec.priority_class_ref == ref
+    assert wl.spec.priority == 1000
+    assert wl.spec.active is None
+    assert source == before
+
+
+def test_invalid_job_uid_is_not_a_label() -> None:
+    wl = construct_workload(
+        job=job(uid="x" * 64), gvk=BATCH_JOB_GVK, pod_sets=pod_sets(), priority=NO_PRIORITY
+    )
+    assert wl.metadata.labels is None
+    assert wl.metadata.owner_references is not None
+    assert wl.metadata.owner_references[0].uid == "x" * 64
+
+
+def test_optional_fields_are_absent_on_the_wire() -> None:
+    wire = construct_workload(
+        job=job(), gvk=BATCH_JOB_GVK, pod_sets=pod_sets(), priority=NO_PRIORITY
+    ).to_wire()
+    assert "annotations" not in wire["metadata"]
+    assert set(wire["spec"]) == {"podSets", "priority"}
+    assert wire["spec"]["priority"] == 0
+
+
+def test_invalid_max_exec_time_label_is_left_out() -> None:
+    source = job(labels={"kueue.x-k8s.io/max-exec-time-seconds": "-1"})
+    wl = construct_workload(job=source, gvk=BATCH_JOB_GVK, pod_sets=pod_sets(), priority=NO_PRIORITY)
+    assert wl.spec.maximum_execution_time_seconds is None
+
+
+def test_admission_gated_by_and_custom_metric_annotations_follow_their_gates() -> None:
+    source = job(annotations={"kueue.x-k8s.io/admission-gated-by": "example.com/g", "cost": "7"})
+    off = construct_workload(
+        job=source, gvk=BATCH_JOB_GVK, pod_sets=pod_sets(), priority=NO_PRIORITY, admission_gated_by=False
+    )
+    assert off.metadata.annotations is None
+    on = construct_workload(
+        job=source,
+        gvk=BATCH_JOB_GVK,
+        pod_sets=pod_sets(),
+        priority=NO_PRIORITY,
+        annotation_keys_to_copy=["cost"],
+        custom_metric_labels=True,
+    )
+    assert on.metadata.annotations == {"kueue.x-k8s.io/admission-gated-by": "example.com/g", "cost": "7"}
+
+
+def test_pod_sets_are_copied_sanitised_and_min_count_follows_partial_admission() -> None:
+    source_sets = [
+        PodSet(
+            name="main",
+            count=4,
+            min_count=2,
+            template={
+                "spec": {
+                    "containers": [
+                        {"name": "c", "env": [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]}
+                    ]
+                }
+            },
+        )
+    ]
+    wl = construct_workload(job=job(), gvk=BATCH_JOB_GVK, pod_sets=source_sets, priority=NO_PRIORITY)
+    assert wl.spec.pod_sets[0].template["spec"]["containers"][0]["env"] == [{"name": "A", "value": "2"}]
+    assert wl.spec.pod_sets[0].min_count == 2
+    assert len(source_sets[0].template["spec"]["containers"][0]["env"]) == 2
+    no_partial = construct_workload(
+        job=job(), gvk=BATCH_JOB_GVK, pod_sets=source_sets, priority=NO_PRIORITY, partial_admission=False
+    )
+    assert no_partial.spec.pod_sets[0].min_count is None
+    assert source_sets[0].min_count == 2
+
+
+def test_name_extra_and_short_names() -> None:
+    plain = construct_workload(job=job(), gvk=BATCH_JOB_GVK, pod_sets=pod_sets(), priority=NO_PRIORITY)
+    elastic = construct_workload(
+        job=job(), gvk=BATCH_JOB_GVK, pod_sets=pod_sets(), priority=NO_PRIORITY, name_extra="2"
+    )
+    assert plain.metadata.name != elastic.metadata.name
+    long_job = job()
+    long_job["metadata"]["name"] = "n" * 100
+    short = construct_workload(
+        job=long_job, gvk=BATCH_JOB_GVK, pod_sets=pod_sets(), priority=NO_PRIORITY, max_name_length=63
+    )
+    assert short.metadata.name is not None
+    assert len(short.metadata.name) == 63
+
+
+def test_job_without_name_is_rejected_with_the_path() -> None:
+    nameless = job()
+    del nameless["metadata"]["name"]
+    with pytest.raises(WorkloadConstructionError, match=r"^metadata\.name: "):
+        construct_workload(job=nameless, gvk=BATCH_JOB_GVK, pod_sets=pod_sets(), priority=NO_PRIORITY)
+
+
+# --- priority ------------------------------------------------------------------------------------------------
+
+
+def test_workload_priority_class_label_wins() -> None:
+    resolved = resolve_priority(
+        wpc_label="high",
+        pod_priority_class_name="pod-pc",
+        wpc_lookup=lookup({"high": 1000}),
+        pc_lookup=lookup({"pod-pc": 5}),
+        global_default=("default-pc", 1),
+    )
+    assert resolved == ResolvedPriority(
+        ref=PriorityClassRef(group="kueue.x-k8s.io", kind="WorkloadPriorityClass", name="high"), value=1000
+    )
+
+
+def test_missing_workload_priority_class_is_reported_with_kueue_texts() -> None:
+    resolved = resolve_priority(
+        wpc_label="ghost",
+        pod_priority_class_name="pod-pc",
+        wpc_lookup=lookup({}),
+        pc_lookup=lookup({"pod-pc": 5}),
+        global_default=None,
+    )
+    assert resolved == PriorityNotFound(kind="WorkloadPriorityClass", name="ghost")
+    assert isinstance(resolved, PriorityNotFound)
+    assert resolved.event_reason == "WorkloadPriorityClassNotFound"
+    assert resolved.event_message == 'WorkloadPriorityClass "ghost" not found'
+    assert resolved.error_message == 'workloadpriorityclasses.kueue.x-k8s.io "ghost" not found'
+
+
+def test_pod_priority_class_then_missing_pod_priority_class() -> None:
+    resolved = resolve_priority(
+        wpc_label="",
+        pod_priority_class_name="pod-pc",
+        wpc_lookup=lookup({}),
+        pc_lookup=lookup({"pod-pc": 5}),
+        global_default=("d", 1),
+    )
+    assert resolved == ResolvedPriority(
+        ref=PriorityClassRef(group="scheduling.k8s.io", kind="PriorityClass", name="pod-pc"), value=5
+    )
+    missing = resolve_priority(
+        wpc_label="",
+        pod_priority_class_name="gone",
+        wpc_lookup=lookup({}),
+        pc_lookup=lookup({}),
+        global_default=("d", 1),
+    )
+    assert isinstance(missing, PriorityNotFound)
+    assert missing.event_reason is None
+    assert missing.error_message == 'priorityclasses.scheduling.k8s.io "gone" not found'
+
+
+def test_global_default_then_zero() -> None:
+    with_default = resolve_priority(
+        wpc_label="",
+        pod_priority_class_name="",
+        wpc_lookup=lookup({}),
+        pc_lookup=lookup({}),
+        global_default=("d", 7),
+    )
+    assert with_default == ResolvedPriority(
+        ref=PriorityClassRef(group="scheduling.k8s.io", kind="PriorityClass", name="d"), value=7
+    )
+    nothing = resolve_priority(
+        wpc_label="",
+        pod_priority_class_name="",
+        wpc_lookup=lookup({}),
+        pc_lookup=lookup({}),
+        global_default=None,
+    )
+    assert nothing == ResolvedPriority(ref=None, value=0)
+
+
+def test_zero_valued_class_is_found_not_missing() -> None:
+    resolved = resolve_priority(
+        wpc_label="zero",
+        pod_priority_class_name="",
+        wpc_lookup=lookup({"zero": 0}),
+        pc_lookup=lookup({}),
+        global_default=None,
+    )
+    assert isinstance(resolved, ResolvedPriority)
+    assert resolved.value == 0
+
+
+def test_global_default_priority_class_picks_the_lowest_default() -> None:
+    classes = [
+        {"metadata": {"name": "a"}, "value": 100, "globalDefault": True},
+        {"metadata": {"name": "b"}, "value": 10, "globalDefault": True},
+        {"metadata": {"name": "c"}, "value": 1},
+        {"metadata": {"name": "d"}, "value": 1, "globalDefault": False},
+        {"metadata": "broken", "value": 0, "globalDefault": True},
+        {"metadata": {"name": "e"}, "value": "5", "globalDefault": True},
+    ]
+    assert global_default_priority_class(classes) == ("b", 10)
+    assert global_default_priority_class([]) is None
+
+
+def test_pod_priority_class_name_is_the_first_template_that_has_one() -> None:
+    sets = [
+        PodSet(name="a", template={"spec": {}}),
+        PodSet(name="b", template={"spec": {"priorityClassName": "p1"}}),
+        PodSet(name="c", template={"spec": {"priorityClassName": "p2"}}),
+    ]
+    assert pod_priority_class_name(sets) == "p1"
+    assert pod_priority_class_name([PodSet(name="a", template={"spec": "bad"})]) == ""
