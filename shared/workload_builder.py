@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from shared.constants import (
@@ -42,6 +43,7 @@ from shared.constants import (
     WORKLOAD_PRIORITY_CLASS_KIND,
     EventReason,
 )
+from shared.constants import Condition as ConditionType
 from shared.equivalence import sanitize_pod_sets
 from shared.frameworks.base import GroupVersionKind
 from shared.jobmeta import (
@@ -55,6 +57,7 @@ from shared.jobmeta import (
     provreq_annotations,
     queue_name,
 )
+from shared.models.condition import is_condition_true
 from shared.models.meta import ObjectMeta, OwnerReference
 from shared.models.workload import PodSet, PriorityClassRef, Workload, WorkloadSpec
 from shared.naming import workload_name_for_owner
@@ -62,11 +65,15 @@ from shared.naming import workload_name_for_owner
 __all__ = [
     "PriorityLookup",
     "PriorityNotFound",
+    "PriorityUpdate",
     "ResolvedPriority",
     "WorkloadConstructionError",
+    "classify_priority_update",
     "construct_workload",
     "global_default_priority_class",
     "pod_priority_class_name",
+    "priority_state_equal",
+    "propagate_admission_gated_by",
     "resolve_priority",
 ]
 
@@ -255,3 +262,56 @@ def construct_workload(
         maximum_execution_time_seconds=max_exec_time_seconds(job),
     )
     return Workload(metadata=metadata, spec=spec)
+
+
+class PriorityUpdate(Enum):
+    """How an existing Workload relates to its job's priority-class label (``classifyWorkloadsForPriorityUpdate``)."""
+
+    SKIP = "skip"  # pod PriorityClass ref, or quota reserved with no ref (CEL forbids adding one)
+    SAME_CLASS = "same-class"  # already names the label's class; its value may still be stale
+    NEEDS_CLASS_CHANGE = "needs-class-change"  # re-resolve the label and update ref + priority
+
+
+def classify_priority_update(*, wpc_label: str, workload: Workload) -> PriorityUpdate:
+    """Whether a matching Workload follows the job's ``kueue.x-k8s.io/priority-class`` label.
+
+    Kueue re-resolves the priority only when some Workload is ``NEEDS_CLASS_CHANGE``, then writes
+    the result to every non-``SKIP`` Workload whose state differs (``priority_state_equal``).
+    """
+    ref = workload.spec.priority_class_ref
+    conditions = workload.status.conditions if workload.status is not None else None
+    if ref is None and is_condition_true(conditions, ConditionType.QUOTA_RESERVED):
+        return PriorityUpdate.SKIP
+    if ref is not None and not (
+        ref.kind == WORKLOAD_PRIORITY_CLASS_KIND and ref.group == WORKLOAD_PRIORITY_CLASS_GROUP
+    ):
+        return PriorityUpdate.SKIP
+    current = ref.name if ref is not None else ""
+    return PriorityUpdate.SAME_CLASS if current == wpc_label else PriorityUpdate.NEEDS_CLASS_CHANGE
+
+
+def priority_state_equal(workload: Workload, priority: ResolvedPriority) -> bool:
+    """``priorityStateEqual``: the Workload already has exactly this ref and value."""
+    spec = workload.spec
+    return spec.priority == priority.value and spec.priority_class_ref == priority.ref
+
+
+def propagate_admission_gated_by(job: Mapping[str, Any], workload: Workload) -> bool:
+    """``PropagateAdmissionGatedByAnnotation``: sync the job's admission gates onto the Workload.
+
+    Sets, changes or removes ``kueue.x-k8s.io/admission-gated-by`` on ``workload`` in place;
+    returns whether it changed (then the caller updates the Workload).
+    """
+    wanted = annotations_of(job).get(ADMISSION_GATED_BY_ANNOTATION, "")
+    annotations = workload.metadata.annotations
+    current = (annotations or {}).get(ADMISSION_GATED_BY_ANNOTATION, "")
+    if wanted == current:
+        return False
+    if annotations is None:
+        annotations = {}
+        workload.metadata.annotations = annotations
+    if wanted:
+        annotations[ADMISSION_GATED_BY_ANNOTATION] = wanted
+    else:
+        annotations.pop(ADMISSION_GATED_BY_ANNOTATION, None)
+    return True

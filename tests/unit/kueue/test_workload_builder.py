@@ -7,14 +7,18 @@ from typing import Any
 
 import pytest
 
-from shared.models.workload import PodSet, PriorityClassRef
+from shared.models.workload import PodSet, PriorityClassRef, Workload
 from shared.workload_builder import (
     PriorityNotFound,
+    PriorityUpdate,
     ResolvedPriority,
     WorkloadConstructionError,
+    classify_priority_update,
     construct_workload,
     global_default_priority_class,
     pod_priority_class_name,
+    priority_state_equal,
+    propagate_admission_gated_by,
     resolve_priority,
 )
 from tests.unit.kueue.helpers import BATCH_JOB_GVK, batch_job_pod_sets
@@ -327,3 +331,54 @@ def test_pod_priority_class_name_is_the_first_template_that_has_one() -> None:
     ]
     assert pod_priority_class_name(sets) == "p1"
     assert pod_priority_class_name([PodSet(name="a", template={"spec": "bad"})]) == ""
+
+
+# --- existing Workloads: priority updates and admission gates ------------------------------------------------
+
+
+def existing(ref: dict[str, str] | None = None, *, priority: int = 0, reserved: bool = False) -> Workload:
+    spec: dict[str, Any] = {"podSets": [], "priority": priority}
+    if ref is not None:
+        spec["priorityClassRef"] = ref
+    status = {"conditions": [{"type": "QuotaReserved", "status": "True"}]} if reserved else {}
+    return Workload.from_wire({"metadata": {"name": "wl"}, "spec": spec, "status": status})
+
+
+WPC_HIGH = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"}
+POD_PC = {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "high"}
+
+
+@pytest.mark.parametrize(
+    ("label", "wl", "expected"),
+    [
+        ("high", existing(WPC_HIGH), PriorityUpdate.SAME_CLASS),
+        ("low", existing(WPC_HIGH), PriorityUpdate.NEEDS_CLASS_CHANGE),
+        ("low", existing(WPC_HIGH, reserved=True), PriorityUpdate.NEEDS_CLASS_CHANGE),
+        ("", existing(WPC_HIGH), PriorityUpdate.NEEDS_CLASS_CHANGE),
+        ("low", existing(POD_PC), PriorityUpdate.SKIP),
+        ("low", existing(None), PriorityUpdate.NEEDS_CLASS_CHANGE),
+        ("", existing(None), PriorityUpdate.SAME_CLASS),
+        ("low", existing(None, reserved=True), PriorityUpdate.SKIP),
+    ],
+)
+def test_classify_priority_update(label: str, wl: Workload, expected: PriorityUpdate) -> None:
+    assert classify_priority_update(wpc_label=label, workload=wl) is expected
+
+
+def test_priority_state_equal_compares_ref_and_value() -> None:
+    ref = PriorityClassRef.from_wire(WPC_HIGH)
+    assert priority_state_equal(existing(WPC_HIGH, priority=5), ResolvedPriority(ref=ref, value=5))
+    assert not priority_state_equal(existing(WPC_HIGH, priority=4), ResolvedPriority(ref=ref, value=5))
+    assert not priority_state_equal(existing(POD_PC, priority=5), ResolvedPriority(ref=ref, value=5))
+    assert priority_state_equal(existing(None), NO_PRIORITY)
+
+
+def test_propagate_admission_gated_by_sets_changes_and_removes() -> None:
+    wl = existing()
+    gated = job(annotations={"kueue.x-k8s.io/admission-gated-by": "example.com/a"})
+    assert propagate_admission_gated_by(gated, wl) is True
+    assert wl.metadata.annotations == {"kueue.x-k8s.io/admission-gated-by": "example.com/a"}
+    assert propagate_admission_gated_by(gated, wl) is False
+    assert propagate_admission_gated_by(job(), wl) is True
+    assert wl.metadata.annotations == {}
+    assert propagate_admission_gated_by(job(), existing()) is False
