@@ -1,6 +1,13 @@
-"""Framework adapters: the built-in kinds and the declarative adapter for any CRD."""
+"""Framework adapters: the built-in kinds and the declarative adapter for any CRD.
+
+``base`` holds the contracts (``GenericJob`` and the optional interfaces), ``registry`` maps kinds to
+adapters; ``batch_job``, ``jobset``, ``appwrapper`` and ``tekton`` are the built-in adapters and
+``declarative`` (configured by ``spec``) serves every other kind. ``paths`` and ``cel`` are the two
+ways a declarative spec reaches into an object.
+"""
 
 from shared.frameworks.base import (
+    AdapterConfigError,
     AdapterError,
     FieldError,
     FinishedState,
@@ -15,15 +22,36 @@ from shared.frameworks.base import (
     ReclaimablePodCount,
     StopStep,
 )
+from shared.frameworks.declarative import DeclarativeAdapter, DeclarativeFramework
+from shared.frameworks.registry import (
+    BUILTIN_FRAMEWORKS,
+    DeclarativeKind,
+    Framework,
+    FrameworkRegistry,
+    InvalidExternalNameError,
+    UnknownFrameworkError,
+    UnknownKindError,
+    builtin_gvk,
+    builtin_plural,
+    parse_external_name,
+)
 from shared.frameworks.spec import DeclarativeAdapterSpec
 
 __all__ = [
+    "BUILTIN_FRAMEWORKS",
+    "AdapterConfigError",
     "AdapterError",
+    "DeclarativeAdapter",
     "DeclarativeAdapterSpec",
+    "DeclarativeFramework",
+    "DeclarativeKind",
     "FieldError",
     "FinishedState",
+    "Framework",
+    "FrameworkRegistry",
     "GenericJob",
     "GroupVersionKind",
+    "InvalidExternalNameError",
     "JobWithCustomStop",
     "JobWithManagedBy",
     "JobWithPodLabelSelector",
@@ -32,4 +60,9 @@ __all__ = [
     "JobWithValidation",
     "ReclaimablePodCount",
     "StopStep",
+    "UnknownFrameworkError",
+    "UnknownKindError",
+    "builtin_gvk",
+    "builtin_plural",
+    "parse_external_name",
 ]

@@ -15,16 +15,19 @@ and describes, with field paths and CEL expressions, everything ``GenericJob`` n
           - name: main
             template: spec.template                  # path to a PodTemplateSpec
             count: {path: spec.replicas, default: 1}
-          finished: "has(object.status.phase) && object.status.phase in ['Succeeded', 'Failed']"
+          finished: "has(object.status) && has(object.status.phase) && object.status.phase in ['Succeeded', 'Failed']"
           succeeded: "object.status.phase == 'Succeeded'"
           message: "has(object.status.message) ? object.status.message : ''"
-          active: "has(object.status.active) && object.status.active > 0"
-          podsReady: "has(object.status.ready) && object.status.ready >= object.spec.replicas"
+          active: "has(object.status) && has(object.status.active) && object.status.active > 0"
+          podsReady: "has(object.status) && has(object.status.ready) && object.status.ready >= object.spec.replicas"
 
 Invariants: **writes go through paths** (suspend, managedBy, templates, counts) so we patch exactly
 the fields we own; **reads may use CEL** (``object`` is the whole job; inside a ``forEach`` pod set
 ``element`` is the list item and ``index`` its position). Paths are dotted with ``[N]`` indexes,
 e.g. ``spec.replicatedJobs[0].template``; a path in a ``forEach`` pod set is relative to the element.
+CEL's ``has()`` tests only the last field: write ``has(object.status) && has(object.status.phase)``,
+since a new object has no ``status`` at all. ``succeeded`` and ``message`` are evaluated only once
+``finished`` is true.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ __all__ = [
     "NameSource",
     "PodSetSpec",
     "SuspendSpec",
+    "TopologyRequestSpec",
 ]
 
 
@@ -63,6 +67,11 @@ class SuspendSpec(_Strict):
 
 class ManagedBySpec(_Strict):
     path: str = Field(description="Field naming the controller that manages the job, e.g. spec.managedBy")
+    controller_name: str | None = Field(
+        default=None,
+        alias="controllerName",
+        description="The kind's own controller name; like an empty field, MultiKueue may replace it",
+    )
 
 
 class CountSource(_Strict):
@@ -88,6 +97,22 @@ class NameSource(_Strict):
         return self
 
 
+class TopologyRequestSpec(_Strict):
+    """Index labels for Topology Aware Scheduling (Kueue adds them to the pod set's topologyRequest)."""
+
+    pod_index_label: str | None = Field(
+        default=None, alias="podIndexLabel", description="Pod label holding the pod's index in the pod set"
+    )
+    sub_group_index_label: str | None = Field(
+        default=None,
+        alias="subGroupIndexLabel",
+        description="Pod label holding the sub-group (replica) index",
+    )
+    sub_group_count: CountSource | None = Field(
+        default=None, alias="subGroupCount", description="Number of sub-groups (e.g. a JobSet's replicas)"
+    )
+
+
 class PodSetSpec(_Strict):
     name: str | NameSource = Field(
         default="main", description="Literal pod-set name, or where to read it (forEach pod sets)"
@@ -98,6 +123,11 @@ class PodSetSpec(_Strict):
     template: str = Field(description="Path to the PodTemplateSpec (relative to the element in forEach)")
     count: CountSource = Field(default_factory=lambda: CountSource(expression="1"))
     min_count: CountSource | None = Field(default=None, alias="minCount")
+    topology_request: TopologyRequestSpec | None = Field(
+        default=None,
+        alias="topologyRequest",
+        description="Index labels for TAS; topology annotations on the template are always read",
+    )
 
 
 class DeclarativeAdapterSpec(_Strict):

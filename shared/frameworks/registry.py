@@ -1,0 +1,251 @@
+"""Which adapter handles which kind: built-in frameworks by Kueue name, declarative ones by GVK.
+
+The webhook, the reconciler and the MultiKueue worker all start from a raw object and need its
+adapter, plus each kind's plural resource name (for webhook rules and API paths). They build one
+``FrameworkRegistry`` from configuration at start-up and call ``adapter_for(obj)`` per object.
+
+Invariants:
+
+* **Every configuration error surfaces at construction**: an unknown built-in name, two frameworks for
+  one GVK, a declarative spec whose path or CEL does not compile. A registry that exists is usable.
+* **Dispatch is exact** on ``apiVersion`` + ``kind``; an unknown kind is an ``UnknownKindError`` naming
+  the GVK (the webhook answers it; the reconciler never watches such kinds in the first place).
+* Built-in names and kinds are Kueue's (``batch/job`` ... ``tekton.dev/pipelinerun``), so a Kueue
+  ``integrations.frameworks`` list means the same thing here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from shared.frameworks.appwrapper import APPWRAPPER_FRAMEWORK, APPWRAPPER_GVK, AppWrapperAdapter
+from shared.frameworks.base import AdapterConfigError, AdapterError, GenericJob, GroupVersionKind
+from shared.frameworks.batch_job import BATCH_JOB_FRAMEWORK, BATCH_JOB_GVK, BatchJobAdapter
+from shared.frameworks.declarative import DeclarativeFramework
+from shared.frameworks.jobset import JOBSET_FRAMEWORK, JOBSET_GVK, JobSetAdapter
+from shared.frameworks.spec import DeclarativeAdapterSpec
+from shared.frameworks.tekton import PIPELINERUN_FRAMEWORK, PIPELINERUN_GVK, PipelineRunAdapter
+
+__all__ = [
+    "BUILTIN_FRAMEWORKS",
+    "AdapterFactory",
+    "DeclarativeKind",
+    "Framework",
+    "FrameworkRegistry",
+    "InvalidExternalNameError",
+    "ManagedKindLike",
+    "UnknownFrameworkError",
+    "UnknownKindError",
+    "builtin_gvk",
+    "builtin_plural",
+    "external_name",
+    "gvk_of",
+    "parse_external_name",
+]
+
+AdapterFactory = Callable[[dict[str, Any]], GenericJob]
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One managed kind: ``name`` is Kueue's framework name, or ``Kind.version.group`` if declarative."""
+
+    name: str
+    gvk: GroupVersionKind
+    plural: str
+    factory: AdapterFactory
+    builtin: bool
+
+
+BUILTIN_FRAMEWORKS: Final[Mapping[str, Framework]] = {
+    framework.name: framework
+    for framework in (
+        Framework(BATCH_JOB_FRAMEWORK, BATCH_JOB_GVK, "jobs", BatchJobAdapter, builtin=True),
+        Framework(JOBSET_FRAMEWORK, JOBSET_GVK, "jobsets", JobSetAdapter, builtin=True),
+        Framework(APPWRAPPER_FRAMEWORK, APPWRAPPER_GVK, "appwrappers", AppWrapperAdapter, builtin=True),
+        Framework(PIPELINERUN_FRAMEWORK, PIPELINERUN_GVK, "pipelineruns", PipelineRunAdapter, builtin=True),
+    )
+}
+
+
+class UnknownFrameworkError(LookupError):
+    """Not a built-in framework name."""
+
+    def __init__(self, name: str) -> None:
+        known = ", ".join(f'"{known}"' for known in BUILTIN_FRAMEWORKS)
+        super().__init__(f'unknown framework "{name}": supported values: {known}')
+        self.name = name
+
+
+class UnknownKindError(LookupError):
+    """No adapter is registered for the object's kind."""
+
+    def __init__(self, gvk: GroupVersionKind) -> None:
+        super().__init__(f'no framework adapter for "{gvk}"')
+        self.gvk = gvk
+
+
+class InvalidExternalNameError(ValueError):
+    """Not ``Kind.version.group`` (apimachinery's ``ParseKindArg`` needs at least two dots)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f'"{name}" is not a valid GVK: expected "Kind.version.group", e.g. "Job.v1.batch"')
+        self.name = name
+
+
+def parse_external_name(name: str) -> GroupVersionKind:
+    """``"TrainingRun.v1alpha1.ml.example.com"`` -> ``ml.example.com/v1alpha1, Kind=TrainingRun``."""
+    if not isinstance(name, str) or name.count(".") < 2:
+        raise InvalidExternalNameError(str(name))
+    kind, version, group = name.split(".", 2)
+    if not kind or not version or not group:
+        raise InvalidExternalNameError(name)
+    return GroupVersionKind(group=group, version=version, kind=kind)
+
+
+def external_name(gvk: GroupVersionKind) -> str:
+    """The inverse of ``parse_external_name``."""
+    return f"{gvk.kind}.{gvk.version}.{gvk.group}"
+
+
+def builtin_gvk(name: str) -> GroupVersionKind:
+    """The kind of a built-in framework (``"batch/job"`` -> ``batch/v1, Kind=Job``)."""
+    try:
+        return BUILTIN_FRAMEWORKS[name].gvk
+    except KeyError:
+        raise UnknownFrameworkError(name) from None
+
+
+def builtin_plural(name: str) -> str:
+    """The plural resource of a built-in framework (``"batch/job"`` -> ``"jobs"``)."""
+    try:
+        return BUILTIN_FRAMEWORKS[name].plural
+    except KeyError:
+        raise UnknownFrameworkError(name) from None
+
+
+def gvk_of(obj: Mapping[str, Any]) -> GroupVersionKind:
+    """The object's GVK from ``apiVersion`` and ``kind``; ``AdapterError`` naming a bad field."""
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api_version, str) or not api_version:
+        raise AdapterError(
+            "apiVersion", "required field is missing" if api_version is None else "expected a string"
+        )
+    if not isinstance(kind, str) or not kind:
+        raise AdapterError("kind", "required field is missing" if kind is None else "expected a string")
+    group, _, version = api_version.rpartition("/")
+    if not version or api_version.count("/") > 1:
+        raise AdapterError("apiVersion", f"invalid apiVersion {api_version!r}")
+    return GroupVersionKind(group=group, version=version, kind=kind)
+
+
+def _guess_plural(kind: str) -> str:
+    """apimachinery's ``UnsafeGuessKindToResource`` (a CRD's real plural may differ: pass it)."""
+    singular = kind.lower()
+    if singular.endswith("s"):
+        return singular + "es"
+    if singular.endswith("y"):
+        return singular[:-1] + "ies"
+    return singular + "s"
+
+
+@dataclass(frozen=True)
+class DeclarativeKind:
+    """A declarative framework to register; ``field`` prefixes configuration errors."""
+
+    gvk: GroupVersionKind
+    spec: DeclarativeAdapterSpec
+    plural: str | None = None
+    field: str = "adapter"
+
+
+class ManagedKindLike(Protocol):
+    """What ``shared.config.ManagedKind`` provides (kept structural so this package stays a leaf)."""
+
+    @property
+    def gvk(self) -> GroupVersionKind: ...
+
+    @property
+    def resource(self) -> str: ...
+
+    @property
+    def builtin(self) -> str | None: ...
+
+    @property
+    def adapter(self) -> DeclarativeAdapterSpec | None: ...
+
+
+class FrameworkRegistry:
+    """GVK -> ``Framework``; ``adapter_for(obj)`` wraps a raw object in its adapter."""
+
+    def __init__(self, *, builtin: Iterable[str] = (), declarative: Iterable[DeclarativeKind] = ()) -> None:
+        self._by_gvk: dict[GroupVersionKind, Framework] = {}
+        for name in builtin:
+            if name not in BUILTIN_FRAMEWORKS:
+                raise UnknownFrameworkError(name)
+            self._add(BUILTIN_FRAMEWORKS[name])
+        for kind in declarative:
+            framework = DeclarativeFramework(kind.spec, gvk=kind.gvk, field=kind.field)
+            self._add(
+                Framework(
+                    name=external_name(kind.gvk),
+                    gvk=kind.gvk,
+                    plural=kind.plural or _guess_plural(kind.gvk.kind),
+                    factory=framework,
+                    builtin=False,
+                )
+            )
+
+    @classmethod
+    def from_managed_kinds(cls, kinds: Iterable[ManagedKindLike]) -> FrameworkRegistry:
+        """Build from the configuration's resolved kinds (``KueueBridgeSettings``' managed kinds)."""
+        builtin: list[str] = []
+        declarative: list[DeclarativeKind] = []
+        for kind in kinds:
+            if kind.builtin is not None:
+                builtin.append(kind.builtin)
+            elif kind.adapter is not None:
+                field = f"integrations.externalFrameworks[{external_name(kind.gvk)}].adapter"
+                declarative.append(DeclarativeKind(kind.gvk, kind.adapter, plural=kind.resource, field=field))
+            else:
+                raise AdapterConfigError(
+                    f"integrations.externalFrameworks[{external_name(kind.gvk)}]",
+                    "neither a built-in framework nor a declarative adapter",
+                )
+        return cls(builtin=builtin, declarative=declarative)
+
+    def _add(self, framework: Framework) -> None:
+        existing = self._by_gvk.get(framework.gvk)
+        if existing is not None:
+            raise AdapterConfigError(
+                framework.name, f'kind "{framework.gvk}" is already handled by framework "{existing.name}"'
+            )
+        self._by_gvk[framework.gvk] = framework
+
+    def __contains__(self, gvk: object) -> bool:
+        return gvk in self._by_gvk
+
+    def __iter__(self) -> Iterator[Framework]:
+        return iter(self._by_gvk.values())
+
+    def __len__(self) -> int:
+        return len(self._by_gvk)
+
+    @property
+    def gvks(self) -> tuple[GroupVersionKind, ...]:
+        return tuple(self._by_gvk)
+
+    def framework_for(self, gvk: GroupVersionKind) -> Framework:
+        try:
+            return self._by_gvk[gvk]
+        except KeyError:
+            raise UnknownKindError(gvk) from None
+
+    def plural_for(self, gvk: GroupVersionKind) -> str:
+        return self.framework_for(gvk).plural
+
+    def adapter_for(self, obj: dict[str, Any]) -> GenericJob:
+        """The adapter wrapping ``obj`` (mutations go to ``obj``); ``UnknownKindError`` if not managed."""
+        return self.framework_for(gvk_of(obj)).factory(obj)
