@@ -21,7 +21,12 @@ functions so the caller decides where classes come from (informer cache, API, te
 A missing class is returned as ``PriorityNotFound`` (not raised): Kueue then records a Warning event
 (WorkloadPriorityClass only) and retries later without creating the Workload.
 
-Invariant: pure functions; the job dict and the pod sets passed in are never modified.
+For a Workload that already matches its job, ``classify_priority_update`` /
+``priority_state_equal`` are the pure part of ``UpdateWorkloadPriority`` and
+``propagate_admission_gated_by`` syncs the admission-gate annotation.
+
+Invariant: pure functions; the job dict and the pod sets passed in are never modified (only
+``propagate_admission_gated_by`` edits the Workload it is given, by design).
 """
 
 from __future__ import annotations
