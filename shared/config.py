@@ -194,7 +194,16 @@ def _not_supported(value: str, supported: Iterable[str], extra: str = "") -> str
     return f'Unsupported value: "{value}": supported values: {_quoted(supported)}{extra}'
 
 
+def _drop_nulls(value: object) -> object:
+    """``null`` means unset in Kubernetes JSON, so a null field gets its default."""
+    if isinstance(value, dict):
+        return {key: item for key, item in value.items() if item is not None}
+    return value
+
+
 class _ConfigModel(BaseModel):
+    _nulls_are_unset = model_validator(mode="before")(_drop_nulls)
+
     model_config = ConfigDict(
         alias_generator=to_camel,
         validate_by_name=True,
@@ -483,7 +492,7 @@ def _rule_issues(sections: _Sections) -> list[ConfigIssue]:
         _integration_rules,
         _multikueue_rules,
         _cert_rules,
-        _selector_rules,
+        _namespace_rules,
         _process_rules,
         _bridge_rules,
     ):
@@ -621,7 +630,9 @@ def _cert_rules(s: _Sections) -> Iterator[ConfigIssue]:
     )
 
 
-def _selector_rules(s: _Sections) -> Iterator[ConfigIssue]:
+def _namespace_rules(s: _Sections) -> Iterator[ConfigIssue]:
+    if s.namespace is not None:
+        yield from _name_issues("namespace", s.namespace, dns1123_label_errors(s.namespace))
     if s.selector is None:
         return
     prohibited = [KUBE_SYSTEM] + ([s.namespace] if s.namespace else [])
@@ -630,8 +641,6 @@ def _selector_rules(s: _Sections) -> Iterator[ConfigIssue]:
             shown = format_selector(s.selector)
             message = f'Invalid value: "{shown}": should not match the "{namespace}" namespace'
             yield ConfigIssue("managedJobsNamespaceSelector", message)
-    if s.namespace is not None:
-        yield from _name_issues("namespace", s.namespace, dns1123_label_errors(s.namespace))
 
 
 _BIND_ADDRESS = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[^:\[\]]*):(?P<port>[0-9]{1,5})$")
@@ -825,31 +834,19 @@ def _pydantic_issues(exc: ValidationError, document: object) -> list[ConfigIssue
     return list(dict.fromkeys(issue for issue in issues if issue is not None))
 
 
-def _probe_section(alias: str, value: object) -> Configuration | None:
-    """Validate one top-level section alone; on failure retry without its broken sub-fields."""
-    try:
-        return Configuration.model_validate({alias: value}, by_name=False)
-    except ValidationError as exc:
-        broken = {error["loc"][1] for error in exc.errors() if len(error["loc"]) > 1}
-        if not isinstance(value, dict) or not broken:
-            return None
-    try:
-        trimmed = {key: item for key, item in value.items() if key not in broken}
-        return Configuration.model_validate({alias: trimmed}, by_name=False)
-    except ValidationError:
-        return None
-
-
 def _recover_sections(document: dict[str, Any]) -> _Sections:
-    """Parse each section on its own, so the rules of the sound parts run despite errors elsewhere."""
+    """Parse each top-level section on its own, so the rules of the sound ones run despite errors elsewhere."""
     sections = _Sections()
     for name, field in Configuration.model_fields.items():
         target = "selector" if name == "managed_jobs_namespace_selector" else name
         alias = field.alias or name
         if target not in _Sections.__dataclass_fields__ or alias not in document:
             continue
-        if (probe := _probe_section(alias, document[alias])) is not None:
-            setattr(sections, target, getattr(probe, name))
+        try:
+            probe = Configuration.model_validate({alias: document[alias]}, by_name=False)
+        except ValidationError:
+            continue  # a broken section's rules would run on defaults, reporting phantom problems
+        setattr(sections, target, getattr(probe, name))
     return sections
 
 

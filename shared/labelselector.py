@@ -27,7 +27,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 __all__ = [
@@ -234,8 +242,17 @@ def _make_selector(requirements: Iterable[Requirement]) -> Selector:
 
 
 # --- the structured form ---------------------------------------------------------------------------
+def _drop_nulls(value: object) -> object:
+    """``null`` means unset in Kubernetes JSON (``values: null`` is no values)."""
+    if isinstance(value, dict):
+        return {key: item for key, item in value.items() if item is not None}
+    return value
+
+
 class _SelectorModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+
+    _nulls_are_unset = model_validator(mode="before")(_drop_nulls)
 
 
 _VALUES_REQUIRED: Final = "must be specified when `operator` is 'In' or 'NotIn'"
