@@ -89,6 +89,7 @@ def describe_type(value: Any) -> str:
 
 
 _NAME = re.compile(r"[^.\[\]]+")
+_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")  # rendered dotted; anything else in [brackets]
 _INDEX = re.compile(r"\[(?:'([^']*)'|\"([^\"]*)\"|([^\]]*))\]")
 
 
@@ -97,7 +98,7 @@ def _render(segments: tuple[Segment, ...]) -> str:
     for segment in segments:
         if isinstance(segment, int):
             out.append(f"[{segment}]")
-        elif _NAME.fullmatch(segment) and not segment.isdigit():
+        elif _IDENTIFIER.fullmatch(segment):
             out.append(f".{segment}" if out else segment)
         else:
             out.append(f"[{segment}]")
