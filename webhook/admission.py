@@ -8,11 +8,11 @@ Outcomes, and why:
 
 * **HTTP 400 + one-line reason** when the request cannot be answered as an AdmissionReview: body too
   large, not JSON, wrong ``apiVersion``/``kind``, no ``request``/``uid``/``kind``/``operation``, or
-  no ``object`` (``oldObject`` for an UPDATE validation). The API server then applies
+  no ``object`` for a CREATE/UPDATE. The API server then applies
   ``failurePolicy: Fail`` - the request is rejected, never admitted by accident.
 * **A denial** (HTTP 200, ``allowed: false``) once the envelope is valid:
   code 400 naming the field when the object is malformed (``metadata.labels`` not a map of strings,
-  ``spec.suspend`` not a boolean, ...); code 403 reason ``Forbidden`` with the aggregated field errors
+  ``spec.suspend`` not a boolean, ...) or an UPDATE has no ``oldObject``; code 403 reason ``Forbidden`` with the aggregated field errors
   for a validation failure or a defaulting error (controller-runtime's ``admission.Denied``); code 500
   if a rule itself fails unexpectedly (controller-runtime's ``Errored``) - logged, never a crash.
 * **Allowed unchanged** for a kind we are not configured for (counted as ``framework="unknown"``,
@@ -34,7 +34,7 @@ from typing import Any, Final
 
 import orjson
 
-from shared.frameworks.base import AdapterError, FieldError
+from shared.frameworks.base import AdapterError, FieldError, GenericJob, JobWithManagedBy
 from webhook.defaulting import DefaultingError, default_job
 from webhook.fielderrors import INVALID, REQUIRED, format_field_error, to_aggregate
 from webhook.lookups import Lookups
@@ -170,6 +170,19 @@ def _patched(uid: str, ops: list[dict[str, Any]]) -> bytes:
     return _review(uid, {"allowed": True, "patchType": "JSONPatch", "patch": patch})
 
 
+def _decoded(job: GenericJob) -> GenericJob:
+    """Read the fields every rule depends on, so a wrong type fails here with ``AdapterError`` naming it.
+
+    Kueue decodes the whole object into a Go struct first and answers 400 when that fails; the
+    adapters read lazily, so without this a validation that happens not to read ``spec.suspend``
+    would admit ``suspend: "yes"``.
+    """
+    job.is_suspended()
+    if isinstance(job, JobWithManagedBy):
+        job.managed_by()
+    return job
+
+
 class AdmissionHandler:
     """Answers AdmissionReviews for every configured framework; safe to share between requests."""
 
@@ -272,12 +285,12 @@ class AdmissionHandler:
         if invalid is not None:
             return "invalid", invalid
         assert request.object is not None
-        new_job = framework.adapter(request.object)
+        new_job = _decoded(framework.adapter(request.object))
         if request.operation == "CREATE":
             errors = validate_create(new_job, framework=framework)
         else:
             assert request.old_object is not None
-            old_job = framework.adapter(request.old_object)
+            old_job = _decoded(framework.adapter(request.old_object))
             errors = validate_update(old_job, new_job, framework=framework, lookups=self.lookups)
         message = to_aggregate(errors)
         if message is None:

@@ -48,7 +48,9 @@ def create_app(*, handler: AdmissionHandler, readiness_checks: Mapping[str, Call
     app = FastAPI(title="kueue-bridge webhook", openapi_url=None, docs_url=None, redoc_url=None)
     limit = handler.max_body_bytes
 
-    def admission_route(answer: Callable[[bytes], tuple[int, bytes]]) -> Callable[[Request], Awaitable[Response]]:
+    def admission_route(
+        answer: Callable[[bytes], tuple[int, bytes]],
+    ) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             try:
                 body = await _read_limited(request, limit)

@@ -1,0 +1,86 @@
+"""Builders shared by the webhook unit tests."""
+
+from __future__ import annotations
+
+import base64
+import copy
+from typing import Any
+
+import jsonpatch
+import orjson
+
+from shared.frameworks.batch_job import BATCH_JOB_GVK, BatchJobAdapter
+from webhook.admission import AdmissionHandler
+from webhook.lookups import InMemoryLookups
+from webhook.metrics import WebhookMetrics
+from webhook.settings import Framework, WebhookSettings
+
+BATCH_JOB = Framework(
+    name="batch/job",
+    gvk=BATCH_JOB_GVK,
+    plural="jobs",
+    adapter=BatchJobAdapter,
+    revalidate_create_on_update=True,
+)
+
+
+def settings(**overrides: Any) -> WebhookSettings:
+    return WebhookSettings(frameworks=(BATCH_JOB,), **overrides)
+
+
+def job(name: str = "j", *, namespace: str = "ns", labels: dict | None = None, **spec: Any) -> dict:
+    obj: dict[str, Any] = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "parallelism": 1,
+            "completions": 1,
+            "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}},
+        }
+        | spec,
+    }
+    if labels is not None:
+        obj["metadata"]["labels"] = labels
+    return obj
+
+
+def review(
+    obj: dict | None,
+    *,
+    operation: str = "CREATE",
+    old: dict | None = None,
+    kind=("batch", "v1", "Job"),
+    uid: str = "u-1",
+) -> bytes:
+    request: dict[str, Any] = {
+        "uid": uid,
+        "kind": {"group": kind[0], "version": kind[1], "kind": kind[2]},
+        "operation": operation,
+        "object": obj,
+        "oldObject": old,
+    }
+    return orjson.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+
+
+def handler(lookups: InMemoryLookups | None = None, **overrides: Any) -> AdmissionHandler:
+    return AdmissionHandler(
+        settings=settings(**overrides), lookups=lookups or InMemoryLookups(), metrics=WebhookMetrics()
+    )
+
+
+def response(payload: bytes) -> dict:
+    answer: dict[str, Any] = orjson.loads(payload)["response"]
+    return answer
+
+
+def apply(obj: dict, resp: dict) -> dict:
+    if "patch" not in resp:
+        return copy.deepcopy(obj)
+    ops = orjson.loads(base64.b64decode(resp["patch"]))
+    patched: dict[str, Any] = jsonpatch.apply_patch(obj, ops)
+    return patched
+
+
+def ops_of(resp: dict) -> list[dict]:
+    return orjson.loads(base64.b64decode(resp["patch"])) if "patch" in resp else []
