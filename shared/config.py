@@ -254,6 +254,15 @@ class RequeuingStrategy(_ConfigModel):
     backoff_limit_count: int | None = None
 
 
+def _is_zero_or_unset(value: object) -> bool:
+    if isinstance(value, str):
+        try:
+            return parse_go_duration(value) == timedelta(0)
+        except DurationError:
+            return False  # reported by the field's own validation
+    return value is None or value == timedelta(0)
+
+
 class WaitForPodsReady(_ConfigModel):
     """Always present in v1beta2 (no ``enable`` field): all-or-nothing admission is on by default."""
 
@@ -267,11 +276,11 @@ class WaitForPodsReady(_ConfigModel):
     def _recovery_defaults_to_timeout(cls, value: object) -> object:
         if isinstance(value, dict):
             value = dict(value)
-            if value.get("timeout") in ("0", "0s"):
-                value["timeout"] = "30m"  # Kueue: a zero timeout means the default
-            value.setdefault("timeout", "30m")
-            if value.get("recoveryTimeout") is None:
-                value["recoveryTimeout"] = value["timeout"]
+            if _is_zero_or_unset(value.get("timeout")):
+                value["timeout"] = "30m"  # Kueue: an unset or zero timeout means the default
+            recovery_key = _key(value, "recoveryTimeout", "recovery_timeout")
+            if value.get(recovery_key) is None and isinstance(value["timeout"], str | timedelta):
+                value[recovery_key] = value["timeout"]  # a broken timeout is reported once
         return value
 
 
@@ -351,6 +360,11 @@ def _default_selector(namespace: str) -> dict[str, Any]:
     return {"matchExpressions": [expression]}
 
 
+def _key(value: dict[str, Any], alias: str, name: str) -> str:
+    """The key a field is given under (wire alias or Python name, for models built in code)."""
+    return name if name in value and alias not in value else alias
+
+
 def _fill_dependent_defaults(value: object) -> object:
     """Kueue's defaulting for fields whose default depends on another field (works on raw data)."""
     if not isinstance(value, dict):
@@ -359,15 +373,21 @@ def _fill_dependent_defaults(value: object) -> object:
     namespace = value.get("namespace")
     if namespace is None:
         namespace = value["namespace"] = DEFAULT_NAMESPACE
-    if isinstance(namespace, str):
-        if value.get("managedJobsNamespaceSelector") is None:
-            value["managedJobsNamespaceSelector"] = _default_selector(namespace)
-        election = value.get("leaderElection")
-        if election is None or isinstance(election, dict):
-            election = dict(election or {})
-            if not election.get("resourceNamespace"):
-                election["resourceNamespace"] = namespace
-            value["leaderElection"] = election
+    if not isinstance(namespace, str):
+        return value
+    selector_key = _key(value, "managedJobsNamespaceSelector", "managed_jobs_namespace_selector")
+    if value.get(selector_key) is None:
+        value[selector_key] = _default_selector(namespace)
+    election_key = _key(value, "leaderElection", "leader_election")
+    election = value.get(election_key)
+    if isinstance(election, LeaderElection) and not election.resource_namespace:
+        value[election_key] = election.model_copy(update={"resource_namespace": namespace})
+    elif election is None or isinstance(election, dict):
+        election = dict(election or {})
+        namespace_key = _key(election, "resourceNamespace", "resource_namespace")
+        if not election.get(namespace_key):
+            election[namespace_key] = namespace
+        value[election_key] = election
     return value
 
 

@@ -174,3 +174,21 @@ def test_kueue_only_sections_are_preserved() -> None:
     wire = dump_config(parse_config(text, source="x"))
     assert wire["fairSharing"] == {"preemptionStrategies": ["LessThanInitialShare"]}
     assert wire["controller"] == {"groupKindConcurrency": {}}
+
+
+@pytest.mark.parametrize("zero", ["0", "0s", "0h0m", "-0s"])
+def test_every_spelling_of_a_zero_timeout_means_the_default(zero: str) -> None:
+    config = parse_config(MINIMAL + f"waitForPodsReady: {{timeout: '{zero}'}}\n", source="x")
+    assert config.wait_for_pods_ready.timeout == timedelta(minutes=30)
+
+
+def test_dependent_defaults_apply_to_models_built_in_python() -> None:
+    from shared.config import LeaderElection, WaitForPodsReady
+
+    config = Configuration(namespace="ops", leader_election=LeaderElection(resource_name="x"))
+    assert config.leader_election.resource_namespace == "ops"
+    assert config.leader_election.resource_name == "x"
+    assert config.managed_jobs_namespace_selector.match_expressions[0].values == ("kube-system", "ops")
+    wfpr = WaitForPodsReady(timeout=timedelta(minutes=5), recovery_timeout=timedelta(minutes=1))
+    assert wfpr.recovery_timeout == timedelta(minutes=1)
+    assert WaitForPodsReady(timeout=timedelta(minutes=5)).recovery_timeout == timedelta(minutes=5)
