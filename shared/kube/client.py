@@ -96,10 +96,13 @@ class StreamResponse:
         self.status_code = response.status_code
 
     async def chunks(self) -> AsyncIterator[bytes]:
+        if self._response.is_stream_consumed:  # a body that was read eagerly (e.g. a mock's content=)
+            yield self._response.content
+            return
         try:
             async for chunk in self._response.aiter_raw():
                 yield chunk
-        except httpx.TransportError as exc:
+        except (httpx.TransportError, httpx.StreamError) as exc:
             raise TransportError(f"{type(exc).__name__}: {exc}", request_sent=True, path=self.path) from exc
 
     async def aclose(self) -> None:
