@@ -309,7 +309,7 @@ class Watch:
                 extra={
                     "resource": str(self.gvk),
                     "code": code,
-                    "message": obj.get("message"),
+                    "status_message": obj.get("message"),
                     "reason": obj.get("reason"),
                 },
             )
