@@ -31,6 +31,7 @@ from shared.models import (
     workload_to_v1beta1,
 )
 from tests.unit.models.crd_json_schema import crd_file_for, load_crd_json_schema, schema_errors
+from tests.unit.models.examples import full_examples
 from tests.unit.models.test_workload_round_trip import GOLDEN_WORKLOADS, _items
 
 V1 = "kueue.x-k8s.io/v1beta1"
@@ -456,3 +457,26 @@ def test_parsers_accept_either_version() -> None:
     assert parse_workload_priority_class(priority).value == 7
     with pytest.raises(ConversionError):
         parse_resource_flavor({"apiVersion": V2, "kind": "ClusterQueue"})
+
+
+def test_a_full_v1beta2_workload_loses_only_the_documented_fields_through_v1beta1() -> None:
+    _, example = full_examples()["Workload"]
+    wire = Workload.model_validate(example).to_wire()
+    back = workload_from_v1beta1(workload_to_v1beta1(wire))
+    expected = copy.deepcopy(wire)
+    del expected["spec"]["preemptionGates"]
+    del expected["status"]["preemptionGates"]
+    del expected["spec"]["podSets"][0]["topologyRequest"]["podsetSliceRequiredTopologyConstraints"]
+    assert back == expected
+
+
+@pytest.mark.parametrize(
+    "kind", ["LocalQueue", "ClusterQueue", "ResourceFlavor", "AdmissionCheck", "WorkloadPriorityClass"]
+)
+def test_other_full_objects_survive_a_trip_through_v1beta1(kind: str) -> None:
+    model_class, example = full_examples()[kind]
+    wire = model_class.model_validate(example).model_dump(by_alias=True, exclude_none=True, mode="json")
+    expected = copy.deepcopy(wire)
+    if kind == "ClusterQueue":
+        del expected["spec"]["concurrentAdmissionPolicy"]
+    assert convert_from_v1beta1(convert_to_v1beta1(wire)) == expected
