@@ -1,0 +1,535 @@
+"""Kueue stand-in and job runner against an in-memory fake API (httpx.MockTransport).
+
+The fake implements just the REST verbs the add-ons use (list, get, PUT /status with
+resourceVersion checks, merge-PATCH /status). Golden objects from real Kueue in ../shared pin the
+exact status shapes, reasons and messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from devcluster.jobrunner import JOBS, DeclarativeCompletion, JobRunner
+from devcluster.kueue_standin import CLUSTER_QUEUES, LOCAL_QUEUES, WORKLOADS, KueueStandin, start_addons
+from devcluster.standin_client import ApiClient, Resource
+
+Key = tuple[str, str, str]
+APPWRAPPERS = Resource("workload.codeflare.dev", "v1beta2", "appwrappers")
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 22, 2, 34, 3, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+def _key(resource: Resource) -> Key:
+    return (resource.group, resource.version, resource.plural)
+
+
+def _merge(target: dict[str, Any], patch: dict[str, Any]) -> None:
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, dict) and isinstance(target.get(key), dict):
+            _merge(target[key], value)
+        else:
+            target[key] = copy.deepcopy(value)
+
+
+class FakeApi:
+    """Objects by (group, version, plural) then (namespace, name); counts writes per path."""
+
+    def __init__(self) -> None:
+        self.objects: dict[Key, dict[tuple[str, str], dict[str, Any]]] = {}
+        self.writes: list[str] = []
+        self.conflict_next_write = False
+        self._version = 0
+
+    def put(self, resource: Resource, obj: dict[str, Any]) -> dict[str, Any]:
+        self._version += 1
+        stored = copy.deepcopy(obj)
+        metadata = stored.setdefault("metadata", {})
+        metadata["resourceVersion"] = str(self._version)
+        metadata.setdefault("generation", 1)
+        metadata.setdefault("uid", f"uid-{metadata['name']}")
+        metadata.setdefault("creationTimestamp", f"2026-11-22T02:34:{self._version:02d}Z")
+        self.objects.setdefault(_key(resource), {})[(metadata.get("namespace", ""), metadata["name"])] = (
+            stored
+        )
+        return stored
+
+    def get(self, resource: Resource, name: str, namespace: str = "") -> dict[str, Any]:
+        return self.objects[_key(resource)][(namespace, name)]
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        parts = request.url.path.strip("/").split("/")
+        if parts[0] == "api":
+            group, version, rest = "", parts[1], parts[2:]
+        else:
+            group, version, rest = parts[1], parts[2], parts[3:]
+        namespace = None
+        if rest[0] == "namespaces" and len(rest) >= 3:
+            namespace, rest = rest[1], rest[2:]
+        table = self.objects.get((group, version, rest[0]), {})
+        if len(rest) == 1:
+            items = [obj for (ns, _), obj in table.items() if namespace is None or ns == namespace]
+            return httpx.Response(200, json={"kind": "List", "items": copy.deepcopy(items)})
+        stored = table.get((namespace or "", rest[1]))
+        if stored is None:
+            return httpx.Response(404, json={"kind": "Status", "code": 404})
+        if request.method == "GET":
+            return httpx.Response(200, json=copy.deepcopy(stored))
+        self.writes.append(f"{request.method} {request.url.path}")
+        if self.conflict_next_write:
+            self.conflict_next_write = False
+            return httpx.Response(409, json={"kind": "Status", "code": 409})
+        body = json.loads(request.content)
+        if request.method == "PUT":
+            if body["metadata"].get("resourceVersion") != stored["metadata"]["resourceVersion"]:
+                return httpx.Response(409, json={"kind": "Status", "code": 409})
+            stored["status"] = body.get("status", {})
+        else:
+            _merge(stored, {"status": body.get("status", {})})
+        self._version += 1
+        stored["metadata"]["resourceVersion"] = str(self._version)
+        return httpx.Response(200, json=copy.deepcopy(stored))
+
+
+@pytest.fixture
+def api() -> FakeApi:
+    return FakeApi()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def client(api: FakeApi) -> AsyncIterator[ApiClient]:
+    instance = ApiClient(
+        url="https://devcluster.test", token="t", ca_file=None, transport=httpx.MockTransport(api.handle)
+    )
+    yield instance
+    await instance.aclose()
+
+
+@pytest.fixture
+def standin(client: ApiClient, clock: FakeClock) -> KueueStandin:
+    return KueueStandin(client=client, clock=clock)
+
+
+def cluster_queue(name: str, *, cpu: Any, memory: Any = "10Gi", **spec: Any) -> dict[str, Any]:
+    resources = [{"name": "cpu", "nominalQuota": cpu}, {"name": "memory", "nominalQuota": memory}]
+    body = {
+        "namespaceSelector": {},
+        "resourceGroups": [
+            {"coveredResources": ["cpu", "memory"], "flavors": [{"name": "spot", "resources": resources}]}
+        ],
+    }
+    body.update(spec)
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": name},
+        "spec": body,
+    }
+
+
+def local_queue(name: str, namespace: str, cq: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"clusterQueue": cq},
+    }
+
+
+def workload(
+    name: str, *, cpu: str = "1", count: int = 1, queue: str = "q", namespace: str = "ns"
+) -> dict[str, Any]:
+    container = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu, "memory": "200Mi"}}}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "active": True,
+            "queueName": queue,
+            "podSets": [{"name": "main", "count": count, "template": {"spec": {"containers": [container]}}}],
+        },
+    }
+
+
+def conditions(obj: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+    return {
+        c["type"]: (c["status"], c["reason"], c["message"])
+        for c in (obj.get("status") or {}).get("conditions", [])
+    }
+
+
+def _golden(golden_dir: Path, name: str) -> dict[str, Any]:
+    document = yaml.safe_load((golden_dir / name).read_text())
+    found: dict[str, Any] = document["items"][0] if document.get("kind") == "List" else document
+    return found
+
+
+# --- stand-in: admission ---------------------------------------------------------------------------
+
+
+@pytest.mark.needs_shared
+async def test_admission_matches_real_kueue_golden(
+    api: FakeApi, standin: KueueStandin, golden_dir: Path
+) -> None:
+    golden = _golden(golden_dir, "workload-admitted.yaml")
+    api.put(CLUSTER_QUEUES, cluster_queue("golden-cq", cpu=10))
+    api.objects[_key(CLUSTER_QUEUES)][("", "golden-cq")]["spec"]["resourceGroups"][0]["flavors"][0][
+        "name"
+    ] = "golden-spot"
+    api.put(LOCAL_QUEUES, local_queue("golden-q", "golden", "golden-cq"))
+    pending = {
+        "apiVersion": golden["apiVersion"],
+        "kind": "Workload",
+        "metadata": {"name": "wl", "namespace": "golden"},
+    }
+    pending["spec"] = copy.deepcopy(golden["spec"])
+    api.put(WORKLOADS, pending)
+
+    await standin.reconcile_once()
+
+    admitted = api.get(WORKLOADS, "wl", "golden")
+    assert admitted["status"]["admission"] == golden["status"]["admission"]
+    expected = conditions(golden)
+    actual = conditions(admitted)
+    for condition_type in ("QuotaReserved", "Admitted"):
+        assert actual[condition_type] == expected[condition_type]
+    for condition in admitted["status"]["conditions"]:
+        assert condition["observedGeneration"] == 1
+        assert condition["lastTransitionTime"] == "2026-11-22T02:34:03Z"
+
+
+async def test_fifo_within_nominal_quota_best_effort(api: FakeApi, standin: KueueStandin) -> None:
+    api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=3))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    api.put(WORKLOADS, workload("first", cpu="2"))
+    api.put(WORKLOADS, workload("second", cpu="2"))
+    api.put(WORKLOADS, workload("third", cpu="500m", count=2))
+
+    await standin.reconcile_once()
+
+    assert conditions(api.get(WORKLOADS, "first", "ns"))["Admitted"][0] == "True"
+    assert conditions(api.get(WORKLOADS, "second", "ns"))["QuotaReserved"] == (
+        "False",
+        "Pending",
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor spot, 1 more needed",
+    )
+    third = api.get(WORKLOADS, "third", "ns")
+    assert third["status"]["admission"]["podSetAssignments"][0]["resourceUsage"] == {
+        "cpu": "1",
+        "memory": "400Mi",
+    }
+
+    first = api.get(WORKLOADS, "first", "ns")
+    first["status"]["conditions"].append(
+        {"type": "Finished", "status": "True", "reason": "Succeeded", "message": ""}
+    )
+    await standin.reconcile_once()
+
+    assert "admission" in api.get(WORKLOADS, "second", "ns")["status"]
+
+
+async def test_strict_fifo_blocks_later_workloads(api: FakeApi, standin: KueueStandin) -> None:
+    api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=3, queueingStrategy="StrictFIFO"))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    api.put(WORKLOADS, workload("big", cpu="4"))
+    api.put(WORKLOADS, workload("small", cpu="1"))
+
+    await standin.reconcile_once()
+
+    assert "admission" not in api.get(WORKLOADS, "small", "ns").get("status", {})
+
+
+async def test_missing_queues_make_the_workload_inadmissible(api: FakeApi, standin: KueueStandin) -> None:
+    api.put(LOCAL_QUEUES, local_queue("orphan", "ns", "nowhere"))
+    api.put(WORKLOADS, workload("no-lq", queue="absent"))
+    api.put(WORKLOADS, workload("no-cq", queue="orphan"))
+
+    await standin.reconcile_once()
+    writes = len(api.writes)
+    await standin.reconcile_once()
+
+    assert conditions(api.get(WORKLOADS, "no-lq", "ns"))["QuotaReserved"] == (
+        "False",
+        "Inadmissible",
+        "LocalQueue absent doesn't exist",
+    )
+    assert conditions(api.get(WORKLOADS, "no-cq", "ns"))["QuotaReserved"] == (
+        "False",
+        "Inadmissible",
+        "ClusterQueue nowhere doesn't exist",
+    )
+    assert len(api.writes) == writes, "an unchanged verdict is not written again"
+
+
+async def test_admission_checks_gate_admitted(api: FakeApi, standin: KueueStandin) -> None:
+    api.put(
+        CLUSTER_QUEUES,
+        cluster_queue("cq", cpu=3, admissionChecksStrategy={"admissionChecks": [{"name": "prov"}]}),
+    )
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    api.put(WORKLOADS, workload("wl"))
+
+    await standin.reconcile_once()
+    wl = api.get(WORKLOADS, "wl", "ns")
+    assert conditions(wl)["QuotaReserved"][0] == "True"
+    assert conditions(wl)["Admitted"] == (
+        "False",
+        "UnsatisfiedAdmissionChecks",
+        "The workload has not all checks ready",
+    )
+    assert [check["state"] for check in wl["status"]["admissionChecks"]] == ["Pending"]
+
+    wl["status"]["admissionChecks"][0]["state"] = "Ready"
+    await standin.reconcile_once()
+    assert conditions(api.get(WORKLOADS, "wl", "ns"))["Admitted"] == (
+        "True",
+        "Admitted",
+        "The workload is admitted",
+    )
+
+
+async def test_conflicting_write_is_retried_on_the_next_pass(api: FakeApi, standin: KueueStandin) -> None:
+    api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=1))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    api.put(WORKLOADS, workload("wl"))
+    api.conflict_next_write = True
+
+    await standin.reconcile_once()
+    assert "status" not in api.get(WORKLOADS, "wl", "ns")
+
+    await standin.reconcile_once()
+    assert conditions(api.get(WORKLOADS, "wl", "ns"))["QuotaReserved"][0] == "True"
+
+
+# --- stand-in: deactivation and reactivation ---------------------------------------------------------
+
+
+def _release_like_the_job_reconciler(wl: dict[str, Any]) -> None:
+    """What kueue-bridge's job reconciler does once the stopped job has no active pods."""
+    wl["status"].pop("admission")
+    by_type = {c["type"]: c for c in wl["status"]["conditions"]}
+    by_type["QuotaReserved"].update(
+        status="False", reason="PendingEvaluation", message="The workload is deactivated"
+    )
+    by_type["Admitted"].update(
+        status="False", reason="NoReservation", message="The workload has no reservation"
+    )
+    wl["status"]["conditions"].append(
+        {
+            "type": "Requeued",
+            "status": "False",
+            "reason": "Deactivated",
+            "message": "The workload is deactivated",
+        }
+    )
+
+
+@pytest.mark.needs_shared
+async def test_deactivation_and_reactivation_follow_real_kueue(
+    api: FakeApi, standin: KueueStandin, clock: FakeClock, golden_dir: Path
+) -> None:
+    after_deactivation = conditions(_golden(golden_dir, "workload-after-deactivation.yaml"))
+    after_reactivation = conditions(_golden(golden_dir, "workload-finished.yaml"))
+    api.put(CLUSTER_QUEUES, cluster_queue("golden-cq", cpu=1))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "golden-cq"))
+    api.put(WORKLOADS, workload("wl"))
+    api.put(WORKLOADS, workload("waiting"))
+    await standin.reconcile_once()
+    wl = api.get(WORKLOADS, "wl", "ns")
+    wl["spec"]["active"] = False
+    wl["metadata"]["generation"] = 2
+
+    clock.advance(11)
+    await standin.reconcile_once()
+    wl = api.get(WORKLOADS, "wl", "ns")
+    assert conditions(wl)["Evicted"] == after_deactivation["Evicted"]
+    assert conditions(wl)["QuotaReserved"][0] == "True", "only the job reconciler releases the reservation"
+    assert wl["status"]["schedulingStats"] == {
+        "evictions": [{"reason": "Deactivated", "underlyingCause": "", "count": 1}]
+    }
+    assert "admission" not in api.get(WORKLOADS, "waiting", "ns").get("status", {})
+
+    _release_like_the_job_reconciler(wl)
+    await standin.reconcile_once()
+    wl = api.get(WORKLOADS, "wl", "ns")
+    assert conditions(wl) == {
+        key: after_deactivation[key] for key in ("QuotaReserved", "Evicted", "Admitted", "Requeued")
+    }
+    assert "admission" in api.get(WORKLOADS, "waiting", "ns")["status"], (
+        "released quota goes to the next in line"
+    )
+
+    waiting = api.get(WORKLOADS, "waiting", "ns")
+    waiting["status"]["conditions"].append(
+        {"type": "Finished", "status": "True", "reason": "Succeeded", "message": ""}
+    )
+    wl["spec"]["active"] = True
+    wl["metadata"]["generation"] = 3
+    clock.advance(4)
+    await standin.reconcile_once()
+    assert conditions(api.get(WORKLOADS, "wl", "ns"))["Requeued"] == after_reactivation["Requeued"]
+
+    await standin.reconcile_once()
+    wl = api.get(WORKLOADS, "wl", "ns")
+    assert conditions(wl) == {
+        key: after_reactivation[key] for key in ("QuotaReserved", "Evicted", "Admitted", "Requeued")
+    }
+    assert all(c["observedGeneration"] == 3 for c in wl["status"]["conditions"])
+
+
+# --- job runner --------------------------------------------------------------------------------------
+
+
+def batch_job(name: str, *, suspend: bool, run_seconds: str | None = None, **spec: Any) -> dict[str, Any]:
+    annotations = {"kueue-bridge.dev/run-seconds": run_seconds} if run_seconds is not None else {}
+    body = {"parallelism": 2, "completions": 4, "suspend": suspend, "template": {"spec": {"containers": []}}}
+    body.update(spec)
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": "ns", "annotations": annotations},
+        "spec": body,
+    }
+
+
+@pytest.fixture
+def runner(client: ApiClient, clock: FakeClock) -> JobRunner:
+    completion = DeclarativeCompletion(resource=APPWRAPPERS, status_patch={"phase": "Succeeded"})
+    return JobRunner(client=client, clock=clock, default_run_seconds=2.0, declarative=[completion])
+
+
+async def test_job_runs_to_completion_like_the_job_controller(
+    api: FakeApi, runner: JobRunner, clock: FakeClock
+) -> None:
+    api.put(JOBS, batch_job("sample", suspend=False))
+
+    await runner.reconcile_once()
+    status = api.get(JOBS, "sample", "ns")["status"]
+    assert status == {"startTime": "2026-11-22T02:34:03Z", "active": 2, "ready": 2}
+
+    clock.advance(1)
+    await runner.reconcile_once()
+    assert "completionTime" not in api.get(JOBS, "sample", "ns")["status"]
+
+    clock.advance(1)
+    await runner.reconcile_once()
+    status = api.get(JOBS, "sample", "ns")["status"]
+    assert status["succeeded"] == 4
+    assert "active" not in status
+    assert status["ready"] == 0
+    assert status["completionTime"] == "2026-11-22T02:34:05Z"
+    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]] == [
+        ("SuccessCriteriaMet", "True", "CompletionsReached", "Reached expected number of succeeded pods"),
+        ("Complete", "True", "CompletionsReached", "Reached expected number of succeeded pods"),
+    ]
+
+    writes = len(api.writes)
+    clock.advance(5)
+    await runner.reconcile_once()
+    assert len(api.writes) == writes, "a finished job is left alone"
+
+
+async def test_suspended_job_is_marked_and_resumed_with_a_new_start_time(
+    api: FakeApi, runner: JobRunner, clock: FakeClock
+) -> None:
+    api.put(JOBS, batch_job("held", suspend=True, run_seconds="10"))
+    await runner.reconcile_once()
+    assert conditions(api.get(JOBS, "held", "ns"))["Suspended"] == ("True", "JobSuspended", "Job suspended")
+
+    api.get(JOBS, "held", "ns")["spec"]["suspend"] = False
+    clock.advance(3)
+    await runner.reconcile_once()
+    job = api.get(JOBS, "held", "ns")
+    assert conditions(job)["Suspended"] == ("False", "JobResumed", "Job resumed")
+    assert job["status"]["startTime"] == "2026-11-22T02:34:06Z"
+    assert job["status"]["active"] == 2
+
+    clock.advance(9)
+    await runner.reconcile_once()
+    assert "completionTime" not in api.get(JOBS, "held", "ns")["status"], "run-seconds annotation is honoured"
+    clock.advance(1)
+    await runner.reconcile_once()
+    assert conditions(api.get(JOBS, "held", "ns"))["Complete"][0] == "True"
+
+
+async def test_declarative_crd_gets_its_completion_patch_once(
+    api: FakeApi, runner: JobRunner, clock: FakeClock
+) -> None:
+    wrapper = {
+        "apiVersion": "workload.codeflare.dev/v1beta2",
+        "kind": "AppWrapper",
+        "metadata": {"name": "aw", "namespace": "ns"},
+    }
+    api.put(APPWRAPPERS, {**wrapper, "spec": {"suspend": False}})
+    api.put(
+        APPWRAPPERS, {**wrapper, "metadata": {"name": "held", "namespace": "ns"}, "spec": {"suspend": True}}
+    )
+
+    await runner.reconcile_once()
+    clock.advance(2)
+    await runner.reconcile_once()
+    await runner.reconcile_once()
+
+    assert api.get(APPWRAPPERS, "aw", "ns")["status"] == {"phase": "Succeeded"}
+    assert "status" not in api.get(APPWRAPPERS, "held", "ns")
+    assert [w for w in api.writes if "appwrappers" in w] == [
+        "PATCH /apis/workload.codeflare.dev/v1beta2/namespaces/ns/appwrappers/aw/status"
+    ]
+
+
+# --- entry point -------------------------------------------------------------------------------------
+
+
+async def test_start_addons_runs_both_until_the_stack_closes(api: FakeApi) -> None:
+    api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=1))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    api.put(WORKLOADS, workload("wl"))
+    api.put(JOBS, batch_job("quick", suspend=False, run_seconds="0"))
+    stack = await start_addons(
+        url="https://devcluster.test",
+        token="t",
+        ca_file="",
+        kueue_standin=True,
+        job_runner=True,
+        poll_interval=0.01,
+        transport=httpx.MockTransport(api.handle),
+    )
+    try:
+        deadline = asyncio.get_running_loop().time() + 10
+        while not (
+            "admission" in api.get(WORKLOADS, "wl", "ns").get("status", {})
+            and "completionTime" in api.get(JOBS, "quick", "ns").get("status", {})
+        ):
+            assert asyncio.get_running_loop().time() < deadline, "add-ons made no progress"
+            await asyncio.sleep(0.01)
+    finally:
+        await stack.aclose()
+    writes = len(api.writes)
+    await asyncio.sleep(0)
+    assert len(api.writes) == writes
