@@ -42,11 +42,11 @@ from shared.frameworks.base import (
 from shared.frameworks.conditions import iter_conditions
 from shared.frameworks.paths import parse_path
 from shared.frameworks.strconv import GoParseError, atoi, parse_bool
-from shared.frameworks.templates import template_at, template_copy
+from shared.frameworks.templates import restore_pod_template, template_at, template_copy
 from shared.frameworks.topology import build_topology_request
 from shared.merge_patch import apply_merge_patch, create_merge_patch
 from shared.models.workload import PodSet
-from shared.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template, restore_template
+from shared.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template
 
 __all__ = [
     "BATCH_JOB_FRAMEWORK",
@@ -223,7 +223,7 @@ class BatchJobAdapter:
             if self.sync_completions_with_parallelism():
                 _COMPLETIONS.set(self._obj, info.count)
         # keep whatever job-controller labels the template has now (they carry the live Job's UID)
-        return restore_template(template, info, keep_labels=BATCH_JOB_MANAGED_LABELS) or changed
+        return restore_pod_template(template, info, keep_labels=BATCH_JOB_MANAGED_LABELS) or changed
 
     def finished(self) -> FinishedState:
         for _, condition in iter_conditions(self._obj):

@@ -24,6 +24,7 @@ from shared.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_te
 __all__ = [
     "merge_infos",
     "restore_infos",
+    "restore_pod_template",
     "template_at",
     "template_copy",
 ]
@@ -73,6 +74,22 @@ def merge_infos(obj: dict[str, Any], paths: Sequence[FieldPath], infos: Sequence
         merge_into_template(template, info)
 
 
+def restore_pod_template(
+    template: dict[str, Any], info: PodSetInfo, *, keep_labels: Sequence[str] = ()
+) -> bool:
+    """``restore_template``, plus: a ``metadata`` map that only admission data filled is removed again.
+
+    A template written without ``metadata`` gets one when labels are merged in on start; dropping it
+    when the restore empties it makes run-then-restore give back the exact original object.
+    """
+    metadata = template.get("metadata")
+    had_metadata = bool(metadata)
+    changed = restore_template(template, info, keep_labels=keep_labels)
+    if had_metadata and template.get("metadata") == {}:
+        del template["metadata"]
+    return changed
+
+
 def restore_infos(obj: dict[str, Any], paths: Sequence[FieldPath], infos: Sequence[PodSetInfo]) -> bool:
     """Restore each template from its info; a count mismatch changes nothing (Kueue logs and skips)."""
     if not infos or len(infos) != len(paths):
@@ -80,5 +97,5 @@ def restore_infos(obj: dict[str, Any], paths: Sequence[FieldPath], infos: Sequen
     templates = [template_at(obj, path) for path in paths]
     changed = False
     for template, info in zip(templates, infos, strict=True):
-        changed = restore_template(template, info) or changed
+        changed = restore_pod_template(template, info) or changed
     return changed
