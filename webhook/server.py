@@ -106,7 +106,7 @@ class WebhookServer:
             await self._serve_task
         await _finish(self._tasks)
 
-    async def serve_until(self, stopped: Awaitable[None]) -> None:
+    async def serve_until(self, stopped: Awaitable[object]) -> None:
         await self.start()
         try:
             await stopped

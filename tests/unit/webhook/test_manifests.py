@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import yaml
+
+from tests.unit.webhook.helpers import BATCH_JOB
+from webhook.__main__ import main
+from webhook.manifests import render_webhook_configurations
+
+
+def test_one_rule_set_per_framework_with_kueue_policies() -> None:
+    mutating, validating = render_webhook_configurations(
+        [BATCH_JOB], namespace="kb-system", service="kb-webhook"
+    )
+    assert mutating["kind"] == "MutatingWebhookConfiguration"
+    hook = mutating["webhooks"][0]
+    assert hook["rules"] == [
+        {
+            "apiGroups": ["batch"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE"],
+            "resources": ["jobs"],
+            "scope": "Namespaced",
+        }
+    ]
+    assert (
+        hook["failurePolicy"] == "Fail"
+        and hook["sideEffects"] == "None"
+        and hook["matchPolicy"] == "Equivalent"
+    )
+    assert hook["timeoutSeconds"] <= 10 and hook["admissionReviewVersions"] == ["v1"]
+    assert hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system", "kb-system"]
+    assert hook["clientConfig"]["service"] == {
+        "name": "kb-webhook",
+        "namespace": "kb-system",
+        "path": "/mutate",
+        "port": 443,
+    }
+    assert validating["webhooks"][0]["rules"][0]["operations"] == ["CREATE", "UPDATE"]
+
+
+def test_cli_renders_yaml_for_a_url(tmp_path, capsys) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nnamespace: kb-system\nintegrations:\n  frameworks: [batch/job]\n"
+    )
+    assert main(["manifests", "--config", str(config), "--url", "https://127.0.0.1:9443"]) == 0
+    docs = list(yaml.safe_load_all(capsys.readouterr().out))
+    assert [d["kind"] for d in docs] == ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]
+    assert docs[1]["webhooks"][0]["clientConfig"] == {"url": "https://127.0.0.1:9443/validate"}
+
+
+def test_cli_reports_a_bad_config(tmp_path, capsys) -> None:
+    assert main(["manifests", "--config", str(tmp_path / "missing.yaml"), "--service", "x"]) == 1
+    assert "missing.yaml" in capsys.readouterr().err

@@ -1,0 +1,39 @@
+"""Build the webhook's settings from the shared configuration and framework registry.
+
+Kept apart from the rules so they stay testable without a configuration file: the rules see only
+``WebhookSettings``; this module is the one place that knows ``shared.config`` field names
+(Kueue v1beta2: ``manageJobsWithoutQueueName``, ``managedJobsNamespaceSelector``,
+``integrations.frameworks``/``externalFrameworks``) and our ``kueueBridge.multiKueueControllerNames``.
+"""
+
+from __future__ import annotations
+
+from shared.config import Configuration
+from shared.frameworks.batch_job import BATCH_JOB_FRAMEWORK
+from shared.frameworks.registry import FrameworkRegistry
+from webhook.settings import Framework, WebhookSettings
+
+__all__ = ["frameworks_from_config", "settings_from_config"]
+
+
+def frameworks_from_config(config: Configuration) -> tuple[Framework, ...]:
+    registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
+    return tuple(
+        Framework(
+            name=entry.name,
+            gvk=entry.gvk,
+            plural=entry.plural,
+            adapter=entry.factory,
+            revalidate_create_on_update=entry.name == BATCH_JOB_FRAMEWORK,
+        )
+        for entry in registry
+    )
+
+
+def settings_from_config(config: Configuration) -> WebhookSettings:
+    return WebhookSettings(
+        frameworks=frameworks_from_config(config),
+        manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
+        managed_jobs_namespace_selector=config.managed_jobs_namespace_selector,
+        multikueue_controller_names=frozenset(config.kueue_bridge.multi_kueue_controller_names),
+    )
