@@ -9,6 +9,7 @@ Kueue objects are modelled in their storage version, ``kueue.x-k8s.io/v1beta2``;
 from shared.models.admission_review import (
     ADMISSION_API_VERSION,
     JSON_PATCH_TYPE,
+    AdmissionOperation,
     AdmissionRequest,
     AdmissionResponse,
     AdmissionResponseStatus,
@@ -153,6 +154,7 @@ __all__ = [
     "AdmissionCheckStatus",
     "AdmissionCheckStrategyRule",
     "AdmissionChecksStrategy",
+    "AdmissionOperation",
     "AdmissionRequest",
     "AdmissionResponse",
     "AdmissionResponseStatus",

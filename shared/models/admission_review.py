@@ -32,6 +32,7 @@ from shared.models.base import KubeModel
 __all__ = [
     "ADMISSION_API_VERSION",
     "JSON_PATCH_TYPE",
+    "AdmissionOperation",
     "AdmissionRequest",
     "AdmissionResponse",
     "AdmissionResponseStatus",
@@ -44,7 +45,8 @@ __all__ = [
 ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
 JSON_PATCH_TYPE: Final = "JSONPatch"
 
-Operation = Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
+AdmissionOperation = Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
+"""``request.operation``; a review with any other value is rejected."""
 
 
 class RequestGroupVersionKind(KubeModel):
@@ -78,7 +80,7 @@ class AdmissionRequest(KubeModel):
     request_sub_resource: str | None = None
     name: str | None = None
     namespace: str | None = None
-    operation: Operation
+    operation: AdmissionOperation
     user_info: UserInfo = Field(default_factory=UserInfo)
     object: dict[str, Any] | None = None
     old_object: dict[str, Any] | None = None
