@@ -117,23 +117,28 @@ def _seconds_between(earlier: str | None, now: datetime) -> int:
 
 
 def sync_admitted_condition(workload: Workload, *, now: datetime) -> bool:
-    """Make ``Admitted`` agree with quota, checks and topology; return whether anything changed."""
+    """Make ``Admitted`` agree with quota, checks and topology; return whether anything changed.
+
+    Kueue HEAD with ``UnadmittedWorkloadsObservability`` (Beta, on): a Workload that has neither a
+    ``QuotaReserved`` nor an ``Admitted`` condition is left alone; otherwise the condition is always
+    recomputed (reasons ``NoReservation``, ``UnsatisfiedAdmissionChecks``,
+    ``PendingDelayedTopologyRequests``).
+    """
     has_reservation = has_quota_reservation(workload)
     checks_ready = has_all_checks_ready(workload)
     topology_ready = not _has_pending_delayed_topology(workload)
     currently_admitted = is_admitted(workload)
-    if currently_admitted == (has_reservation and checks_ready and topology_ready):
+    conditions = _conditions(workload)
+    if find_condition(conditions, Condition.QUOTA_RESERVED) is None and (
+        find_condition(conditions, Condition.ADMITTED) is None
+    ):
         return False
     status, reason, message = "True", Reason.ADMITTED, "The workload is admitted"
-    if is_finished(workload):
-        status, reason, message = "False", Condition.FINISHED, "Workload has finished"
-    elif not has_reservation and not checks_ready:
-        status, reason = "False", "NoReservationUnsatisfiedChecks"
-        message = "The workload has no reservation and not all checks ready"
-    elif not has_reservation:
+    if not has_reservation:
         status, reason, message = "False", Reason.NO_RESERVATION, "The workload has no reservation"
     elif not checks_ready:
-        status, reason, message = "False", "UnsatisfiedChecks", "The workload has not all checks ready"
+        status, reason = "False", Reason.UNSATISFIED_ADMISSION_CHECKS
+        message = "The workload has not all checks ready"
     elif not topology_ready:
         status, reason = "False", "PendingDelayedTopologyRequests"
         message = "There are pending delayed topology requests"

@@ -74,8 +74,15 @@ def test_sync_waits_for_every_admission_check() -> None:
     workload = reserved_workload(
         checks=[AdmissionCheckState(name="mk", state="Pending"), AdmissionCheckState(name="b", state="Ready")]
     )
-    assert not sync_admitted_condition(workload, now=T0)
+    assert sync_admitted_condition(workload, now=T0)
     assert not is_admitted(workload)
+    pending = condition(workload, Condition.ADMITTED)
+    assert (pending.status, pending.reason, pending.message) == (
+        "False",
+        "UnsatisfiedAdmissionChecks",
+        "The workload has not all checks ready",
+    )
+    assert not sync_admitted_condition(workload, now=T0), "idempotent"
     assert workload.status is not None and workload.status.admission_checks is not None
     workload.status.admission_checks[0].state = "Ready"
     assert sync_admitted_condition(workload, now=T0)
@@ -146,6 +153,12 @@ def test_pods_ready_condition_table(
         )
     desired = desired_pods_ready_condition(workload=workload, pods_ready=pods_ready)
     assert (desired.status, desired.reason) == expected
+
+
+def test_sync_leaves_a_fresh_workload_without_conditions_alone() -> None:
+    workload = Workload.from_wire({"metadata": {"name": "w"}, "spec": {"podSets": []}})
+    assert not sync_admitted_condition(workload, now=T0)
+    assert workload.status is None or not workload.status.conditions
 
 
 def test_inactive_and_eviction_helpers() -> None:
