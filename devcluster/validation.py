@@ -1,0 +1,260 @@
+"""ObjectMeta validation with kube-apiserver's rules and message texts.
+
+Causes are :class:`~devcluster.errors.Cause` values whose ``message`` is what apimachinery's
+``field.Error.ErrorBody()`` prints (``Invalid value: "x": <detail>``), so the 422 ``Status`` a client
+receives reads exactly like the real one. Only metadata rules and the handful of per-kind rules the
+project's tests depend on live here; custom resources are validated by their structural schema
+(:mod:`devcluster.crds`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from devcluster.errors import Cause
+
+__all__ = [
+    "field_invalid",
+    "field_required",
+    "validate_label_value",
+    "validate_object_meta",
+    "validate_qualified_name",
+]
+
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
+_DNS1123_LABEL = re.compile("^" + _DNS1123_LABEL_FMT + "$")
+_DNS1123_SUBDOMAIN = re.compile("^" + _DNS1123_SUBDOMAIN_FMT + "$")
+_QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QUALIFIED_NAME = re.compile("^" + _QUALIFIED_NAME_FMT + "$")
+_LABEL_VALUE_FMT = "(" + _QUALIFIED_NAME_FMT + ")?"
+_LABEL_VALUE = re.compile("^" + _LABEL_VALUE_FMT + "$")
+
+_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
+_QUALIFIED_MSG = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+_TOTAL_ANNOTATION_BYTES = 256 * 1024
+
+
+def _regex_error(message: str, fmt: str, *examples: str) -> str:
+    if not examples:
+        return f"{message} (regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{example}', " for example in examples)
+    return f"{message} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def _quote(value: Any) -> str:
+    if isinstance(value, str):
+        return orjson.dumps(value).decode()
+    return orjson.dumps(value).decode() if not isinstance(value, int | float) else str(value)
+
+
+def field_invalid(path: str, value: Any, detail: str) -> Cause:
+    body = f"Invalid value: {_quote(value)}"
+    return Cause(path, "FieldValueInvalid", f"{body}: {detail}" if detail else body)
+
+
+def field_required(path: str, detail: str = "") -> Cause:
+    return Cause(path, "FieldValueRequired", f"Required value: {detail}" if detail else "Required value")
+
+
+def _forbidden(path: str, detail: str) -> Cause:
+    return Cause(path, "FieldValueForbidden", f"Forbidden: {detail}")
+
+
+def dns_subdomain_errors(value: str) -> list[str]:
+    errors = []
+    if len(value) > 253:
+        errors.append("must be no more than 253 characters")
+    if not _DNS1123_SUBDOMAIN.match(value):
+        errors.append(_regex_error(_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errors
+
+
+def dns_label_errors(value: str) -> list[str]:
+    errors = []
+    if len(value) > 63:
+        errors.append("must be no more than 63 characters")
+    if not _DNS1123_LABEL.match(value):
+        errors.append(_regex_error(_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return errors
+
+
+def validate_qualified_name(value: str) -> list[str]:
+    """apimachinery ``IsQualifiedName``: optional DNS-subdomain prefix, '/', 63-char name part."""
+    errors: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errors.append("prefix part must be non-empty")
+        else:
+            errors.extend("prefix part " + e for e in dns_subdomain_errors(prefix))
+    else:
+        return [
+            "a qualified name "
+            + _regex_error(
+                _QUALIFIED_MSG.replace("name part ", ""), _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"
+            )
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errors.append("name part must be non-empty")
+    elif len(name) > 63:
+        errors.append("name part must be no more than 63 characters")
+    if name and not _QUALIFIED_NAME.match(name):
+        errors.append(_regex_error(_QUALIFIED_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"))
+    return errors
+
+
+def validate_label_value(value: str) -> list[str]:
+    errors = []
+    if len(value) > 63:
+        errors.append("must be no more than 63 characters")
+    if not _LABEL_VALUE.match(value):
+        errors.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errors
+
+
+def _name_errors(name: str, rule: str) -> list[str]:
+    if rule == "label":
+        return dns_label_errors(name)
+    if rule == "path":
+        return [f"may not contain '{c}'" for c in ("/", "%") if c in name] + (
+            [f"may not be '{name}'"] if name in {".", ".."} else []
+        )
+    return dns_subdomain_errors(name)
+
+
+def validate_object_meta(
+    meta: Any, *, namespaced: bool, name_rule: str, old: dict[str, Any] | None = None
+) -> list[Cause]:
+    """Causes for a create (``old`` None) or update of ``metadata``."""
+    if not isinstance(meta, dict):
+        return [field_invalid("metadata", meta, "must be an object")]
+    causes: list[Cause] = []
+    name = meta.get("name")
+    if not name:
+        if old is None:
+            causes.append(field_required("metadata.name", "name or generateName is required"))
+    elif not isinstance(name, str):
+        causes.append(field_invalid("metadata.name", name, "must be a string"))
+    else:
+        causes.extend(field_invalid("metadata.name", name, e) for e in _name_errors(name, name_rule))
+    generate_name = meta.get("generateName")
+    if old is None and generate_name and not name and isinstance(generate_name, str):
+        trimmed = generate_name.rstrip("-") or generate_name
+        causes.extend(
+            field_invalid("metadata.generateName", generate_name, e) for e in _name_errors(trimmed, name_rule)
+        )
+    namespace = meta.get("namespace")
+    if namespaced and not namespace:
+        causes.append(field_required("metadata.namespace"))
+    elif not namespaced and namespace:
+        causes.append(_forbidden("metadata.namespace", "not allowed on this type"))
+    labels = meta.get("labels")
+    if labels is not None:
+        if not isinstance(labels, dict):
+            causes.append(field_invalid("metadata.labels", labels, "must be a map of strings"))
+        else:
+            for key, value in labels.items():
+                causes.extend(field_invalid("metadata.labels", key, e) for e in validate_qualified_name(key))
+                if not isinstance(value, str):
+                    causes.append(field_invalid(f"metadata.labels[{key}]", value, "must be a string"))
+                else:
+                    causes.extend(
+                        field_invalid("metadata.labels", value, e) for e in validate_label_value(value)
+                    )
+    annotations = meta.get("annotations")
+    if annotations is not None:
+        if not isinstance(annotations, dict):
+            causes.append(field_invalid("metadata.annotations", annotations, "must be a map of strings"))
+        else:
+            total = 0
+            for key, value in annotations.items():
+                causes.extend(
+                    field_invalid("metadata.annotations", key, e)
+                    for e in validate_qualified_name(key.lower())
+                )
+                if not isinstance(value, str):
+                    causes.append(field_invalid(f"metadata.annotations[{key}]", value, "must be a string"))
+                    continue
+                total += len(key) + len(value)
+            if total > _TOTAL_ANNOTATION_BYTES:
+                causes.append(
+                    Cause(
+                        "metadata.annotations",
+                        "FieldValueTooLong",
+                        f"Too long: may not be more than {_TOTAL_ANNOTATION_BYTES} bytes",
+                    )
+                )
+    finalizers = meta.get("finalizers")
+    if finalizers is not None:
+        if not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers):
+            causes.append(field_invalid("metadata.finalizers", finalizers, "must be a list of strings"))
+        else:
+            for index, finalizer in enumerate(finalizers):
+                errors = validate_qualified_name(finalizer)
+                causes.extend(field_invalid(f"metadata.finalizers[{index}]", finalizer, e) for e in errors)
+            if old is not None and old["metadata"].get("deletionTimestamp"):
+                added = set(finalizers) - set(old["metadata"].get("finalizers") or [])
+                if added:
+                    causes.append(
+                        _forbidden(
+                            "metadata.finalizers",
+                            "no new finalizers can be added if the object is being deleted, "
+                            f"found new finalizers {sorted(added)!r}".replace("'", '"'),
+                        )
+                    )
+    owner_refs = meta.get("ownerReferences")
+    if owner_refs is not None:
+        if not isinstance(owner_refs, list):
+            causes.append(field_invalid("metadata.ownerReferences", owner_refs, "must be a list"))
+        else:
+            for index, ref in enumerate(owner_refs):
+                path = f"metadata.ownerReferences[{index}]"
+                if not isinstance(ref, dict):
+                    causes.append(field_invalid(path, ref, "must be an object"))
+                    continue
+                for key in ("apiVersion", "kind", "name", "uid"):
+                    if not ref.get(key):
+                        causes.append(
+                            field_required(
+                                f"{path}.{key}",
+                                f"{key} must not be empty" if key != "uid" else "uid must not be empty",
+                            )
+                        )
+            controllers = sum(1 for ref in owner_refs if isinstance(ref, dict) and ref.get("controller"))
+            if controllers > 1:
+                causes.append(
+                    field_invalid(
+                        "metadata.ownerReferences",
+                        owner_refs,
+                        "Only one reference can have Controller set to true",
+                    )
+                )
+    if old is not None:
+        old_meta = old["metadata"]
+        if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
+            causes.append(field_invalid("metadata.uid", meta["uid"], "field is immutable"))
+        if name and name != old_meta.get("name"):
+            causes.append(field_invalid("metadata.name", name, "field is immutable"))
+    return causes
