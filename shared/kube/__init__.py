@@ -20,6 +20,7 @@ from shared.kube.connection import (
     load_kubeconfig,
     static_connection,
 )
+from shared.kube.controller import Controller, Reconciler, Result
 from shared.kube.discovery import ResourceInfo, RESTMapper
 from shared.kube.errors import (
     AlreadyExists,
@@ -42,6 +43,16 @@ from shared.kube.errors import (
     UnexpectedResponse,
     UnknownKindError,
 )
+from shared.kube.informer import (
+    EventHandler,
+    Indexer,
+    Informer,
+    Store,
+    StoreView,
+    index_by_controller_uid,
+    index_by_label,
+    index_by_namespace,
+)
 from shared.kube.observability import (
     JsonFormatter,
     KubeMetrics,
@@ -52,6 +63,8 @@ from shared.kube.observability import (
 )
 from shared.kube.ratelimit import ItemExponentialBackoff, TokenBucket
 from shared.kube.transport import AiohttpTransport, TransportSettings
+from shared.kube.watch import EventType, Watch, WatchEvent, WatchSettings, object_key
+from shared.kube.workqueue import QueueShutDown, WorkQueue
 
 __all__ = [
     "AiohttpTransport",
@@ -64,10 +77,15 @@ __all__ = [
     "ConfigurationTokenSource",
     "Conflict",
     "ConnectionConfig",
+    "Controller",
+    "EventHandler",
+    "EventType",
     "FakeClock",
     "FileTokenSource",
     "Forbidden",
     "Gone",
+    "Indexer",
+    "Informer",
     "InternalError",
     "Invalid",
     "ItemExponentialBackoff",
@@ -79,12 +97,17 @@ __all__ = [
     "NotFound",
     "ObjectList",
     "PatchType",
+    "QueueShutDown",
     "RESTMapper",
+    "Reconciler",
     "ResourceInfo",
+    "Result",
     "ServerTimeout",
     "ServiceUnavailable",
     "StaticTokenSource",
     "StatusCause",
+    "Store",
+    "StoreView",
     "StreamResponse",
     "SystemClock",
     "TokenBucket",
@@ -95,12 +118,20 @@ __all__ = [
     "Unauthorized",
     "UnexpectedResponse",
     "UnknownKindError",
+    "Watch",
+    "WatchEvent",
+    "WatchSettings",
+    "WorkQueue",
     "configure_logging",
     "current_object_key",
     "current_reconcile_id",
+    "index_by_controller_uid",
+    "index_by_label",
+    "index_by_namespace",
     "load_connection",
     "load_in_cluster",
     "load_kubeconfig",
+    "object_key",
     "reconcile_context",
     "static_connection",
 ]

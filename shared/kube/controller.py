@@ -1,0 +1,173 @@
+"""A small controller: informers -> handlers -> work queue -> an async reconcile function.
+
+The reconcile function gets a key (``namespace/name``) and reads what it needs from informer
+stores; it returns a ``Result`` (or ``None`` for done). Outcomes, as in controller-runtime:
+
+* done -> ``forget`` the key's backoff;
+* ``Result(requeue=True)`` -> re-add with the key's rate limit (exponential backoff);
+* ``Result(requeue_after=s)`` -> ``forget`` and re-add after ``s`` seconds;
+* an exception -> logged with the key and reconcile id, counted, re-added with backoff.
+
+Invariants:
+
+* At most ``workers`` reconciles run at once, never two for the same key (the queue guarantees it).
+* Workers start only after every watched informer has synced, so a reconcile never acts on a
+  partial cache (deleting "orphans" that merely were not listed yet).
+* ``shutdown()`` is graceful: no new key is started, in-flight reconciles finish (up to a
+  deadline, then they are cancelled). Cancelling ``run()`` stops at once -- what a leader that lost
+  its lease must do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from shared.kube.clock import Clock
+from shared.kube.informer import EventHandler, Informer
+from shared.kube.observability import KubeMetrics, reconcile_context
+from shared.kube.watch import object_key
+from shared.kube.workqueue import QueueShutDown, WorkQueue
+
+__all__ = ["Controller", "Reconciler", "Result"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Result:
+    requeue: bool = False
+    requeue_after: float | None = None
+
+    @classmethod
+    def done(cls) -> Result:
+        return cls()
+
+    @classmethod
+    def again(cls) -> Result:
+        return cls(requeue=True)
+
+    @classmethod
+    def after(cls, seconds: float) -> Result:
+        return cls(requeue_after=seconds)
+
+
+Reconciler = Callable[[str], Awaitable[Result | None]]
+KeyMapper = Callable[[dict[str, Any]], Iterable[str]]
+
+
+def _own_key(obj: dict[str, Any]) -> list[str]:
+    return [object_key(obj)]
+
+
+class Controller:
+    def __init__(
+        self,
+        *,
+        name: str,
+        reconcile: Reconciler,
+        clock: Clock,
+        workers: int = 4,
+        metrics: KubeMetrics | None = None,
+        queue: WorkQueue[str] | None = None,
+    ) -> None:
+        if workers < 1:
+            raise ValueError(f"controller {name}: workers must be >= 1, got {workers}")
+        self.name = name
+        self._reconcile = reconcile
+        self._clock = clock
+        self.workers = workers
+        self._metrics = metrics
+        self.queue: WorkQueue[str] = queue or WorkQueue(name=name, clock=clock, metrics=metrics)
+        self._informers: list[Informer] = []
+        self._worker_tasks: list[asyncio.Task[None]] = []
+        self._started = asyncio.Event()
+
+    def watch(self, informer: Informer, *, keys: KeyMapper | None = None) -> None:
+        """Enqueue ``keys(obj)`` (default: the object's own key) for every add/update/delete."""
+        mapper = keys or _own_key
+        queue = self.queue
+
+        def enqueue(obj: dict[str, Any]) -> None:
+            for key in mapper(obj):
+                queue.add(key)
+
+        informer.add_handler(
+            EventHandler(on_add=enqueue, on_update=lambda old, new: enqueue(new), on_delete=enqueue)
+        )
+        self._informers.append(informer)
+
+    @property
+    def started(self) -> bool:
+        return self._started.is_set()
+
+    async def run(self) -> None:
+        """Wait for the informers to sync, then work until shut down (or cancelled)."""
+        for informer in self._informers:
+            await informer.wait_synced()
+        self._worker_tasks = [
+            asyncio.create_task(self._worker(), name=f"{self.name}-worker-{i}") for i in range(self.workers)
+        ]
+        self._started.set()
+        try:
+            await asyncio.gather(*self._worker_tasks)
+        finally:
+            for task in self._worker_tasks:
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(*self._worker_tasks, return_exceptions=True)
+
+    async def shutdown(self, *, drain_seconds: float = 30.0) -> None:
+        """Stop taking keys, let in-flight reconciles finish (cancel them after ``drain_seconds``)."""
+        self.queue.shut_down()
+        try:
+            await self._clock.wait_for(self.queue.wait_idle(), drain_seconds)
+        except TimeoutError:
+            logger.warning(
+                "reconciles still running after the drain deadline; cancelling",
+                extra={"controller": self.name, "keys": sorted(self.queue.processing)},
+            )
+            for task in self._worker_tasks:
+                task.cancel()
+
+    async def _worker(self) -> None:
+        while True:
+            try:
+                key = await self.queue.get()
+            except QueueShutDown:
+                return
+            try:
+                await self._process(key)
+            finally:
+                self.queue.done(key)
+
+    async def _process(self, key: str) -> None:
+        started = self._clock.now()
+        outcome = "error"
+        with reconcile_context(key):
+            try:
+                result = await self._reconcile(key) or Result()
+            except Exception:
+                logger.exception("reconcile failed", extra={"controller": self.name})
+                if self._metrics is not None:
+                    self._metrics.reconcile_errors.labels(self.name).inc()
+                self.queue.add_rate_limited(key)
+            else:
+                if result.requeue_after is not None and result.requeue_after > 0:
+                    outcome = "requeue_after"
+                    self.queue.forget(key)
+                    self.queue.add_after(key, result.requeue_after)
+                elif result.requeue:
+                    outcome = "requeue"
+                    self.queue.add_rate_limited(key)
+                else:
+                    outcome = "success"
+                    self.queue.forget(key)
+            finally:
+                if self._metrics is not None:
+                    self._metrics.reconcile_total.labels(self.name, outcome).inc()
+                    self._metrics.reconcile_time.labels(self.name).observe(self._clock.now() - started)

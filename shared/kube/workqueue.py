@@ -1,0 +1,226 @@
+"""A deduplicating, rate-limited work queue of object keys (client-go ``util/workqueue`` semantics).
+
+Controllers are level-triggered: an event only says "look at this key again". Many events for one
+key therefore collapse into one pending entry, and a key is never worked on by two workers at once
+(two reconciles of one object would race each other's writes).
+
+Invariants:
+
+* **Dedup.** A key is at most once in the queue (``dirty`` set).
+* **Exclusive.** A key handed out by ``get()`` is in ``processing`` until ``done(key)``; adds of a key
+  being processed only mark it dirty, and ``done`` re-queues it **once** -- however many adds came in
+  meanwhile -- so the latest state is reconciled exactly one more time.
+* **Delays.** ``add_after`` keeps the earliest pending time per key; ``add_rate_limited`` delays by
+  the larger of the key's exponential backoff (``base * 2**failures`` up to ``cap``) and the overall
+  token bucket (client-go's ``DefaultControllerRateLimiter``: 5 ms .. 1000 s, 10 qps / 100 burst).
+  ``forget`` resets a key's backoff after a success.
+* **Shutdown.** After ``shut_down()`` adds are ignored, ``get()`` raises ``QueueShutDown`` (queued
+  keys are dropped: they are re-derived from informers on the next start), and ``wait_idle()``
+  returns once every in-flight key is ``done``.
+* Time comes from the injected clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import itertools
+from collections import deque
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+from shared.kube.clock import Clock
+from shared.kube.observability import KubeMetrics
+from shared.kube.ratelimit import ItemExponentialBackoff, TokenBucket
+
+__all__ = ["QueueShutDown", "WorkQueue"]
+
+K = TypeVar("K", bound=Hashable)
+
+
+class QueueShutDown(Exception):
+    """The queue was shut down; the worker should exit."""
+
+
+class WorkQueue(Generic[K]):
+    def __init__(
+        self,
+        *,
+        name: str,
+        clock: Clock,
+        metrics: KubeMetrics | None = None,
+        backoff: ItemExponentialBackoff[K] | None = None,
+        bucket: TokenBucket | None = None,
+    ) -> None:
+        self.name = name
+        self._clock = clock
+        self._metrics = metrics
+        self._backoff: ItemExponentialBackoff[K] = backoff or ItemExponentialBackoff()
+        self._bucket = bucket or TokenBucket(qps=10.0, burst=100, clock=clock)
+        self._queue: deque[K] = deque()
+        self._dirty: set[K] = set()
+        self._processing: set[K] = set()
+        self._queued_at: dict[K, float] = {}
+        self._started_at: dict[K, float] = {}
+        self._getters: deque[asyncio.Future[None]] = deque()
+        self._shutting_down = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._waiting: dict[K, float] = {}
+        self._heap: list[tuple[float, int, K]] = []
+        self._seq = itertools.count()
+        self._wakeup = asyncio.Event()
+        self._delay_task: asyncio.Task[None] | None = None
+
+    # --- adding ----------------------------------------------------------------------------------
+
+    def add(self, key: K) -> None:
+        if self._shutting_down or key in self._dirty:
+            return
+        self._dirty.add(key)
+        if self._metrics is not None:
+            self._metrics.queue_adds.labels(self.name).inc()
+        if key in self._processing:
+            return  # re-queued once by done()
+        self._enqueue(key)
+
+    def _enqueue(self, key: K) -> None:
+        self._queue.append(key)
+        self._queued_at.setdefault(key, self._clock.now())
+        self._set_depth()
+        while self._getters:
+            getter = self._getters.popleft()
+            if not getter.done():
+                getter.set_result(None)
+                break
+
+    def add_after(self, key: K, delay: float) -> None:
+        if self._shutting_down:
+            return
+        if delay <= 0:
+            self.add(key)
+            return
+        ready_at = self._clock.now() + delay
+        current = self._waiting.get(key)
+        if current is not None and current <= ready_at:
+            return
+        self._waiting[key] = ready_at
+        heapq.heappush(self._heap, (ready_at, next(self._seq), key))
+        if self._delay_task is None or self._delay_task.done():
+            self._delay_task = asyncio.get_running_loop().create_task(self._delay_loop())
+        self._wakeup.set()
+
+    def add_rate_limited(self, key: K) -> None:
+        if self._metrics is not None:
+            self._metrics.queue_retries.labels(self.name).inc()
+        self.add_after(key, max(self._backoff.when(key), self._bucket.reserve()))
+
+    def forget(self, key: K) -> None:
+        self._backoff.forget(key)
+
+    def num_requeues(self, key: K) -> int:
+        return self._backoff.failures(key)
+
+    async def _delay_loop(self) -> None:
+        while not self._shutting_down:
+            now = self._clock.now()
+            while self._heap and self._heap[0][0] <= now:
+                ready_at, _, key = heapq.heappop(self._heap)
+                if self._waiting.get(key) == ready_at:
+                    del self._waiting[key]
+                    self.add(key)
+            if not self._heap:
+                self._delay_task = None
+                return
+            self._wakeup.clear()
+            with contextlib.suppress(TimeoutError):
+                await self._clock.wait_for(self._wakeup.wait(), self._heap[0][0] - now)
+
+    # --- taking ----------------------------------------------------------------------------------
+
+    async def get(self) -> K:
+        """The next key; it is this caller's until ``done(key)``."""
+        while not self._queue:
+            if self._shutting_down:
+                raise QueueShutDown(self.name)
+            getter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._getters.append(getter)
+            try:
+                await getter
+            except asyncio.CancelledError:
+                if getter.done() and not getter.cancelled() and self._queue:
+                    self._wake_next()  # pass the wake-up on; we will not take the key
+                raise
+        if self._shutting_down:
+            raise QueueShutDown(self.name)
+        key = self._queue.popleft()
+        self._dirty.discard(key)
+        self._processing.add(key)
+        self._idle.clear()
+        now = self._clock.now()
+        queued_at = self._queued_at.pop(key, now)
+        self._started_at[key] = now
+        if self._metrics is not None:
+            self._metrics.queue_latency.labels(self.name).observe(now - queued_at)
+        self._set_depth()
+        return key
+
+    def _wake_next(self) -> None:
+        while self._getters:
+            getter = self._getters.popleft()
+            if not getter.done():
+                getter.set_result(None)
+                return
+
+    def done(self, key: K) -> None:
+        self._processing.discard(key)
+        started = self._started_at.pop(key, None)
+        if started is not None and self._metrics is not None:
+            self._metrics.queue_work_duration.labels(self.name).observe(self._clock.now() - started)
+        if key in self._dirty and not self._shutting_down:
+            self._enqueue(key)
+        if not self._processing:
+            self._idle.set()
+
+    # --- state and shutdown ----------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    @property
+    def processing(self) -> frozenset[K]:
+        return frozenset(self._processing)
+
+    @property
+    def waiting(self) -> int:
+        """Keys waiting for a delay to pass."""
+        return len(self._waiting)
+
+    @property
+    def shutting_down(self) -> bool:
+        return self._shutting_down
+
+    def _set_depth(self) -> None:
+        if self._metrics is not None:
+            self._metrics.queue_depth.labels(self.name).set(len(self._queue))
+
+    def shut_down(self) -> None:
+        self._shutting_down = True
+        self._queue.clear()
+        self._dirty.clear()
+        self._waiting.clear()
+        self._heap.clear()
+        self._set_depth()
+        self._wakeup.set()
+        for getter in self._getters:
+            if not getter.done():
+                getter.set_result(None)
+        self._getters.clear()
+        if self._delay_task is not None:
+            self._delay_task.cancel()
+            self._delay_task = None
+
+    async def wait_idle(self) -> None:
+        """Return when no key is being processed."""
+        await self._idle.wait()

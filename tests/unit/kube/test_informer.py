@@ -1,0 +1,207 @@
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from shared.frameworks.base import GroupVersionKind
+from shared.kube import FakeClock, KubeClient
+from shared.kube.clock import settle
+from shared.kube.informer import (
+    EventHandler,
+    Informer,
+    Store,
+    StoreView,
+    index_by_controller_uid,
+    index_by_label,
+    index_by_namespace,
+)
+from tests.unit.kube.conftest import make_client
+from tests.unit.kube.fakeapi import FakeApi
+
+CM = GroupVersionKind("", "v1", "ConfigMap")
+RESOURCE = "configmaps"
+
+
+def cm(
+    name: str, *, namespace: str = "ns", labels: dict[str, str] | None = None, owner: str | None = None
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels or {}}
+    if owner:
+        metadata["ownerReferences"] = [
+            {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "other", "controller": False},
+            {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": owner, "controller": True},
+        ]
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata}
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, str | None]] = []
+
+    def handler(self) -> EventHandler:
+        return EventHandler(
+            on_add=lambda o: self.calls.append(("add", o["metadata"]["name"], None)),
+            on_update=lambda old, new: self.calls.append(
+                ("update", new["metadata"]["name"], old["metadata"]["resourceVersion"])
+            ),
+            on_delete=lambda o: self.calls.append(("delete", o["metadata"]["name"], None)),
+        )
+
+
+@pytest.fixture
+async def kube(fake_api: FakeApi, clock: FakeClock) -> AsyncIterator[KubeClient]:
+    client = make_client(fake_api, clock=clock)
+    yield client
+    await client.aclose()
+
+
+@contextlib.asynccontextmanager
+async def running(informer: Informer) -> AsyncIterator[Informer]:
+    task = asyncio.create_task(informer.run())
+    try:
+        yield informer
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def test_store_indexes_follow_updates_and_deletes() -> None:
+    store = Store(
+        {"namespace": index_by_namespace, "owner": index_by_controller_uid, "team": index_by_label("team")}
+    )
+    store.upsert(cm("a", labels={"team": "x"}, owner="u1"))
+    store.upsert(cm("b", namespace="other", labels={"team": "x"}))
+    assert [o["metadata"]["name"] for o in store.by_index("team", "x")] == ["a", "b"]
+    assert [o["metadata"]["name"] for o in store.by_index("owner", "u1")] == ["a"]
+    assert store.by_index("owner", "other") == []  # not the controller
+    store.upsert(cm("a", labels={"team": "y"}))
+    assert [o["metadata"]["name"] for o in store.by_index("team", "x")] == ["b"]
+    assert store.by_index("owner", "u1") == []
+    store.delete("other/b")
+    assert store.index_values("team") == ["y"]
+    assert store.index_values("namespace") == ["ns"]
+    with pytest.raises(KeyError, match="no index named 'nope'"):
+        store.by_index("nope", "x")
+
+
+def test_custom_indexer_added_later_indexes_existing_objects_and_a_failing_one_is_contained() -> None:
+    store = Store()
+    store.upsert(cm("a"))
+    store.add_indexer("name-length", lambda o: [str(len(o["metadata"]["name"]))])
+    assert [o["metadata"]["name"] for o in store.by_index("name-length", "1")] == ["a"]
+    store.add_indexer("broken", lambda o: [o["spec"]["missing"]])
+    store.upsert(cm("bb"))
+    assert store.by_index("broken", "x") == []
+    assert "ns/bb" in store
+
+
+async def test_informer_caches_syncs_and_calls_handlers(
+    fake_api: FakeApi, kube: KubeClient, clock: FakeClock
+) -> None:
+    fake_api.put_object(RESOURCE, cm("a", owner="u1"))
+    informer = Informer(kube, CM, namespace="ns", indexers={"owner": index_by_controller_uid}, clock=clock)
+    recorder = Recorder()
+    informer.add_handler(recorder.handler())
+    assert not informer.has_synced
+    async with running(informer):
+        assert await informer.wait_synced(timeout_seconds=5)
+        assert informer.has_synced
+        assert recorder.calls == [("add", "a", None)]
+        old_version = informer.store.get("ns/a")["metadata"]["resourceVersion"]
+        fake_api.put_object(RESOURCE, cm("a", owner="u2"))
+        fake_api.remove_object(RESOURCE, "ns", "a")
+        fake_api.put_object(RESOURCE, cm("b"))
+        await settle()
+        assert recorder.calls[1:] == [("update", "a", old_version), ("delete", "a", None), ("add", "b", None)]
+        assert informer.store.keys() == ["ns/b"]
+        assert informer.store.by_index("owner", "u2") == []
+        assert informer.store.get_by_name("b", "ns") is informer.store.get("ns/b")
+
+
+async def test_wait_synced_times_out_on_the_clock(
+    fake_api: FakeApi, kube: KubeClient, clock: FakeClock
+) -> None:
+    informer = Informer(kube, CM, clock=clock)
+    waiter = asyncio.create_task(informer.wait_synced(timeout_seconds=3))
+    await clock.advance(3.5)
+    assert await waiter is False
+
+
+async def test_handler_added_after_sync_gets_existing_objects(
+    fake_api: FakeApi, kube: KubeClient, clock: FakeClock
+) -> None:
+    fake_api.put_object(RESOURCE, cm("a"))
+    informer = Informer(kube, CM, clock=clock)
+    async with running(informer):
+        await informer.wait_synced()
+        late = Recorder()
+        informer.add_handler(late.handler())
+        assert late.calls == [("add", "a", None)]
+
+
+async def test_relist_after_gone_reports_deletes_to_handlers(
+    fake_api: FakeApi, kube: KubeClient, clock: FakeClock
+) -> None:
+    fake_api.put_object(RESOURCE, cm("a"))
+    fake_api.put_object(RESOURCE, cm("b"))
+    informer = Informer(kube, CM, clock=clock)
+    recorder = Recorder()
+    informer.add_handler(recorder.handler())
+    async with running(informer):
+        await informer.wait_synced()
+        fake_api.disconnect_watches()
+        fake_api.remove_object(RESOURCE, "ns", "a", record=False)
+        fake_api.compact()
+        await clock.advance(1.0)
+        assert recorder.calls[-1] == ("delete", "a", None)
+        assert informer.store.keys() == ["ns/b"]
+
+
+async def test_resync_calls_update_with_the_same_object(
+    fake_api: FakeApi, kube: KubeClient, clock: FakeClock
+) -> None:
+    fake_api.put_object(RESOURCE, cm("a"))
+    informer = Informer(kube, CM, clock=clock, resync_period=30.0)
+    recorder = Recorder()
+    informer.add_handler(recorder.handler())
+    async with running(informer):
+        await informer.wait_synced()
+        await clock.advance(29.0)
+        assert [c[0] for c in recorder.calls] == ["add"]
+        await clock.advance(1.5)
+        assert [c[0] for c in recorder.calls] == ["add", "update"]
+
+
+async def test_a_failing_handler_does_not_stop_the_others(
+    fake_api: FakeApi, kube: KubeClient, clock: FakeClock
+) -> None:
+    informer = Informer(kube, CM, clock=clock)
+
+    def explode(obj: dict[str, Any]) -> None:
+        raise RuntimeError("handler bug")
+
+    informer.add_handler(EventHandler(on_add=explode))
+    recorder = Recorder()
+    informer.add_handler(recorder.handler())
+    async with running(informer):
+        await informer.wait_synced()
+        fake_api.put_object(RESOURCE, cm("a"))
+        await settle()
+        assert recorder.calls == [("add", "a", None)]
+
+
+def test_store_view_is_read_only() -> None:
+    store = Store()
+    store.upsert(cm("a"))
+    view = StoreView(store)
+    assert not hasattr(view, "upsert")
+    assert not hasattr(view, "delete")
+    with pytest.raises(AttributeError):
+        view.extra = 1  # type: ignore[attr-defined]
+    assert list(view) == ["ns/a"]
+    assert len(view) == 1

@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from shared.kube import FakeClock, KubeMetrics
+from shared.kube.clock import settle
+from shared.kube.ratelimit import ItemExponentialBackoff, TokenBucket
+from shared.kube.workqueue import QueueShutDown, WorkQueue
+
+
+def make_queue(clock: FakeClock, metrics: KubeMetrics | None = None) -> WorkQueue[str]:
+    return WorkQueue(name="test", clock=clock, metrics=metrics)
+
+
+async def test_adds_are_deduplicated_and_fifo(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    for key in ["a", "b", "a", "c", "b"]:
+        queue.add(key)
+    assert len(queue) == 3
+    assert [await queue.get() for _ in range(3)] == ["a", "b", "c"]
+
+
+async def test_key_added_while_processing_is_requeued_once_on_done(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    queue.add("a")
+    key = await queue.get()
+    for _ in range(100):
+        queue.add("a")
+    assert len(queue) == 0  # not handed to anyone else while processing
+    queue.done(key)
+    assert len(queue) == 1
+    assert await queue.get() == "a"
+    queue.done("a")
+    assert len(queue) == 0
+
+
+async def test_get_waits_for_an_add(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    getter = asyncio.create_task(queue.get())
+    await settle()
+    assert not getter.done()
+    queue.add("x")
+    assert await getter == "x"
+
+
+async def test_add_after_uses_the_clock_and_keeps_the_earliest_time(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    queue.add_after("a", 10)
+    queue.add_after("a", 5)
+    queue.add_after("a", 20)
+    await clock.advance(4.9)
+    assert len(queue) == 0
+    assert queue.waiting == 1
+    await clock.advance(0.2)
+    assert len(queue) == 1
+    await clock.advance(20)
+    assert len(queue) == 1  # the later entries were superseded
+
+
+async def test_rate_limited_adds_back_off_exponentially_per_key(
+    clock: FakeClock, registry: CollectorRegistry
+) -> None:
+    queue = WorkQueue[str](
+        name="test",
+        clock=clock,
+        metrics=KubeMetrics(registry),
+        backoff=ItemExponentialBackoff(base=1.0, cap=8.0),
+        bucket=TokenBucket(qps=0, burst=1, clock=clock),
+    )
+    delays = []
+    for _ in range(5):
+        queue.add_rate_limited("a")
+        start = clock.now()
+        while len(queue) == 0:
+            await clock.advance(0.25)
+        delays.append(clock.now() - start)
+        queue.done(await queue.get())
+    assert delays == [pytest.approx(d, abs=0.3) for d in [1, 2, 4, 8, 8]]
+    assert queue.num_requeues("a") == 5
+    queue.forget("a")
+    assert queue.num_requeues("a") == 0
+    assert registry.get_sample_value("kueue_bridge_workqueue_retries_total", {"name": "test"}) == 5.0
+
+
+async def test_overall_bucket_limits_rate_limited_adds(clock: FakeClock) -> None:
+    queue = WorkQueue[str](
+        name="test",
+        clock=clock,
+        backoff=ItemExponentialBackoff(base=0.0, cap=0.0),
+        bucket=TokenBucket(qps=1, burst=2, clock=clock),
+    )
+    for key in "abcd":
+        queue.add_rate_limited(key)
+    await settle()
+    assert len(queue) == 2
+    await clock.advance(1.01)
+    assert len(queue) == 3
+    await clock.advance(1.0)
+    assert len(queue) == 4
+
+
+async def test_shutdown_wakes_getters_drops_queued_keys_and_waits_for_in_flight(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    queue.add("a")
+    queue.add("b")
+    in_flight = await queue.get()
+    idle = asyncio.create_task(queue.wait_idle())
+    queue.shut_down()
+    with pytest.raises(QueueShutDown):
+        await queue.get()
+    queue.add("c")
+    assert len(queue) == 0
+    await settle()
+    assert not idle.done()
+    queue.done(in_flight)
+    await idle
+
+
+async def test_metrics_track_depth_and_latency(clock: FakeClock, registry: CollectorRegistry) -> None:
+    queue = make_queue(clock, KubeMetrics(registry))
+    queue.add("a")
+    queue.add("b")
+    assert registry.get_sample_value("kueue_bridge_workqueue_depth", {"name": "test"}) == 2.0
+    await clock.advance(2.0)
+    key = await queue.get()
+    await clock.advance(1.0)
+    queue.done(key)
+    assert (
+        registry.get_sample_value("kueue_bridge_workqueue_queue_duration_seconds_sum", {"name": "test"})
+        == 2.0
+    )
+    assert (
+        registry.get_sample_value("kueue_bridge_workqueue_work_duration_seconds_sum", {"name": "test"}) == 1.0
+    )
+    assert registry.get_sample_value("kueue_bridge_workqueue_adds_total", {"name": "test"}) == 2.0
