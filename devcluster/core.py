@@ -177,5 +177,4 @@ def _make_admission(cluster: Cluster) -> Any:
         list_validating=_configs("validatingwebhookconfigurations"),
         namespace_labels=_namespace_labels,
         service_resolver=cluster.options.service_resolver,
-        clock=cluster.clock,
     )

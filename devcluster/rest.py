@@ -566,7 +566,7 @@ class Rest:
                 dry_run=options.dry_run,
             )
         except AdmissionDenied as denied:
-            raise StatusError(denied.code, denied.reason, denied.message) from denied
+            raise StatusError(denied.code, denied.reason, denied.message, denied.details) from denied
         if obj is None:
             return None
         if not isinstance(result, dict) or not isinstance(result.get("metadata"), dict):

@@ -32,12 +32,12 @@ from devcluster.gc import Controllers
 from devcluster.options import ServerOptions
 from devcluster.tls import ServingFiles, write_kubeconfig, write_serving_files
 
-__all__ = ["ADDON_MODULES", "DevClusterServer", "ThreadedDevCluster"]
+__all__ = ["ADDON_MODULE", "DevClusterServer", "ThreadedDevCluster"]
 
 log = logging.getLogger(__name__)
 
-#: server option -> module providing ``start_addons(*, url, token, ca_file, options)``
-ADDON_MODULES = {"kueue_standin": "devcluster.kueue_standin", "job_runner": "devcluster.jobrunner"}
+#: the module providing ``start_addons(*, url, token, ca_file, kueue_standin, job_runner, clock)``
+ADDON_MODULE = "devcluster.kueue_standin"
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -112,27 +112,28 @@ class DevClusterServer:
         await self._start_addons()
 
     async def _start_addons(self) -> None:
-        for option, module_name in ADDON_MODULES.items():
-            if not getattr(self.options, option):
-                continue
-            try:
-                module = importlib.import_module(module_name)
-            except ModuleNotFoundError:
-                log.warning(
-                    "devcluster: --%s requested but %s is not available; skipped",
-                    option.replace("_", "-"),
-                    module_name,
-                )
-                continue
-            started: Any = module.start_addons(
-                url=self.url, token=self.options.token, ca_file=self.files.ca_file, options=self.options
-            )
-            if asyncio.iscoroutine(started):
-                started = await started
-            if hasattr(started, "__aenter__"):
-                await self._addons.enter_async_context(started)
-            elif hasattr(started, "aclose"):
-                self._addons.push_async_callback(started.aclose)
+        options = self.options
+        if self.cluster.admission is not None and hasattr(self.cluster.admission, "aclose"):
+            self._addons.push_async_callback(self.cluster.admission.aclose)
+        if not (options.kueue_standin or options.job_runner):
+            return
+        try:
+            module = importlib.import_module(ADDON_MODULE)
+        except ModuleNotFoundError:
+            log.warning("devcluster: add-ons requested but %s is not available; skipped", ADDON_MODULE)
+            return
+        started: Any = module.start_addons(
+            url=self.url,
+            token=options.token,
+            ca_file=str(self.files.ca_file),
+            kueue_standin=options.kueue_standin,
+            job_runner=options.job_runner,
+            clock=options.clock,
+        )
+        if asyncio.iscoroutine(started):
+            started = await started
+        if hasattr(started, "aclose"):
+            self._addons.push_async_callback(started.aclose)
 
     async def serve_forever(self) -> None:
         await self.start()

@@ -1,0 +1,264 @@
+"""Conformance: health, version, discovery, authentication, built-in kinds and their defaults."""
+
+from __future__ import annotations
+
+import ssl
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from tests.devcluster.conftest import KubeTarget
+from tests.devcluster.helpers import job_manifest, status_of
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/readyz", "/livez"])
+def test_health_endpoints_answer_ok(kube: KubeTarget, path: str) -> None:
+    response = kube.client.get(path)
+    assert response.status_code == 200
+    assert response.text == "ok"
+
+
+def test_version_reports_a_kubernetes_version(kube: KubeTarget) -> None:
+    info = kube.client.get("/version").json()
+    assert info["major"] == "1"
+    assert info["gitVersion"].startswith("v1.")
+
+
+def test_requests_without_a_token_are_unauthorized(kube: KubeTarget) -> None:
+    with httpx.Client(
+        base_url=kube.url, verify=ssl.create_default_context(cafile=str(kube.ca_file))
+    ) as anonymous:
+        response = anonymous.get("/api/v1/namespaces")
+    assert response.status_code == 401
+    assert status_of(response)["reason"] == "Unauthorized"
+
+
+def test_core_discovery_lists_resources_with_subresources(kube: KubeTarget) -> None:
+    assert "v1" in kube.client.get("/api").json()["versions"]
+    resources = {r["name"]: r for r in kube.client.get("/api/v1").json()["resources"]}
+    assert resources["namespaces"]["namespaced"] is False
+    assert "ns" in resources["namespaces"]["shortNames"]
+    assert resources["configmaps"]["shortNames"] == ["cm"]
+    assert resources["pods"]["kind"] == "Pod"
+    assert "pods/status" in resources
+    for name in ("secrets", "serviceaccounts", "events"):
+        assert {"create", "get", "list", "watch", "delete", "patch", "update"} <= set(
+            resources[name]["verbs"]
+        )
+
+
+def test_group_discovery_lists_every_builtin_group(kube: KubeTarget) -> None:
+    groups = {g["name"]: g for g in kube.client.get("/apis").json()["groups"]}
+    for group in (
+        "batch",
+        "coordination.k8s.io",
+        "scheduling.k8s.io",
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+        "authorization.k8s.io",
+        "events.k8s.io",
+    ):
+        assert groups[group]["preferredVersion"]["version"] == "v1"
+    batch = {r["name"]: r for r in kube.client.get("/apis/batch/v1").json()["resources"]}
+    assert batch["jobs"]["singularName"] == "job"
+    assert batch["jobs/status"]["verbs"] == ["get", "patch", "update"]
+    assert kube.client.get("/apis/batch").json()["versions"][0]["groupVersion"] == "batch/v1"
+
+
+def test_unknown_paths_are_not_found_statuses(kube: KubeTarget) -> None:
+    for path in ("/apis/nope.example.com/v1", "/apis/batch/v1/frobs", "/api/v2"):
+        response = kube.client.get(path)
+        assert response.status_code == 404, path
+        assert status_of(response)["reason"] == "NotFound"
+
+
+def test_initial_namespaces_exist_with_name_label(kube: KubeTarget) -> None:
+    for name in ("default", "kube-system", "kube-public"):
+        namespace = kube.client.get(f"/api/v1/namespaces/{name}").json()
+        assert namespace["metadata"]["labels"]["kubernetes.io/metadata.name"] == name
+        assert namespace["status"]["phase"] == "Active"
+
+
+def test_created_namespace_gets_name_label_and_finalizer(kube: KubeTarget, namespace: str) -> None:
+    created = kube.client.get(f"/api/v1/namespaces/{namespace}").json()
+    assert created["metadata"]["labels"] == {"kubernetes.io/metadata.name": namespace}
+    assert created["spec"] == {"finalizers": ["kubernetes"]}
+
+
+def _without_server_fields(obj: dict, uid: str) -> dict:
+    text = yaml.safe_dump(obj).replace(uid, "UID")
+    cleaned = yaml.safe_load(text)
+    for field in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "namespace"):
+        cleaned["metadata"].pop(field, None)
+    return cleaned
+
+
+def test_job_defaults_match_a_real_server(kube: KubeTarget, namespace: str, golden_dir: Path) -> None:
+    request = yaml.safe_load((golden_dir / "job.yaml").read_text())
+    expected = yaml.safe_load((golden_dir / "job-create-response.yaml").read_text())
+    request["metadata"]["namespace"] = namespace
+    response = kube.client.post(f"/apis/batch/v1/namespaces/{namespace}/jobs", json=request)
+    assert response.status_code == 201, response.text
+    created = response.json()
+    # the golden response was captured after Kueue's webhook had suspended the job
+    expected["spec"]["suspend"] = False
+    assert _without_server_fields(created, created["metadata"]["uid"]) == _without_server_fields(
+        expected, expected["metadata"]["uid"]
+    )
+
+
+def test_pod_create_defaults_and_pending_status(kube: KubeTarget, namespace: str) -> None:
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}
+    created = kube.client.post(f"/api/v1/namespaces/{namespace}/pods", json=pod).json()
+    container = created["spec"]["containers"][0]
+    assert container["imagePullPolicy"] == "IfNotPresent"
+    assert created["spec"]["restartPolicy"] == "Always"
+    assert created["spec"]["serviceAccountName"] == "default"
+    assert created["status"]["phase"] == "Pending"
+    assert created["status"]["qosClass"] == "BestEffort"
+
+
+def test_job_with_restart_policy_always_is_invalid(kube: KubeTarget, namespace: str) -> None:
+    manifest = job_manifest("bad")
+    manifest["spec"]["template"]["spec"]["restartPolicy"] = "Always"
+    response = kube.client.post(f"/apis/batch/v1/namespaces/{namespace}/jobs", json=manifest)
+    assert response.status_code == 422
+    cause = status_of(response)["details"]["causes"][0]
+    assert cause["field"] == "spec.template.spec.restartPolicy"
+    assert cause["reason"] == "FieldValueNotSupported"
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/api/v1/namespaces/{ns}/secrets", {"metadata": {"name": "s"}, "stringData": {"a": "b"}}),
+        ("/api/v1/namespaces/{ns}/serviceaccounts", {"metadata": {"name": "sa"}}),
+        (
+            "/api/v1/namespaces/{ns}/events",
+            {
+                "metadata": {"name": "e"},
+                "involvedObject": {"kind": "Job", "name": "j"},
+                "reason": "Started",
+                "message": "m",
+                "type": "Normal",
+            },
+        ),
+        (
+            "/apis/events.k8s.io/v1/namespaces/{ns}/events",
+            {
+                "metadata": {"name": "e2"},
+                "reason": "Started",
+                "eventTime": "2025-01-01T00:00:00.000000Z",
+                "reportingController": "x",
+                "reportingInstance": "y",
+                "action": "Start",
+                "type": "Normal",
+                "regarding": {"kind": "Job", "name": "j"},
+            },
+        ),
+        (
+            "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
+            {"metadata": {"name": "l"}, "spec": {"holderIdentity": "me"}},
+        ),
+        ("/apis/scheduling.k8s.io/v1/priorityclasses", {"metadata": {"name": "pc-{ns}"}, "value": 100}),
+    ],
+)
+def test_builtin_kinds_round_trip(kube: KubeTarget, namespace: str, path: str, body: dict) -> None:
+    url = path.format(ns=namespace)
+    body["metadata"]["name"] = body["metadata"]["name"].format(ns=namespace)
+    created = kube.client.post(url, json=body)
+    assert created.status_code == 201, created.text
+    fetched = kube.client.get(f"{url}/{body['metadata']['name']}")
+    assert fetched.json()["metadata"]["uid"] == created.json()["metadata"]["uid"]
+    if "priorityclasses" in url:
+        kube.client.delete(f"{url}/{body['metadata']['name']}")
+
+
+def test_webhook_configuration_defaults(kube: KubeTarget, namespace: str) -> None:
+    name = f"hook-{namespace}"
+    body = {
+        "metadata": {"name": name},
+        "webhooks": [
+            {
+                "name": "x.example.com",
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "clientConfig": {"service": {"namespace": namespace, "name": "svc", "path": "/mutate"}},
+                "rules": [
+                    {
+                        "operations": ["CREATE"],
+                        "apiGroups": ["example.com"],
+                        "apiVersions": ["v1"],
+                        "resources": ["nothings"],
+                    }
+                ],
+            }
+        ],
+    }
+    url = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+    created = kube.client.post(url, json=body).json()
+    try:
+        hook = created["webhooks"][0]
+        assert hook["failurePolicy"] == "Fail"
+        assert hook["matchPolicy"] == "Equivalent"
+        assert hook["timeoutSeconds"] == 10
+        assert hook["reinvocationPolicy"] == "Never"
+        assert hook["clientConfig"]["service"]["port"] == 443
+        assert hook["rules"][0]["scope"] == "*"
+    finally:
+        kube.client.delete(f"{url}/{name}")
+
+
+def test_subject_access_review_is_answered(kube: KubeTarget) -> None:
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": "someone",
+            "groups": ["system:masters"],
+            "resourceAttributes": {"verb": "create", "group": "batch", "resource": "jobs"},
+        },
+    }
+    response = kube.client.post("/apis/authorization.k8s.io/v1/subjectaccessreviews", json=review)
+    assert response.status_code == 201
+    assert response.json()["status"]["allowed"] is True
+
+
+def test_subject_access_review_follows_the_static_policy(devcluster_factory) -> None:
+    cluster = devcluster_factory(
+        access_rules=[
+            {
+                "name": "readers",
+                "users": ["alice"],
+                "verbs": ["get", "list"],
+                "resources": ["jobs"],
+                "apiGroups": ["batch"],
+            }
+        ]
+    )
+    with httpx.Client(
+        base_url=cluster.url,
+        verify=ssl.create_default_context(cafile=str(cluster.ca_file)),
+        headers={"Authorization": f"Bearer {cluster.token}"},
+    ) as client:
+
+        def ask(user: str, verb: str) -> bool:
+            review = {
+                "spec": {
+                    "user": user,
+                    "resourceAttributes": {
+                        "verb": verb,
+                        "group": "batch",
+                        "resource": "jobs",
+                        "namespace": "x",
+                    },
+                }
+            }
+            answer = client.post("/apis/authorization.k8s.io/v1/subjectaccessreviews", json=review)
+            return bool(answer.json()["status"]["allowed"])
+
+        assert ask("alice", "list") is True
+        assert ask("alice", "delete") is False
+        assert ask("bob", "list") is False
