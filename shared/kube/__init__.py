@@ -53,6 +53,7 @@ from shared.kube.informer import (
     index_by_label,
     index_by_namespace,
 )
+from shared.kube.leaderelection import LEASE, LeaderElectionSettings, LeaderElector
 from shared.kube.observability import (
     JsonFormatter,
     KubeMetrics,
@@ -67,6 +68,7 @@ from shared.kube.watch import EventType, Watch, WatchEvent, WatchSettings, objec
 from shared.kube.workqueue import QueueShutDown, WorkQueue
 
 __all__ = [
+    "LEASE",
     "AiohttpTransport",
     "AlreadyExists",
     "ApiError",
@@ -93,6 +95,8 @@ __all__ = [
     "KubeClient",
     "KubeError",
     "KubeMetrics",
+    "LeaderElectionSettings",
+    "LeaderElector",
     "MethodNotAllowed",
     "NotFound",
     "ObjectList",
