@@ -1,0 +1,137 @@
+"""Conformance: merge patch, JSON patch, strategic merge patch (415 on CRs) and server-side apply."""
+
+from __future__ import annotations
+
+from tests.devcluster.conftest import KubeTarget
+from tests.devcluster.helpers import configmap, status_of
+
+MERGE = {"content-type": "application/merge-patch+json"}
+JSON_PATCH = {"content-type": "application/json-patch+json"}
+STRATEGIC = {"content-type": "application/strategic-merge-patch+json"}
+APPLY = {"content-type": "application/apply-patch+yaml"}
+
+
+def _pod(name: str) -> dict:
+    return {
+        "metadata": {"name": name, "labels": {"a": "1", "b": "2"}},
+        "spec": {
+            "containers": [
+                {
+                    "name": "one",
+                    "image": "busybox:1",
+                    "env": [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}],
+                },
+                {"name": "two", "image": "busybox:2"},
+            ]
+        },
+    }
+
+
+def test_merge_patch_merges_maps_and_deletes_nulls(kube: KubeTarget, namespace: str) -> None:
+    url = f"/api/v1/namespaces/{namespace}/configmaps"
+    kube.client.post(url, json=configmap("m", labels={"a": "1", "b": "2"}))
+    patched = kube.client.patch(
+        f"{url}/m", json={"metadata": {"labels": {"a": None, "c": "3"}}}, headers=MERGE
+    )
+    assert patched.status_code == 200
+    assert patched.json()["metadata"]["labels"] == {"b": "2", "c": "3"}
+
+
+def test_json_patch_applies_operations_and_reports_failures(kube: KubeTarget, namespace: str) -> None:
+    url = f"/api/v1/namespaces/{namespace}/configmaps"
+    kube.client.post(url, json=configmap("j"))
+    ops = [
+        {"op": "add", "path": "/data/new", "value": "x"},
+        {"op": "replace", "path": "/data/k", "value": "y"},
+    ]
+    assert kube.client.patch(f"{url}/j", json=ops, headers=JSON_PATCH).json()["data"] == {
+        "k": "y",
+        "new": "x",
+    }
+    failing = kube.client.patch(
+        f"{url}/j", json=[{"op": "test", "path": "/data/k", "value": "nope"}], headers=JSON_PATCH
+    )
+    assert failing.status_code == 422
+    assert status_of(failing)["reason"] == "Invalid"
+    malformed = kube.client.patch(f"{url}/j", json={"op": "add"}, headers=JSON_PATCH)
+    assert malformed.status_code == 400
+
+
+def test_strategic_merge_patch_merges_containers_and_env_by_name(kube: KubeTarget, namespace: str) -> None:
+    url = f"/api/v1/namespaces/{namespace}/pods"
+    kube.client.post(url, json=_pod("smp"))
+    patch = {
+        "spec": {"containers": [{"name": "one", "image": "busybox:9", "env": [{"name": "Y", "value": "3"}]}]}
+    }
+    pod = kube.client.patch(f"{url}/smp", json=patch, headers=STRATEGIC).json()
+    one, two = pod["spec"]["containers"]
+    assert (one["name"], one["image"], two["name"]) == ("one", "busybox:9", "two")
+    assert one["env"] == [{"name": "X", "value": "1"}, {"name": "Y", "value": "3"}]
+
+
+def test_strategic_merge_patch_directives(kube: KubeTarget, namespace: str) -> None:
+    url = f"/api/v1/namespaces/{namespace}/pods"
+    kube.client.post(url, json=_pod("dir"))
+    delete_two = {"spec": {"containers": [{"name": "two", "$patch": "delete"}]}}
+    pod = kube.client.patch(f"{url}/dir", json=delete_two, headers=STRATEGIC).json()
+    assert [c["name"] for c in pod["spec"]["containers"]] == ["one"]
+    replace_labels = {"metadata": {"labels": {"$patch": "replace", "only": "this"}}}
+    pod = kube.client.patch(f"{url}/dir", json=replace_labels, headers=STRATEGIC).json()
+    assert pod["metadata"]["labels"] == {"only": "this"}
+
+
+def test_strategic_merge_patch_unions_finalizers(kube: KubeTarget, namespace: str) -> None:
+    url = f"/api/v1/namespaces/{namespace}/configmaps"
+    kube.client.post(url, json=configmap("f", finalizers=["a.example.com/x"]))
+    patched = kube.client.patch(
+        f"{url}/f", json={"metadata": {"finalizers": ["b.example.com/y"]}}, headers=STRATEGIC
+    ).json()
+    assert patched["metadata"]["finalizers"] == ["a.example.com/x", "b.example.com/y"]
+    kube.client.patch(f"{url}/f", json={"metadata": {"finalizers": None}}, headers=MERGE)
+
+
+def test_unknown_patch_content_type_is_415(kube: KubeTarget, namespace: str) -> None:
+    url = f"/api/v1/namespaces/{namespace}/configmaps"
+    kube.client.post(url, json=configmap("ct"))
+    response = kube.client.patch(f"{url}/ct", content=b"{}", headers={"content-type": "text/plain"})
+    assert response.status_code == 415
+    assert status_of(response)["reason"] == "UnsupportedMediaType"
+
+
+def test_patch_of_missing_object_is_404(kube: KubeTarget, namespace: str) -> None:
+    response = kube.client.patch(f"/api/v1/namespaces/{namespace}/configmaps/none", json={}, headers=MERGE)
+    assert response.status_code == 404
+
+
+def test_patch_with_stale_resource_version_conflicts(kube: KubeTarget, namespace: str) -> None:
+    url = f"/api/v1/namespaces/{namespace}/configmaps"
+    kube.client.post(url, json=configmap("p"))
+    response = kube.client.patch(
+        f"{url}/p", json={"metadata": {"resourceVersion": "1"}, "data": {"k": "z"}}, headers=MERGE
+    )
+    assert response.status_code == 409
+
+
+def test_server_side_apply_creates_then_updates_and_records_manager(kube: KubeTarget, namespace: str) -> None:
+    url = f"/api/v1/namespaces/{namespace}/configmaps/applied"
+    manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: '1'\n"
+    created = kube.client.patch(
+        url, params={"fieldManager": "tester"}, content=manifest.encode(), headers=APPLY
+    )
+    assert created.status_code == 201, created.text
+    managers = {(m["manager"], m["operation"]) for m in created.json()["metadata"]["managedFields"]}
+    assert ("tester", "Apply") in managers
+    updated = kube.client.patch(
+        url, params={"fieldManager": "tester"}, content=manifest.replace("'1'", "'2'").encode(), headers=APPLY
+    )
+    assert updated.status_code == 200
+    assert updated.json()["data"] == {"a": "2"}
+
+
+def test_apply_without_field_manager_is_rejected(kube: KubeTarget, namespace: str) -> None:
+    url = f"/api/v1/namespaces/{namespace}/configmaps/nofm"
+    response = kube.client.patch(
+        url, content=b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nofm}\n", headers=APPLY
+    )
+    assert response.status_code == 422
+    assert "fieldManager: Required value: is required for apply patch" in status_of(response)["message"]
