@@ -43,6 +43,7 @@ from shared.kube.errors import (
     UnexpectedResponse,
     UnknownKindError,
 )
+from shared.kube.events import NORMAL, WARNING, EventRecorder, EventSettings, object_reference
 from shared.kube.informer import (
     EventHandler,
     Indexer,
@@ -69,6 +70,8 @@ from shared.kube.workqueue import QueueShutDown, WorkQueue
 
 __all__ = [
     "LEASE",
+    "NORMAL",
+    "WARNING",
     "AiohttpTransport",
     "AlreadyExists",
     "ApiError",
@@ -81,6 +84,8 @@ __all__ = [
     "ConnectionConfig",
     "Controller",
     "EventHandler",
+    "EventRecorder",
+    "EventSettings",
     "EventType",
     "FakeClock",
     "FileTokenSource",
@@ -136,6 +141,7 @@ __all__ = [
     "load_in_cluster",
     "load_kubeconfig",
     "object_key",
+    "object_reference",
     "reconcile_context",
     "static_connection",
 ]

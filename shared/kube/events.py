@@ -1,0 +1,307 @@
+"""Kubernetes Events, recorded the way Kueue's controllers record them, without ever blocking.
+
+Users follow kueue-bridge with ``kubectl describe`` / ``kubectl get events``, so every reason Kueue
+emits (``CreatedWorkload``, ``Started``, ``Suspended``... see ``shared.constants.EventReason``) is
+recorded on the job object with the same type, reason and message.
+
+Invariants:
+
+* **Never blocks, never fails a reconcile.** ``event()`` is synchronous and only puts the event on
+  a bounded queue; when the queue is full the event is dropped and counted
+  (``events_dropped_total{reason="queue_full"}``). A background task (``run()``) writes them; a
+  write that fails is logged and counted (``reason="api_error"``), nothing is raised to the caller.
+* **API choice.** ``events.k8s.io/v1`` when the server serves it (checked once, through discovery),
+  else ``core/v1`` Events -- the same fallback client-go's event broadcaster makes.
+* **Series aggregation.** A repeat of the same event (same regarding object, type, reason, action
+  and message) within ``series_window`` does not create a new Event: the existing one is patched --
+  ``series.count``/``series.lastObservedTime`` for events.k8s.io (first repeat makes the count 2),
+  ``count``/``lastTimestamp`` for core/v1. An Event deleted meanwhile (TTL) is simply created anew.
+* Messages are truncated to the API's 1 KiB ``note`` limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from shared.frameworks.base import GroupVersionKind
+from shared.kube.client import KubeClient
+from shared.kube.clock import Clock
+from shared.kube.errors import NotFound, UnknownKindError
+from shared.kube.leaderelection import format_micro_time
+from shared.kube.observability import KubeMetrics
+
+__all__ = [
+    "CORE_EVENT",
+    "EVENTS_V1_EVENT",
+    "NORMAL",
+    "WARNING",
+    "EventRecorder",
+    "EventSettings",
+    "object_reference",
+]
+
+logger = logging.getLogger(__name__)
+
+NORMAL = "Normal"
+WARNING = "Warning"
+EVENTS_V1_EVENT = GroupVersionKind("events.k8s.io", "v1", "Event")
+CORE_EVENT = GroupVersionKind("", "v1", "Event")
+NOTE_LIMIT = 1024
+
+
+@dataclass(frozen=True)
+class EventSettings:
+    reporting_controller: str
+    reporting_instance: str
+    queue_size: int = 1000
+    series_window: float = 360.0  # client-go's 6 minute series heartbeat
+    series_cache_size: int = 4096
+
+
+def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:
+    """The ``ObjectReference`` of an object (apiVersion, kind, namespace, name, uid, resourceVersion)."""
+    metadata = obj.get("metadata") or {}
+    reference = {
+        "apiVersion": str(obj.get("apiVersion") or ""),
+        "kind": str(obj.get("kind") or ""),
+        "namespace": str(metadata.get("namespace") or ""),
+        "name": str(metadata.get("name") or ""),
+        "uid": str(metadata.get("uid") or ""),
+        "resourceVersion": str(metadata.get("resourceVersion") or ""),
+    }
+    return {key: value for key, value in reference.items() if value}
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    regarding: dict[str, str]
+    related: dict[str, str] | None
+    type: str
+    reason: str
+    note: str
+    action: str
+
+
+@dataclass(slots=True)
+class _Series:
+    name: str
+    namespace: str
+    count: int
+    last_seen: float
+
+
+def _truncate(text: str) -> str:
+    encoded = text.encode("utf-8")
+    if len(encoded) <= NOTE_LIMIT:
+        return text
+    return encoded[: NOTE_LIMIT - 3].decode("utf-8", errors="ignore") + "..."
+
+
+class EventRecorder:
+    """``recorder.event(job, type=NORMAL, reason=..., note=...)``; run ``run()`` as a task."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        settings: EventSettings,
+        *,
+        clock: Clock | None = None,
+        metrics: KubeMetrics | None = None,
+    ) -> None:
+        self.client = client
+        self.settings = settings
+        self.clock: Clock = clock or client.clock
+        self.metrics = metrics if metrics is not None else client.metrics
+        self._queue: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=settings.queue_size)
+        self._series: OrderedDict[tuple[str, ...], _Series] = OrderedDict()
+        self._api: GroupVersionKind | None = None
+        self._last_name = ""
+
+    # --- producer side ---------------------------------------------------------------------------
+
+    def event(
+        self,
+        regarding: Mapping[str, Any],
+        *,
+        type: str,
+        reason: str,
+        note: str,
+        action: str | None = None,
+        related: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Queue an event; returns ``False`` (and counts a drop) if the queue is full."""
+        pending = _Pending(
+            regarding=object_reference(regarding),
+            related=object_reference(related) if related is not None else None,
+            type=type,
+            reason=reason,
+            note=_truncate(note),
+            action=action or reason,
+        )
+        try:
+            self._queue.put_nowait(pending)
+        except asyncio.QueueFull:
+            self._dropped("queue_full")
+            logger.warning(
+                "event queue full, dropping event",
+                extra={"reason": reason, "object": pending.regarding.get("name")},
+            )
+            return False
+        return True
+
+    def normal(
+        self, regarding: Mapping[str, Any], *, reason: str, note: str, action: str | None = None
+    ) -> bool:
+        return self.event(regarding, type=NORMAL, reason=reason, note=note, action=action)
+
+    def warning(
+        self, regarding: Mapping[str, Any], *, reason: str, note: str, action: str | None = None
+    ) -> bool:
+        return self.event(regarding, type=WARNING, reason=reason, note=note, action=action)
+
+    @property
+    def pending(self) -> int:
+        return self._queue.qsize()
+
+    def _dropped(self, why: str) -> None:
+        if self.metrics is not None:
+            self.metrics.events_dropped.labels(why).inc()
+
+    # --- writer side -----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Write queued events until cancelled."""
+        while True:
+            pending = await self._queue.get()
+            try:
+                await self._write(pending)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._dropped("api_error")
+                logger.warning(
+                    "could not record event",
+                    extra={
+                        "reason": pending.reason,
+                        "object": pending.regarding.get("name"),
+                        "error": str(exc),
+                    },
+                )
+            finally:
+                self._queue.task_done()
+
+    async def flush(self) -> None:
+        """Wait until every queued event has been written (or dropped)."""
+        await self._queue.join()
+
+    async def _event_api(self) -> GroupVersionKind:
+        if self._api is None:
+            try:
+                await self.client.resource(EVENTS_V1_EVENT)
+                self._api = EVENTS_V1_EVENT
+            except UnknownKindError:
+                self._api = CORE_EVENT
+        return self._api
+
+    def _new_name(self, base: str) -> str:
+        nanos = int(self.clock.wall().timestamp() * 1e9)
+        name = f"{base}.{nanos:x}"
+        while name <= self._last_name and name.startswith(f"{base}."):
+            nanos += 1
+            name = f"{base}.{nanos:x}"
+        self._last_name = name
+        return name
+
+    async def _write(self, pending: _Pending) -> None:
+        api = await self._event_api()
+        ref = pending.regarding
+        key = (
+            ref.get("uid") or f"{ref.get('kind')}/{ref.get('namespace')}/{ref.get('name')}",
+            pending.type,
+            pending.reason,
+            pending.action,
+            pending.note,
+        )
+        now = self.clock.now()
+        series = self._series.get(key)
+        if series is not None and now - series.last_seen <= self.settings.series_window:
+            series.count += 1
+            series.last_seen = now
+            self._series.move_to_end(key)
+            try:
+                await self._patch_series(api, series)
+                if self.metrics is not None:
+                    self.metrics.events_emitted.labels("series").inc()
+                return
+            except NotFound:
+                del self._series[key]  # expired meanwhile: start again
+        namespace = ref.get("namespace") or "default"
+        body = self._body(api, pending, name=self._new_name(ref.get("name") or "object"), namespace=namespace)
+        created = await self.client.create(api, body)
+        self._series[key] = _Series(
+            name=str(created.get("metadata", {}).get("name") or body["metadata"]["name"]),
+            namespace=namespace,
+            count=1,
+            last_seen=now,
+        )
+        if len(self._series) > self.settings.series_cache_size:
+            self._series.popitem(last=False)
+        if self.metrics is not None:
+            self.metrics.events_emitted.labels("create").inc()
+
+    async def _patch_series(self, api: GroupVersionKind, series: _Series) -> None:
+        wall = self.clock.wall()
+        if api == EVENTS_V1_EVENT:
+            patch: dict[str, Any] = {
+                "series": {"count": series.count, "lastObservedTime": format_micro_time(wall)}
+            }
+        else:
+            patch = {"count": series.count, "lastTimestamp": wall.strftime("%Y-%m-%dT%H:%M:%SZ")}
+        await self.client.patch(api, series.name, patch, namespace=series.namespace)
+
+    def _body(self, api: GroupVersionKind, pending: _Pending, *, name: str, namespace: str) -> dict[str, Any]:
+        wall = self.clock.wall()
+        s = self.settings
+        metadata = {"name": name, "namespace": namespace}
+        if api == EVENTS_V1_EVENT:
+            body: dict[str, Any] = {
+                "apiVersion": "events.k8s.io/v1",
+                "kind": "Event",
+                "metadata": metadata,
+                "eventTime": format_micro_time(wall),
+                "reportingController": s.reporting_controller,
+                "reportingInstance": s.reporting_instance,
+                "action": pending.action,
+                "reason": pending.reason,
+                "regarding": pending.regarding,
+                "note": pending.note,
+                "type": pending.type,
+            }
+            if pending.related is not None:
+                body["related"] = pending.related
+            return body
+        timestamp = wall.strftime("%Y-%m-%dT%H:%M:%SZ")
+        core: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": metadata,
+            "involvedObject": pending.regarding,
+            "reason": pending.reason,
+            "message": pending.note,
+            "type": pending.type,
+            "firstTimestamp": timestamp,
+            "lastTimestamp": timestamp,
+            "count": 1,
+            "source": {"component": s.reporting_controller},
+            "reportingComponent": s.reporting_controller,
+            "reportingInstance": s.reporting_instance,
+            "action": pending.action,
+        }
+        if pending.related is not None:
+            core["related"] = pending.related
+        return core

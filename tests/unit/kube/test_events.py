@@ -1,0 +1,188 @@
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import httpx
+import orjson
+import pytest
+from prometheus_client import CollectorRegistry
+
+from shared.frameworks.base import GroupVersionKind
+from shared.kube import FakeClock, KubeClient, KubeMetrics, ResourceInfo
+from shared.kube.clock import settle
+from shared.kube.events import EventRecorder, EventSettings
+from tests.unit.kube.conftest import make_client
+from tests.unit.kube.fakeapi import FakeApi, status_body
+
+VERBS = frozenset({"create", "get", "list", "patch", "update", "delete"})
+EVENTS_V1 = ResourceInfo(
+    gvk=GroupVersionKind("events.k8s.io", "v1", "Event"), plural="events", namespaced=True, verbs=VERBS
+)
+CORE = ResourceInfo(gvk=GroupVersionKind("", "v1", "Event"), plural="events", namespaced=True, verbs=VERBS)
+
+JOB = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {"name": "job-1", "namespace": "team-a", "uid": "u-1", "resourceVersion": "7"},
+}
+
+
+@contextlib.asynccontextmanager
+async def recording(
+    api: FakeApi, clock: FakeClock, metrics: KubeMetrics | None = None, queue_size: int = 100
+) -> AsyncIterator[EventRecorder]:
+    client: KubeClient = make_client(api, clock=clock, metrics=metrics)
+    recorder = EventRecorder(
+        client,
+        EventSettings(
+            reporting_controller="batch-kueue-controller", reporting_instance="pod-0", queue_size=queue_size
+        ),
+        clock=clock,
+        metrics=metrics,
+    )
+    task = asyncio.create_task(recorder.run())
+    try:
+        yield recorder
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await client.aclose()
+
+
+def stored(api: FakeApi, resource: str) -> list[dict[str, object]]:
+    return [obj for (res, _, _), obj in api.objects.items() if res == resource]
+
+
+async def test_records_events_k8s_io_events(clock: FakeClock) -> None:
+    api = FakeApi([EVENTS_V1, CORE])
+    async with recording(api, clock) as recorder:
+        recorder.normal(JOB, reason="CreatedWorkload", note="Created Workload: team-a/job-job-1-abcde")
+        await recorder.flush()
+    [event] = stored(api, "events.events.k8s.io")
+    assert event["type"] == "Normal"
+    assert event["reason"] == "CreatedWorkload"
+    assert event["action"] == "CreatedWorkload"
+    assert event["note"] == "Created Workload: team-a/job-job-1-abcde"
+    assert event["regarding"] == {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "namespace": "team-a",
+        "name": "job-1",
+        "uid": "u-1",
+        "resourceVersion": "7",
+    }
+    assert event["reportingController"] == "batch-kueue-controller"
+    assert event["reportingInstance"] == "pod-0"
+    assert event["eventTime"] == "2025-01-01T00:00:00.000000Z"
+    assert event["metadata"]["namespace"] == "team-a"  # type: ignore[index]
+    assert str(event["metadata"]["name"]).startswith("job-1.")  # type: ignore[index]
+    assert stored(api, "events") == []
+
+
+async def test_falls_back_to_core_v1_when_events_api_is_missing(clock: FakeClock) -> None:
+    api = FakeApi([CORE])
+    async with recording(api, clock) as recorder:
+        recorder.warning(JOB, reason="ErrWorkloadCompose", note="podSets[0]: bad")
+        await recorder.flush()
+    [event] = stored(api, "events")
+    assert event["involvedObject"]["name"] == "job-1"  # type: ignore[index]
+    assert event["message"] == "podSets[0]: bad"
+    assert event["type"] == "Warning"
+    assert event["count"] == 1
+    assert event["source"] == {"component": "batch-kueue-controller"}
+
+
+@pytest.mark.parametrize("info", [EVENTS_V1, CORE], ids=["events.k8s.io", "core"])
+async def test_repeats_within_the_window_become_a_series(clock: FakeClock, info: ResourceInfo) -> None:
+    api = FakeApi([info])
+    resource = info.resource_label
+    async with recording(api, clock) as recorder:
+        for _ in range(3):
+            recorder.normal(JOB, reason="Suspended", note="Kueue suspended the job")
+            await recorder.flush()
+            await clock.advance(10)
+        recorder.normal(JOB, reason="Suspended", note="a different message")
+        await recorder.flush()
+        events = stored(api, resource)
+        assert len(events) == 2
+        series_event = next(e for e in events if e.get("note", e.get("message")) == "Kueue suspended the job")
+        if info is EVENTS_V1:
+            assert series_event["series"] == {"count": 3, "lastObservedTime": "2025-01-01T00:00:20.000000Z"}
+        else:
+            assert series_event["count"] == 3
+            assert series_event["lastTimestamp"] == "2025-01-01T00:00:20Z"
+        patches = [r for r in api.requests if r.method == "PATCH"]
+        assert len(patches) == 2
+        if info is EVENTS_V1:
+            assert orjson.loads(patches[0].body)["series"]["count"] == 2
+
+        await clock.advance(400)  # past the series window: a new event
+        recorder.normal(JOB, reason="Suspended", note="Kueue suspended the job")
+        await recorder.flush()
+        assert len(stored(api, resource)) == 3
+
+
+async def test_series_event_deleted_meanwhile_is_recreated(clock: FakeClock) -> None:
+    api = FakeApi([EVENTS_V1])
+    async with recording(api, clock) as recorder:
+        recorder.normal(JOB, reason="Started", note="Admitted by clusterQueue cq")
+        await recorder.flush()
+        for key in list(api.objects):
+            api.objects.pop(key)
+        recorder.normal(JOB, reason="Started", note="Admitted by clusterQueue cq")
+        await recorder.flush()
+    assert len(stored(api, "events.events.k8s.io")) == 1
+
+
+async def test_full_queue_drops_without_blocking_and_counts(
+    clock: FakeClock, registry: CollectorRegistry
+) -> None:
+    api = FakeApi([EVENTS_V1])
+    metrics = KubeMetrics(registry)
+    client = make_client(api, clock=clock, metrics=metrics)
+    recorder = EventRecorder(
+        client,
+        EventSettings(reporting_controller="c", reporting_instance="i", queue_size=2),
+        clock=clock,
+        metrics=metrics,
+    )
+    accepted = [recorder.normal(JOB, reason="Started", note=str(i)) for i in range(5)]  # no writer running
+    assert accepted == [True, True, False, False, False]
+    assert registry.get_sample_value("kueue_bridge_events_dropped_total", {"reason": "queue_full"}) == 3.0
+    await client.aclose()
+
+
+async def test_api_failures_are_counted_and_do_not_stop_the_recorder(
+    clock: FakeClock, registry: CollectorRegistry
+) -> None:
+    api = FakeApi([EVENTS_V1])
+    api.fail_when(
+        lambda r: r.method == "POST",
+        lambda r: httpx.Response(403, content=status_body(403, "Forbidden", "events is forbidden")),
+        times=1,
+    )
+    async with recording(api, clock, KubeMetrics(registry)) as recorder:
+        recorder.normal(JOB, reason="Started", note="first")
+        recorder.normal(JOB, reason="Started", note="second")
+        await recorder.flush()
+    assert registry.get_sample_value("kueue_bridge_events_dropped_total", {"reason": "api_error"}) == 1.0
+    assert [e["note"] for e in stored(api, "events.events.k8s.io")] == ["second"]
+
+
+async def test_long_notes_are_truncated_and_cluster_scoped_objects_use_default(clock: FakeClock) -> None:
+    api = FakeApi([EVENTS_V1])
+    cluster_queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+    }
+    async with recording(api, clock) as recorder:
+        recorder.warning(cluster_queue, reason="Bad", note="x" * 5000)
+        await recorder.flush()
+        await settle()
+    [event] = stored(api, "events.events.k8s.io")
+    assert len(str(event["note"])) == 1024
+    assert event["metadata"]["namespace"] == "default"  # type: ignore[index]
