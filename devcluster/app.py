@@ -31,7 +31,7 @@ from devcluster.errors import (
     unauthorized,
     unsupported_media_type,
 )
-from devcluster.openapi import openapi_v2, openapi_v3
+from devcluster.openapi import openapi_v3
 from devcluster.resources import ResourceType
 from devcluster.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
 from devcluster.selectors import Selector
@@ -130,7 +130,7 @@ class DevClusterApp:
         if not parts:
             raise path_not_found()
         if parts[0] == "openapi":
-            document = openapi_v2() if parts[1:2] == ["v2"] else openapi_v3(parts[2:])
+            document = openapi_v3(self.cluster.registry, parts[2:]) if parts[1:2] == ["v3"] else None
             if document is None:
                 raise path_not_found()
             await _respond(send, 200, orjson.dumps(document))

@@ -95,7 +95,7 @@ class DevClusterServer:
             ssl_certfile=str(self.files.cert_file),
             ssl_keyfile=str(self.files.key_file),
             timeout_keep_alive=300,
-            timeout_graceful_shutdown=2,
+            timeout_graceful_shutdown=1,
             server_header=False,
             date_header=False,
         )
@@ -165,6 +165,13 @@ class DevClusterServer:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(task, timeout=10)
             task.cancel()
+        if self._uvicorn is not None:
+            # clients that keep connections open past the graceful period (pooled keep-alives)
+            for connection in list(self._uvicorn.server_state.connections):
+                transport = getattr(connection, "transport", None)
+                if transport is not None:
+                    transport.abort()
+            await asyncio.sleep(0)
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -238,7 +245,11 @@ class ThreadedDevCluster:
         try:
             loop.run_until_complete(self._run())
         finally:
+            leftovers = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in leftovers:
+                task.cancel()
             with contextlib.suppress(Exception):
+                loop.run_until_complete(asyncio.gather(*leftovers, return_exceptions=True))
                 loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
 

@@ -89,7 +89,7 @@ def test_created_namespace_gets_name_label_and_finalizer(kube: KubeTarget, names
 
 def _without_server_fields(obj: dict, uid: str) -> dict:
     text = yaml.safe_dump(obj).replace(uid, "UID")
-    cleaned = yaml.safe_load(text)
+    cleaned: dict = yaml.safe_load(text)
     for field in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "namespace"):
         cleaned["metadata"].pop(field, None)
     return cleaned

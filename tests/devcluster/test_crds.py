@@ -1,0 +1,276 @@
+"""Conformance: CustomResourceDefinitions, with the real CRDs this project integrates with."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.devcluster.conftest import KubeTarget
+from tests.devcluster.helpers import eventually, status_of
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+CONTAINERS = [{"name": "c", "image": "busybox"}]
+
+
+def _install(kube: KubeTarget, crd: dict[str, Any]) -> dict[str, Any]:
+    response = kube.client.post(CRDS, json=crd)
+    if response.status_code == 409:
+        response = kube.client.get(f"{CRDS}/{crd['metadata']['name']}")
+    assert response.status_code in {200, 201}, response.text[:500]
+    installed: dict[str, Any] = response.json()
+    return installed
+
+
+def _established(kube: KubeTarget, name: str) -> bool:
+    status = kube.client.get(f"{CRDS}/{name}").json().get("status") or {}
+    return any(c["type"] == "Established" and c["status"] == "True" for c in status.get("conditions") or [])
+
+
+@pytest.fixture
+def real_crds(kube: KubeTarget, shared_dir: Path) -> list[dict[str, Any]]:
+    installed = []
+    for path in sorted((shared_dir / "crds").glob("*/*.yaml")):
+        for document in yaml.safe_load_all(path.read_text()):
+            if document and document.get("kind") == "CustomResourceDefinition":
+                installed.append(_install(kube, document))
+    for crd in installed:
+        eventually(functools.partial(_established, kube, crd["metadata"]["name"]))
+    return installed
+
+
+def _create(kube: KubeTarget, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = kube.client.post(path, json=body)
+    assert response.status_code == 201, response.text[:1000]
+    created: dict[str, Any] = response.json()
+    return created
+
+
+@pytest.mark.needs_shared
+def test_real_crds_install_and_serve_their_kinds(
+    kube: KubeTarget, namespace: str, real_crds: list[dict[str, Any]]
+) -> None:
+    for crd in real_crds:
+        spec = crd["spec"]
+        for version in spec["versions"]:
+            listing = kube.client.get(f"/apis/{spec['group']}/{version['name']}").json()
+            names = {r["name"] for r in listing["resources"]}
+            assert spec["names"]["plural"] in names
+            if "status" in (version.get("subresources") or {}):
+                assert f"{spec['names']['plural']}/status" in names
+        conditions = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
+        assert conditions["NamesAccepted"] == "True"
+        assert crd["status"]["acceptedNames"]["kind"] == spec["names"]["kind"]
+
+    workload = _create(
+        kube,
+        f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{namespace}/workloads",
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Workload",
+            "metadata": {"name": "wl"},
+            "spec": {
+                "queueName": "q",
+                "podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": CONTAINERS}}}],
+            },
+        },
+    )
+    assert workload["metadata"]["generation"] == 1
+    _create(
+        kube,
+        f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{namespace}/jobsets",
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "metadata": {"name": "js"},
+            "spec": {
+                "replicatedJobs": [
+                    {
+                        "name": "w",
+                        "replicas": 1,
+                        "template": {
+                            "spec": {
+                                "template": {"spec": {"restartPolicy": "Never", "containers": CONTAINERS}}
+                            }
+                        },
+                    }
+                ]
+            },
+        },
+    )
+    _create(
+        kube,
+        f"/apis/workload.codeflare.dev/v1beta2/namespaces/{namespace}/appwrappers",
+        {
+            "apiVersion": "workload.codeflare.dev/v1beta2",
+            "kind": "AppWrapper",
+            "metadata": {"name": "aw"},
+            "spec": {
+                "components": [
+                    {
+                        "template": {
+                            "apiVersion": "batch/v1",
+                            "kind": "Job",
+                            "metadata": {"name": "j"},
+                            "spec": {
+                                "template": {"spec": {"restartPolicy": "Never", "containers": CONTAINERS}}
+                            },
+                        }
+                    }
+                ]
+            },
+        },
+    )
+    _create(
+        kube,
+        f"/apis/tekton.dev/v1/namespaces/{namespace}/pipelineruns",
+        {
+            "apiVersion": "tekton.dev/v1",
+            "kind": "PipelineRun",
+            "metadata": {"name": "pr"},
+            "spec": {"pipelineRef": {"name": "p"}},
+        },
+    )
+    old_version = kube.client.get(f"/apis/kueue.x-k8s.io/v1beta1/namespaces/{namespace}/workloads/wl").json()
+    assert old_version["apiVersion"] == "kueue.x-k8s.io/v1beta1"
+    assert old_version["metadata"]["uid"] == workload["metadata"]["uid"]
+
+
+def _widget_crd(group: str = "example.com") -> dict[str, Any]:
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "size": {"type": "integer", "minimum": 0},
+                    "color": {"type": "string", "default": "blue"},
+                },
+            },
+            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        },
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"]},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": schema},
+                },
+                {
+                    "name": "v1alpha1",
+                    "served": True,
+                    "storage": False,
+                    "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": schema},
+                },
+            ],
+        },
+    }
+
+
+@pytest.fixture
+def widgets(kube: KubeTarget, namespace: str) -> Any:
+    _install(kube, _widget_crd())
+    eventually(lambda: _established(kube, "widgets.example.com"))
+    yield f"/apis/example.com/v1/namespaces/{namespace}/widgets"
+    kube.client.delete(f"{CRDS}/widgets.example.com")
+
+
+def test_custom_resource_semantics(kube: KubeTarget, widgets: str) -> None:
+    created = _create(
+        kube,
+        widgets,
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w"},
+            "spec": {"size": 1, "unknown": True},
+            "status": {"ready": True},
+        },
+    )
+    assert created["spec"] == {"size": 1, "color": "blue"}
+    assert "status" not in created
+    assert created["metadata"]["generation"] == 1
+    status = kube.client.patch(
+        f"{widgets}/w/status",
+        json={"status": {"ready": True}},
+        headers={"content-type": "application/merge-patch+json"},
+    ).json()
+    assert status["status"] == {"ready": True}
+    assert status["metadata"]["generation"] == 1
+    spec = kube.client.patch(
+        f"{widgets}/w", json={"spec": {"size": 2}}, headers={"content-type": "application/merge-patch+json"}
+    ).json()
+    assert spec["metadata"]["generation"] == 2
+
+
+def test_custom_resource_is_served_in_every_version(kube: KubeTarget, widgets: str) -> None:
+    _create(kube, widgets, {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+    alpha = kube.client.get(widgets.replace("/v1/", "/v1alpha1/") + "/w").json()
+    assert alpha["apiVersion"] == "example.com/v1alpha1"
+    listing = kube.client.get(widgets.replace("/v1/", "/v1alpha1/")).json()
+    assert listing["kind"] == "WidgetList"
+    assert listing["items"][0]["apiVersion"] == "example.com/v1alpha1"
+
+
+def test_schema_violation_is_422_with_kube_message(kube: KubeTarget, widgets: str) -> None:
+    response = kube.client.post(
+        widgets,
+        json={
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "bad"},
+            "spec": {"size": -1},
+        },
+    )
+    assert response.status_code == 422
+    status = status_of(response)
+    assert status["message"].startswith('Widget.example.com "bad" is invalid: spec.size: Invalid value: -1')
+    assert status["details"]["causes"][0]["field"] == "spec.size"
+
+
+def test_strategic_merge_patch_on_custom_resource_is_415(kube: KubeTarget, widgets: str) -> None:
+    _create(kube, widgets, {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+    response = kube.client.patch(
+        f"{widgets}/w",
+        json={"spec": {"size": 3}},
+        headers={"content-type": "application/strategic-merge-patch+json"},
+    )
+    assert response.status_code == 415
+    status = status_of(response)
+    assert status["reason"] == "UnsupportedMediaType"
+    assert status["message"] == (
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+    )
+
+
+def test_deleting_a_crd_removes_its_objects_and_endpoints(kube: KubeTarget, namespace: str) -> None:
+    _install(kube, _widget_crd("gone.example.com"))
+    eventually(lambda: _established(kube, "widgets.gone.example.com"))
+    url = f"/apis/gone.example.com/v1/namespaces/{namespace}/widgets"
+    _create(kube, url, {"apiVersion": "gone.example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+    kube.client.delete(f"{CRDS}/widgets.gone.example.com")
+    eventually(lambda: kube.client.get(f"{CRDS}/widgets.gone.example.com").status_code == 404, timeout=30)
+    assert kube.client.get(url).status_code == 404
+    assert kube.client.get("/apis/gone.example.com/v1").status_code == 404
+
+
+def test_invalid_crd_is_rejected(kube: KubeTarget) -> None:
+    crd = _widget_crd("bad.example.com")
+    crd["metadata"]["name"] = "wrong-name.bad.example.com"
+    response = kube.client.post(CRDS, json=crd)
+    assert response.status_code == 422
