@@ -62,7 +62,9 @@ def write_kubeconfig(path: Path, *, url: str, token: str, ca_file: Path, namespa
         "preferences": {},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    partial = path.with_name(f".{path.name}.partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
         yaml.safe_dump(config, handle, sort_keys=False)
+    os.replace(partial, path)  # readers polling for the file never see it half written
     return path
