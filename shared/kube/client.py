@@ -209,9 +209,8 @@ class KubeClient:
         verb: str,
         resource: str,
     ) -> Any:
-        waited = await self._limiter.acquire()
-        if waited and self.metrics is not None:
-            self.metrics.rate_limiter_wait.inc(waited)
+        if not self._limiter.unlimited:
+            await self._wait_for_token()
         url = f"{self.server}{path}?{query}" if query else f"{self.server}{path}"
         headers = self._headers(content_type)
         started = self.clock.now()
@@ -245,6 +244,11 @@ class KubeClient:
             raise UnexpectedResponse(
                 path=path, status_code=status, body=body, problem=f"is not JSON ({exc})"
             ) from exc
+
+    async def _wait_for_token(self) -> None:
+        waited = await self._limiter.acquire()
+        if waited and self.metrics is not None:
+            self.metrics.rate_limiter_wait.inc(waited)
 
     async def _send_httpx(
         self, method: str, url: str, headers: dict[str, str], content: bytes | None, path: str
@@ -337,9 +341,8 @@ class KubeClient:
 
     async def open_stream(self, path: str, *, params: Mapping[str, str], resource: str) -> StreamResponse:
         """Start a streamed GET (watch). No retry here: the watch loop owns reconnect policy."""
-        waited = await self._limiter.acquire()
-        if waited and self.metrics is not None:
-            self.metrics.rate_limiter_wait.inc(waited)
+        if not self._limiter.unlimited:
+            await self._wait_for_token()
         query = urlencode(params)
         request = httpx.Request(
             "GET",
@@ -419,7 +422,7 @@ class KubeClient:
         namespace: str | None = None,
         subresource: str | None = None,
     ) -> dict[str, Any]:
-        info = await self.mapper.resolve(gvk)
+        info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         path = info.path(namespace=self._namespace(info, namespace), name=name, subresource=subresource)
         result: dict[str, Any] = await self.request("GET", path, verb="get", resource=info.resource_label)
         return result
@@ -436,7 +439,7 @@ class KubeClient:
         resource_version: str | None = None,
     ) -> dict[str, Any]:
         """One page of a list (the raw ``*List`` object; ``metadata.continue`` for the next page)."""
-        info = await self.mapper.resolve(gvk)
+        info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         params: dict[str, str] = {}
         if label_selector:
             params["labelSelector"] = label_selector
@@ -507,7 +510,7 @@ class KubeClient:
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        info = await self.mapper.resolve(gvk)
+        info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         path = info.path(namespace=self._namespace(info, namespace, body))
         params = self._write_params(field_manager=field_manager, dry_run=dry_run)
         result: dict[str, Any] = await self.request(
@@ -526,7 +529,7 @@ class KubeClient:
         field_manager: str | None = None,
     ) -> dict[str, Any]:
         """PUT with optimistic concurrency: ``metadata.resourceVersion`` must be set (``Conflict`` if stale)."""
-        info = await self.mapper.resolve(gvk)
+        info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         name = self._name(body, gvk)
         metadata = dict(body.get("metadata") or {})
         if resource_version is not None:
@@ -556,7 +559,7 @@ class KubeClient:
         force: bool | None = None,
     ) -> dict[str, Any]:
         """Merge (default), JSON (a list of ops), strategic or apply patch of one object."""
-        info = await self.mapper.resolve(gvk)
+        info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         if patch_type is PatchType.APPLY and not field_manager:
             raise ValueError(f"{gvk} {name}: server-side apply needs a field_manager")
         if patch_type is PatchType.JSON and not isinstance(patch, list):
@@ -587,7 +590,7 @@ class KubeClient:
         subresource: str | None = None,
     ) -> dict[str, Any]:
         """Server-side apply of ``body`` (which carries apiVersion, kind and metadata.name)."""
-        info = await self.mapper.resolve(gvk)
+        info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         payload = {"apiVersion": gvk.api_version, "kind": gvk.kind, **body}
         return await self.patch(
             gvk,
@@ -612,7 +615,7 @@ class KubeClient:
         grace_period_seconds: int | None = None,
     ) -> dict[str, Any]:
         """DELETE with optional propagation policy and uid/resourceVersion preconditions."""
-        info = await self.mapper.resolve(gvk)
+        info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if propagation_policy is not None:
             options["propagationPolicy"] = propagation_policy

@@ -97,6 +97,8 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             total=settings.request_timeout, connect=settings.connect_timeout
         )
         self._streaming_timeout = aiohttp.ClientTimeout(total=None, connect=settings.connect_timeout)
+        self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
+        self._extra: dict[str, Any] = {"server_hostname": tls_server_name} if tls_server_name else {}
 
     def _get_session(self) -> aiohttp.ClientSession:
         session = self._session
@@ -115,8 +117,13 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             self._session = session
         return session
 
-    def _extra(self) -> dict[str, Any]:
-        return {"server_hostname": self._server_hostname} if self._server_hostname else {}
+    def _timeout_for(self, total: float) -> aiohttp.ClientTimeout:
+        timeout = self._timeouts.get(total)
+        if timeout is None:
+            timeout = self._timeouts[total] = aiohttp.ClientTimeout(
+                total=total, connect=self._settings.connect_timeout
+            )
+        return timeout
 
     async def send_buffered(
         self,
@@ -129,12 +136,10 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         total_timeout: float | None = None,
     ) -> BufferedResponse:
         """One request, whole body read; no httpx objects on the way (the client's fast path)."""
-        session = self._get_session()
-        request_timeout = (
-            self._default_timeout
-            if total_timeout is None
-            else aiohttp.ClientTimeout(total=total_timeout, connect=self._settings.connect_timeout)
-        )
+        session = self._session
+        if session is None or session.closed:
+            session = self._get_session()
+        request_timeout = self._default_timeout if total_timeout is None else self._timeout_for(total_timeout)
         try:
             async with session.request(
                 method,
@@ -143,7 +148,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 data=content,
                 allow_redirects=False,
                 timeout=request_timeout,
-                **self._extra(),
+                **self._extra,
             ) as response:
                 body = await response.read()
                 return BufferedResponse(response.status, response.headers, body)
@@ -172,7 +177,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 data=content or None,
                 allow_redirects=False,
                 timeout=timeout,
-                **self._extra(),
+                **self._extra,
             )
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise _transport_error(exc, path=path) from exc
