@@ -97,6 +97,7 @@ class DevClusterServer:
             timeout_keep_alive=300,
             timeout_graceful_shutdown=1,
             server_header=False,
+            proxy_headers=False,
             date_header=False,
         )
         self._uvicorn = uvicorn.Server(config)
