@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -138,7 +138,7 @@ class Watch:
         )
         await self.clock.sleep(ceiling / 2 + self._rng.uniform(0, ceiling / 2))
 
-    async def events(self) -> AsyncIterator[WatchEvent]:
+    async def events(self) -> AsyncGenerator[WatchEvent, None]:
         relist = True
         while True:
             if relist:
