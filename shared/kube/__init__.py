@@ -15,6 +15,7 @@ from shared.kube.client import ClientSettings, KubeClient, ObjectList, PatchType
 from shared.kube.clock import Clock, FakeClock, SystemClock
 from shared.kube.connection import (
     ConnectionConfig,
+    kubeconfig_from_dict,
     load_connection,
     load_in_cluster,
     load_kubeconfig,
@@ -137,6 +138,7 @@ __all__ = [
     "index_by_controller_uid",
     "index_by_label",
     "index_by_namespace",
+    "kubeconfig_from_dict",
     "load_connection",
     "load_in_cluster",
     "load_kubeconfig",

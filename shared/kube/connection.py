@@ -31,6 +31,7 @@ from shared.kube.auth import (
 __all__ = [
     "SERVICE_ACCOUNT_DIR",
     "ConnectionConfig",
+    "kubeconfig_from_dict",
     "load_connection",
     "load_in_cluster",
     "load_kubeconfig",
@@ -63,57 +64,46 @@ def _ssl_context(
     return context
 
 
-def _kubeconfig_token_file(path: Path, context_name: str | None) -> Path | None:
-    """``users[].user.tokenFile`` of the selected context, resolved against the kubeconfig's folder."""
+def _read_kubeconfig(path: Path) -> dict[str, Any]:
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
-        return None
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"{path}: cannot read kubeconfig: {exc}") from exc
     if not isinstance(document, dict):
-        return None
+        raise ValueError(f"{path}: a kubeconfig must be a mapping")
+    return document
+
+
+def _selected(document: dict[str, Any], context_name: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The selected context and its user entry (both possibly empty)."""
     name = context_name or document.get("current-context")
-    contexts = {
-        c.get("name"): c.get("context") or {} for c in document.get("contexts") or [] if isinstance(c, dict)
-    }
-    user_name = (contexts.get(name) or {}).get("user")
-    for user in document.get("users") or []:
-        if isinstance(user, dict) and user.get("name") == user_name:
-            token_file = (user.get("user") or {}).get("tokenFile")
-            if token_file:
-                candidate = Path(os.path.expanduser(str(token_file)))
-                return candidate if candidate.is_absolute() else path.parent / candidate
-    return None
+    context: dict[str, Any] = {}
+    for entry in document.get("contexts") or []:
+        if isinstance(entry, dict) and entry.get("name") == name and isinstance(entry.get("context"), dict):
+            context = entry["context"]
+    user: dict[str, Any] = {}
+    for entry in document.get("users") or []:
+        if (
+            isinstance(entry, dict)
+            and entry.get("name") == context.get("user")
+            and isinstance(entry.get("user"), dict)
+        ):
+            user = entry["user"]
+    return context, user
 
 
-def _namespace_of_context(path: Path, context_name: str | None) -> str:
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
-        return "default"
-    name = context_name or document.get("current-context")
-    for c in document.get("contexts") or []:
-        if isinstance(c, dict) and c.get("name") == name:
-            return str((c.get("context") or {}).get("namespace") or "default")
-    return "default"
-
-
-def load_kubeconfig(path: str | Path | None = None, *, context: str | None = None) -> ConnectionConfig:
-    """Load a kubeconfig (``$KUBECONFIG`` or ``~/.kube/config`` when ``path`` is ``None``)."""
-    from kubernetes import client as k8s_client
-    from kubernetes import config as k8s_config
-
-    load_kube_config: Any = k8s_config.load_kube_config
-
-    resolved = Path(path or os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0]).expanduser()
-    configuration: Any = k8s_client.Configuration()
-    load_kube_config(
-        config_file=str(resolved), context=context, client_configuration=configuration, persist_config=False
-    )
+def _connection_from(
+    configuration: Any, *, document: dict[str, Any], context: str | None, base_dir: Path | None
+) -> ConnectionConfig:
     server = str(configuration.host).rstrip("/")
-    token_file = _kubeconfig_token_file(resolved, context)
-    token_source: TokenSource = (
-        FileTokenSource(token_file) if token_file is not None else ConfigurationTokenSource(configuration)
-    )
+    selected_context, user = _selected(document, context)
+    token_file = user.get("tokenFile")
+    token_source: TokenSource = ConfigurationTokenSource(configuration)
+    if isinstance(token_file, str) and token_file:
+        candidate = Path(os.path.expanduser(token_file))
+        if not candidate.is_absolute() and base_dir is not None:
+            candidate = base_dir / candidate
+        token_source = FileTokenSource(candidate)
     ssl_context = None
     if server.startswith("https"):
         ssl_context = _ssl_context(
@@ -127,8 +117,36 @@ def load_kubeconfig(path: str | Path | None = None, *, context: str | None = Non
         ssl_context=ssl_context,
         token_source=token_source,
         tls_server_name=getattr(configuration, "tls_server_name", None),
-        namespace=_namespace_of_context(resolved, context),
+        namespace=str(selected_context.get("namespace") or "default"),
     )
+
+
+def load_kubeconfig(path: str | Path | None = None, *, context: str | None = None) -> ConnectionConfig:
+    """Load a kubeconfig (``$KUBECONFIG`` or ``~/.kube/config`` when ``path`` is ``None``)."""
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config
+
+    load_kube_config: Any = k8s_config.load_kube_config
+    resolved = Path(path or os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0]).expanduser()
+    document = _read_kubeconfig(resolved)
+    configuration: Any = k8s_client.Configuration()
+    load_kube_config(
+        config_file=str(resolved), context=context, client_configuration=configuration, persist_config=False
+    )
+    return _connection_from(configuration, document=document, context=context, base_dir=resolved.parent)
+
+
+def kubeconfig_from_dict(document: dict[str, Any], *, context: str | None = None) -> ConnectionConfig:
+    """A kubeconfig held in memory (e.g. a MultiKueue worker cluster's Secret)."""
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config
+
+    load_from_dict: Any = k8s_config.load_kube_config_from_dict
+    configuration: Any = k8s_client.Configuration()
+    load_from_dict(
+        config_dict=document, context=context, client_configuration=configuration, persist_config=False
+    )
+    return _connection_from(configuration, document=document, context=context, base_dir=None)
 
 
 def load_in_cluster(

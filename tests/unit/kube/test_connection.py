@@ -22,6 +22,7 @@ from shared.kube import (
     NotFound,
     TransportError,
     Unauthorized,
+    kubeconfig_from_dict,
     load_in_cluster,
     load_kubeconfig,
     static_connection,
@@ -218,3 +219,40 @@ def test_in_cluster_config_reads_env_and_service_account_files(tmp_path: Path) -
     (tmp_path / "token").write_text("rotated")
     assert connection.token_source() == "rotated"
     assert connection.ssl_context is not None
+
+
+async def test_kubeconfig_from_dict_and_the_http2_option(tmp_path: Path) -> None:
+    ca = trustme.CA()
+    api = LoopbackApi()
+    async with serve(api, ca) as server:
+        document = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": "worker",
+            "clusters": [
+                {
+                    "name": "w",
+                    "cluster": {
+                        "server": server,
+                        "certificate-authority-data": base64.b64encode(ca.cert_pem.bytes()).decode(),
+                    },
+                }
+            ],
+            "users": [{"name": "w", "user": {"token": "token-1"}}],
+            "contexts": [{"name": "worker", "context": {"cluster": "w", "user": "w"}}],
+        }
+        connection = kubeconfig_from_dict(document)
+        assert connection.token_source() == "token-1"
+        for http2 in (False, True):  # the loopback server speaks HTTP/1.1 only: ALPN falls back
+            async with KubeClient.from_connection(
+                connection, settings=ClientSettings(qps=0, burst=1, http2=http2)
+            ) as client:
+                assert (await client.resource(CM)).plural == "configmaps"
+        assert api.tokens_seen == ["token-1", "token-1"]
+
+
+def test_unreadable_kubeconfig_names_the_file(tmp_path: Path) -> None:
+    broken = tmp_path / "kubeconfig"
+    broken.write_text("- just\n- a list\n")
+    with pytest.raises(ValueError, match="kubeconfig must be a mapping"):
+        load_kubeconfig(broken)
