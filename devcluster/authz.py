@@ -11,6 +11,7 @@ against both answers.
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
 from devcluster.options import ADMIN_USER, ServerOptions
@@ -26,7 +27,7 @@ def authenticate(headers: dict[bytes, bytes], options: ServerOptions) -> dict[st
     if not raw.startswith(b"Bearer "):
         return None
     token = raw[7:].decode("latin-1").strip()
-    if token == options.token:
+    if hmac.compare_digest(token.encode(), options.token.encode()):
         return ADMIN_USER
     return options.extra_tokens.get(token)
 

@@ -102,9 +102,7 @@ def resource_type_for(crd: dict[str, Any]) -> ResourceType:
     for version in served:
         subs = version.get("subresources") or {}
         if "status" in subs:
-            subresources.add("status")
-        if "scale" in subs:
-            subresources.add("scale")
+            subresources.add("status")  # /scale is not served (no client of ours uses it)
         schema = (version.get("schema") or {}).get("openAPIV3Schema")
         if isinstance(schema, dict):
             compiled = compile_schema(schema)

@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from devcluster import defaults
-from devcluster.core import Cluster
+from devcluster.core import NAMESPACE_KEY, Cluster
 from devcluster.crds import CRD_KEY, crd_status, validate_crd, validate_custom_resource
 from devcluster.errors import (
     Cause,
@@ -396,7 +396,15 @@ class Rest:
         name, namespace = old_meta["name"], old_meta.get("namespace", "")
         if subresource and subresource not in rtype.subresources:
             raise not_found(group=rtype.group, plural=rtype.plural, name=name)
-        if subresource == "status":
+        if subresource == "finalize":
+            # namespaces/finalize: only spec.finalizers changes (the namespace controller's write)
+            finalizers = (new.get("spec") or {}).get("finalizers")
+            new = copy_object(old)
+            new.setdefault("spec", {})["finalizers"] = finalizers or []
+            if not finalizers:
+                new["spec"].pop("finalizers")
+            meta = new["metadata"]
+        elif subresource == "status":
             status = new.get("status")
             new = {**copy_object(old), "apiVersion": new.get("apiVersion", old.get("apiVersion"))}
             if status is None:
@@ -455,7 +463,8 @@ class Rest:
             meta["resourceVersion"] = old_meta["resourceVersion"]
             return new
         key = (namespace, name)
-        if old_meta.get("deletionTimestamp") and not meta.get("finalizers"):
+        spec_finalizers = (new.get("spec") or {}).get("finalizers") if rtype.key == NAMESPACE_KEY else None
+        if old_meta.get("deletionTimestamp") and not meta.get("finalizers") and not spec_finalizers:
             return self.store.commit(table=rtype.key, key=key, event_type=DELETED, obj=new)
         return self.store.commit(table=rtype.key, key=key, event_type=MODIFIED, obj=new)
 

@@ -107,3 +107,19 @@ def test_namespace_deletion_removes_contents_then_namespace(kube: KubeTarget, na
         headers={"content-type": "application/merge-patch+json"},
     )
     eventually(lambda: kube.client.get(f"/api/v1/namespaces/{namespace}").status_code == 404, timeout=60)
+
+
+def test_updating_a_terminating_namespace_does_not_delete_it(kube: KubeTarget, namespace: str) -> None:
+    url = f"/api/v1/namespaces/{namespace}/configmaps"
+    kube.client.post(url, json=configmap("held", finalizers=["example.com/hold"]))
+    kube.client.delete(f"/api/v1/namespaces/{namespace}")
+    terminating = kube.client.get(f"/api/v1/namespaces/{namespace}").json()
+    terminating["metadata"]["labels"]["touched"] = "yes"
+    assert kube.client.put(f"/api/v1/namespaces/{namespace}", json=terminating).status_code == 200
+    assert kube.client.get(f"/api/v1/namespaces/{namespace}").json()["status"]["phase"] == "Terminating"
+    kube.client.patch(
+        f"{url}/held",
+        json={"metadata": {"finalizers": None}},
+        headers={"content-type": "application/merge-patch+json"},
+    )
+    eventually(lambda: kube.client.get(f"/api/v1/namespaces/{namespace}").status_code == 404, timeout=60)
