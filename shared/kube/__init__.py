@@ -1,7 +1,23 @@
 """Async Kubernetes client runtime: client, discovery, watch, informer, work queue, leader election.
 
 Everything the webhook, the reconciler and the MultiKueue worker need to talk to an API server is
-exported here; import from ``shared.kube``, not from its modules.
+exported here; import from ``shared.kube``, not from its modules. Typical wiring::
+
+    connection = load_connection(kubeconfig=path)            # or load_in_cluster(), kubeconfig_from_dict()
+    metrics = KubeMetrics(registry)                          # prometheus_client.CollectorRegistry
+    client = KubeClient.from_connection(connection, settings=ClientSettings(qps=300, burst=500), metrics=metrics)
+    jobs = Informer(client, JOB_GVK, indexers={"owner": index_by_controller_uid})
+    controller = Controller(name="job", reconcile=reconcile_job, clock=client.clock, workers=4, metrics=metrics)
+    controller.watch(jobs)
+    elector = LeaderElector(client, LeaderElectionSettings(lease_name=..., lease_namespace=..., identity=pod))
+    async def lead() -> None:
+        async with asyncio.TaskGroup() as group:
+            group.create_task(jobs.run())
+            group.create_task(controller.run())
+    await elector.run(on_started_leading=lead)               # returns when leadership is lost
+
+Objects are raw dicts (never mutate informer-cached ones); failures are typed (``NotFound``,
+``Conflict``, ``Invalid`` ...); time comes from an injected ``Clock`` (tests: ``FakeClock``).
 """
 
 from shared.kube.auth import (
