@@ -1,0 +1,234 @@
+"""Wiring the job reconciler into a running controller: informers, work queues, workers.
+
+For every managed kind there is one informer on the jobs and one ``Controller`` (key
+``namespace/name``). One shared Workload informer, indexed by owner (group, kind, name) like
+Kueue's owner-reference field index, enqueues the *owner job* of every Workload event, so a change
+Kueue makes to a Workload (admission, eviction) wakes exactly the job it belongs to. ResourceFlavors,
+(Workload)PriorityClasses and Namespaces are cached too: a steady-state reconcile reads nothing
+from the API server.
+
+Invariants:
+
+* Workers start only after every informer has synced (``Controller.run``), so a reconcile never
+  mistakes "not listed yet" for "gone".
+* Cached objects are shared with the informer: ``InformerReader`` hands out deep copies, because
+  adapters mutate the job they wrap.
+* Everything the manager starts it stops: ``run`` owns the informer tasks and cancels them when the
+  controllers end (shutdown, or loss of leadership).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from reconciler.ancestry import OwnerKinds
+from reconciler.cluster import CachedReader, KubeWriter, workload_owner_keys
+from reconciler.job_reconciler import NAMESPACE_GVK, JobReconciler, ReconcilerSettings
+from reconciler.ports import WORKLOAD_GVK, EventSink, JobKey
+from reconciler.priority import PRIORITY_CLASS_GVK, WORKLOAD_PRIORITY_CLASS_GVK
+from reconciler.workload_sync import RESOURCE_FLAVOR_GVK
+from shared.config import Configuration
+from shared.frameworks.base import GroupVersionKind
+from shared.frameworks.registry import FrameworkRegistry
+from shared.kube import KubeClient
+from shared.kube.controller import Controller, Result
+from shared.kube.informer import Informer, StoreView
+
+__all__ = [
+    "KUEUE_KNOWN_OWNER_KINDS",
+    "WORKLOAD_OWNER_INDEX",
+    "InformerReader",
+    "ManagerOptions",
+    "ReconcilerManager",
+    "owner_kinds_for",
+    "settings_from_config",
+]
+
+logger = logging.getLogger(__name__)
+WireDict = dict[str, Any]
+
+WORKLOAD_OWNER_INDEX = "owner"
+
+#: Kinds Kueue registers as integrations: the ancestor walk follows them whether or not they are
+#: managed here (a child of a JobSet that real Kueue manages is still a child).
+KUEUE_KNOWN_OWNER_KINDS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("batch", "Job"),
+        ("jobset.x-k8s.io", "JobSet"),
+        ("workload.codeflare.dev", "AppWrapper"),
+        ("kubeflow.org", "MPIJob"),
+        ("kubeflow.org", "PyTorchJob"),
+        ("kubeflow.org", "TFJob"),
+        ("kubeflow.org", "XGBoostJob"),
+        ("kubeflow.org", "PaddleJob"),
+        ("kubeflow.org", "JAXJob"),
+        ("trainer.kubeflow.org", "TrainJob"),
+        ("ray.io", "RayJob"),
+        ("ray.io", "RayCluster"),
+        ("ray.io", "RayService"),
+        ("sparkoperator.k8s.io", "SparkApplication"),
+        ("apps", "Deployment"),
+        ("apps", "StatefulSet"),
+        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
+        ("", "Pod"),
+    }
+)
+
+
+def owner_kinds_for(managed: Iterable[GroupVersionKind]) -> OwnerKinds:
+    managed_kinds = {(gvk.group, gvk.kind) for gvk in managed}
+    return OwnerKinds(known=KUEUE_KNOWN_OWNER_KINDS | managed_kinds, managed=managed_kinds)
+
+
+def _store_key(namespace: str | None, name: str) -> str:
+    return f"{namespace}/{name}" if namespace else name
+
+
+class _StoreAdapter:
+    """``reconciler.cluster.ObjectStore`` over an informer's read-only view."""
+
+    def __init__(self, view: StoreView) -> None:
+        self._view = view
+
+    def get(self, namespace: str | None, name: str) -> WireDict | None:
+        return self._view.get(_store_key(namespace, name))
+
+    def by_index(self, index: str, key: str) -> list[WireDict]:
+        return self._view.by_index(index, key)
+
+    def list(self) -> list[WireDict]:
+        return self._view.list()
+
+
+class InformerReader(CachedReader):
+    """``CachedReader`` that never hands out the informer's shared objects."""
+
+    async def get(self, gvk: GroupVersionKind, namespace: str | None, name: str) -> WireDict | None:
+        obj = await super().get(gvk, namespace, name)
+        return copy.deepcopy(obj) if obj is not None else None
+
+    async def workloads_owned_by(
+        self, *, namespace: str, owner_gvk: GroupVersionKind, owner_name: str
+    ) -> list[WireDict]:
+        owned = await super().workloads_owned_by(
+            namespace=namespace, owner_gvk=owner_gvk, owner_name=owner_name
+        )
+        return [copy.deepcopy(obj) for obj in owned]
+
+
+@dataclass(frozen=True)
+class ManagerOptions:
+    field_manager: str = "kueue-bridge"
+    workers_per_kind: int = 4
+    resync_period: float | None = 600.0
+
+
+class ReconcilerManager:
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        registry: FrameworkRegistry,
+        settings: ReconcilerSettings,
+        events: EventSink,
+        options: ManagerOptions = ManagerOptions(),
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._client = client
+        self._registry = registry
+        self._informers: dict[tuple[str, str], Informer] = {}
+        for gvk in (NAMESPACE_GVK, RESOURCE_FLAVOR_GVK, WORKLOAD_PRIORITY_CLASS_GVK, PRIORITY_CLASS_GVK):
+            self._informers[(gvk.group, gvk.kind)] = Informer(client, gvk)
+        self._workload_informer = Informer(
+            client,
+            WORKLOAD_GVK,
+            indexers={WORKLOAD_OWNER_INDEX: workload_owner_keys},
+            resync_period=options.resync_period,
+        )
+        self._informers[(WORKLOAD_GVK.group, WORKLOAD_GVK.kind)] = self._workload_informer
+        stores = {key: _StoreAdapter(informer.store) for key, informer in self._informers.items()}
+        job_informers: dict[GroupVersionKind, Informer] = {}
+        for gvk in registry.gvks:
+            informer = Informer(client, gvk, resync_period=options.resync_period)
+            job_informers[gvk] = informer
+            self._informers[(gvk.group, gvk.kind)] = informer
+            stores[(gvk.group, gvk.kind)] = _StoreAdapter(informer.store)
+        reader = InformerReader(client=client, stores=stores, workload_owner_index=WORKLOAD_OWNER_INDEX)
+        writer = KubeWriter(client=client, field_manager=options.field_manager)
+        self.reconciler = JobReconciler(
+            adapters=registry, reader=reader, writer=writer, events=events, settings=settings, clock=now
+        )
+        self.controllers: list[Controller] = []
+        for gvk, informer in job_informers.items():
+            controller = Controller(
+                name=gvk.kind.lower(),
+                reconcile=self._reconcile_function(gvk),
+                clock=client.clock,
+                workers=options.workers_per_kind,
+                metrics=client.metrics,
+            )
+            controller.watch(informer)
+            controller.watch(self._workload_informer, keys=self._owner_job_keys(gvk))
+            self.controllers.append(controller)
+
+    @property
+    def informers(self) -> list[Informer]:
+        return list(self._informers.values())
+
+    def _reconcile_function(self, gvk: GroupVersionKind) -> Callable[[str], Any]:
+        async def reconcile(key: str) -> Result:
+            namespace, _, name = key.partition("/")
+            result = await self.reconciler.reconcile(JobKey(gvk, namespace, name))
+            if result.requeue_after is not None:
+                return Result.after(result.requeue_after)
+            return Result.done()
+
+        return reconcile
+
+    @staticmethod
+    def _owner_job_keys(gvk: GroupVersionKind) -> Callable[[WireDict], list[str]]:
+        def keys(workload: WireDict) -> list[str]:
+            metadata = workload.get("metadata") or {}
+            found = []
+            for reference in metadata.get("ownerReferences") or []:
+                group = str(reference.get("apiVersion", "")).rpartition("/")[0]
+                if (group, reference.get("kind")) == (gvk.group, gvk.kind):
+                    found.append(f"{metadata.get('namespace')}/{reference.get('name')}")
+            return found
+
+        return keys
+
+    async def run(self) -> None:
+        """Run informers and controllers until cancelled or the controllers shut down."""
+        informer_tasks = [
+            asyncio.create_task(informer.run(), name=f"informer-{informer.gvk.kind.lower()}")
+            for informer in self._informers.values()
+        ]
+        try:
+            await asyncio.gather(*(controller.run() for controller in self.controllers))
+        finally:
+            for task in informer_tasks:
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(*informer_tasks, return_exceptions=True)
+
+    async def shutdown(self, *, drain_seconds: float = 30.0) -> None:
+        await asyncio.gather(*(c.shutdown(drain_seconds=drain_seconds) for c in self.controllers))
+
+
+def settings_from_config(config: Configuration, *, registry: FrameworkRegistry) -> ReconcilerSettings:
+    """``ReconcilerSettings`` from a loaded ``shared.config.Configuration``."""
+    return ReconcilerSettings(
+        owner_kinds=owner_kinds_for(registry.gvks),
+        manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
+        namespace_selector=config.managed_jobs_namespace_selector,
+        wait_for_pods_ready=config.feature_gate("DisableWaitForPodsReady", default=False) is False,
+        label_keys_to_copy=tuple(config.integrations.label_keys_to_copy),
+    )

@@ -1,0 +1,54 @@
+"""End-to-end fixtures: the devcluster fixtures plus helpers to install CRDs and run components."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from shared.frameworks.base import GroupVersionKind
+from shared.kube import AlreadyExists, KubeClient, load_kubeconfig
+from tests.devcluster.conftest import devcluster, devcluster_factory
+
+__all__ = ["devcluster", "devcluster_factory", "eventually", "install_crds", "kube_client"]
+
+CRD_GVK = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+
+
+async def eventually(
+    check: Callable[[], Awaitable[Any]], *, what: str, within_seconds: float = 20.0, interval: float = 0.02
+) -> Any:
+    """Poll ``check`` until it returns something truthy, failing with ``what`` after the deadline."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_seconds
+    while True:
+        result = await check()
+        if result:
+            return result
+        assert loop.time() < deadline, f"timed out after {within_seconds}s waiting for {what}"
+        await asyncio.sleep(interval)
+
+
+@contextlib.asynccontextmanager
+async def kube_client(kubeconfig: Path) -> AsyncIterator[KubeClient]:
+    client = KubeClient.from_connection(load_kubeconfig(kubeconfig))
+    try:
+        yield client
+    finally:
+        await client.aclose()
+        await asyncio.sleep(0.3)
+
+
+async def install_crds(client: KubeClient, paths: list[Path]) -> None:
+    """Create every CRD in ``paths`` (the client's REST mapper finds them on first use)."""
+    for path in paths:
+        for document in yaml.safe_load_all(path.read_text()):
+            if document and document.get("kind") == "CustomResourceDefinition":
+                try:
+                    await client.create(CRD_GVK, document)
+                except AlreadyExists:
+                    continue
