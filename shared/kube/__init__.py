@@ -27,7 +27,7 @@ from shared.kube.auth import (
     StaticTokenSource,
     TokenSource,
 )
-from shared.kube.client import ClientSettings, KubeClient, ObjectList, PatchType, StreamResponse
+from shared.kube.client import ClientSettings, KubeClient, StreamResponse
 from shared.kube.clock import Clock, FakeClock, SystemClock
 from shared.kube.connection import (
     ConnectionConfig,
@@ -82,6 +82,7 @@ from shared.kube.observability import (
 )
 from shared.kube.ratelimit import ItemExponentialBackoff, TokenBucket
 from shared.kube.transport import AiohttpTransport, TransportSettings
+from shared.kube.verbs import ObjectList, PatchType, ResourceVerbs
 from shared.kube.watch import EventType, Watch, WatchEvent, WatchSettings, object_key
 from shared.kube.workqueue import QueueShutDown, WorkQueue
 
@@ -127,6 +128,7 @@ __all__ = [
     "RESTMapper",
     "Reconciler",
     "ResourceInfo",
+    "ResourceVerbs",
     "Result",
     "ServerTimeout",
     "ServiceUnavailable",
