@@ -23,6 +23,7 @@ Invariants:
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -77,6 +78,10 @@ class _AiohttpStream(httpx.AsyncByteStream):
 
     async def aclose(self) -> None:
         self._response.close()
+
+
+#: seconds aiohttp needs after ``ClientSession.close()`` for TLS connections to close (aiohttp docs)
+SSL_SHUTDOWN_GRACE = 0.25
 
 
 class AiohttpTransport(httpx.AsyncBaseTransport):
@@ -193,6 +198,17 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         )
 
     async def aclose(self) -> None:
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
+        """Close every pooled connection, waiting for TLS connections to finish closing.
+
+        aiohttp closes TLS transports asynchronously after ``ClientSession.close()`` returns; its
+        documented graceful shutdown is to give the loop a moment (SSL_SHUTDOWN_GRACE) so no socket
+        outlives the client (otherwise: ResourceWarning "unclosed transport" at interpreter exit).
+        """
+        session = self._session
         self._session = None
+        if session is None or session.closed:
+            return
+        had_tls = self._ssl is not False and isinstance(session.connector, aiohttp.TCPConnector)
+        await session.close()
+        if had_tls:
+            await asyncio.sleep(SSL_SHUTDOWN_GRACE)

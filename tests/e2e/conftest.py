@@ -40,7 +40,6 @@ async def kube_client(kubeconfig: Path) -> AsyncIterator[KubeClient]:
         yield client
     finally:
         await client.aclose()
-        await asyncio.sleep(0.3)
 
 
 async def install_crds(client: KubeClient, paths: list[Path]) -> None:

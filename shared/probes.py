@@ -1,0 +1,70 @@
+"""Health, readiness and metrics endpoints for controller processes (reconciler, MultiKueue).
+
+One small aiohttp server per process: ``/healthz`` (the process is alive), ``/readyz`` (the
+component says it is ready: caches synced, or a standby waiting for its lease) and ``/metrics``
+(Prometheus text from the process's own ``CollectorRegistry``). aiohttp is already the client's
+transport, so this adds no dependency; the webhook serves its own probes on its FastAPI app.
+
+Invariant: probes never touch the API server, so a slow API server cannot make a healthy process
+look dead and get it restarted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+__all__ = ["ProbeServer", "parse_bind_address"]
+
+
+def parse_bind_address(address: str, *, default_host: str = "0.0.0.0") -> tuple[str, int]:
+    """Go-style ``host:port`` (``:8081`` means every interface); port 0 picks a free one."""
+    host, _, port = address.rpartition(":")
+    if not port.isdigit():
+        raise ValueError(f"bind address {address!r}: expected host:port")
+    return (host or default_host).strip("[]"), int(port)
+
+
+class ProbeServer:
+    def __init__(
+        self, *, registry: CollectorRegistry, ready: Callable[[], bool], host: str, port: int
+    ) -> None:
+        self._registry = registry
+        self._ready = ready
+        self._host = host
+        self._port = port
+        self._runner: web.AppRunner | None = None
+        self.port = port
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def _readyz(self, request: web.Request) -> web.Response:
+        if self._ready():
+            return web.Response(text="ok")
+        return web.Response(status=503, text="not ready")
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        return web.Response(
+            body=generate_latest(self._registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
+        )
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/readyz", self._readyz)
+        app.router.add_get("/metrics", self._metrics)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self._host, self._port)
+        await site.start()
+        addresses = self._runner.addresses
+        if addresses:
+            self.port = int(addresses[0][1])
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
