@@ -14,6 +14,9 @@ same sequence of events a real cluster produces:
   the ``kubernetes`` spec finalizer is removed and the namespace is gone.
 * CRD finalizer: a deleted CRD has its objects deleted, then loses
   ``customresourcecleanup.apiextensions.k8s.io`` and stops being served.
+* Service-account and root-CA publishers: every active namespace gets the ``default``
+  ServiceAccount and the ``kube-root-ca.crt`` ConfigMap (recreated if deleted), as in a real
+  cluster, so code and tests that list a namespace see what they would see there.
 
 Controllers skip admission webhooks (as they would not for a real GC; a documented difference).
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from typing import Any
 
 from devcluster.core import NAMESPACE_KEY, Cluster
@@ -34,13 +38,17 @@ __all__ = ["Controllers"]
 
 log = logging.getLogger(__name__)
 
-WorkItem = tuple[str, str]  # ("owner", uid) | ("namespace", name) | ("crd", name)
+WorkItem = tuple[str, str]  # ("owner", uid) | ("namespace", name) | ("crd", name) | ("populate", name)
+ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
+_SERVICE_ACCOUNTS = ("", "serviceaccounts")
+_CONFIGMAPS = ("", "configmaps")
 
 
 class Controllers:
-    def __init__(self, *, cluster: Cluster, deleter: Deleter) -> None:
+    def __init__(self, *, cluster: Cluster, deleter: Deleter, ca_pem: str = "") -> None:
         self.cluster = cluster
         self.deleter = deleter
+        self.ca_pem = ca_pem
         self._pending: dict[WorkItem, None] = {}
         self._wake = asyncio.Event()
         cluster.on_event.append(self._on_event)
@@ -57,6 +65,17 @@ class Controllers:
         for ref in meta.get("ownerReferences") or []:
             self._add(("owner", ref.get("uid", "")))
         namespace = meta.get("namespace")
+        if table == NAMESPACE_KEY and not meta.get("deletionTimestamp") and not deleted:
+            self._add(("populate", meta["name"]))
+        elif (
+            deleted
+            and namespace
+            and (
+                (table == _SERVICE_ACCOUNTS and meta["name"] == "default")
+                or (table == _CONFIGMAPS and meta["name"] == ROOT_CA_CONFIGMAP)
+            )
+        ):
+            self._add(("populate", namespace))
         if deleted:
             if self.cluster.dependents.get(uid):
                 self._add(("owner", uid))
@@ -101,6 +120,8 @@ class Controllers:
             self._collect(name)
         elif kind == "namespace":
             self._clean_namespace(name)
+        elif kind == "populate":
+            self._populate_namespace(name)
         else:
             self._clean_crd(name)
 
@@ -174,6 +195,45 @@ class Controllers:
             new = copy_object(dependent)
             new["metadata"]["ownerReferences"] = solid
             self.deleter.replace(rtype, new)
+
+    def _populate_namespace(self, name: str) -> None:
+        cluster = self.cluster
+        namespace = cluster.namespace(name)
+        if namespace is None or namespace["metadata"].get("deletionTimestamp"):
+            return
+        wanted: list[tuple[tuple[str, str], dict[str, Any]]] = [
+            (
+                _SERVICE_ACCOUNTS,
+                {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}},
+            ),
+            (
+                _CONFIGMAPS,
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {
+                        "name": ROOT_CA_CONFIGMAP,
+                        "annotations": {
+                            "kubernetes.io/description": (
+                                "Contains a CA bundle that can be used to verify the "
+                                "kube-apiserver when using internal endpoints such as the "
+                                "internal service IP or kubernetes.default.svc. No other usage "
+                                "is guaranteed across distributions of Kubernetes clusters."
+                            )
+                        },
+                    },
+                    "data": {"ca.crt": self.ca_pem},
+                },
+            ),
+        ]
+        for table, obj in wanted:
+            key = (name, obj["metadata"]["name"])
+            if cluster.store.get(table, key) is not None:
+                continue
+            obj["metadata"].update(
+                namespace=name, uid=str(uuid.uuid4()), creationTimestamp=cluster.timestamp()
+            )
+            cluster.store.commit(table=table, key=key, event_type="ADDED", obj=obj)
 
     def _clean_namespace(self, name: str) -> None:
         cluster = self.cluster

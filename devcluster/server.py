@@ -75,7 +75,9 @@ class DevClusterServer:
         self.url = f"https://{options.host}:{port}"
         self.cluster = Cluster(options=options)
         self.app = DevClusterApp(cluster=self.cluster, server_address=f"{options.host}:{port}")
-        self.controllers = Controllers(cluster=self.cluster, deleter=self.app.deleter)
+        self.controllers = Controllers(
+            cluster=self.cluster, deleter=self.app.deleter, ca_pem=self.files.ca_file.read_text()
+        )
         self._uvicorn: uvicorn.Server | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._addons = AsyncExitStack()

@@ -262,3 +262,16 @@ def test_subject_access_review_follows_the_static_policy(devcluster_factory) -> 
         assert ask("alice", "list") is True
         assert ask("alice", "delete") is False
         assert ask("bob", "list") is False
+
+
+def test_namespaces_get_default_service_account_and_root_ca(kube: KubeTarget, namespace: str) -> None:
+    from tests.devcluster.helpers import eventually
+
+    eventually(
+        lambda: kube.client.get(f"/api/v1/namespaces/{namespace}/serviceaccounts/default").status_code == 200
+    )
+    root_ca = eventually(
+        lambda: kube.client.get(f"/api/v1/namespaces/{namespace}/configmaps/kube-root-ca.crt")
+    )
+    assert root_ca.status_code == 200
+    assert root_ca.json()["data"]["ca.crt"].startswith("-----BEGIN CERTIFICATE-----")

@@ -89,7 +89,8 @@ def test_invalid_metadata_is_422_without_partial_write(
         json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata},
     )
     assert response.status_code == 422, response.text
-    assert kube.client.get(f"/api/v1/namespaces/{namespace}/configmaps").json()["items"] == []
+    listing = kube.client.get(f"/api/v1/namespaces/{namespace}/configmaps").json()["items"]
+    assert [item["metadata"]["name"] for item in listing] == ["kube-root-ca.crt"]
 
 
 def test_unsupported_methods_are_405(kube: KubeTarget, namespace: str) -> None:

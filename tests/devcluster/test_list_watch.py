@@ -19,7 +19,7 @@ def labelled(kube: KubeTarget, namespace: str) -> str:
         ("c", {"tier": "db"}),
         ("d", {}),
     ):
-        assert kube.client.post(url, json=configmap(name, labels=labels)).status_code == 201
+        assert kube.client.post(url, json=configmap(name, labels={**labels, "set": "x"})).status_code == 201
     return url
 
 
@@ -37,7 +37,7 @@ def labelled(kube: KubeTarget, namespace: str) -> str:
     ],
 )
 def test_label_selectors(kube: KubeTarget, labelled: str, selector: str, expected: list[str]) -> None:
-    items = kube.client.get(labelled, params={"labelSelector": selector}).json()["items"]
+    items = kube.client.get(labelled, params={"labelSelector": f"set=x,{selector}"}).json()["items"]
     assert [item["metadata"]["name"] for item in items] == expected
 
 
@@ -49,7 +49,8 @@ def test_invalid_label_selector_is_400(kube: KubeTarget, labelled: str) -> None:
 def test_field_selectors(kube: KubeTarget, labelled: str, namespace: str) -> None:
     by_name = kube.client.get(labelled, params={"fieldSelector": "metadata.name=b"}).json()["items"]
     assert [i["metadata"]["name"] for i in by_name] == ["b"]
-    not_name = kube.client.get(labelled, params={"fieldSelector": "metadata.name!=b"}).json()["items"]
+    not_name = kube.client.get(labelled, params={"fieldSelector": "metadata.name!=b", "labelSelector": "set"})
+    not_name = not_name.json()["items"]
     assert [i["metadata"]["name"] for i in not_name] == ["a", "c", "d"]
     across = kube.client.get(
         "/api/v1/configmaps", params={"fieldSelector": f"metadata.namespace={namespace}"}
@@ -61,11 +62,11 @@ def test_field_selectors(kube: KubeTarget, labelled: str, namespace: str) -> Non
 
 
 def test_pagination_with_limit_and_continue(kube: KubeTarget, labelled: str) -> None:
-    first = kube.client.get(labelled, params={"limit": 3}).json()
+    first = kube.client.get(labelled, params={"limit": 3, "labelSelector": "set"}).json()
     assert [i["metadata"]["name"] for i in first["items"]] == ["a", "b", "c"]
     token = first["metadata"]["continue"]
     assert first["metadata"]["remainingItemCount"] == 1
-    second = kube.client.get(labelled, params={"limit": 3, "continue": token}).json()
+    second = kube.client.get(labelled, params={"limit": 3, "continue": token, "labelSelector": "set"}).json()
     assert [i["metadata"]["name"] for i in second["items"]] == ["d"]
     assert "continue" not in second["metadata"]
     bad = kube.client.get(labelled, params={"limit": 3, "continue": "garbage!"})
@@ -163,6 +164,7 @@ def test_send_initial_events_ends_with_annotated_bookmark(kube: KubeTarget, labe
         allowWatchBookmarks=True,
         resourceVersionMatch="NotOlderThan",
         timeoutSeconds=1,
+        labelSelector="set",
     )
     added = [e for e in events if e["type"] == "ADDED"]
     assert len(added) == 4
