@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.workload_builder import ResolvedPriority
-
 from reconciler.ports import ClusterReader, EventSink
 from shared.constants import EventReason
 from shared.frameworks.base import GenericJob, GroupVersionKind, JobWithPriorityClass
 from shared.jobmeta import workload_priority_class_name
 from shared.models.workload import PodSet, PriorityClassRef
+from shared.workload_builder import ResolvedPriority
 
 __all__ = [
     "PRIORITY_CLASS_GVK",
