@@ -25,6 +25,7 @@ from typing import Any
 from reconciler.ports import ClusterReader
 from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT, QUEUE_LABEL
 from shared.frameworks.base import GroupVersionKind
+from shared.jobmeta import controller_owner_ref
 
 __all__ = [
     "REPLICA_SET_KIND",
@@ -68,13 +69,6 @@ def gvk_of_reference(reference: WireDict) -> GroupVersionKind:
     return GroupVersionKind(group, version, str(reference.get("kind", "")))
 
 
-def _controller_reference(obj: WireDict) -> WireDict | None:
-    for reference in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if isinstance(reference, dict) and reference.get("controller") is True:
-            return reference
-    return None
-
-
 def _queue_name(obj: WireDict) -> str:
     return str(((obj.get("metadata") or {}).get("labels") or {}).get(QUEUE_LABEL) or "")
 
@@ -97,7 +91,7 @@ async def find_managed_ancestor(
         if uid in seen:
             raise CyclicOwnershipError(f"cyclic ownership found at uid {uid}")
         seen.add(uid)
-        reference = _controller_reference(current)
+        reference = controller_owner_ref(current)
         if reference is None:
             return top_level
         owner_gvk = gvk_of_reference(reference)

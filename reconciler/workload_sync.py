@@ -42,6 +42,7 @@ from shared.constants import (
 from shared.equivalence import equivalent_to_workload
 from shared.frameworks.base import GenericJob, GroupVersionKind
 from shared.jobmeta import (
+    controller_owner_ref,
     is_valid_job_uid_label,
     max_exec_time_seconds,
     prebuilt_workload_name,
@@ -82,13 +83,6 @@ class PrebuiltWorkloadNotFoundError(Exception):
 
 def is_deleting(obj: WireDict) -> bool:
     return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
-
-
-def _controller_reference(obj: WireDict) -> WireDict | None:
-    for reference in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if reference.get("controller") is True:
-            return dict(reference)
-    return None
 
 
 class WorkloadSync:
@@ -257,7 +251,7 @@ class WorkloadSync:
         wire = await self._reader.get(WORKLOAD_GVK, str(metadata.get("namespace")), name)
         if wire is None:
             return None
-        controller = _controller_reference(wire)
+        controller = controller_owner_ref(wire)
         if controller is not None and controller.get("uid") != metadata.get("uid"):
             return None
         workload = Workload.from_wire(wire)
@@ -367,7 +361,7 @@ class WorkloadSync:
     async def finalize_orphans(self, *, key: JobKey, job: WireDict | None) -> None:
         """The job is gone or deleting: finish (OwnerNotFound) and release its Workloads."""
         for workload in await self._owned(gvk=key.gvk, namespace=key.namespace, name=key.name):
-            controller = _controller_reference(workload.to_wire())
+            controller = controller_owner_ref(workload.to_wire())
             owned_by_job = controller is not None and controller.get("name") == key.name
             if job is not None and controller is not None:
                 owned_by_job = owned_by_job and controller.get("uid") == (job.get("metadata") or {}).get(
