@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -31,6 +32,7 @@ from devcluster.errors import (
     unauthorized,
     unsupported_media_type,
 )
+from devcluster.events import EventsCodec
 from devcluster.openapi import openapi_v3
 from devcluster.resources import ResourceType
 from devcluster.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
@@ -194,7 +196,8 @@ class DevClusterApp:
         receive: Receive,
     ) -> None:
         method, params = request.method, request.params
-        api_version = rtype.api_version(version)
+        view = self._view(rtype, version)
+        rtype, version, api_version = view.rtype, view.version, view.api_version
         write = WriteOptions(
             dry_run=_dry_run(params),
             field_manager=params.get("fieldManager", ""),
@@ -212,7 +215,7 @@ class DevClusterApp:
             if method == "GET":
                 selector = Selector(
                     labels=params.get("labelSelector", ""),
-                    fields=params.get("fieldSelector", ""),
+                    fields=view.fields(params.get("fieldSelector", "")),
                     allowed_fields=rtype.selectable_fields,
                 )
                 if params.get("watch") in {"true", "1"}:
@@ -227,9 +230,10 @@ class DevClusterApp:
                         max_seconds=self.options.max_watch_seconds,
                         send=send,
                         receive=receive,
+                        served_as=view.served_as,
                     )
                     return
-                await self._list(rtype, api_version, namespace, selector, params, send)
+                await self._list(view, namespace, selector, params, send)
                 return
             if method == "POST":
                 if rtype.namespaced and namespace is None:
@@ -238,16 +242,16 @@ class DevClusterApp:
                     rtype,
                     version=version,
                     namespace=ns,
-                    body=_decode_body(request),
+                    body=view.decode(_decode_body(request)),
                     caller=caller,
                     options=write,
                 )
-                await _respond(send, 201, _dump(obj, api_version))
+                await _respond(send, 201, view.dump(obj))
                 return
             if method == "DELETE":
                 selector = Selector(
                     labels=params.get("labelSelector", ""),
-                    fields=params.get("fieldSelector", ""),
+                    fields=view.fields(params.get("fieldSelector", "")),
                     allowed_fields=rtype.selectable_fields,
                 )
                 page = self.rest.list_objects(
@@ -262,12 +266,14 @@ class DevClusterApp:
                     caller=caller,
                     dry_run=write.dry_run,
                 )
+                result["items"] = [view.convert(item) for item in result["items"]]
+                result["apiVersion"] = api_version
                 await _respond(send, 200, orjson.dumps(result))
                 return
             raise method_not_allowed()
         if method == "GET":
             obj = self.rest.get(rtype, namespace=ns, name=name)
-            await _respond(send, 200, _dump(obj, api_version))
+            await _respond(send, 200, view.dump(obj))
             return
         if method == "PUT":
             obj = await self.rest.update(
@@ -276,11 +282,11 @@ class DevClusterApp:
                 namespace=ns,
                 name=name,
                 subresource=subresource,
-                body=_decode_body(request),
+                body=view.decode(_decode_body(request)),
                 caller=caller,
                 options=write,
             )
-            await _respond(send, 200, _dump(obj, api_version))
+            await _respond(send, 200, view.dump(obj))
             return
         if method == "PATCH":
             if request.content_type not in PATCH_TYPES:
@@ -296,8 +302,9 @@ class DevClusterApp:
                 patch=patch,
                 caller=caller,
                 options=write,
+                codec=view.codec,
             )
-            await _respond(send, 201 if created else 200, _dump(obj, api_version))
+            await _respond(send, 201 if created else 200, view.dump(obj))
             return
         if method == "DELETE":
             if subresource:
@@ -314,26 +321,20 @@ class DevClusterApp:
             if not body:
                 raise not_found(group=rtype.group, plural=rtype.plural, name=name)
             await _respond(
-                send, code, _dump(body, api_version) if body.get("kind") != "Status" else orjson.dumps(body)
+                send, code, view.dump(body) if body.get("kind") != "Status" else orjson.dumps(body)
             )
             return
         raise method_not_allowed()
 
     async def _list(
-        self,
-        rtype: ResourceType,
-        api_version: str,
-        namespace: str | None,
-        selector: Selector,
-        params: dict[str, str],
-        send: Send,
+        self, view: _View, namespace: str | None, selector: Selector, params: dict[str, str], send: Send
     ) -> None:
         try:
             limit = int(params.get("limit") or 0)
         except ValueError as exc:
             raise bad_request(f"invalid limit: {params.get('limit')}") from exc
         page = self.rest.list_objects(
-            rtype,
+            view.rtype,
             namespace=namespace,
             selector=selector,
             limit=max(limit, 0),
@@ -345,10 +346,29 @@ class DevClusterApp:
             if page.remaining is not None:
                 meta["remainingItemCount"] = page.remaining
         items = page.items
-        if any(item.get("apiVersion") != api_version for item in items):
-            items = [{**item, "apiVersion": api_version} for item in items]
-        body = {"kind": f"{rtype.kind}List", "apiVersion": api_version, "metadata": meta, "items": items}
+        if view.codec is not None or any(item.get("apiVersion") != view.api_version for item in items):
+            items = [view.convert(item) for item in items]
+        body = {
+            "kind": f"{view.rtype.kind}List",
+            "apiVersion": view.api_version,
+            "metadata": meta,
+            "items": items,
+        }
         await _respond(send, 200, orjson.dumps(body))
+
+    def _view(self, rtype: ResourceType, version: str) -> _View:
+        if rtype.served_from is None:
+            return _View(rtype=rtype, version=version, api_version=rtype.api_version(version))
+        stored = self.cluster.registry.get(rtype.served_from)
+        if stored is None:  # pragma: no cover - built-in pairs are registered together
+            raise path_not_found()
+        return _View(
+            rtype=stored,
+            version=stored.preferred_version,
+            api_version=rtype.api_version(version),
+            codec=EventsCodec(),
+            served_kind=rtype.kind,
+        )
 
     async def _access_review(
         self,
@@ -376,6 +396,46 @@ class DevClusterApp:
             "status": review_access(spec, self.options),
         }
         await _respond(send, 201, orjson.dumps(review))
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """How one request sees its resource: stored type and version, served apiVersion, codec."""
+
+    rtype: ResourceType
+    version: str
+    api_version: str
+    codec: EventsCodec | None = None
+    served_kind: str = ""
+
+    def convert(self, obj: dict[str, Any]) -> dict[str, Any]:
+        if self.codec is not None:
+            return self.codec.from_storage(obj)
+        return obj if obj.get("apiVersion") == self.api_version else {**obj, "apiVersion": self.api_version}
+
+    def dump(self, obj: dict[str, Any]) -> bytes:
+        return orjson.dumps(self.convert(obj))
+
+    def decode(self, body: Any) -> Any:
+        if self.codec is None or not isinstance(body, dict):
+            return body
+        if body.get("apiVersion", self.api_version) != self.api_version:
+            raise bad_request(
+                f"the API version in the data ({body['apiVersion']}) does not match the expected API version "
+                f"({self.api_version})"
+            )
+        if body.get("kind", self.served_kind) != self.served_kind:
+            raise bad_request(
+                f"the kind in the data ({body['kind']}) does not match the expected kind ({self.served_kind})"
+            )
+        return self.codec.to_storage(body)
+
+    def fields(self, selector: str) -> str:
+        return self.codec.field_selector(selector) if self.codec is not None and selector else selector
+
+    @property
+    def served_as(self) -> tuple[str, Callable[[dict[str, Any]], dict[str, Any]]] | None:
+        return None if self.codec is None else (self.api_version, self.codec.from_storage)
 
 
 def _dump(obj: dict[str, Any], api_version: str) -> bytes:

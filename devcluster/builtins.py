@@ -109,6 +109,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         kind="Event",
         namespaced=True,
         short_names=("ev",),
+        served_from=("", "events"),
         selectable_fields=(
             "regarding.kind",
             "regarding.namespace",

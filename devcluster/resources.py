@@ -51,6 +51,8 @@ class ResourceType:
     schemas: dict[str, Any] = field(default_factory=dict)
     #: the CRD's uid for custom resources ("" for built-ins)
     crd_uid: str = ""
+    #: stored as another resource (group, plural) and converted on the way (events.k8s.io Events)
+    served_from: tuple[str, str] | None = None
 
     @property
     def key(self) -> tuple[str, str]:

@@ -305,8 +305,13 @@ class Rest:
         patch: Any,
         caller: Caller,
         options: WriteOptions,
+        codec: Any = None,
     ) -> tuple[dict[str, Any], bool]:
-        """Returns (object, created); only apply patches create."""
+        """Returns (object, created); only apply patches create.
+
+        ``codec`` (to_storage / from_storage) is set when the resource is served in another shape
+        than stored: the patch applies to the served shape, as on the real server.
+        """
         if patch_type == STRATEGIC_PATCH and not rtype.builtin:
             raise unsupported_media_type(_CR_PATCH_TYPES)
         if patch_type == APPLY_PATCH and not options.field_manager:
@@ -321,7 +326,8 @@ class Rest:
             if old is None:
                 if patch_type != APPLY_PATCH:
                     raise not_found(group=rtype.group, plural=rtype.plural, name=name)
-                applied = self._decode(rtype, version=version, namespace=namespace, body=patch)
+                served = codec.to_storage(patch) if codec is not None and isinstance(patch, dict) else patch
+                applied = self._decode(rtype, version=version, namespace=namespace, body=served)
                 applied["metadata"].setdefault("name", name)
                 obj = await self.create(
                     rtype,
@@ -335,7 +341,11 @@ class Rest:
                 return obj, True
             current = copy_object(old)
             current["apiVersion"] = rtype.api_version(version)
+            if codec is not None:
+                current = codec.from_storage(current)
             new = self._patched(rtype, current, patch_type, patch)
+            if codec is not None and isinstance(new, dict):
+                new = codec.to_storage(new)
             if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
                 raise bad_request("the patched object is not a valid object")
             new.setdefault("apiVersion", rtype.api_version(version))

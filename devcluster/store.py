@@ -53,16 +53,27 @@ class StoredEvent:
         self.revision = revision
         self._frames: dict[tuple[str, str], bytes] = {}
 
-    def frame(self, *, event_type: str, api_version: str) -> bytes:
-        """The newline-terminated watch frame, serialised once per (type, apiVersion)."""
+    def frame(
+        self,
+        *,
+        event_type: str,
+        api_version: str,
+        convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> bytes:
+        """The newline-terminated watch frame, serialised once per (type, apiVersion).
+
+        ``convert`` turns the stored form into the served one when they differ in more than
+        apiVersion (events.k8s.io Events); the apiVersion still identifies the cached frame.
+        """
         cache_key = (event_type, api_version)
         cached = self._frames.get(cache_key)
         if cached is None:
-            obj = (
-                self.obj
-                if self.obj.get("apiVersion") == api_version
-                else {**self.obj, "apiVersion": api_version}
-            )
+            if convert is not None:
+                obj = convert(self.obj)
+            elif self.obj.get("apiVersion") == api_version:
+                obj = self.obj
+            else:
+                obj = {**self.obj, "apiVersion": api_version}
             cached = b'{"type":"' + event_type.encode() + b'","object":' + orjson.dumps(obj) + b"}\n"
             self._frames[cache_key] = cached
         return cached

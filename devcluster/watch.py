@@ -119,8 +119,13 @@ async def stream_watch(
     max_seconds: float,
     send: Send,
     receive: Receive,
+    served_as: tuple[str, Callable[[dict[str, Any]], dict[str, Any]]] | None = None,
 ) -> None:
+    """``served_as`` = (apiVersion, converter) when the stored kind is served in another shape."""
     api_version = rtype.api_version(version)
+    convert = None
+    if served_as is not None:
+        api_version, convert = served_as
     table: ResourceTable = store.table(rtype.key)
     watcher = Watcher(namespace=namespace, selector=selector)
     bookmarks = params.get("allowWatchBookmarks") in {"true", "1"}
@@ -148,7 +153,7 @@ async def stream_watch(
         if start_rv is None:
             for _key, obj in table.sorted_items(namespace):
                 if watcher.matches is None or watcher.matches(obj):
-                    first.append(_added_frame(obj, api_version))
+                    first.append(_added_frame(convert(obj) if convert else obj, api_version))
             if initial_events:
                 first.append(_bookmark(rtype, api_version, store.revision, initial_end=True))
         else:
@@ -157,7 +162,9 @@ async def stream_watch(
         await _start(send)
         if first:
             await send({"type": "http.response.body", "body": b"".join(first), "more_body": True})
-        await _pump(watcher, store, rtype, api_version, bookmarks, bookmark_interval, timeout, send, receive)
+        await _pump(
+            watcher, store, rtype, api_version, bookmarks, bookmark_interval, timeout, send, receive, convert
+        )
     finally:
         table.watchers.discard(watcher)
 
@@ -182,6 +189,7 @@ async def _pump(
     lifetime: float,
     send: Send,
     receive: Receive,
+    convert: Callable[[dict[str, Any]], dict[str, Any]] | None,
 ) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + lifetime
@@ -201,7 +209,9 @@ async def _pump(
                 chunks = []
                 while watcher.queue:
                     event_type, event = watcher.queue.popleft()
-                    chunks.append(event.frame(event_type=event_type, api_version=api_version))
+                    chunks.append(
+                        event.frame(event_type=event_type, api_version=api_version, convert=convert)
+                    )
                 await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": True})
                 continue
             now = loop.time()

@@ -275,3 +275,84 @@ def test_namespaces_get_default_service_account_and_root_ca(kube: KubeTarget, na
     )
     assert root_ca.status_code == 200
     assert root_ca.json()["data"]["ca.crt"].startswith("-----BEGIN CERTIFICATE-----")
+
+
+def test_core_and_events_api_events_are_one_resource(kube: KubeTarget, namespace: str) -> None:
+    core_url = f"/api/v1/namespaces/{namespace}/events"
+    new_url = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
+    written = kube.client.post(
+        new_url,
+        json={
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": "from-new"},
+            "eventTime": "2025-01-01T00:00:00.000000Z",
+            "reportingController": "example.com/ctl",
+            "reportingInstance": "ctl-1",
+            "action": "Start",
+            "reason": "Started",
+            "type": "Normal",
+            "note": "hello",
+            "regarding": {"kind": "Job", "name": "j", "namespace": namespace},
+        },
+    )
+    assert written.status_code == 201, written.text
+    assert written.json()["note"] == "hello"
+    as_core = kube.client.get(f"{core_url}/from-new").json()
+    assert (as_core["apiVersion"], as_core["message"], as_core["involvedObject"]["name"]) == (
+        "v1",
+        "hello",
+        "j",
+    )
+    assert as_core["reportingComponent"] == "example.com/ctl"
+    kube.client.post(
+        core_url,
+        json={
+            "metadata": {"name": "from-core"},
+            "message": "hi",
+            "reason": "Created",
+            "type": "Normal",
+            "involvedObject": {"kind": "Job", "name": "k"},
+        },
+    )
+    as_new = kube.client.get(f"{new_url}/from-core").json()
+    assert (as_new["apiVersion"], as_new["note"], as_new["regarding"]["name"]) == (
+        "events.k8s.io/v1",
+        "hi",
+        "k",
+    )
+    selected = kube.client.get(new_url, params={"fieldSelector": "regarding.name=k"}).json()
+    assert [e["metadata"]["name"] for e in selected["items"]] == ["from-core"]
+    patched = kube.client.patch(
+        f"{new_url}/from-core",
+        json={"note": "changed"},
+        headers={"content-type": "application/merge-patch+json"},
+    ).json()
+    assert patched["note"] == "changed"
+    assert kube.client.get(f"{core_url}/from-core").json()["message"] == "changed"
+
+
+def test_events_api_watch_serves_converted_objects(kube: KubeTarget, namespace: str) -> None:
+    from tests.devcluster.helpers import watch
+
+    core_url = f"/api/v1/namespaces/{namespace}/events"
+    start = kube.client.get(core_url).json()["metadata"]["resourceVersion"]
+    kube.client.post(
+        core_url,
+        json={
+            "metadata": {"name": "e"},
+            "message": "m",
+            "reason": "R",
+            "type": "Normal",
+            "involvedObject": {"kind": "Job", "name": "j"},
+        },
+    )
+    events = watch(
+        kube.client,
+        f"/apis/events.k8s.io/v1/namespaces/{namespace}/events",
+        resourceVersion=start,
+        timeoutSeconds=1,
+    )
+    assert [(e["type"], e["object"]["apiVersion"], e["object"]["note"]) for e in events] == [
+        ("ADDED", "events.k8s.io/v1", "m")
+    ]
