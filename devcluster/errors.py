@@ -55,12 +55,17 @@ class StatusError(Exception):
     message: str
     details: dict[str, Any] | None = None
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    #: the Status's ListMeta (e.g. a fresh continue token with an expired one)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return f"{self.code} {self.reason}: {self.message}"
 
     def to_status(self) -> dict[str, Any]:
-        return status_body(code=self.code, reason=self.reason, message=self.message, details=self.details)
+        body = status_body(code=self.code, reason=self.reason, message=self.message, details=self.details)
+        if self.metadata:
+            body["metadata"] = dict(self.metadata)
+        return body
 
 
 def status_body(

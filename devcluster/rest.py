@@ -36,6 +36,7 @@ from devcluster.errors import (
     already_exists,
     bad_request,
     conflict,
+    expired,
     forbidden,
     invalid,
     not_found,
@@ -60,6 +61,12 @@ STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 _CR_PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
+_CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
+    "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
+    "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
+    "modified, or deleted between the time the first chunk was returned and now may show up in the list."
+)
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery utilrand: no vowels, no 0/1/3
 _MAX_RETRIES = 8
 _BOOKKEEPING = ("resourceVersion", "managedFields")
@@ -152,9 +159,14 @@ class Rest:
     ) -> ListPage:
         revision = self.store.revision
         start: tuple[str, str] | None = None
+        table = self.store.table(rtype.key)
         if continue_token:
             start, revision = _decode_continue(continue_token)
-        table = self.store.table(rtype.key)
+            if revision < table.floor:
+                # "compacted": changes since the first page are no longer all known
+                error = expired(_CONTINUE_EXPIRED)
+                error.metadata = {"continue": _encode_continue(start, self.store.revision)}
+                raise error
         name = selector.field.exact_name() if selector.field is not None else None
         if name is not None and namespace is not None:
             found = table.objects.get((namespace, name))

@@ -184,3 +184,29 @@ def test_watch_fans_out_to_many_watchers(kube: KubeTarget, namespace: str) -> No
             pool.map(lambda _: watch(kube.client, url, resourceVersion=start, timeoutSeconds=1), range(4))
         )
     assert all(len(events) == 5 for events in results)
+
+
+def test_expired_continue_token_is_410_with_a_fresh_token(devcluster_only, devcluster_factory) -> None:
+    import ssl
+
+    import httpx
+
+    cluster = devcluster_factory(watch_history_size=2)
+    with httpx.Client(
+        base_url=cluster.url,
+        verify=ssl.create_default_context(cafile=str(cluster.ca_file)),
+        headers={"Authorization": f"Bearer {cluster.token}"},
+    ) as client:
+        url = "/api/v1/namespaces/default/configmaps"
+        for index in range(3):
+            client.post(url, json=configmap(f"p{index}", labels={"page": "yes"}))
+        token = client.get(url, params={"limit": 1, "labelSelector": "page"}).json()["metadata"]["continue"]
+        for index in range(3, 6):
+            client.post(url, json=configmap(f"p{index}", labels={"page": "yes"}))
+        expired = client.get(url, params={"limit": 1, "labelSelector": "page", "continue": token})
+        assert expired.status_code == 410
+        status = status_of(expired)
+        assert status["reason"] == "Expired"
+        assert status["message"].startswith("The provided continue parameter is too old")
+        rest = client.get(url, params={"labelSelector": "page", "continue": status["metadata"]["continue"]})
+        assert [i["metadata"]["name"] for i in rest.json()["items"]] == ["p1", "p2", "p3", "p4", "p5"]
