@@ -13,14 +13,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
 import orjson
-import yaml
 
 from devcluster.authz import PUBLIC_PATHS, authenticate, review_access
+from devcluster.bodies import (
+    Request,
+    decode_body,
+    delete_options,
+    drain,
+    dry_run_flag,
+    parse_body,
+    read_body,
+)
 from devcluster.core import Cluster
 from devcluster.deletion import Deleter
 from devcluster.errors import (
@@ -37,6 +44,7 @@ from devcluster.openapi import openapi_v3
 from devcluster.resources import ResourceType
 from devcluster.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
 from devcluster.selectors import Selector
+from devcluster.views import View
 from devcluster.watch import stream_watch
 
 __all__ = ["VERSION_INFO", "DevClusterApp"]
@@ -59,21 +67,7 @@ VERSION_INFO = {
     "platform": "linux/amd64",
 }
 _JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-cache, private")]
-_BODY_TYPES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
 _SAR_KINDS = {"subjectaccessreviews", "selfsubjectaccessreviews", "localsubjectaccessreviews"}
-
-
-class _Request:
-    __slots__ = ("body", "content_type", "method", "params", "path")
-
-    def __init__(
-        self, method: str, path: str, params: dict[str, str], content_type: str, body: bytes
-    ) -> None:
-        self.method = method
-        self.path = path
-        self.params = params
-        self.content_type = content_type
-        self.body = body
 
 
 class DevClusterApp:
@@ -119,14 +113,14 @@ class DevClusterApp:
             return
         user = authenticate(headers, self.options)
         if user is None:
-            await _drain(receive, self.options.max_body_bytes)
+            await drain(receive, self.options.max_body_bytes)
             raise unauthorized()
         params = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
         body = b""
         if method in {"POST", "PUT", "PATCH", "DELETE"}:
-            body = await _read_body(headers, receive, self.options.max_body_bytes)
+            body = await read_body(headers, receive, self.options.max_body_bytes)
         content_type = headers.get(b"content-type", b"").decode("latin-1").split(";", 1)[0].strip().lower()
-        request = _Request(method, path, params, content_type, body)
+        request = Request(method, path, params, content_type, body)
         caller = Caller(user=user, user_agent=headers.get(b"user-agent", b"").decode("latin-1"))
         parts = [p for p in path.split("/") if p]
         if not parts:
@@ -185,7 +179,7 @@ class DevClusterApp:
 
     async def _resource(
         self,
-        request: _Request,
+        request: Request,
         rtype: ResourceType,
         version: str,
         namespace: str | None,
@@ -199,7 +193,7 @@ class DevClusterApp:
         view = self._view(rtype, version)
         rtype, version, api_version = view.rtype, view.version, view.api_version
         write = WriteOptions(
-            dry_run=_dry_run(params),
+            dry_run=dry_run_flag(params),
             field_manager=params.get("fieldManager", ""),
             force=params.get("force") in {"true", "1"},
         )
@@ -242,7 +236,7 @@ class DevClusterApp:
                     rtype,
                     version=version,
                     namespace=ns,
-                    body=view.decode(_decode_body(request)),
+                    body=view.decode(decode_body(request)),
                     caller=caller,
                     options=write,
                 )
@@ -262,7 +256,7 @@ class DevClusterApp:
                     version=version,
                     namespace=namespace,
                     items=page.items,
-                    options=_delete_options(request),
+                    options=delete_options(request),
                     caller=caller,
                     dry_run=write.dry_run,
                 )
@@ -282,7 +276,7 @@ class DevClusterApp:
                 namespace=ns,
                 name=name,
                 subresource=subresource,
-                body=view.decode(_decode_body(request)),
+                body=view.decode(decode_body(request)),
                 caller=caller,
                 options=write,
             )
@@ -291,7 +285,7 @@ class DevClusterApp:
         if method == "PATCH":
             if request.content_type not in PATCH_TYPES:
                 raise unsupported_media_type(list(PATCH_TYPES))
-            patch = _parse(request.body, yaml_ok=request.content_type == APPLY_PATCH)
+            patch = parse_body(request.body, yaml_ok=request.content_type == APPLY_PATCH)
             obj, created = await self.rest.patch(
                 rtype,
                 version=version,
@@ -314,7 +308,7 @@ class DevClusterApp:
                 version=version,
                 namespace=ns,
                 name=name,
-                options=_delete_options(request),
+                options=delete_options(request),
                 caller=caller,
                 dry_run=write.dry_run,
             )
@@ -327,7 +321,7 @@ class DevClusterApp:
         raise method_not_allowed()
 
     async def _list(
-        self, view: _View, namespace: str | None, selector: Selector, params: dict[str, str], send: Send
+        self, view: View, namespace: str | None, selector: Selector, params: dict[str, str], send: Send
     ) -> None:
         try:
             limit = int(params.get("limit") or 0)
@@ -356,13 +350,13 @@ class DevClusterApp:
         }
         await _respond(send, 200, orjson.dumps(body))
 
-    def _view(self, rtype: ResourceType, version: str) -> _View:
+    def _view(self, rtype: ResourceType, version: str) -> View:
         if rtype.served_from is None:
-            return _View(rtype=rtype, version=version, api_version=rtype.api_version(version))
+            return View(rtype=rtype, version=version, api_version=rtype.api_version(version))
         stored = self.cluster.registry.get(rtype.served_from)
         if stored is None:  # pragma: no cover - built-in pairs are registered together
             raise path_not_found()
-        return _View(
+        return View(
             rtype=stored,
             version=stored.preferred_version,
             api_version=rtype.api_version(version),
@@ -372,14 +366,14 @@ class DevClusterApp:
 
     async def _access_review(
         self,
-        request: _Request,
+        request: Request,
         rtype: ResourceType,
         api_version: str,
         namespace: str,
         caller: Caller,
         send: Send,
     ) -> None:
-        review = _decode_body(request)
+        review = decode_body(request)
         if not isinstance(review, dict) or not isinstance(review.get("spec"), dict):
             raise bad_request("spec is required")
         spec = dict(review["spec"])
@@ -396,129 +390,6 @@ class DevClusterApp:
             "status": review_access(spec, self.options),
         }
         await _respond(send, 201, orjson.dumps(review))
-
-
-@dataclass(frozen=True, slots=True)
-class _View:
-    """How one request sees its resource: stored type and version, served apiVersion, codec."""
-
-    rtype: ResourceType
-    version: str
-    api_version: str
-    codec: EventsCodec | None = None
-    served_kind: str = ""
-
-    def convert(self, obj: dict[str, Any]) -> dict[str, Any]:
-        if self.codec is not None:
-            return self.codec.from_storage(obj)
-        return obj if obj.get("apiVersion") == self.api_version else {**obj, "apiVersion": self.api_version}
-
-    def dump(self, obj: dict[str, Any]) -> bytes:
-        return orjson.dumps(self.convert(obj))
-
-    def decode(self, body: Any) -> Any:
-        if self.codec is None or not isinstance(body, dict):
-            return body
-        if body.get("apiVersion", self.api_version) != self.api_version:
-            raise bad_request(
-                f"the API version in the data ({body['apiVersion']}) does not match the expected API version "
-                f"({self.api_version})"
-            )
-        if body.get("kind", self.served_kind) != self.served_kind:
-            raise bad_request(
-                f"the kind in the data ({body['kind']}) does not match the expected kind ({self.served_kind})"
-            )
-        return self.codec.to_storage(body)
-
-    def fields(self, selector: str) -> str:
-        return self.codec.field_selector(selector) if self.codec is not None and selector else selector
-
-    @property
-    def served_as(self) -> tuple[str, Callable[[dict[str, Any]], dict[str, Any]]] | None:
-        return None if self.codec is None else (self.api_version, self.codec.from_storage)
-
-
-def _dump(obj: dict[str, Any], api_version: str) -> bytes:
-    if obj.get("apiVersion") != api_version:
-        obj = {**obj, "apiVersion": api_version}
-    return orjson.dumps(obj)
-
-
-def _dry_run(params: dict[str, str]) -> bool:
-    value = params.get("dryRun")
-    if value is None:
-        return False
-    if value != "All":
-        raise bad_request(f'Invalid dry run value: {value!r}; supported values: "All"')
-    return True
-
-
-def _parse(body: bytes, *, yaml_ok: bool) -> Any:
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        if yaml_ok:
-            try:
-                return yaml.safe_load(body)
-            except yaml.YAMLError as yaml_exc:
-                raise bad_request(f"error decoding YAML: {yaml_exc}") from yaml_exc
-        raise bad_request(f"couldn't get version/kind; json parse error: {exc}") from exc
-
-
-def _decode_body(request: _Request) -> Any:
-    content_type = request.content_type
-    if content_type in {"", "application/json", "*/*"}:
-        return _parse(request.body, yaml_ok=False)
-    if content_type in {"application/yaml", "application/x-yaml", "text/yaml"}:
-        return _parse(request.body, yaml_ok=True)
-    raise unsupported_media_type(_BODY_TYPES)
-
-
-def _delete_options(request: _Request) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    if request.body.strip():
-        parsed = _parse(request.body, yaml_ok=request.content_type != "application/json")
-        if not isinstance(parsed, dict):
-            raise bad_request("DeleteOptions must be an object")
-        options.update(parsed)
-    params = request.params
-    if "propagationPolicy" in params:
-        options["propagationPolicy"] = params["propagationPolicy"]
-    if "orphanDependents" in params:
-        options["orphanDependents"] = params["orphanDependents"] in {"true", "1"}
-    return options
-
-
-async def _read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) -> bytes:
-    too_large = StatusError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
-    declared = headers.get(b"content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        await _drain(receive, None)
-        raise too_large
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            if message.get("more_body", False):
-                await _drain(receive, None)
-            raise too_large
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
-async def _drain(receive: Receive, limit: int | None) -> None:
-    """Consume the rest of a request body we will not use (keeps the connection usable)."""
-    while True:
-        message = await receive()
-        if message["type"] != "http.request" or not message.get("more_body", False):
-            return
 
 
 async def _respond(

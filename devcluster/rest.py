@@ -36,18 +36,14 @@ from devcluster.errors import (
     already_exists,
     bad_request,
     conflict,
-    expired,
     forbidden,
     invalid,
     not_found,
     unsupported_media_type,
 )
-from devcluster.patching import (
-    apply_json_patch,
-    apply_merge_patch,
-    apply_strategic_merge_patch,
-    fields_v1,
-)
+from devcluster.managedfields import record_apply, record_update, strip_bookkeeping
+from devcluster.pagination import decode_continue, encode_continue, expired_continue, items_key
+from devcluster.patching import apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
 from devcluster.resources import ResourceType
 from devcluster.selectors import Selector
 from devcluster.store import ADDED, DELETED, MODIFIED
@@ -61,15 +57,8 @@ STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 _CR_PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
-_CONTINUE_EXPIRED = (
-    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
-    "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
-    "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
-    "modified, or deleted between the time the first chunk was returned and now may show up in the list."
-)
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery utilrand: no vowels, no 0/1/3
 _MAX_RETRIES = 8
-_BOOKKEEPING = ("resourceVersion", "managedFields")
 
 
 def copy_object(obj: dict[str, Any]) -> dict[str, Any]:
@@ -107,33 +96,8 @@ class _Stale(Exception):
     """The object changed while admission ran; an unconditional write starts over."""
 
 
-def _strip_bookkeeping(obj: dict[str, Any]) -> dict[str, Any]:
-    meta = {k: v for k, v in obj["metadata"].items() if k not in _BOOKKEEPING}
-    return {**obj, "metadata": meta}
-
-
 def _without(obj: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in keys}
-
-
-def _diff(old: Any, new: Any) -> Any:
-    """The part of ``new`` that differs from ``old`` (for managedFields)."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        out = {}
-        for key, value in new.items():
-            if key not in old:
-                out[key] = value
-            elif old[key] != value:
-                out[key] = _diff(old[key], value)
-        return out
-    return new
-
-
-def _merge_fields(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    out = dict(a)
-    for key, value in b.items():
-        out[key] = _merge_fields(out.get(key) or {}, value) if isinstance(value, dict) else value
-    return out
 
 
 class Rest:
@@ -161,12 +125,9 @@ class Rest:
         start: tuple[str, str] | None = None
         table = self.store.table(rtype.key)
         if continue_token:
-            start, revision = _decode_continue(continue_token)
-            if revision < table.floor:
-                # "compacted": changes since the first page are no longer all known
-                error = expired(_CONTINUE_EXPIRED)
-                error.metadata = {"continue": _encode_continue(start, self.store.revision)}
-                raise error
+            start, revision = decode_continue(continue_token)
+            if revision < table.floor:  # "compacted": changes since the first page are not all known
+                raise expired_continue(start, self.store.revision)
         name = selector.field.exact_name() if selector.field is not None else None
         if name is not None and namespace is not None:
             found = table.objects.get((namespace, name))
@@ -182,7 +143,7 @@ class Rest:
             if not matches(obj):
                 continue
             if limit and len(items) == limit:
-                token = _encode_continue(items_key(items[-1]), revision)
+                token = encode_continue(items_key(items[-1]), revision)
                 remaining = sum(1 for _, o in candidates[index:] if matches(o))
                 break
             items.append(obj)
@@ -226,12 +187,11 @@ class Rest:
             obj.pop("status", None)
         manager = options.field_manager or caller.default_manager
         meta.pop("managedFields", None)
+        stamp = self.cluster.timestamp()
         if applied is None:
-            self._record_manager(
-                obj, None, manager=manager, operation="Update", version=version, subresource=""
-            )
+            record_update(obj, None, manager=manager, version=version, subresource="", timestamp=stamp)
         else:
-            obj = self._apply_managed(obj, applied, manager, version)
+            record_apply(obj, applied, manager=manager, version=version, subresource="", timestamp=stamp)
         obj = await self._admit("CREATE", rtype, version, namespace, name, obj, None, caller, options, "")
         meta = obj["metadata"]
         causes = validate_object_meta(meta, namespaced=rtype.namespaced, name_rule=rtype.name_rule)
@@ -455,9 +415,10 @@ class Rest:
             if "managedFields" not in meta and old_meta.get("managedFields"):
                 meta["managedFields"] = old_meta["managedFields"]
         manager = options.field_manager or caller.default_manager
+        stamp = self.cluster.timestamp()
         if applied is None:
-            self._record_manager(
-                new, old, manager=manager, operation=operation, version=version, subresource=subresource
+            record_update(
+                new, old, manager=manager, version=version, subresource=subresource, timestamp=stamp
             )
         new = await self._admit(
             "UPDATE", rtype, version, namespace, name, new, old, caller, options, subresource
@@ -466,7 +427,9 @@ class Rest:
             raise _Stale
         meta = new["metadata"]
         if applied is not None:
-            new = self._apply_managed(new, applied, manager, version, subresource)
+            new = record_apply(
+                new, applied, manager=manager, version=version, subresource=subresource, timestamp=stamp
+            )
             meta = new["metadata"]
         if rtype.tracks_generation and "generation" in old_meta:
             skip = ("metadata", "status") if (rtype.has_status or rtype.builtin) else ("metadata",)
@@ -479,7 +442,7 @@ class Rest:
         if rtype.key == CRD_KEY and subresource != "status":
             new["status"] = crd_status(new, now=self.cluster.clock())
         new["apiVersion"] = old.get("apiVersion", new.get("apiVersion"))
-        if _strip_bookkeeping(new) == _strip_bookkeeping(old):
+        if strip_bookkeeping(new) == strip_bookkeeping(old):
             return old
         if options.dry_run:
             meta["resourceVersion"] = old_meta["resourceVersion"]
@@ -603,125 +566,3 @@ class Rest:
         if not isinstance(result, dict) or not isinstance(result.get("metadata"), dict):
             return obj
         return result
-
-    def _record_manager(
-        self,
-        obj: dict[str, Any],
-        old: dict[str, Any] | None,
-        *,
-        manager: str,
-        operation: str,
-        version: str,
-        subresource: str,
-    ) -> None:
-        changed = _diff(_strip_bookkeeping(old) if old else {}, _strip_bookkeeping(obj))
-        if not changed:
-            return
-        for dropped in ("apiVersion", "kind"):
-            changed.pop(dropped, None)
-        if isinstance(changed.get("metadata"), dict):
-            changed["metadata"] = {
-                k: v
-                for k, v in changed["metadata"].items()
-                if k in {"labels", "annotations", "finalizers", "ownerReferences"}
-            }
-            if not changed["metadata"]:
-                changed.pop("metadata")
-        if not changed:
-            return
-        self._set_manager_entry(
-            obj,
-            manager=manager,
-            operation=operation,
-            version=version,
-            subresource=subresource,
-            fields=fields_v1(changed),
-            merge=True,
-        )
-
-    def _set_manager_entry(
-        self,
-        obj: dict[str, Any],
-        *,
-        manager: str,
-        operation: str,
-        version: str,
-        subresource: str,
-        fields: dict[str, Any],
-        merge: bool,
-    ) -> None:
-        entries = [dict(e) for e in obj["metadata"].get("managedFields") or [] if isinstance(e, dict)]
-        existing = next(
-            (
-                e
-                for e in entries
-                if e.get("manager") == manager
-                and e.get("operation") == operation
-                and e.get("subresource", "") == subresource
-            ),
-            None,
-        )
-        entry: dict[str, Any] = {
-            "manager": manager,
-            "operation": operation,
-            "apiVersion": obj.get("apiVersion") or version,
-            "time": self.cluster.timestamp(),
-            "fieldsType": "FieldsV1",
-            "fieldsV1": _merge_fields(existing.get("fieldsV1") or {}, fields)
-            if existing and merge
-            else fields,
-        }
-        if subresource:
-            entry["subresource"] = subresource
-        entries = [e for e in entries if e is not existing] + [entry]
-        obj["metadata"]["managedFields"] = entries
-
-    def _apply_managed(
-        self, obj: dict[str, Any], applied: Any, manager: str, version: str, subresource: str = ""
-    ) -> dict[str, Any]:
-        """Record an Apply entry owning exactly the applied configuration's fields (in place)."""
-        fields = (
-            fields_v1({k: v for k, v in applied.items() if k not in {"apiVersion", "kind"}})
-            if isinstance(applied, dict)
-            else {}
-        )
-        self._set_manager_entry(
-            obj,
-            manager=manager,
-            operation="Apply",
-            version=version,
-            subresource=subresource,
-            fields=fields,
-            merge=False,
-        )
-        return obj
-
-
-def items_key(obj: dict[str, Any]) -> tuple[str, str]:
-    meta = obj["metadata"]
-    return (meta.get("namespace", ""), meta["name"])
-
-
-def _encode_continue(key: tuple[str, str], revision: int) -> str:
-    import base64
-
-    start = f"{key[0]}/{key[1]}\x00" if key[0] else f"{key[1]}\x00"
-    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start})
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_continue(token: str) -> tuple[tuple[str, str], int]:
-    import base64
-    import binascii
-
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        data = orjson.loads(raw)
-        start = data["start"].rstrip("\x00")
-        revision = int(data["rv"])
-        if data.get("v") != "meta.k8s.io/v1":
-            raise ValueError("unknown version")
-    except (binascii.Error, ValueError, KeyError, TypeError, AttributeError, orjson.JSONDecodeError) as exc:
-        raise bad_request(f"continue key is not valid: {exc}") from exc
-    namespace, _, name = start.rpartition("/")
-    return (namespace, name), revision
