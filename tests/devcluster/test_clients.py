@@ -114,6 +114,37 @@ def test_kubectl_round_trip(devcluster: ThreadedDevCluster, tmp_path: Path) -> N
     kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(configmap("ssa")))
     assert "ssa" in kubectl("get", "cm")
     kubectl("wait", "--for=jsonpath={.spec.suspend}=true", "job/kc", "--timeout=10s")
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "kind": "Gadget", "shortNames": ["gd"]},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        },
+    }
+    kubectl("apply", "-f", "-", stdin=yaml.safe_dump(crd))
+    kubectl("wait", "--for=condition=Established", "crd/gadgets.example.com", "--timeout=10s")
+    gadget = {
+        "apiVersion": "example.com/v1",
+        "kind": "Gadget",
+        "metadata": {"name": "g"},
+        "spec": {"size": 1},
+    }
+    kubectl("apply", "-f", "-", stdin=yaml.safe_dump(gadget))
+    kubectl("apply", "-f", "-", stdin=yaml.safe_dump({**gadget, "spec": {"size": 2}}))
+    assert kubectl("get", "gd", "g", "-o", "jsonpath={.spec.size}") == "2"
     kubectl("delete", "job", "kc", "--wait=true", "--timeout=20s")
     assert "kc" not in kubectl("get", "jobs", "-o", "name")
 
