@@ -9,54 +9,20 @@ project's tests depend on live here; custom resources are validated by their str
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import orjson
 
 from devcluster.errors import Cause
+from shared.validation_k8s import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 
 __all__ = [
     "field_invalid",
     "field_required",
-    "validate_label_value",
     "validate_object_meta",
-    "validate_qualified_name",
 ]
 
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_LABEL = re.compile("^" + _DNS1123_LABEL_FMT + "$")
-_DNS1123_SUBDOMAIN = re.compile("^" + _DNS1123_SUBDOMAIN_FMT + "$")
-_QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QUALIFIED_NAME = re.compile("^" + _QUALIFIED_NAME_FMT + "$")
-_LABEL_VALUE_FMT = "(" + _QUALIFIED_NAME_FMT + ")?"
-_LABEL_VALUE = re.compile("^" + _LABEL_VALUE_FMT + "$")
-
-_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-    "and must start and end with an alphanumeric character"
-)
-_QUALIFIED_MSG = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
 _TOTAL_ANNOTATION_BYTES = 256 * 1024
-
-
-def _regex_error(message: str, fmt: str, *examples: str) -> str:
-    if not examples:
-        return f"{message} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{example}', " for example in examples)
-    return f"{message} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
 def _quote(value: Any) -> str:
@@ -78,70 +44,14 @@ def _forbidden(path: str, detail: str) -> Cause:
     return Cause(path, "FieldValueForbidden", f"Forbidden: {detail}")
 
 
-def dns_subdomain_errors(value: str) -> list[str]:
-    errors = []
-    if len(value) > 253:
-        errors.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN.match(value):
-        errors.append(_regex_error(_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errors
-
-
-def dns_label_errors(value: str) -> list[str]:
-    errors = []
-    if len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _DNS1123_LABEL.match(value):
-        errors.append(_regex_error(_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errors
-
-
-def validate_qualified_name(value: str) -> list[str]:
-    """apimachinery ``IsQualifiedName``: optional DNS-subdomain prefix, '/', 63-char name part."""
-    errors: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errors.append("prefix part must be non-empty")
-        else:
-            errors.extend("prefix part " + e for e in dns_subdomain_errors(prefix))
-    else:
-        return [
-            "a qualified name "
-            + _regex_error(
-                _QUALIFIED_MSG.replace("name part ", ""), _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"
-            )
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errors.append("name part must be non-empty")
-    elif len(name) > 63:
-        errors.append("name part must be no more than 63 characters")
-    if name and not _QUALIFIED_NAME.match(name):
-        errors.append(_regex_error(_QUALIFIED_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"))
-    return errors
-
-
-def validate_label_value(value: str) -> list[str]:
-    errors = []
-    if len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _LABEL_VALUE.match(value):
-        errors.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errors
-
-
 def _name_errors(name: str, rule: str) -> list[str]:
     if rule == "label":
-        return dns_label_errors(name)
+        return is_dns1123_label(name)
     if rule == "path":
         return [f"may not contain '{c}'" for c in ("/", "%") if c in name] + (
             [f"may not be '{name}'"] if name in {".", ".."} else []
         )
-    return dns_subdomain_errors(name)
+    return is_dns1123_subdomain(name)
 
 
 def validate_object_meta(
@@ -176,13 +86,11 @@ def validate_object_meta(
             causes.append(field_invalid("metadata.labels", labels, "must be a map of strings"))
         else:
             for key, value in labels.items():
-                causes.extend(field_invalid("metadata.labels", key, e) for e in validate_qualified_name(key))
+                causes.extend(field_invalid("metadata.labels", key, e) for e in is_label_key(key))
                 if not isinstance(value, str):
                     causes.append(field_invalid(f"metadata.labels[{key}]", value, "must be a string"))
                 else:
-                    causes.extend(
-                        field_invalid("metadata.labels", value, e) for e in validate_label_value(value)
-                    )
+                    causes.extend(field_invalid("metadata.labels", value, e) for e in is_label_value(value))
     annotations = meta.get("annotations")
     if annotations is not None:
         if not isinstance(annotations, dict):
@@ -191,8 +99,7 @@ def validate_object_meta(
             total = 0
             for key, value in annotations.items():
                 causes.extend(
-                    field_invalid("metadata.annotations", key, e)
-                    for e in validate_qualified_name(key.lower())
+                    field_invalid("metadata.annotations", key, e) for e in is_label_key(key.lower())
                 )
                 if not isinstance(value, str):
                     causes.append(field_invalid(f"metadata.annotations[{key}]", value, "must be a string"))
@@ -212,7 +119,7 @@ def validate_object_meta(
             causes.append(field_invalid("metadata.finalizers", finalizers, "must be a list of strings"))
         else:
             for index, finalizer in enumerate(finalizers):
-                errors = validate_qualified_name(finalizer)
+                errors = is_label_key(finalizer)
                 causes.extend(field_invalid(f"metadata.finalizers[{index}]", finalizer, e) for e in errors)
             if old is not None and old["metadata"].get("deletionTimestamp"):
                 added = set(finalizers) - set(old["metadata"].get("finalizers") or [])
