@@ -57,24 +57,13 @@ def _manifests(argv: list[str]) -> int:
 async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Path) -> None:
     from certs.kubeapi import KubeAPI, WebhookConfigRef
     from certs.rotation import CertRotator, RotationSettings
-    from webhook.admission import AdmissionHandler
-    from webhook.app import create_app
-    from webhook.lookups import InMemoryLookups
-    from webhook.metrics import WebhookMetrics
-    from webhook.server import WebhookServer
+    from shared.kube import ClientSettings, KubeClient, load_connection
+    from webhook.runtime import build_webhook
 
     settings = settings_from_config(config)
-    # Informer-fed caches (shared.kube informers) fill these; until they report synced the
-    # server answers but /readyz stays 503 so no traffic is routed to it.
-    lookups = InMemoryLookups(is_synced=False)
-    handler = AdmissionHandler(settings=settings, lookups=lookups, metrics=WebhookMetrics())
-    server_box: list[WebhookServer] = []
-    app = create_app(
-        handler=handler,
-        readiness_checks={
-            "certificates": lambda: bool(server_box) and server_box[0].reloader.loaded,
-            "caches": lookups.synced,
-        },
+    client = KubeClient.from_connection(
+        load_connection(kubeconfig=kubeconfig),
+        settings=ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst),
     )
     icm = config.internal_cert_management
     api: KubeAPI | None = None
@@ -100,24 +89,27 @@ async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Pat
     def background(stop: asyncio.Event) -> list[Coroutine[Any, Any, None]]:
         return [rotator.run(stop)] if api is not None else []
 
-    server = WebhookServer(
-        app=app,
+    # Informer caches answer every lookup; /readyz stays 503 until they have synced (missing Kueue
+    # CRDs: the informers retry and readiness waits) and a certificate is in service.
+    process = build_webhook(
+        settings=settings,
+        client=client,
         cert_dir=cert_dir,
         host=config.webhook.host or "0.0.0.0",
         port=config.webhook.port,
-        background=background,
+        extra_background=background,
     )
-    server_box.append(server)
     stopped = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stopped.set)
     try:
-        await server.serve_until(stopped.wait())
+        await process.server.serve_until(stopped.wait())
     finally:
         if api is not None:
             await api.aclose()
+        await client.aclose()
 
 
 def main(argv: list[str]) -> int:
