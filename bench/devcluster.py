@@ -37,8 +37,18 @@ ROOT = Path(__file__).resolve().parent.parent
 def _start_server(tmp: Path) -> tuple[subprocess.Popen[bytes], str, str, ssl.SSLContext]:
     kubeconfig = tmp / "kubeconfig"
     process = subprocess.Popen(
-        [sys.executable, "-m", "kueue_bridge.cli", "devcluster", "--port", "0", "--kubeconfig-out", str(kubeconfig)],
-        cwd=ROOT, stdout=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "kueue_bridge.cli",
+            "devcluster",
+            "--port",
+            "0",
+            "--kubeconfig-out",
+            str(kubeconfig),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
     while not kubeconfig.exists():
@@ -47,7 +57,9 @@ def _start_server(tmp: Path) -> tuple[subprocess.Popen[bytes], str, str, ssl.SSL
         time.sleep(0.05)
     config = yaml.safe_load(kubeconfig.read_text())
     cluster = config["clusters"][0]["cluster"]
-    context = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+    context = ssl.create_default_context(
+        cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()
+    )
     return process, cluster["server"], config["users"][0]["user"]["token"], context
 
 
@@ -64,8 +76,12 @@ async def _run_concurrently(count: int, concurrency: int, make: Callable[[int], 
 
 
 def _configmap(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"bench": "yes"}},
-            "data": {"key": "value"}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": {"bench": "yes"}},
+        "data": {"key": "value"},
+    }
 
 
 async def _bench(url: str, token: str, context: ssl.SSLContext, args: argparse.Namespace) -> dict[str, float]:
