@@ -82,7 +82,9 @@ def test_invalid_namespace_name_uses_label_rule(kube: KubeTarget) -> None:
     response = kube.client.post("/api/v1/namespaces", json={"metadata": {"name": "a.b"}})
     assert response.status_code == 422
     # a valid subdomain but not a valid label: apimachinery's IsDNS1123Label says exactly this
-    assert status_of(response)["message"].endswith('metadata.name: Invalid value: "a.b": must not contain dots')
+    assert status_of(response)["message"].endswith(
+        'metadata.name: Invalid value: "a.b": must not contain dots'
+    )
 
 
 def test_create_in_missing_namespace_is_404(kube: KubeTarget) -> None:
