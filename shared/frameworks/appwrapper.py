@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from shared.constants import BATCH_JOB_COMPLETION_INDEX_ANNOTATION
 from shared.frameworks.base import AdapterError, FinishedState, GroupVersionKind
+from shared.frameworks.builtin_base import SpecManagedBy
 from shared.frameworks.conditions import condition_is_true
 from shared.frameworks.jobset import JOBSET_JOB_INDEX_LABEL
 from shared.frameworks.paths import FieldPath, PathSyntaxError, describe_type, parse_path
@@ -59,7 +60,6 @@ PYTORCH_REPLICA_INDEX_LABEL: Final = "training.kubeflow.org/replica-index"
 _COMPONENTS = parse_path("spec.components")
 _COMPONENT_STATUS = parse_path("status.componentStatus")
 _SUSPEND = parse_path("spec.suspend")
-_MANAGED_BY = parse_path("spec.managedBy")
 _NAME = parse_path("metadata.name")
 _PHASE = parse_path("status.phase")
 
@@ -74,19 +74,11 @@ class ResolvedPodSet:
     annotations: dict[str, str] = field(default_factory=dict)
 
 
-class AppWrapperAdapter:
+class AppWrapperAdapter(SpecManagedBy):
     """``GenericJob`` + ManagedBy."""
 
-    def __init__(self, obj: dict[str, Any]) -> None:
-        self._obj = obj
-
-    @property
-    def obj(self) -> dict[str, Any]:
-        return self._obj
-
-    @property
-    def gvk(self) -> GroupVersionKind:
-        return APPWRAPPER_GVK
+    GVK = APPWRAPPER_GVK
+    OWN_CONTROLLER = APPWRAPPER_CONTROLLER_NAME
 
     # --- pod-set resolution ---------------------------------------------------------------------
 
@@ -294,18 +286,6 @@ class AppWrapperAdapter:
         return condition_is_true(self._obj, "PodsReady")
 
     # --- JobWithManagedBy -----------------------------------------------------------------------
-
-    def can_default_managed_by(self) -> bool:
-        return self.managed_by() in (None, APPWRAPPER_CONTROLLER_NAME)
-
-    def managed_by(self) -> str | None:
-        return _MANAGED_BY.get_typed(self._obj, str, default=None)
-
-    def set_managed_by(self, value: str | None) -> None:
-        if value is None:
-            _MANAGED_BY.delete(self._obj)
-        else:
-            _MANAGED_BY.set(self._obj, value)
 
 
 def _info_to_wire(info: PodSetInfo) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from shared.frameworks.base import (
     ReclaimablePodCount,
     StopStep,
 )
+from shared.frameworks.builtin_base import SpecManagedBy
 from shared.frameworks.conditions import iter_conditions
 from shared.frameworks.paths import parse_path
 from shared.frameworks.strconv import GoParseError, atoi, parse_bool
@@ -65,7 +66,6 @@ _SUSPEND = parse_path("spec.suspend")
 _PARALLELISM = parse_path("spec.parallelism")
 _COMPLETIONS = parse_path("spec.completions")
 _COMPLETION_MODE = parse_path("spec.completionMode")
-_MANAGED_BY = parse_path("spec.managedBy")
 _TEMPLATE = parse_path("spec.template")
 _ANNOTATIONS = parse_path("metadata.annotations")
 _NAME = parse_path("metadata.name")
@@ -115,19 +115,11 @@ def _count_union(intervals: list[tuple[int, int]]) -> int:
     return count
 
 
-class BatchJobAdapter:
+class BatchJobAdapter(SpecManagedBy):
     """``GenericJob`` + ReclaimablePods, CustomStop, ManagedBy, PodLabelSelector, Validation."""
 
-    def __init__(self, obj: dict[str, Any]) -> None:
-        self._obj = obj
-
-    @property
-    def obj(self) -> dict[str, Any]:
-        return self._obj
-
-    @property
-    def gvk(self) -> GroupVersionKind:
-        return BATCH_JOB_GVK
+    GVK = BATCH_JOB_GVK
+    OWN_CONTROLLER = KUBERNETES_JOB_CONTROLLER
 
     # --- small readers ------------------------------------------------------------------------
 
@@ -293,18 +285,6 @@ class BatchJobAdapter:
         return steps
 
     # --- JobWithManagedBy ---------------------------------------------------------------------
-
-    def can_default_managed_by(self) -> bool:
-        return self.managed_by() in (None, KUBERNETES_JOB_CONTROLLER)
-
-    def managed_by(self) -> str | None:
-        return _MANAGED_BY.get_typed(self._obj, str, default=None)
-
-    def set_managed_by(self, value: str | None) -> None:
-        if value is None:
-            _MANAGED_BY.delete(self._obj)
-        else:
-            _MANAGED_BY.set(self._obj, value)
 
     # --- JobWithPodLabelSelector --------------------------------------------------------------
 

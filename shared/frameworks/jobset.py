@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from shared.constants import BATCH_JOB_COMPLETION_INDEX_ANNOTATION
 from shared.frameworks.base import AdapterError, FinishedState, GroupVersionKind, ReclaimablePodCount
+from shared.frameworks.builtin_base import SpecManagedBy
 from shared.frameworks.conditions import find_condition, iter_conditions
 from shared.frameworks.paths import FieldPath, describe_type, parse_path
 from shared.frameworks.templates import merge_infos, restore_infos, template_copy
@@ -40,7 +41,6 @@ JOBSET_JOB_INDEX_LABEL: Final = "jobset.sigs.k8s.io/job-index"
 
 _REPLICATED_JOBS = parse_path("spec.replicatedJobs")
 _SUSPEND = parse_path("spec.suspend")
-_MANAGED_BY = parse_path("spec.managedBy")
 _NAME = parse_path("metadata.name")
 _REPLICATED_JOBS_STATUS = parse_path("status.replicatedJobsStatus")
 _POD_TEMPLATE = parse_path("template.spec.template")
@@ -50,19 +50,11 @@ _RJ_PARALLELISM = parse_path("template.spec.parallelism")
 _RJ_COMPLETIONS = parse_path("template.spec.completions")
 
 
-class JobSetAdapter:
+class JobSetAdapter(SpecManagedBy):
     """``GenericJob`` + ReclaimablePods, ManagedBy, PodLabelSelector."""
 
-    def __init__(self, obj: dict[str, Any]) -> None:
-        self._obj = obj
-
-    @property
-    def obj(self) -> dict[str, Any]:
-        return self._obj
-
-    @property
-    def gvk(self) -> GroupVersionKind:
-        return JOBSET_GVK
+    GVK = JOBSET_GVK
+    OWN_CONTROLLER = JOBSET_CONTROLLER_NAME
 
     # --- replicated jobs ------------------------------------------------------------------------
 
@@ -170,18 +162,6 @@ class JobSetAdapter:
         return out
 
     # --- JobWithManagedBy / JobWithPodLabelSelector ---------------------------------------------
-
-    def can_default_managed_by(self) -> bool:
-        return self.managed_by() in (None, JOBSET_CONTROLLER_NAME)
-
-    def managed_by(self) -> str | None:
-        return _MANAGED_BY.get_typed(self._obj, str, default=None)
-
-    def set_managed_by(self, value: str | None) -> None:
-        if value is None:
-            _MANAGED_BY.delete(self._obj)
-        else:
-            _MANAGED_BY.set(self._obj, value)
 
     def pod_label_selector(self) -> str:
         return f"{JOBSET_NAME_LABEL}={_NAME.get_typed(self._obj, str, default='')}"

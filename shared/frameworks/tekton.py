@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
 from shared.frameworks.base import AdapterError, FinishedState, GroupVersionKind, StopStep
+from shared.frameworks.builtin_base import SpecManagedBy
 from shared.frameworks.conditions import find_condition
 from shared.frameworks.paths import parse_path
 from shared.models.workload import PodSet
@@ -53,24 +54,15 @@ _QUANTITY = re.compile(
 )
 
 _STATUS = parse_path("spec.status")
-_MANAGED_BY = parse_path("spec.managedBy")
 _ANNOTATIONS = parse_path("metadata.annotations")
 _START_TIME = parse_path("status.startTime")
 
 
-class PipelineRunAdapter:
+class PipelineRunAdapter(SpecManagedBy):
     """``GenericJob`` + CustomStop, ManagedBy."""
 
-    def __init__(self, obj: dict[str, Any]) -> None:
-        self._obj = obj
-
-    @property
-    def obj(self) -> dict[str, Any]:
-        return self._obj
-
-    @property
-    def gvk(self) -> GroupVersionKind:
-        return PIPELINERUN_GVK
+    GVK = PIPELINERUN_GVK
+    OWN_CONTROLLER = TEKTON_CONTROLLER_NAME
 
     def _spec_status(self) -> str:
         return _STATUS.get_typed(self._obj, str, default="")
@@ -136,15 +128,3 @@ class PipelineRunAdapter:
         return [StopStep({"spec": {"status": STOPPED_RUN_FINALLY}})]
 
     # --- JobWithManagedBy -----------------------------------------------------------------------
-
-    def can_default_managed_by(self) -> bool:
-        return self.managed_by() in (None, TEKTON_CONTROLLER_NAME)
-
-    def managed_by(self) -> str | None:
-        return _MANAGED_BY.get_typed(self._obj, str, default=None)
-
-    def set_managed_by(self, value: str | None) -> None:
-        if value is None:
-            _MANAGED_BY.delete(self._obj)
-        else:
-            _MANAGED_BY.set(self._obj, value)

@@ -1,0 +1,54 @@
+"""What every built-in adapter shares: holding the raw object, and the ``spec.managedBy`` protocol.
+
+Built-in adapters wrap the raw object read from the API server (never a copy, never a model) and
+mutate it in place; ``RawJobAdapter`` is that holder. All four built-in kinds keep their manager in
+``spec.managedBy`` and may have it defaulted to MultiKueue only while it is unset or names the
+kind's own controller (Kueue's ``CanDefaultManagedBy``); ``SpecManagedBy`` implements
+``JobWithManagedBy`` once for them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from shared.frameworks.base import GroupVersionKind
+from shared.frameworks.paths import parse_path
+
+__all__ = ["RawJobAdapter", "SpecManagedBy"]
+
+_MANAGED_BY = parse_path("spec.managedBy")
+
+
+class RawJobAdapter:
+    """Holds the raw job dict; subclasses set ``GVK``."""
+
+    GVK: ClassVar[GroupVersionKind]
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self._obj = obj
+
+    @property
+    def obj(self) -> dict[str, Any]:
+        return self._obj
+
+    @property
+    def gvk(self) -> GroupVersionKind:
+        return self.GVK
+
+
+class SpecManagedBy(RawJobAdapter):
+    """``JobWithManagedBy`` on ``spec.managedBy``; subclasses set ``OWN_CONTROLLER``."""
+
+    OWN_CONTROLLER: ClassVar[str]
+
+    def can_default_managed_by(self) -> bool:
+        return self.managed_by() in (None, self.OWN_CONTROLLER)
+
+    def managed_by(self) -> str | None:
+        return _MANAGED_BY.get_typed(self._obj, str, default=None)
+
+    def set_managed_by(self, value: str | None) -> None:
+        if value is None:
+            _MANAGED_BY.delete(self._obj)
+        else:
+            _MANAGED_BY.set(self._obj, value)
