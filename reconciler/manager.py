@@ -39,9 +39,10 @@ from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import KubeClient
 from shared.kube.controller import Controller, Result
-from shared.kube.informer import Informer, StoreView
+from shared.kube.informer import Informer, StoreView, index_by_controller_uid
 
 __all__ = [
+    "CONTROLLER_UID_INDEX",
     "KUEUE_KNOWN_OWNER_KINDS",
     "WORKLOAD_OWNER_INDEX",
     "InformerReader",
@@ -55,6 +56,7 @@ logger = logging.getLogger(__name__)
 WireDict = dict[str, Any]
 
 WORKLOAD_OWNER_INDEX = "owner"
+CONTROLLER_UID_INDEX = "controller-uid"
 
 #: Kinds Kueue registers as integrations: the ancestor walk follows them whether or not they are
 #: managed here (a child of a JobSet that real Kueue manages is still a child).
@@ -156,7 +158,12 @@ class ReconcilerManager:
         stores = {key: _StoreAdapter(informer.store) for key, informer in self._informers.items()}
         job_informers: dict[GroupVersionKind, Informer] = {}
         for gvk in registry.gvks:
-            informer = Informer(client, gvk, resync_period=options.resync_period)
+            informer = Informer(
+                client,
+                gvk,
+                indexers={CONTROLLER_UID_INDEX: index_by_controller_uid},
+                resync_period=options.resync_period,
+            )
             job_informers[gvk] = informer
             self._informers[(gvk.group, gvk.kind)] = informer
             stores[(gvk.group, gvk.kind)] = _StoreAdapter(informer.store)
@@ -175,7 +182,7 @@ class ReconcilerManager:
                 metrics=client.metrics,
             )
             controller.watch(informer)
-            controller.watch(self._workload_informer, keys=self._owner_job_keys(gvk))
+            controller.watch(self._workload_informer, keys=self._job_keys_for_workload(gvk, informer.store))
             self.controllers.append(controller)
 
     @property
@@ -193,14 +200,23 @@ class ReconcilerManager:
         return reconcile
 
     @staticmethod
-    def _owner_job_keys(gvk: GroupVersionKind) -> Callable[[WireDict], list[str]]:
+    def _job_keys_for_workload(gvk: GroupVersionKind, jobs: StoreView) -> Callable[[WireDict], list[str]]:
+        """Keys of ``gvk`` jobs a Workload event concerns: its owners, and their child jobs.
+
+        Children matter because their fate follows the ancestor's Workload (kept suspended until it
+        is admitted, stopped when it is evicted); Kueue's batch Job controller watches the same way.
+        """
+
         def keys(workload: WireDict) -> list[str]:
             metadata = workload.get("metadata") or {}
+            namespace = metadata.get("namespace")
             found = []
             for reference in metadata.get("ownerReferences") or []:
                 group = str(reference.get("apiVersion", "")).rpartition("/")[0]
                 if (group, reference.get("kind")) == (gvk.group, gvk.kind):
-                    found.append(f"{metadata.get('namespace')}/{reference.get('name')}")
+                    found.append(f"{namespace}/{reference.get('name')}")
+                for child in jobs.by_index(CONTROLLER_UID_INDEX, str(reference.get("uid", ""))):
+                    found.append(f"{namespace}/{(child.get('metadata') or {}).get('name')}")
             return found
 
         return keys
