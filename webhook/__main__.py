@@ -6,6 +6,9 @@
   the caBundles current (``certs.CertRotator``), like Kueue's manager does.
 * ``kueue-bridge webhook manifests --config FILE (--url URL | --service NAME)`` prints the
   Mutating/ValidatingWebhookConfigurations as YAML.
+* ``kueue-bridge webhook register --config FILE (--url URL | --service NAME) --ca-file PEM
+  [--kubeconfig FILE]`` creates or replaces them in the cluster with that CA as ``caBundle``
+  (installs without ``kubectl`` or internal certificate management, e.g. docker-compose).
 
 Exit codes: 0 success, 1 runtime/configuration error (message on stderr), 2 usage error.
 """
@@ -16,6 +19,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import Coroutine
@@ -25,6 +29,7 @@ from typing import Any
 import yaml
 
 from shared.config import ConfigError, Configuration, load_config
+from shared.kube.errors import KubeError
 from webhook.manifests import (
     MUTATING_CONFIGURATION_NAME,
     VALIDATING_CONFIGURATION_NAME,
@@ -37,21 +42,65 @@ __all__ = ["main"]
 log = logging.getLogger("kueue_bridge.webhook")
 
 
-def _manifests(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="kueue-bridge webhook manifests")
+def _rendering_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog)
     parser.add_argument("--config", required=True)
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--url", help="webhook base URL (local runs), e.g. https://127.0.0.1:9443")
     target.add_argument("--service", help="webhook Service name (in-cluster)")
     parser.add_argument("--port", type=int, default=443, help="Service port")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _render(args: argparse.Namespace) -> list[dict[str, Any]]:
     config = load_config(args.config)
     settings = settings_from_config(config)
-    documents = render_webhook_configurations(
+    return render_webhook_configurations(
         settings.frameworks, namespace=config.namespace, url=args.url, service=args.service, port=args.port
     )
-    sys.stdout.write(yaml.safe_dump_all(documents, sort_keys=False))
+
+
+def _manifests(argv: list[str]) -> int:
+    args = _rendering_parser("kueue-bridge webhook manifests").parse_args(argv)
+    sys.stdout.write(yaml.safe_dump_all(_render(args), sort_keys=False))
     return 0
+
+
+def _register(argv: list[str]) -> int:
+    from shared.kube import KubeClient, load_connection
+    from webhook.registration import register_webhook_configurations
+
+    parser = _rendering_parser("kueue-bridge webhook register")
+    parser.add_argument(
+        "--ca-file", required=True, type=Path, help="PEM CA certificate the API server trusts"
+    )
+    parser.add_argument("--kubeconfig", default=None, help="kubeconfig (default: in-cluster)")
+    args = parser.parse_args(argv)
+    documents = _render(args)
+    ca_pem = args.ca_file.read_bytes()
+
+    async def run() -> list[str]:
+        async with KubeClient.from_connection(load_connection(kubeconfig=args.kubeconfig)) as client:
+            return await register_webhook_configurations(client, documents, ca_pem=ca_pem)
+
+    for written in asyncio.run(run()):
+        print(f"registered {written}")
+    return 0
+
+
+def _writable(cert_dir: Path) -> Path | None:
+    """``cert_dir`` when the rotator may mirror files into it; ``None`` for a mounted Secret volume.
+
+    In a cluster the directory is the (read-only) Secret volume and the kubelet delivers the files
+    the rotator stored in the Secret; writing there would fail every rotation round before the
+    caBundle is injected. Locally the directory is ours to write.
+    """
+    with contextlib.suppress(OSError):
+        cert_dir.mkdir(parents=True, exist_ok=True)
+    if os.access(cert_dir, os.W_OK):
+        return cert_dir
+    log.info("%s is read-only (a mounted Secret); the kubelet delivers rotated certificates", cert_dir)
+    return None
 
 
 async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Path) -> None:
@@ -80,7 +129,7 @@ async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Pat
                 service=icm.webhook_service_name,
                 namespace=config.namespace,
                 secret_name=icm.webhook_secret_name,
-                cert_dir=cert_dir,
+                cert_dir=_writable(cert_dir),
             ),
             secrets=api,
             injector=api,
@@ -105,7 +154,8 @@ async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Pat
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stopped.set)
     try:
-        await process.server.serve_until(stopped.wait())
+        # in a cluster a fresh Secret reaches the volume at the kubelet's next sync (about a minute)
+        await process.server.serve_until(stopped.wait(), wait_for_certificate=300.0)
     finally:
         if api is not None:
             await api.aclose()
@@ -117,6 +167,8 @@ def main(argv: list[str]) -> int:
     try:
         if argv[:1] == ["manifests"]:
             return _manifests(argv[1:])
+        if argv[:1] == ["register"]:
+            return _register(argv[1:])
         parser = argparse.ArgumentParser(prog="kueue-bridge webhook", description=__doc__.splitlines()[0])
         parser.add_argument("--config", required=True, help="kueue-bridge (Kueue v1beta2) configuration file")
         parser.add_argument("--kubeconfig", default=None, help="kubeconfig (default: in-cluster)")
@@ -132,7 +184,7 @@ def main(argv: list[str]) -> int:
     except ConfigError as exc:
         print(f"kueue-bridge webhook: {exc}", file=sys.stderr)
         return 1
-    except (OSError, TimeoutError, ValueError) as exc:
+    except (OSError, TimeoutError, ValueError, KubeError) as exc:
         print(f"kueue-bridge webhook: {exc}", file=sys.stderr)
         return 1
 

@@ -123,8 +123,8 @@ class WebhookServer:
             if transport is not None and (cycle is None or cycle.response_complete):
                 transport.abort()
 
-    async def serve_until(self, stopped: Awaitable[object]) -> None:
-        await self.start()
+    async def serve_until(self, stopped: Awaitable[object], *, wait_for_certificate: float = 30.0) -> None:
+        await self.start(wait_for_certificate=wait_for_certificate)
         try:
             await stopped
         finally:

@@ -9,7 +9,6 @@ CA injected as ``caBundle``; every assertion is made through the API server.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import ssl
 from collections.abc import AsyncIterator
@@ -33,6 +32,7 @@ from webhook.informer_lookups import (
     NAMESPACE_GVK,
 )
 from webhook.manifests import render_webhook_configurations
+from webhook.registration import register_webhook_configurations
 from webhook.runtime import WebhookProcess, build_webhook
 from webhook.wiring import settings_from_config
 
@@ -41,8 +41,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared]
 JOB = GroupVersionKind("batch", "v1", "Job")
 WIDGET = GroupVersionKind("e2e.example.com", "v1", "Widget")
 APPWRAPPER = GroupVersionKind("workload.codeflare.dev", "v1beta2", "AppWrapper")
-MUTATING = GroupVersionKind("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration")
-VALIDATING = GroupVersionKind("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration")
 KUEUE_CRDS = ("localqueues", "clusterqueues", "admissionchecks", "workloadpriorityclasses", "resourceflavors")
 NS = "team"
 
@@ -178,14 +176,16 @@ async def running_webhook(
 
 
 async def register(client: KubeClient, config: Configuration, *, url: str, ca_pem: bytes) -> None:
-    mutating, validating = render_webhook_configurations(
+    documents = render_webhook_configurations(
         settings_from_config(config).frameworks, namespace=config.namespace, url=url
     )
-    bundle = base64.b64encode(ca_pem).decode()
-    for document, gvk in ((mutating, MUTATING), (validating, VALIDATING)):
-        for hook in document["webhooks"]:
-            hook["clientConfig"]["caBundle"] = bundle
-        await client.create(gvk, document)
+    written = await register_webhook_configurations(client, documents, ca_pem=ca_pem)
+    assert written == [
+        "MutatingWebhookConfiguration/kueue-bridge-mutating-webhook-configuration",
+        "ValidatingWebhookConfiguration/kueue-bridge-validating-webhook-configuration",
+    ]
+    # idempotent: a second registration replaces them
+    assert await register_webhook_configurations(client, documents, ca_pem=ca_pem) == written
 
 
 async def readyz(url: str, ca: CertificateAuthority) -> httpx.Response:

@@ -1,0 +1,293 @@
+"""Structural invariants of deploy/ (kustomize base, Dockerfile) and docker-compose.yaml.
+
+No kustomize binary or Docker engine here: every YAML is loaded and the kustomization is resolved
+by hand (its ``resources`` and ``configMapGenerator`` files), which is all the base uses.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kueue_bridge.cli import COMPONENTS
+from shared.config import load_config
+from webhook.manifests import render_webhook_configurations
+from webhook.wiring import settings_from_config
+
+REPO = Path(__file__).resolve().parents[3]
+DEPLOY = REPO / "deploy"
+BASE = DEPLOY / "base"
+NAMESPACE = "kueue-bridge-system"
+ALLOWED_VERBS = {"get", "list", "watch", "create", "update", "patch", "delete"}
+
+
+def load_all(path: Path) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+def base_objects() -> list[dict[str, Any]]:
+    kustomization = yaml.safe_load((BASE / "kustomization.yaml").read_text())
+    objects = [obj for name in kustomization["resources"] for obj in load_all(BASE / name)]
+    for generator in kustomization.get("configMapGenerator", []):
+        data = {Path(f).name: (BASE / f).read_text() for f in generator["files"]}
+        objects.append(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": generator["name"]}, "data": data}
+        )
+    return objects
+
+
+def by_kind(kind: str) -> list[dict[str, Any]]:
+    return [obj for obj in base_objects() if obj["kind"] == kind]
+
+
+def named(kind: str, name: str) -> dict[str, Any]:
+    (obj,) = [o for o in by_kind(kind) if o["metadata"]["name"] == name]
+    return obj
+
+
+def test_every_yaml_in_deploy_loads_and_the_base_lists_all_of_its_files() -> None:
+    files = sorted(DEPLOY.rglob("*.yaml"))
+    assert files
+    for path in files:
+        assert load_all(path), path
+    kustomization = yaml.safe_load((BASE / "kustomization.yaml").read_text())
+    listed = set(kustomization["resources"]) | {
+        f for g in kustomization["configMapGenerator"] for f in g["files"]
+    }
+    assert listed == {p.name for p in BASE.glob("*.yaml")} - {"kustomization.yaml"}
+    assert kustomization["namespace"] == NAMESPACE
+
+
+def test_base_config_is_valid_and_webhook_configurations_are_what_the_cli_renders() -> None:
+    config = load_config(BASE / "config.yaml")
+    assert config.namespace == NAMESPACE
+    rendered = render_webhook_configurations(
+        settings_from_config(config).frameworks,
+        namespace=config.namespace,
+        service=config.internal_cert_management.webhook_service_name,
+    )
+    shipped = load_all(BASE / "webhook-configurations.yaml")
+    assert shipped == rendered
+    for document in shipped:
+        for hook in document["webhooks"]:
+            assert hook["failurePolicy"] == "Fail"
+            assert hook["sideEffects"] == "None"
+            assert hook["clientConfig"]["service"]["namespace"] == NAMESPACE
+    assert named("Service", "kueue-bridge-webhook-service")
+    assert named("Secret", config.internal_cert_management.webhook_secret_name)
+
+
+def deployment(name: str) -> dict[str, Any]:
+    return named("Deployment", name)
+
+
+def container(name: str) -> dict[str, Any]:
+    (only,) = deployment(name)["spec"]["template"]["spec"]["containers"]
+    return dict(only)
+
+
+@pytest.mark.parametrize(("name", "replicas"), [("kueue-bridge-webhook", 2), ("kueue-bridge-reconciler", 2)])
+def test_deployments_are_replicated_non_root_and_read_config_from_the_configmap(
+    name: str, replicas: int
+) -> None:
+    spec = deployment(name)["spec"]
+    assert spec["replicas"] >= replicas
+    pod = spec["template"]["spec"]
+    assert spec["selector"]["matchLabels"].items() <= spec["template"]["metadata"]["labels"].items()
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] != 0
+    c = container(name)
+    assert c["securityContext"]["allowPrivilegeEscalation"] is False
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    assert c["securityContext"]["capabilities"]["drop"] == ["ALL"]
+    config_volume = next(v for v in pod["volumes"] if "configMap" in v)
+    assert config_volume["configMap"]["name"] == "kueue-bridge-config"
+    assert c["args"][0] in COMPONENTS
+    assert c["args"][c["args"].index("--config") + 1].startswith(
+        next(m["mountPath"] for m in c["volumeMounts"] if m["name"] == config_volume["name"])
+    )
+    assert named("ServiceAccount", pod["serviceAccountName"])
+
+
+def test_webhook_probes_use_https_on_the_serving_port_and_mount_the_cert_secret() -> None:
+    config = load_config(BASE / "config.yaml")
+    c = container("kueue-bridge-webhook")
+    port = next(p for p in c["ports"] if p["name"] == "webhook")
+    assert port["containerPort"] == config.webhook.port
+    for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
+        get = c[probe]["httpGet"]
+        assert (get["path"], get["port"], get["scheme"]) == (path, "webhook", "HTTPS")
+    mount = next(m for m in c["volumeMounts"] if m["mountPath"] == config.webhook.cert_dir)
+    pod = deployment("kueue-bridge-webhook")["spec"]["template"]["spec"]
+    volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+    assert volume["secret"]["secretName"] == config.internal_cert_management.webhook_secret_name
+    service = named("Service", "kueue-bridge-webhook-service")
+    assert (
+        service["spec"]["selector"].items()
+        <= deployment("kueue-bridge-webhook")["spec"]["template"]["metadata"]["labels"].items()
+    )
+
+
+def rules_of(service_account: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(Role kind, rule) for every rule bound to the ServiceAccount."""
+    for binding in by_kind("ClusterRoleBinding") + by_kind("RoleBinding"):
+        if any(s["kind"] == "ServiceAccount" and s["name"] == service_account for s in binding["subjects"]):
+            role = named(binding["roleRef"]["kind"], binding["roleRef"]["name"])
+            for rule in role["rules"]:
+                yield role["kind"], rule
+
+
+def grants(service_account: str) -> set[tuple[str, str, str]]:
+    return {
+        (group, resource, verb)
+        for _, rule in rules_of(service_account)
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+def test_rbac_has_no_wildcards_and_only_allowed_verbs() -> None:
+    for kind in ("ClusterRole", "Role"):
+        for role in by_kind(kind):
+            for rule in role["rules"]:
+                for field in ("apiGroups", "resources", "verbs"):
+                    assert "*" not in rule[field], (role["metadata"]["name"], rule)
+                assert set(rule["verbs"]) <= ALLOWED_VERBS, (role["metadata"]["name"], rule)
+
+
+def test_webhook_rbac_is_read_only_except_its_own_secret_and_configurations() -> None:
+    granted = grants("kueue-bridge-webhook")
+    reads = {
+        ("", "namespaces"),
+        ("kueue.x-k8s.io", "localqueues"),
+        ("kueue.x-k8s.io", "clusterqueues"),
+        ("kueue.x-k8s.io", "admissionchecks"),
+        ("kueue.x-k8s.io", "workloadpriorityclasses"),
+        ("batch", "jobs"),
+        ("apps", "replicasets"),
+    }
+    for group, resource in reads:
+        assert {(group, resource, v) for v in ("get", "list", "watch")} <= granted
+    writes = {g for g in granted if g[2] not in {"get", "list", "watch"}}
+    assert {(g, r) for g, r, _ in writes} <= {
+        ("", "secrets"),
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+    }
+    for kind, rule in rules_of("kueue-bridge-webhook"):
+        if set(rule["resources"]) & {
+            "secrets",
+            "mutatingwebhookconfigurations",
+            "validatingwebhookconfigurations",
+        }:
+            assert rule.get("resourceNames"), rule
+            assert set(rule["verbs"]) <= {"get", "update", "patch"}, rule
+            if "secrets" in rule["resources"]:
+                assert kind == "Role" and rule["resourceNames"] == ["kueue-bridge-webhook-server-cert"]
+
+
+def test_reconciler_rbac_covers_what_it_does_and_no_more() -> None:
+    granted = grants("kueue-bridge-reconciler")
+    expected = (
+        {("batch", "jobs", v) for v in ("get", "list", "watch", "update", "patch")}
+        | {("batch", "jobs/status", v) for v in ("get", "update", "patch")}
+        | {
+            ("kueue.x-k8s.io", "workloads", v)
+            for v in ("get", "list", "watch", "create", "update", "patch", "delete")
+        }
+        | {("kueue.x-k8s.io", "workloads/status", v) for v in ("get", "update", "patch")}
+        | {("kueue.x-k8s.io", "workloads/finalizers", "update")}
+        | {
+            ("kueue.x-k8s.io", r, v)
+            for r in ("resourceflavors", "workloadpriorityclasses")
+            for v in ("get", "list", "watch")
+        }
+        | {("scheduling.k8s.io", "priorityclasses", v) for v in ("get", "list", "watch")}
+        | {("", "namespaces", v) for v in ("get", "list", "watch")}
+        | {(g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "patch")}
+        | {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
+    )
+    assert granted == expected
+    assert not {g for g in granted if g[1] == "secrets"}
+    for kind, rule in rules_of("kueue-bridge-reconciler"):
+        if "leases" in rule["resources"]:
+            assert kind == "Role"  # only in its own namespace
+
+
+def test_dockerfile_installs_the_package_as_non_root_with_the_cli_entrypoint() -> None:
+    text = (DEPLOY / "Dockerfile").read_text()
+    assert re.search(r"^FROM python:3\.11-slim$", text, re.M)
+    assert re.search(r"pip install \.", text)
+    user = re.findall(r"^USER (\S+)$", text, re.M)
+    assert user and user[-1].split(":")[0] not in {"0", "root"}
+    assert re.search(r'^ENTRYPOINT \["kueue-bridge"\]$', text, re.M)
+    for package in ("kueue_bridge", "shared", "webhook", "reconciler", "certs"):
+        assert re.search(rf"^COPY {package} ", text, re.M), package
+
+
+# --- docker-compose.yaml ---------------------------------------------------------------------------
+def compose() -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load((REPO / "docker-compose.yaml").read_text())
+    return document
+
+
+def kueue_bridge_invocations(service: dict[str, Any]) -> list[list[str]]:
+    """The ``kueue-bridge ...`` command lines a service of our image runs."""
+    entrypoint = service.get("entrypoint")
+    command = service.get("command") or []
+    if entrypoint in (None, ["kueue-bridge"]):
+        return [list(command)]
+    script = "\n".join(command)
+    return [
+        shlex.split(line.strip())[1:]
+        for line in script.splitlines()
+        if line.strip().startswith("kueue-bridge ")
+    ]
+
+
+def test_compose_services_dependencies_and_commands() -> None:
+    services = compose()["services"]
+    assert {"etcd", "kube-apiserver", "kueue", "webhook", "reconciler", "multikueue"} <= set(services)
+    assert services["etcd"]["image"].startswith("registry.k8s.io/etcd:")
+    assert services["kube-apiserver"]["image"].startswith("registry.k8s.io/kube-apiserver:")
+    assert services["kueue"]["image"].startswith("registry.k8s.io/kueue/kueue:")
+    for name, service in services.items():
+        for dependency in service.get("depends_on") or {}:
+            assert dependency in services, (name, dependency)
+        for volume in service.get("volumes") or []:
+            source = volume.split(":")[0]
+            if source.startswith("./"):
+                assert (REPO / source).exists(), (name, source)
+    ours = {
+        name: s for name, s in services.items() if s.get("build", {}).get("dockerfile") == "deploy/Dockerfile"
+    }
+    assert {"webhook", "reconciler", "multikueue", "register-webhooks", "pki"} <= set(ours)
+    for name, service in ours.items():
+        invocations = kueue_bridge_invocations(service)
+        assert invocations, name
+        for argv in invocations:
+            assert argv[0] in COMPONENTS, (name, argv)
+            if argv[0] == "webhook" and argv[1] in {"manifests", "register"}:
+                continue
+            if argv[0] == "certs":
+                assert argv[1] in {"generate", "inject"}, (name, argv)
+
+
+def test_compose_kueue_hands_batch_job_to_kueue_bridge() -> None:
+    services = compose()["services"]
+    mount = next(v for v in services["kueue"]["volumes"] if v.startswith("./"))
+    kueue_config = yaml.safe_load((REPO / mount.split(":")[0]).read_text())
+    assert "batch/job" not in kueue_config["integrations"]["frameworks"]
+    assert "Job.v1.batch" in kueue_config["integrations"]["externalFrameworks"]
+    bridge_mount = next(v for v in services["webhook"]["volumes"] if v.startswith("./"))
+    bridge_config = load_config(REPO / bridge_mount.split(":")[0])
+    assert "batch/job" in bridge_config.integrations.frameworks
+    assert not bridge_config.internal_cert_management.enable
+    assert bridge_config.webhook.cert_dir == "/pki/webhook"
