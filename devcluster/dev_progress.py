@@ -19,7 +19,8 @@ terminal and, on anything else (CI logs, pipes), appends the table only when a r
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import shutil
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, TextIO
@@ -154,9 +155,18 @@ def render_table(rows: Sequence[JobRow]) -> list[str]:
 class TableDisplay:
     """Shows successive tables: redrawn in place on a TTY, appended on change otherwise."""
 
-    def __init__(self, *, out: TextIO, tty: bool | None = None, clock: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        out: TextIO,
+        tty: bool | None = None,
+        clock: Callable[[], datetime] | None = None,
+        width: Callable[[], int] | None = None,
+    ) -> None:
         self._out = out
         self._tty = out.isatty() if tty is None else tty
+        # a wrapped line would break the cursor-up count of the next redraw: cut at the width
+        self._width = width or (lambda: shutil.get_terminal_size().columns)
         self._drawn_lines = 0
         self._last_states: tuple[tuple[str, str], ...] | None = None
         self._clock = clock or (lambda: datetime.now(UTC))
@@ -166,6 +176,8 @@ class TableDisplay:
         if footer:
             lines.append(footer)
         if self._tty:
+            width = max(self._width() - 1, 20)
+            lines = [line[:width] for line in lines]
             # cursor up over the previous drawing, clear to the end of the screen, draw again
             prefix = f"\x1b[{self._drawn_lines}F\x1b[J" if self._drawn_lines else ""
             self._out.write(prefix + "\n".join(lines) + "\n")

@@ -1,0 +1,145 @@
+"""The ``kueue-bridge dev`` table without processes: states from job + Workload, layout, redraws.
+
+The states are what a user reads to follow a job, so each is pinned to the API objects that make
+it: no Workload yet -> Suspended; Workload without reservation -> Pending; reserved but the job
+still suspended -> Admitted; job unsuspended -> Running; Workload ``Finished=True`` -> Finished
+with the condition's reason, even if the job itself finished earlier (the Workload is the proof the
+reconciler did its part).
+"""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from devcluster.dev_progress import JobRow, TableDisplay, format_age, job_row, render_table
+
+NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
+
+
+def job(*, suspend: bool | None, uid: str = "u1", kind: str = "Job") -> dict[str, Any]:
+    spec: dict[str, Any] = {} if suspend is None else {"suspend": suspend}
+    created = (NOW - timedelta(seconds=75)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "kind": kind,
+        "metadata": {"name": "hello", "namespace": "team-a", "uid": uid, "creationTimestamp": created},
+        "spec": spec,
+    }
+
+
+def workload(
+    *conditions: tuple[str, str, str], owner: str = "u1", admitted_to: str | None = None
+) -> dict[str, Any]:
+    status: dict[str, Any] = {
+        "conditions": [{"type": t, "status": s, "reason": r} for t, s, r in conditions],
+    }
+    if admitted_to:
+        status["admission"] = {"clusterQueue": admitted_to}
+    return {
+        "metadata": {"name": "job-hello-1a2b3", "namespace": "team-a", "ownerReferences": [{"uid": owner}]},
+        "status": status,
+    }
+
+
+def row_for(obj: dict[str, Any], *workloads: dict[str, Any]) -> JobRow:
+    return job_row(job=obj, suspend_path=("spec", "suspend"), workloads=list(workloads), now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("suspend", "workloads", "state"),
+    [
+        (True, [], "Suspended"),
+        (True, [workload(owner="someone-else")], "Suspended"),
+        (True, [workload(("QuotaReserved", "False", "Pending"))], "Pending"),
+        (True, [workload(("QuotaReserved", "True", "QuotaReserved"), admitted_to="cq")], "Admitted"),
+        (False, [workload(("QuotaReserved", "True", "QuotaReserved"), admitted_to="cq")], "Running"),
+        (None, [], "Running"),
+        (False, [workload(("Finished", "True", "Succeeded"), admitted_to="cq")], "Finished(Succeeded)"),
+        (True, [workload(("Finished", "True", "Failed"))], "Finished(Failed)"),
+    ],
+)
+def test_state_follows_the_job_and_its_workload(
+    suspend: bool | None, workloads: list[dict[str, Any]], state: str
+) -> None:
+    row = row_for(job(suspend=suspend), *workloads)
+    assert row.state == state
+    assert row.finished is state.startswith("Finished")
+
+
+def test_row_names_the_workload_its_cluster_queue_and_age() -> None:
+    row = row_for(
+        job(suspend=False), workload(("QuotaReserved", "True", "x"), admitted_to="dev-cluster-queue")
+    )
+    assert row.cells() == ("Job", "team-a/hello", "Running", "job-hello-1a2b3", "dev-cluster-queue", "1m15s")
+    assert row_for(job(suspend=True)).cells()[3:5] == ("-", "-")
+
+
+def test_a_declarative_kind_uses_its_own_suspend_path() -> None:
+    obj = job(suspend=None, kind="TrainingRun")
+    obj["spec"]["paused"] = True
+    row = job_row(job=obj, suspend_path=("spec", "paused"), workloads=[], now=NOW)
+    assert (row.kind, row.state) == ("TrainingRun", "Suspended")
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(0, "0s"), (59.9, "59s"), (60, "1m"), (75, "1m15s"), (3600, "1h"), (3725, "1h2m")]
+)
+def test_age_is_kubectl_style(seconds: float, text: str) -> None:
+    assert format_age(seconds) == text
+
+
+def test_table_columns_are_aligned() -> None:
+    rows = [
+        JobRow("Job", "team-a/hello", "Pending", "job-hello-1", "-", "3s"),
+        JobRow(
+            "SampleJob",
+            "team-a/train",
+            "Finished(Succeeded)",
+            "samplejob-train-2",
+            "dev-cluster-queue",
+            "10s",
+        ),
+    ]
+    lines = render_table(rows)
+    assert lines[0].split() == ["KIND", "NAMESPACE/NAME", "STATE", "WORKLOAD", "CLUSTERQUEUE", "AGE"]
+    starts = [line.index(cell) for line, cell in zip(lines, ("STATE", "Pending", "Finished"), strict=True)]
+    assert len(set(starts)) == 1
+
+
+def test_without_a_tty_tables_are_appended_only_when_a_state_changes() -> None:
+    out = io.StringIO()
+    display = TableDisplay(out=out, tty=False, clock=lambda: NOW)
+    pending = [JobRow("Job", "team-a/hello", "Pending", "w", "-", "1s")]
+    display.show(pending)
+    display.show([JobRow("Job", "team-a/hello", "Pending", "w", "-", "2s")])  # only the age moved
+    display.show([JobRow("Job", "team-a/hello", "Running", "w", "cq", "3s")])
+    text = out.getvalue()
+    assert "\x1b[" not in text
+    assert text.count("KIND") == 2
+    assert text.count("--- 12:00:00") == 2
+    display.final([JobRow("Job", "team-a/hello", "Running", "w", "cq", "4s")], footer="done")
+    assert out.getvalue().count("KIND") == 3
+    assert out.getvalue().endswith("done\n")
+
+
+def test_on_a_tty_the_table_is_redrawn_in_place() -> None:
+    out = io.StringIO()
+    display = TableDisplay(out=out, tty=True)
+    rows = [JobRow("Job", "team-a/hello", "Pending", "w", "-", "1s")]
+    display.show(rows, footer="Ctrl-C stops everything")
+    first = out.getvalue()
+    assert not first.startswith("\x1b[")
+    display.show(rows, footer="Ctrl-C stops everything")
+    # cursor up over the 3 lines drawn (header, row, footer), clear, draw again
+    assert out.getvalue()[len(first) :].startswith("\x1b[3F\x1b[J")
+
+
+def test_on_a_tty_lines_are_cut_at_the_terminal_width() -> None:
+    out = io.StringIO()
+    TableDisplay(out=out, tty=True, width=lambda: 30).show(
+        [JobRow("Job", "a/b" * 20, "Pending", "w", "-", "1s")]
+    )
+    assert max(len(line) for line in out.getvalue().splitlines()) == 29
