@@ -30,8 +30,9 @@ unit: $(STAMP)
 
 test: lint typecheck contracts unit
 
+# `make dev DEV_ARGS="--reset --port 0"` passes flags to `kueue-bridge dev` (README: Local development)
 dev: $(STAMP)
-	$(BIN)/kueue-bridge dev
+	$(BIN)/kueue-bridge dev $(DEV_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
