@@ -34,7 +34,8 @@ from typing import Any, Final
 
 import orjson
 
-from shared.frameworks.base import AdapterError, FieldError, GenericJob, JobWithManagedBy
+from shared.frameworks.base import AdapterError, FieldError, GenericJob
+from webhook.capabilities import has_managed_by
 from webhook.defaulting import DefaultingError, default_job
 from webhook.fielderrors import INVALID, REQUIRED, format_field_error, to_aggregate
 from webhook.lookups import Lookups
@@ -178,7 +179,7 @@ def _decoded(job: GenericJob) -> GenericJob:
     would admit ``suspend: "yes"``.
     """
     job.is_suspended()
-    if isinstance(job, JobWithManagedBy):
+    if has_managed_by(job):
         job.managed_by()
     return job
 

@@ -1,10 +1,13 @@
-"""The FastAPI application: admission routes, health, readiness and metrics.
+"""The ASGI application: admission routes, health, readiness and metrics.
 
-``/mutate`` and ``/validate`` are mounted as plain Starlette routes taking the raw request: no
-FastAPI body model, no dependency resolution, no OpenAPI schema per request - the body is read once
-(with a size cap enforced while streaming, so an oversized body is refused without buffering it all)
-and handed to ``AdmissionHandler`` as bytes. The application itself is FastAPI so the operational
-endpoints read like any other FastAPI service.
+``POST /mutate`` and ``POST /validate`` are answered by a raw ASGI fast path in front of the FastAPI
+application: the body is read straight from ``receive`` (with a size cap enforced while streaming, so
+an oversized body is refused without buffering it all), handed to ``AdmissionHandler`` as bytes, and
+the answer sent as two ASGI messages. Measured in-process, Starlette's routing, middleware stack and
+Request/Response objects cost ~50 us per admission - more than the Kueue rules themselves (~40 us
+for a CREATE validation) - so the hot path skips them. Everything else (the operational endpoints,
+and any other method or path, answered 404/405 as usual) goes to FastAPI, so those read like any
+other FastAPI service.
 
 * ``/healthz`` - the process is serving (liveness);
 * ``/readyz`` - 200 only when every readiness check passes (certificates loaded, informer caches
@@ -15,57 +18,97 @@ endpoints read like any other FastAPI service.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from typing import Any
 
 from fastapi import FastAPI
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from starlette.requests import ClientDisconnect, Request
 from starlette.responses import PlainTextResponse, Response
 
 from webhook.admission import AdmissionHandler
 
-__all__ = ["create_app"]
+__all__ = ["ASGIApp", "WebhookApp", "create_app"]
 
-_JSON = "application/json"
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_JSON_HEADERS = [(b"content-type", b"application/json")]
+_TEXT_HEADERS = [(b"content-type", b"text/plain; charset=utf-8")]
 
 
-async def _read_limited(request: Request, limit: int) -> bytes | None:
+class _Disconnected(Exception):
+    """The client went away before sending the whole body."""
+
+
+def _declared_length(scope: Scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None
+
+
+async def _read_limited(scope: Scope, receive: Receive, limit: int) -> bytes | None:
     """The body, or ``None`` once it exceeds ``limit`` bytes."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    declared = _declared_length(scope)
+    if declared is not None and declared > limit:
         return None
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
             return None
         chunks.append(chunk)
-    return b"".join(chunks)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def create_app(*, handler: AdmissionHandler, readiness_checks: Mapping[str, Callable[[], bool]]) -> FastAPI:
+class WebhookApp:
+    """ASGI: admission fast path, everything else to ``operations`` (FastAPI)."""
+
+    def __init__(self, *, handler: AdmissionHandler, operations: FastAPI) -> None:
+        self.handler = handler
+        self.operations = operations
+        self._routes: dict[str, Callable[[bytes], tuple[int, bytes]]] = {
+            "/mutate": handler.mutate,
+            "/validate": handler.validate,
+        }
+        self._limit = handler.max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        answer = self._routes.get(scope.get("path", "")) if scope["type"] == "http" else None
+        if answer is None or scope["method"] != "POST":
+            await self.operations(scope, receive, send)
+            return
+        try:
+            body = await _read_limited(scope, receive, self._limit)
+        except _Disconnected:
+            return  # nobody to answer
+        if body is None:
+            # let the handler produce the uniform one-line reason and count it
+            body = b" " * (self._limit + 1)
+        status, payload = answer(body)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": _JSON_HEADERS if status == 200 else _TEXT_HEADERS,
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})
+
+
+def create_app(
+    *, handler: AdmissionHandler, readiness_checks: Mapping[str, Callable[[], bool]]
+) -> WebhookApp:
     app = FastAPI(title="kueue-bridge webhook", openapi_url=None, docs_url=None, redoc_url=None)
-    limit = handler.max_body_bytes
-
-    def admission_route(
-        answer: Callable[[bytes], tuple[int, bytes]],
-    ) -> Callable[[Request], Awaitable[Response]]:
-        async def endpoint(request: Request) -> Response:
-            try:
-                body = await _read_limited(request, limit)
-            except ClientDisconnect:
-                return Response(status_code=400)
-            if body is None:
-                # let the handler produce the uniform one-line reason and count it
-                body = b" " * (limit + 1)
-            status, payload = answer(body)
-            return Response(payload, status_code=status, media_type=_JSON if status == 200 else "text/plain")
-
-        return endpoint
-
-    app.router.add_route("/mutate", admission_route(handler.mutate), methods=["POST"])
-    app.router.add_route("/validate", admission_route(handler.validate), methods=["POST"])
 
     @app.get("/healthz", response_class=PlainTextResponse)
     async def healthz() -> str:
@@ -82,4 +125,4 @@ def create_app(*, handler: AdmissionHandler, readiness_checks: Mapping[str, Call
     async def metrics() -> Response:
         return Response(generate_latest(handler.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
-    return app
+    return WebhookApp(handler=handler, operations=app)

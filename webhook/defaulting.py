@@ -38,8 +38,9 @@ from shared.constants import (
     QUEUE_LABEL,
     WORKLOAD_PRIORITY_CLASS_LABEL,
 )
-from shared.frameworks.base import GenericJob, JobWithManagedBy
+from shared.frameworks.base import GenericJob
 from shared.jobmeta import controller_owner_ref, job_namespace, labels_of, queue_name
+from webhook.capabilities import has_managed_by
 from webhook.lookups import Lookups, ObjectKey
 from webhook.patch import diff_ops
 from webhook.settings import Framework, WebhookSettings
@@ -188,7 +189,7 @@ def default_job(
 
     # 4. managedBy behind a MultiKueue admission check
     if (
-        isinstance(job, JobWithManagedBy)
+        has_managed_by(job)
         and job.can_default_managed_by()
         and _multikueue_behind(working, settings=settings, lookups=lookups)
     ):

@@ -45,9 +45,18 @@ class WebhookMetrics:
             registry=self.registry,
         )
 
+        #: label values -> (counter child, histogram child); ``labels()`` validates and locks on every
+        #: call (~5 % of an admission), and the label space is small and fixed by the configuration
+        self._children: dict[tuple[str, str, str, str], tuple[Counter, Histogram]] = {}
+
     def observe(self, *, webhook: str, framework: str, operation: str, result: str, seconds: float) -> None:
-        self.requests.labels(webhook, framework, operation, result).inc()
-        self.latency.labels(webhook, framework, operation, result).observe(seconds)
+        key = (webhook, framework, operation, result)
+        children = self._children.get(key)
+        if children is None:
+            children = self._children[key] = (self.requests.labels(*key), self.latency.labels(*key))
+        counter, histogram = children
+        counter.inc()
+        histogram.observe(seconds)
 
     def count(self, *, webhook: str, framework: str, operation: str, result: str) -> float:
         """The current counter value (tests)."""

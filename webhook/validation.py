@@ -36,10 +36,11 @@ from shared.constants import (
     QUEUE_LABEL,
     WORKLOAD_PRIORITY_CLASS_LABEL,
 )
-from shared.frameworks.base import FieldError, GenericJob, JobWithManagedBy, JobWithValidation
+from shared.frameworks.base import FieldError, GenericJob
 from shared.frameworks.strconv import GoParseError, atoi
 from shared.jobmeta import annotations_of, job_namespace, labels_of, prebuilt_workload_name, queue_name
 from shared.validation_k8s import is_dns1123_subdomain
+from webhook.capabilities import has_managed_by, has_validation
 from webhook.fielderrors import FORBIDDEN, IMMUTABLE, INVALID
 from webhook.lookups import Lookups
 from webhook.settings import Framework
@@ -113,7 +114,7 @@ def _validate_generic_create(obj: Mapping[str, Any], framework: Framework) -> li
 def validate_create(job: GenericJob, *, framework: Framework) -> list[FieldError]:
     """``ValidateCreate``: Kueue's generic rules, then the adapter's."""
     errors = _validate_generic_create(job.obj, framework)
-    if isinstance(job, JobWithValidation):
+    if has_validation(job):
         errors += job.validate_on_create()
     return errors
 
@@ -183,9 +184,9 @@ def validate_update(
     if _elastic(old) != _elastic(new):
         errors.append(FieldError(ELASTIC_PATH, INVALID, IMMUTABLE, _elastic(new)))
 
-    if isinstance(new_job, JobWithManagedBy) and isinstance(old_job, JobWithManagedBy):
+    if has_managed_by(new_job) and has_managed_by(old_job):
         errors += _immutable(MANAGED_BY_PATH, new_job.managed_by(), old_job.managed_by())
 
-    if isinstance(new_job, JobWithValidation):
+    if has_validation(new_job):
         errors += new_job.validate_on_update(old)
     return errors
