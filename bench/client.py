@@ -8,13 +8,19 @@ Prints, for create / get / patch of ConfigMaps at a fixed concurrency:
 
 and the informer's memory per cached object for 10,000 Job-like objects (tracemalloc).
 
-Without ``--kubeconfig`` a minimal HTTPS API imitation (aiohttp.web + a trustme CA) is started on
-127.0.0.1 in this process, so the script runs standalone; note that it then shares the CPU (and
-the event loop) with the clients, which compresses differences between clients. With
-``--kubeconfig`` the requests go to that API server (objects are created in ``--namespace`` and
-deleted afterwards).
+Three servers to measure against:
 
-    .venv/bin/python bench/client.py [--requests 2000] [--concurrency 16] [--kubeconfig PATH]
+* default: a minimal HTTPS API imitation (aiohttp.web + a trustme CA) on 127.0.0.1 in this process,
+  so the script runs standalone; it shares the CPU (and the event loop) with the clients, which
+  compresses differences between clients;
+* ``--devcluster``: a devcluster (``devcluster.server.ThreadedDevCluster``, real validation, storage,
+  watch cache) started in this process on its own thread and event loop, reached through the
+  kubeconfig it writes; the informer figure then uses Job objects exactly as the devcluster serves
+  them (uid, timestamps, managedFields...), created there and listed once before measuring;
+* ``--kubeconfig PATH``: that API server (objects are created in ``--namespace`` and deleted
+  afterwards).
+
+    .venv/bin/python bench/client.py [--requests 2000] [--concurrency 16] [--devcluster | --kubeconfig PATH]
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ from shared.kube import (
 
 CONFIGMAP = GroupVersionKind("", "v1", "ConfigMap")
 JOB = GroupVersionKind("batch", "v1", "Job")
+OPS = ("create", "get", "patch")
 
 # --- a minimal API imitation ------------------------------------------------------------------
 
@@ -167,6 +174,20 @@ async def run_concurrently(count: int, concurrency: int, one: Callable[[int], Aw
     return count / (time.perf_counter() - started)
 
 
+async def measure_op(
+    count: int, concurrency: int, one: Callable[[int], Awaitable[None]]
+) -> tuple[float, float]:
+    """(requests/s, process CPU microseconds per request) of one run.
+
+    CPU per request counts this whole process (clients, and the in-process server when there is
+    one); it is far less sensitive than requests/s to other load on the machine, so the difference
+    between two clients in the same run is their difference in CPU cost.
+    """
+    cpu_started = time.process_time()
+    rate = await run_concurrently(count, concurrency, one)
+    return rate, (time.process_time() - cpu_started) / count * 1e6
+
+
 def configmap(name: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
@@ -182,15 +203,15 @@ class RawAiohttp:
     def __init__(self, connection: ConnectionConfig, namespace: str, concurrency: int) -> None:
         self.base = f"{connection.server}/api/v1/namespaces/{namespace}/configmaps"
         self.connection = connection
+        self.token = connection.token_source()  # read once, as a hand-written loop would
         self.session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(ssl=connection.ssl_context or True, limit=concurrency)
         )
 
     def headers(self, content_type: str | None = None) -> dict[str, str]:
         headers = {"Accept": "application/json"}
-        token = self.connection.token_source()
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
         if content_type:
             headers["Content-Type"] = content_type
         return headers
@@ -245,7 +266,7 @@ def kube_call(
 
 
 async def measure_throughput(
-    connection: ConnectionConfig, *, namespace: str, count: int, concurrency: int, rounds: int
+    connection: ConnectionConfig, *, namespace: str, count: int, concurrency: int, rounds: int, cleanup: bool
 ) -> list[str]:
     """Best of ``rounds`` alternating runs per client and operation (alternation spreads noise)."""
     run_id = uuid.uuid4().hex[:6]
@@ -271,6 +292,7 @@ async def measure_throughput(
         contenders[label] = client_for(transport)
     created: list[str] = []
     best: dict[str, dict[str, float]] = {label: {} for label in contenders}
+    least_cpu: dict[str, dict[str, float]] = {label: {} for label in contenders}
     try:
         for client in contenders.values():  # warm up: discovery, connections
             if client is not None:
@@ -285,27 +307,38 @@ async def measure_throughput(
             order = list(contenders.items())
             shift = round_index % len(order)  # rotate who goes first, so no client always runs on a cold loop
             order = order[shift:] + order[:shift]
-            for op in ("create", "get", "patch"):
+            for op in OPS:
                 for label, client in order:
                     one = (
                         raw_call(raw, op, names[label])
                         if client is None
                         else kube_call(client, op, names[label], namespace)
                     )
-                    rate = await run_concurrently(count, concurrency, one)
+                    rate, cpu = await measure_op(count, concurrency, one)
                     best[label][op] = max(best[label].get(op, 0.0), rate)
+                    least_cpu[label][op] = min(least_cpu[label].get(op, float("inf")), cpu)
         baseline = best["raw aiohttp loop"]
+        cpu_baseline = least_cpu["raw aiohttp loop"]
         lines = [
             f"{'client':34} {'create/s':>10} {'get/s':>10} {'patch/s':>10}   ratio vs raw aiohttp (create/get/patch)"
         ]
         for label, by_op in best.items():
-            ratios = "/".join(f"{by_op[op] / baseline[op]:.2f}" for op in ("create", "get", "patch"))
+            ratios = "/".join(f"{by_op[op] / baseline[op]:.2f}" for op in OPS)
+            lines.append(
+                f"{label:34} {by_op['create']:10.0f} {by_op['get']:10.0f} {by_op['patch']:10.0f}   {ratios}"
+            )
+        lines.append(
+            f"{'process CPU us/request (least)':34} {'create':>10} {'get':>10} {'patch':>10}   "
+            "ratio raw/ours (1.00 = no extra CPU)"
+        )
+        for label, by_op in least_cpu.items():
+            ratios = "/".join(f"{cpu_baseline[op] / by_op[op]:.2f}" for op in OPS)
             lines.append(
                 f"{label:34} {by_op['create']:10.0f} {by_op['get']:10.0f} {by_op['patch']:10.0f}   {ratios}"
             )
     finally:
         await raw.aclose()
-        if "127.0.0.1" not in connection.server:
+        if cleanup:
             for name in created:
                 with contextlib.suppress(Exception):
                     await ours.delete(CONFIGMAP, name, namespace=namespace)
@@ -354,8 +387,27 @@ def job(i: int) -> dict[str, Any]:
     }
 
 
-async def measure_informer_memory(count: int) -> list[str]:
-    body = orjson.dumps(
+async def served_job_list(connection: ConnectionConfig, count: int, concurrency: int) -> bytes:
+    """Create ``count`` Jobs on the server and return its JobList as served (one unpaginated list)."""
+    namespace = GroupVersionKind("", "v1", "Namespace")
+    async with KubeClient.from_connection(connection, settings=ClientSettings(qps=0, burst=1)) as client:
+        for n in range(50):
+            await client.create(namespace, {"metadata": {"name": f"ns-{n}"}})
+
+        async def create(i: int) -> None:
+            body = job(i)
+            for key in ("uid", "resourceVersion", "generation", "creationTimestamp"):
+                del body["metadata"][key]
+            await client.create(JOB, {"apiVersion": "batch/v1", "kind": "Job", **body})
+
+        await run_concurrently(count, concurrency, create)
+        info = await client.resource(JOB)
+        raw = await client.request("GET", info.path(), verb="list", resource=info.resource_label)
+    return orjson.dumps(raw)
+
+
+async def measure_informer_memory(count: int, *, served: bytes | None = None) -> list[str]:
+    body = served or orjson.dumps(
         {
             "kind": "JobList",
             "apiVersion": "batch/v1",
@@ -363,6 +415,7 @@ async def measure_informer_memory(count: int) -> list[str]:
             "items": [job(i) for i in range(count)],
         }
     )
+    source = "as served by the devcluster" if served else "synthetic"
     json_bytes_per_object = len(body) / count
 
     payload = {"body": body}
@@ -409,14 +462,34 @@ async def measure_informer_memory(count: int) -> list[str]:
         await task
     await client.aclose()
     return [
-        f"informer memory: {retained / count:,.0f} bytes per cached object for {count:,} Job objects "
+        f"informer memory: {retained / count:,.0f} bytes per cached object for {count:,} Job objects ({source}) "
         f"(JSON size {json_bytes_per_object:,.0f} bytes/object; total {retained / 2**20:,.1f} MiB)"
     ]
 
 
 async def main_async(args: argparse.Namespace) -> None:
     print(f"python {sys.version.split()[0]}, httpx {httpx.__version__}, aiohttp {aiohttp.__version__}")
-    if args.kubeconfig:
+    served: bytes | None = None
+    if args.devcluster:
+        from devcluster.options import ServerOptions
+        from devcluster.server import ThreadedDevCluster
+
+        cluster = await asyncio.to_thread(ThreadedDevCluster(options=ServerOptions()).start)
+        try:
+            connection = load_kubeconfig(cluster.kubeconfig_path)
+            print(f"API server: in-process devcluster at {connection.server} (own thread and loop, same CPU)")
+            lines = await measure_throughput(
+                connection,
+                namespace=args.namespace,
+                count=args.requests,
+                concurrency=args.concurrency,
+                rounds=args.rounds,
+                cleanup=False,
+            )
+            served = await served_job_list(connection, args.objects, args.concurrency)
+        finally:
+            await asyncio.to_thread(cluster.stop)
+    elif args.kubeconfig:
         connection = load_kubeconfig(args.kubeconfig, context=args.context)
         print(f"API server: {connection.server} (kubeconfig {args.kubeconfig})")
         lines = await measure_throughput(
@@ -425,6 +498,7 @@ async def main_async(args: argparse.Namespace) -> None:
             count=args.requests,
             concurrency=args.concurrency,
             rounds=args.rounds,
+            cleanup=True,
         )
     else:
         async with loopback_api() as connection:
@@ -435,13 +509,14 @@ async def main_async(args: argparse.Namespace) -> None:
                 count=args.requests,
                 concurrency=args.concurrency,
                 rounds=args.rounds,
+                cleanup=False,
             )
     print(
         f"{args.requests} requests per operation and client, concurrency {args.concurrency}, best of {args.rounds} rounds"
     )
     for line in lines:
         print(line)
-    for line in await measure_informer_memory(args.objects):
+    for line in await measure_informer_memory(args.objects, served=served):
         print(line)
 
 
@@ -449,7 +524,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--kubeconfig", help="use this API server instead of the in-process imitation")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--kubeconfig", help="use this API server instead of the in-process imitation")
+    where.add_argument(
+        "--devcluster", action="store_true", help="start a devcluster in this process and use it"
+    )
     parser.add_argument("--context", help="kubeconfig context")
     parser.add_argument("--namespace", default="default")
     parser.add_argument("--requests", type=int, default=2000, help="requests per operation and client")

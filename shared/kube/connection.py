@@ -8,7 +8,11 @@ stack is never used; the result is turned into a ``ConnectionConfig``: server UR
 costs milliseconds) and a token source asked per request (see ``auth``).
 
 A token *file* (in-cluster, or ``tokenFile`` in a kubeconfig user) is re-read per request by us,
-because the library caches it for a minute (in-cluster) or forever (kubeconfig).
+because the library caches it for a minute (in-cluster) or forever (kubeconfig). A literal
+``token`` in the kubeconfig user is used as is: asking the loaded ``Configuration`` for it would
+re-run the library's authentication loading on every request (its refresh hook), which measured
+as the largest per-request cost of the client. Exec plugins, auth providers and basic auth still
+go through the ``Configuration`` (its hook renews expiring credentials).
 """
 
 from __future__ import annotations
@@ -98,12 +102,20 @@ def _connection_from(
     server = str(configuration.host).rstrip("/")
     selected_context, user = _selected(document, context)
     token_file = user.get("tokenFile")
-    token_source: TokenSource = ConfigurationTokenSource(configuration)
+    static_token = user.get("token")
+    token_source: TokenSource
     if isinstance(token_file, str) and token_file:
         candidate = Path(os.path.expanduser(token_file))
         if not candidate.is_absolute() and base_dir is not None:
             candidate = base_dir / candidate
         token_source = FileTokenSource(candidate)
+    elif isinstance(static_token, str) and static_token and "auth-provider" not in user:
+        # The loader would answer with this very token (an auth-provider is the only thing it
+        # prefers), but only after re-running its whole authentication loading: tens of
+        # microseconds per request (bench/client.py).
+        token_source = StaticTokenSource(static_token)
+    else:
+        token_source = ConfigurationTokenSource(configuration)
     ssl_context = None
     if server.startswith("https"):
         ssl_context = _ssl_context(

@@ -22,6 +22,7 @@ import asyncio
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 from urllib.parse import quote
 
@@ -57,23 +58,29 @@ class ResourceInfo:
         """``plural`` or ``plural.group``: the metrics label and log name of this resource."""
         return f"{self.plural}.{self.gvk.group}" if self.gvk.group else self.plural
 
+    @cached_property
+    def _cluster_collection(self) -> str:
+        return f"{self.group_version_path}/{self.plural}"
+
+    @cached_property
+    def _namespaces_prefix(self) -> str:
+        return f"{self.group_version_path}/namespaces/"
+
     def path(
         self, *, namespace: str | None = None, name: str | None = None, subresource: str | None = None
     ) -> str:
-        """The URL path of the collection, an object or an object's subresource."""
-        parts = [self.group_version_path]
+        """The URL path of the collection, an object or an object's subresource (per-request hot path)."""
         if self.namespaced and namespace:
-            parts.append(f"/namespaces/{_segment(namespace)}")
-        parts.append(f"/{self.plural}")
-        if name is not None:
-            if not name:
-                raise ValueError(f"{self.gvk}: empty object name")
-            parts.append(f"/{_segment(name)}")
+            base = f"{self._namespaces_prefix}{_segment(namespace)}/{self.plural}"
+        else:
+            base = self._cluster_collection
+        if name is None:
             if subresource:
-                parts.append(f"/{subresource}")
-        elif subresource:
-            raise ValueError(f"{self.gvk}: subresource {subresource!r} needs an object name")
-        return "".join(parts)
+                raise ValueError(f"{self.gvk}: subresource {subresource!r} needs an object name")
+            return base
+        if not name:
+            raise ValueError(f"{self.gvk}: empty object name")
+        return f"{base}/{_segment(name)}/{subresource}" if subresource else f"{base}/{_segment(name)}"
 
 
 _PLAIN_SEGMENT = re.compile(r"[A-Za-z0-9._-]+")

@@ -248,18 +248,16 @@ class KubeMetrics:
             namespace=ns,
             registry=registry,
         )
-        self._request_children: dict[tuple[str, str, str], Any] = {}
-        self._latency_children: dict[tuple[str, str], Any] = {}
+        self._request_children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
 
     def observe_request(self, *, verb: str, resource: str, code: str, seconds: float) -> None:
-        """Hot path of every API call: label children are cached (``labels()`` is slow)."""
+        """Hot path of every API call: label children are cached (``labels()`` is slow), one lookup."""
         key = (verb, resource, code)
-        counter = self._request_children.get(key)
-        if counter is None:
-            counter = self._request_children[key] = self.api_requests.labels(verb, resource, code)
-        counter.inc()
-        lkey = (verb, resource)
-        histogram = self._latency_children.get(lkey)
-        if histogram is None:
-            histogram = self._latency_children[lkey] = self.api_latency.labels(verb, resource)
-        histogram.observe(seconds)
+        children = self._request_children.get(key)
+        if children is None:
+            children = self._request_children[key] = (
+                self.api_requests.labels(verb, resource, code),
+                self.api_latency.labels(verb, resource),
+            )
+        children[0].inc()
+        children[1].observe(seconds)

@@ -19,6 +19,9 @@ Invariants:
 * Every aiohttp/OS failure becomes ``TransportError`` with ``request_sent=False`` only for failures
   to open a connection (the request cannot have reached the server).
 * No redirects are followed, no cookies are kept (the API server uses neither).
+* Headers go out as given. The session sets no ``skip_auto_headers``: aiohttp would copy and sort
+  the headers of every request to honour it; ``KubeClient`` always sends its own ``User-Agent``, so
+  aiohttp's default one is never added anyway.
 """
 
 from __future__ import annotations
@@ -117,7 +120,6 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 connector=connector,
                 cookie_jar=aiohttp.DummyCookieJar(),
                 auto_decompress=True,
-                skip_auto_headers=("User-Agent",),
             )
             self._session = session
         return session

@@ -27,7 +27,7 @@ from shared.kube import (
     load_kubeconfig,
     static_connection,
 )
-from shared.kube.auth import FileTokenSource
+from shared.kube.auth import ConfigurationTokenSource, FileTokenSource, StaticTokenSource
 from shared.kube.watch import EventType, Watch
 
 CM = GroupVersionKind("", "v1", "ConfigMap")
@@ -256,3 +256,24 @@ def test_unreadable_kubeconfig_names_the_file(tmp_path: Path) -> None:
     broken.write_text("- just\n- a list\n")
     with pytest.raises(ValueError, match="kubeconfig must be a mapping"):
         load_kubeconfig(broken)
+
+
+def _config_with_user(user: dict[str, object]) -> dict[str, object]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "c",
+        "clusters": [
+            {"name": "k", "cluster": {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}}
+        ],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+    }
+
+
+def test_an_inline_token_is_used_as_is_and_other_credentials_go_through_the_loader() -> None:
+    inline = kubeconfig_from_dict(_config_with_user({"token": "token-1"}))
+    assert isinstance(inline.token_source, StaticTokenSource)  # no per-request reload of the config
+    assert inline.token_source() == "token-1"
+    basic = kubeconfig_from_dict(_config_with_user({"username": "u", "password": "p"}))
+    assert isinstance(basic.token_source, ConfigurationTokenSource)
