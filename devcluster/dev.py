@@ -103,9 +103,16 @@ def _server_options(args: argparse.Namespace, state: Path) -> ServerOptions:
 
 async def _start_cluster(session: _Session, stack: contextlib.AsyncExitStack) -> KubeClient:
     state = session.state
-    server = DevClusterServer(
-        options=_server_options(session.args, state), kubeconfig_path=state / "kubeconfig"
-    )
+    port = session.args.port
+    try:
+        server = DevClusterServer(
+            options=_server_options(session.args, state), kubeconfig_path=state / "kubeconfig"
+        )
+    except OSError as exc:
+        raise ComponentError(
+            f"the devcluster cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}. "
+            "Is another `make dev` running? Stop it, or pick another port: --port 0 takes any free one."
+        ) from exc
     stack.push_async_callback(server.stop)
     await server.start()
     addons = await start_addons(
@@ -260,8 +267,11 @@ async def _watch(session: _Session, client: KubeClient, created: list[dict[str, 
                 display.final(rows, footer=f"all {len(rows)} sample jobs finished")
                 return 0
             if loop.time() > deadline:
+                logs = _relative(session.state / "logs")
                 display.final(
-                    rows, footer=f"timed out after {args.timeout:.0f}s waiting for every sample to finish"
+                    rows,
+                    footer=f"timed out after {args.timeout:.0f}s waiting for every sample to finish; "
+                    f"see {logs}/reconciler.log, {logs}/webhook.log, {logs}/devcluster.log",
                 )
                 return 1
             display.show(rows)
@@ -293,7 +303,7 @@ async def _session(session: _Session) -> int:
                 return 0
             return await _watch(session, client, created)
         finally:
-            session.say("stopping: reconciler, webhook, devcluster ...")
+            session.say("stopping ...")
 
 
 async def _run(args: argparse.Namespace, *, out: TextIO) -> int:
