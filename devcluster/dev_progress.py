@@ -142,10 +142,14 @@ def job_row(
     )
 
 
-def render_table(rows: Sequence[JobRow]) -> list[str]:
-    """Aligned lines, header first (kubectl's layout: columns separated by three spaces)."""
-    table = [HEADERS, *(row.cells() for row in rows)]
-    widths = [max(len(line[column]) for line in table) for column in range(len(HEADERS))]
+def render_table(rows: Sequence[JobRow], *, omit: Sequence[str] = ()) -> list[str]:
+    """Aligned lines, header first (kubectl's layout: columns separated by three spaces).
+
+    ``omit`` names columns to leave out (a narrow terminal drops ``WORKLOAD`` first).
+    """
+    keep = [index for index, header in enumerate(HEADERS) if header not in omit]
+    table = [tuple(line[index] for index in keep) for line in (HEADERS, *(row.cells() for row in rows))]
+    widths = [max(len(line[column]) for line in table) for column in range(len(keep))]
     return [
         "   ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
         for line in table
@@ -172,11 +176,13 @@ class TableDisplay:
         self._clock = clock or (lambda: datetime.now(UTC))
 
     def show(self, rows: Sequence[JobRow], *, footer: str = "") -> None:
+        width = max(self._width() - 1, 20) if self._tty else 0
         lines = render_table(rows)
+        if self._tty and max(len(line) for line in lines) > width:
+            lines = render_table(rows, omit=("WORKLOAD",))
         if footer:
             lines.append(footer)
         if self._tty:
-            width = max(self._width() - 1, 20)
             lines = [line[:width] for line in lines]
             # cursor up over the previous drawing, clear to the end of the screen, draw again
             prefix = f"\x1b[{self._drawn_lines}F\x1b[J" if self._drawn_lines else ""

@@ -137,6 +137,15 @@ def test_on_a_tty_the_table_is_redrawn_in_place() -> None:
     assert out.getvalue()[len(first) :].startswith("\x1b[3F\x1b[J")
 
 
+def test_a_narrow_terminal_drops_the_workload_column_first() -> None:
+    out = io.StringIO()
+    row = JobRow("SampleJob", "team-a/train-small", "Running", "samplejob-train-small-3d9f1", "dev-cq", "4s")
+    TableDisplay(out=out, tty=True, width=lambda: 70).show([row])
+    header, line = out.getvalue().splitlines()
+    assert header.split() == ["KIND", "NAMESPACE/NAME", "STATE", "CLUSTERQUEUE", "AGE"]
+    assert line.split() == ["SampleJob", "team-a/train-small", "Running", "dev-cq", "4s"]
+
+
 def test_on_a_tty_lines_are_cut_at_the_terminal_width() -> None:
     out = io.StringIO()
     TableDisplay(out=out, tty=True, width=lambda: 30).show(
