@@ -37,30 +37,6 @@ logger = logging.getLogger("reconciler")
 COMPONENT = "reconciler"
 
 
-class _UniqueNameRecorder(EventRecorder):
-    """``EventRecorder`` whose event names stay unique per regarding object without hanging.
-
-    Work-around, to be removed once ``shared.kube.events`` is fixed: its ``_new_name`` keeps one
-    ``_last_name`` for all objects and loops ``while name <= last and name.startswith(base)``, which
-    never ends when ``base`` sorts below the previous object's name (``job-150`` after ``job-199``):
-    the event loop hangs on the second event of a burst. Here the last name is kept per base.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._last_by_base: dict[str, int] = {}
-
-    def _new_name(self, base: str) -> str:
-        nanos = int(self.clock.wall().timestamp() * 1e9)
-        last = self._last_by_base.get(base)
-        if last is not None and nanos <= last:
-            nanos = last + 1
-        self._last_by_base[base] = nanos
-        if len(self._last_by_base) > 4096:
-            self._last_by_base.pop(next(iter(self._last_by_base)))
-        return f"{base}.{nanos:x}"
-
-
 class RecorderSink:
     """The reconciler's ``EventSink`` on ``shared.kube``'s recorder, counting Workload life events."""
 
@@ -110,7 +86,7 @@ async def run_reconciler(
     await probes.start()
     logger.info("probes and metrics listening", extra={"port": probes.port})
     async with KubeClient.from_connection(connection, settings=settings, metrics=metrics) as client:
-        recorder = _UniqueNameRecorder(
+        recorder = EventRecorder(
             client, EventSettings(reporting_controller="kueue-bridge-reconciler", reporting_instance=identity)
         )
         events = RecorderSink(recorder, registry=registry)

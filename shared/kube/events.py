@@ -120,7 +120,7 @@ class EventRecorder:
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=settings.queue_size)
         self._series: OrderedDict[tuple[str, ...], _Series] = OrderedDict()
         self._api: GroupVersionKind | None = None
-        self._last_name = ""
+        self._last_nanos: OrderedDict[str, int] = OrderedDict()
 
     # --- producer side ---------------------------------------------------------------------------
 
@@ -209,13 +209,19 @@ class EventRecorder:
         return self._api
 
     def _new_name(self, base: str) -> str:
+        """``<base>.<hex nanoseconds>``, strictly increasing per ``base`` even under a frozen clock.
+
+        The last suffix is remembered per base (bounded, least recently used first out): comparing
+        names across different bases would loop forever when a base sorts below the previous one.
+        """
         nanos = int(self.clock.wall().timestamp() * 1e9)
-        name = f"{base}.{nanos:x}"
-        while name <= self._last_name and name.startswith(f"{base}."):
-            nanos += 1
-            name = f"{base}.{nanos:x}"
-        self._last_name = name
-        return name
+        last = self._last_nanos.pop(base, None)
+        if last is not None and nanos <= last:
+            nanos = last + 1
+        self._last_nanos[base] = nanos
+        if len(self._last_nanos) > self.settings.series_cache_size:
+            self._last_nanos.popitem(last=False)
+        return f"{base}.{nanos:x}"
 
     async def _write(self, pending: _Pending) -> None:
         api = await self._event_api()
