@@ -14,6 +14,11 @@ Order and rules (``jobframework/defaults.go``, ``utils.go`` at the commit in the
 4. **managedBy** (``ApplyDefaultForManagedBy``): for adapters with ``can_default_managed_by()`` and a
    queue-name label whose LocalQueue -> ClusterQueue uses an AdmissionCheck run by a MultiKueue
    controller -> ``set_managed_by("kueue.x-k8s.io/multikueue")``.
+5. **Elastic scheduling gate** (batch Job only, ``applyWorkloadSliceSchedulingGate``; feature gate
+   ``ElasticJobsViaWorkloadSlices``, Beta and on since Kueue 0.18): a job annotated
+   ``kueue.x-k8s.io/elastic-job: "true"`` gets the scheduling gate ``kueue.x-k8s.io/elastic-job``
+   appended to its pod template's ``spec.schedulingGates`` unless already there
+   (``Framework.elastic_gate_template_path``). A template that is not an object is a 400 naming it.
 
 The rules mutate a copy of the request object (labels directly, suspend/managedBy through the
 adapter, which knows its kind's field paths) and ``patch.diff_ops`` produces add/replace operations on
@@ -33,13 +38,16 @@ import orjson
 from shared.constants import (
     DEFAULT_LOCAL_QUEUE_NAME,
     DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME,
+    ELASTIC_JOB_ANNOTATION,
+    ELASTIC_JOB_ANNOTATION_VALUE,
+    ELASTIC_JOB_SCHEDULING_GATE,
     MANAGED_OWNERS_CHAIN_LIMIT,
     MULTIKUEUE_CONTROLLER_NAME,
     QUEUE_LABEL,
     WORKLOAD_PRIORITY_CLASS_LABEL,
 )
-from shared.frameworks.base import GenericJob
-from shared.jobmeta import controller_owner_ref, job_namespace, labels_of, queue_name
+from shared.frameworks.base import AdapterError, GenericJob
+from shared.jobmeta import annotations_of, controller_owner_ref, job_namespace, labels_of, queue_name
 from webhook.capabilities import has_managed_by
 from webhook.lookups import Lookups, ObjectKey
 from webhook.patch import diff_ops
@@ -195,4 +203,32 @@ def default_job(
     ):
         job.set_managed_by(MULTIKUEUE_CONTROLLER_NAME)
 
+    # 5. elastic scheduling gate on the pod template
+    if (
+        framework.elastic_gate_template_path is not None
+        and annotations_of(job.obj).get(ELASTIC_JOB_ANNOTATION) == ELASTIC_JOB_ANNOTATION_VALUE
+    ):
+        _gate_template(job.obj, framework.elastic_gate_template_path, ELASTIC_JOB_SCHEDULING_GATE)
+
     return diff_ops(obj, job.obj)
+
+
+def _gate_template(obj: dict[str, Any], template_path: str, gate: str) -> None:
+    """``utilpod.GateTemplate``: append ``{"name": gate}`` to the template's schedulingGates once."""
+    node: Any = obj
+    walked = ""
+    for key in [*template_path.split("."), "spec"]:
+        walked = f"{walked}.{key}" if walked else key
+        child = node.get(key)
+        if child is None:
+            child = node[key] = {}
+        if not isinstance(child, dict):
+            raise AdapterError(walked, "must be an object")
+        node = child
+    gates = node.get("schedulingGates")
+    if gates is None:
+        gates = node["schedulingGates"] = []
+    if not isinstance(gates, list):
+        raise AdapterError(f"{walked}.schedulingGates", "must be a list")
+    if not any(isinstance(item, dict) and item.get("name") == gate for item in gates):
+        gates.append({"name": gate})

@@ -24,6 +24,7 @@ __all__ = [
     "IMMUTABLE",
     "INVALID",
     "REQUIRED",
+    "TOO_LONG",
     "format_field_error",
     "go_quote",
     "to_aggregate",
@@ -32,6 +33,7 @@ __all__ = [
 INVALID: Final = "Invalid value"
 FORBIDDEN: Final = "Forbidden"
 REQUIRED: Final = "Required value"
+TOO_LONG: Final = "Too long"
 #: ``apivalidation.FieldImmutableErrorMsg``
 IMMUTABLE: Final = "field is immutable"
 

@@ -49,6 +49,10 @@ class Framework:
     #: batch/v1 Job's webhook re-runs the create checks on update (Kueue's ``JobWebhook``); the
     #: generic ``BaseWebhook`` used by every other kind does not
     revalidate_create_on_update: bool = False
+    #: batch/v1 Job's defaulting gates the pod template of an elastic job
+    #: (``kueue.x-k8s.io/elastic-job: "true"``) with the ``kueue.x-k8s.io/elastic-job`` scheduling gate
+    #: at ``<template_path>.spec.schedulingGates``; ``None`` for kinds whose webhook does not
+    elastic_gate_template_path: str | None = None
 
     @property
     def supports_prebuilt_workload(self) -> bool:

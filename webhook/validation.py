@@ -6,7 +6,8 @@ Create (``ValidateJobOnCreate``), with Kueue's field paths and messages:
 * prebuilt workload name (annotation when set - ``WorkloadIdentifierAnnotations`` is on - else the
   label) must be a DNS-1123 subdomain, and is only supported for Kueue's allow-listed kinds;
 * ``kueue.x-k8s.io/max-exec-time-seconds`` must parse with ``strconv.Atoi`` and be > 0;
-* the elastic-job annotation only on kinds that support it.
+* the elastic-job annotation only on kinds that support it;
+* the ``kueue.x-k8s.io/admission-gated-by`` format (``webhook.admission_gates``).
 
 Update (``ValidateJobOnUpdate``):
 
@@ -17,6 +18,8 @@ Update (``ValidateJobOnUpdate``):
 * max-exec-time immutable unless both old and new are suspended;
 * WorkloadPriorityClass label cannot be added to a running job, nor ever removed;
 * elastic-job enablement cannot flip;
+* ``kueue.x-k8s.io/admission-gated-by``: no gate added after creation, gates only removed
+  (``webhook.admission_gates``, which also holds the format rule run on create);
 * ``spec.managedBy`` immutable (the message Kubernetes' own validation uses for batch Jobs).
 
 Then the adapter's ``JobWithValidation`` rules (e.g. batch Job partial admission). batch/v1 Job's
@@ -40,6 +43,10 @@ from shared.frameworks.base import FieldError, GenericJob
 from shared.frameworks.strconv import GoParseError, atoi
 from shared.jobmeta import annotations_of, job_namespace, labels_of, prebuilt_workload_name, queue_name
 from shared.validation_k8s import is_dns1123_subdomain
+from webhook.admission_gates import (
+    validate_admission_gated_by_on_create,
+    validate_admission_gated_by_on_update,
+)
 from webhook.capabilities import has_managed_by, has_validation
 from webhook.fielderrors import FORBIDDEN, IMMUTABLE, INVALID
 from webhook.lookups import Lookups
@@ -108,6 +115,7 @@ def _validate_generic_create(obj: Mapping[str, Any], framework: Framework) -> li
         errors.append(
             FieldError(ELASTIC_PATH, FORBIDDEN, f'elastic job is not supported for "{framework.gvk}"')
         )
+    errors += validate_admission_gated_by_on_create(obj)
     return errors
 
 
@@ -183,6 +191,8 @@ def validate_update(
 
     if _elastic(old) != _elastic(new):
         errors.append(FieldError(ELASTIC_PATH, INVALID, IMMUTABLE, _elastic(new)))
+
+    errors += validate_admission_gated_by_on_update(old, new)
 
     if has_managed_by(new_job) and has_managed_by(old_job):
         errors += _immutable(MANAGED_BY_PATH, new_job.managed_by(), old_job.managed_by())

@@ -25,6 +25,7 @@ def frameworks_from_config(config: Configuration) -> tuple[Framework, ...]:
             plural=entry.plural,
             adapter=entry.factory,
             revalidate_create_on_update=entry.name == BATCH_JOB_FRAMEWORK,
+            elastic_gate_template_path="spec.template" if entry.name == BATCH_JOB_FRAMEWORK else None,
         )
         for entry in registry
     )

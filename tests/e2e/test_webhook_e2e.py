@@ -21,7 +21,13 @@ import pytest
 
 from certs import CertificateAuthority, KeyPair, generate_ca, issue_serving_cert, write_cert_dir
 from shared.config import Configuration, parse_config
-from shared.constants import MULTIKUEUE_CONTROLLER_NAME, QUEUE_LABEL
+from shared.constants import (
+    ADMISSION_GATED_BY_ANNOTATION,
+    ELASTIC_JOB_ANNOTATION,
+    ELASTIC_JOB_SCHEDULING_GATE,
+    MULTIKUEUE_CONTROLLER_NAME,
+    QUEUE_LABEL,
+)
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import Forbidden, KubeClient, KubeError, WatchSettings
 from tests.e2e.conftest import eventually, install_crds, kube_client
@@ -293,6 +299,42 @@ async def test_queue_name_change_on_running_job_is_denied(stack: Stack) -> None:
         JOB, "waiting", {"metadata": {"labels": {QUEUE_LABEL: "lq-other"}}}, namespace=NS
     )
     assert moved["metadata"]["labels"][QUEUE_LABEL] == "lq-other"
+
+
+async def test_elastic_job_is_gated_and_admission_gates_can_only_be_removed(stack: Stack) -> None:
+    client = stack.client
+    elastic = job("elastic", queue="lq-plain")
+    elastic["metadata"]["annotations"] = {ELASTIC_JOB_ANNOTATION: "true"}
+    created = await client.create(JOB, elastic)
+    assert created["spec"]["template"]["spec"]["schedulingGates"] == [{"name": ELASTIC_JOB_SCHEDULING_GATE}]
+
+    gated = job("gated", queue="lq-plain")
+    gated["metadata"]["annotations"] = {ADMISSION_GATED_BY_ANNOTATION: "example.com/a, example.com/b"}
+    await client.create(JOB, gated)
+    path = f"metadata.annotations[{ADMISSION_GATED_BY_ANNOTATION}]"
+    with pytest.raises(Forbidden) as denied:
+        await client.patch(
+            JOB,
+            "gated",
+            {"metadata": {"annotations": {ADMISSION_GATED_BY_ANNOTATION: "example.com/c"}}},
+            namespace=NS,
+        )
+    assert denied.value.message == (
+        'admission webhook "vjob.batch.kueue-bridge.x-k8s.io" denied the request: '
+        f"{path}: Forbidden: can only remove gates, not add new ones"
+    )
+    opened = await client.patch(
+        JOB,
+        "gated",
+        {"metadata": {"annotations": {ADMISSION_GATED_BY_ANNOTATION: "example.com/b"}}},
+        namespace=NS,
+    )
+    assert opened["metadata"]["annotations"][ADMISSION_GATED_BY_ANNOTATION] == "example.com/b"
+    bad = job("bad-gate", queue="lq-plain")
+    bad["metadata"]["annotations"] = {ADMISSION_GATED_BY_ANNOTATION: "no-domain"}
+    with pytest.raises(Forbidden) as malformed:
+        await client.create(JOB, bad)
+    assert "must be a domain-prefixed path" in malformed.value.message
 
 
 async def test_declarative_crd_is_suspended_defaulted_and_validated(stack: Stack) -> None:

@@ -21,6 +21,7 @@ BATCH_JOB = Framework(
     plural="jobs",
     adapter=BatchJobAdapter,
     revalidate_create_on_update=True,
+    elastic_gate_template_path="spec.template",
 )
 
 
