@@ -188,10 +188,12 @@ async def _start_components(session: _Session, stack: contextlib.AsyncExitStack,
         f"log {_relative(reconciler.log_path)}, healthy"
     )
     for index, extra in enumerate(args.components):
+        words = shlex.split(extra)
+        name = f"{words[0] if words else 'with'}-{index}"
         process = ComponentProcess(
-            name=f"extra-{index}",
-            args=tuple(shlex.split(extra)),
-            log_path=logs / f"extra-{index}.log",
+            name=name,
+            args=tuple(words),
+            log_path=logs / f"{name}.log",
             env=env,
         )
         stack.push_async_callback(process.stop)
