@@ -16,9 +16,9 @@ Behaviour (modelled on client-go's Reflector and kopf's ``continuous_watch``):
    Objects whose resourceVersion did *not* change get no event on a relist. That is deliberate and
    matches client-go: its Reflector hands the relist to ``DeltaFIFO.Replace``, whose informer turns
    it into updates of the indexer and ``OnUpdate(old, new)`` calls in which an unchanged object's
-   old and new resourceVersion are equal -- handlers built on client-go skip those as no-ops (the
-   standard ``UpdateFunc`` check), and the periodic *resync* is what re-delivers unchanged objects
-   on purpose. Here the informer's ``resync_period`` plays that role, so a relist reports exactly
+   old and new resourceVersion are equal, which handlers commonly drop (the usual resourceVersion
+   equality check in an ``UpdateFunc``, controller-runtime's ``ResourceVersionChangedPredicate``);
+   the periodic *resync* is what re-delivers unchanged objects on purpose. Here the informer's ``resync_period`` plays that role, so a relist reports exactly
    what changed in the gap (verified against the devcluster in tests/component/kube/test_watch.py).
 2. **Watch** from the list's resourceVersion with ``allowWatchBookmarks=true``. Every event and every
    ``BOOKMARK`` advances the resume version; bookmarks are not passed on.
