@@ -17,6 +17,8 @@ import pytest
 import yaml
 
 from kueue_bridge.cli import COMPONENTS
+from reconciler.ancestry import REPLICA_SET_KIND
+from reconciler.manager import KUEUE_KNOWN_OWNER_KINDS
 from shared.config import load_config
 from webhook.manifests import render_webhook_configurations
 from webhook.wiring import settings_from_config
@@ -214,6 +216,8 @@ def test_reconciler_rbac_covers_what_it_does_and_no_more() -> None:
         | {("", "namespaces", v) for v in ("get", "list", "watch")}
         | {(g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "patch")}
         | {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
+        # the ancestor walk reads controller owners of every kind Kueue knows (plurals are kind + "s")
+        | {(group, kind.lower() + "s", "get") for group, kind in KUEUE_KNOWN_OWNER_KINDS | {REPLICA_SET_KIND}}
     )
     assert granted == expected
     assert not {g for g in granted if g[1] == "secrets"}
