@@ -16,8 +16,7 @@ from typing import Any
 
 from devcluster.server import ThreadedDevCluster
 from shared.kube import EventHandler, Informer, KubeClient, index_by_label, index_by_namespace, object_key
-from tests.component.kube.conftest import CONFIGMAP, eventually
-from tests.component.kube.test_watch import FAST_RETRY, proxied_client
+from tests.component.kube.conftest import CONFIGMAP, FAST_RETRY, eventually, proxied_client
 
 OBJECTS = 120
 GROUPS = [f"g{i}" for i in range(4)]

@@ -13,14 +13,16 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from prometheus_client import CollectorRegistry
-
 from devcluster.server import ThreadedDevCluster
-from shared.kube import EventType, KubeClient, KubeMetrics, Watch, WatchEvent, WatchSettings, load_kubeconfig
-from tests.component.kube.conftest import CONFIGMAP, NAMESPACE, UNLIMITED, eventually, make_client
-from tests.component.kube.faultproxy import FaultProxy
-
-FAST_RETRY = WatchSettings(backoff_initial=0.05, backoff_max=0.5)
+from shared.kube import EventType, KubeClient, Watch, WatchEvent
+from tests.component.kube.conftest import (
+    CONFIGMAP,
+    FAST_RETRY,
+    NAMESPACE,
+    eventually,
+    make_client,
+    proxied_client,
+)
 
 
 def configmap(name: str) -> dict[str, Any]:
@@ -59,19 +61,6 @@ class Collector:
             return predicate()
 
         await eventually(check, what=what, within_seconds=within_seconds)
-
-
-@contextlib.asynccontextmanager
-async def proxied_client(
-    cluster: ThreadedDevCluster, tmp_path: Path
-) -> AsyncIterator[tuple[KubeClient, FaultProxy]]:
-    """A client (with metrics) whose connections go through a ``FaultProxy``."""
-    async with FaultProxy(target_port=int(cluster.url.rsplit(":", 1)[1])) as proxy:
-        kubeconfig = proxy.kubeconfig_through(cluster.kubeconfig_path, tmp_path / "proxied-kubeconfig")
-        metrics = KubeMetrics(CollectorRegistry())
-        connection = load_kubeconfig(kubeconfig)
-        async with KubeClient.from_connection(connection, settings=UNLIMITED, metrics=metrics) as client:
-            yield client, proxy
 
 
 def restarts(client: KubeClient, reason: str) -> float:
