@@ -228,6 +228,10 @@ class ReconcilerManager:
             for informer in self._informers.values()
         ]
         try:
+            # Controllers wait only for the informers they watch; reconciles also read Namespaces,
+            # flavors and priority classes, and "not listed yet" must not read as "absent" (a job
+            # whose Namespace is missing from the cache is dropped without a retry).
+            await asyncio.gather(*(informer.wait_synced() for informer in self._informers.values()))
             await asyncio.gather(*(controller.run() for controller in self.controllers))
         finally:
             for task in informer_tasks:

@@ -67,11 +67,13 @@ async def running_reconciler(client: KubeClient, events: RecordedEvents) -> Asyn
             await task
 
 
-async def setup_cluster(client: KubeClient, shared_dir: Path) -> None:
+async def setup_cluster(client: KubeClient, shared_dir: Path, *, namespace: str | None = "golden") -> None:
+    """Kueue's CRDs, the flavor ``golden-spot`` and (unless ``None``) the job namespace."""
     await install_crds(
         client, [shared_dir / "crds" / "kueue" / f"kueue.x-k8s.io_{name}.yaml" for name in KUEUE_CRDS]
     )
-    await client.create(NAMESPACE, {"metadata": {"name": "golden"}})
+    if namespace is not None:
+        await client.create(NAMESPACE, {"metadata": {"name": namespace}})
     await client.create(
         FLAVOR,
         {
@@ -84,15 +86,17 @@ async def setup_cluster(client: KubeClient, shared_dir: Path) -> None:
     )
 
 
-async def get_or_none(client: KubeClient, gvk: GroupVersionKind, name: str) -> dict[str, Any] | None:
+async def get_or_none(
+    client: KubeClient, gvk: GroupVersionKind, name: str, *, namespace: str = "golden"
+) -> dict[str, Any] | None:
     try:
-        return await client.get(gvk, name, namespace="golden")
+        return await client.get(gvk, name, namespace=namespace)
     except NotFound:
         return None
 
 
-async def only_workload(client: KubeClient) -> dict[str, Any] | None:
-    items = (await client.list(WORKLOAD, namespace="golden"))["items"]
+async def only_workload(client: KubeClient, *, namespace: str = "golden") -> dict[str, Any] | None:
+    items = (await client.list(WORKLOAD, namespace=namespace))["items"]
     assert len(items) <= 1, f"more than one Workload: {[i['metadata']['name'] for i in items]}"
     return items[0] if items else None
 
@@ -138,7 +142,7 @@ async def write_admission(client: KubeClient, workload: dict[str, Any]) -> None:
             }
         )
     workload["status"]["conditions"] = conditions
-    await client.update_status(WORKLOAD, workload, namespace="golden")
+    await client.update_status(WORKLOAD, workload, namespace=workload["metadata"]["namespace"])
 
 
 async def test_golden_job_life_on_the_devcluster(devcluster: Any, shared_dir: Path) -> None:
