@@ -245,38 +245,3 @@ def test_persistence_keeps_objects_and_resource_versions_across_restarts(tmp_pat
             params={"watch": "true", "resourceVersion": "1", "timeoutSeconds": "1"},
         )
         assert b'"code":410' in stale.content
-
-
-def test_dev_runner_installs_crds_and_serves(tmp_path: Path, shared_dir: Path) -> None:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kueue_bridge.cli",
-            "dev",
-            "--port",
-            "0",
-            "--state-dir",
-            str(tmp_path / "dev"),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "KUEUE_BRIDGE_SHARED_DIR": str(shared_dir)},
-    )
-    try:
-        assert process.stdout is not None
-        banner = process.stdout.readline()
-        assert "CRDs installed" in banner, banner
-        config = yaml.safe_load((tmp_path / "dev" / "kubeconfig").read_text())
-        server = config["clusters"][0]["cluster"]["server"]
-        with httpx.Client(
-            base_url=server,
-            verify=ssl.create_default_context(cafile=str(tmp_path / "dev" / "pki" / "ca.crt")),
-            headers={"Authorization": f"Bearer {config['users'][0]['user']['token']}"},
-        ) as client:
-            assert client.get("/apis/kueue.x-k8s.io/v1beta2").status_code == 200
-    finally:
-        process.send_signal(signal.SIGTERM)
-        _out, err = process.communicate(timeout=60)
-    assert process.returncode == 0, err
