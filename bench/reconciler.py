@@ -301,7 +301,7 @@ async def run(args: argparse.Namespace) -> None:
                 paced = listed[len(listed) // 2 :]
                 await bounded(args.admit_concurrency, [admit(w) for w in flood])
                 flood_names = {w["metadata"]["ownerReferences"][0]["name"] for w in flood}
-                while not flood_names <= watcher.unsuspended.keys():
+                while not flood_names <= watcher.unsuspended.keys():  # noqa: ASYNC110 - a bench poll, 50 ms
                     await asyncio.sleep(0.05)
                 for workload in paced:  # one at a time at --admit-rate, as a steady scheduler would
                     await admit(workload)()
