@@ -106,7 +106,9 @@ async def workload_where(client: KubeClient, ns: str, check: Any, *, what: str) 
         result: dict[str, Any] = await eventually(probe, what=what)
     except AssertionError as exc:
         job = await get_or_none(client, JOB, "sample", namespace=ns)
-        raise AssertionError(f"{exc}; Workload: {await only_workload(client, namespace=ns)}; job: {job}") from None
+        raise AssertionError(
+            f"{exc}; Workload: {await only_workload(client, namespace=ns)}; job: {job}"
+        ) from None
     return result
 
 
