@@ -29,7 +29,7 @@ from tests.e2e.test_reconciler_support import (
     write_config,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared]
+pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared, pytest.mark.slow]
 
 JOBS = 200
 KILL_AFTER_WORKLOADS = 60

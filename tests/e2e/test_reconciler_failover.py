@@ -25,7 +25,7 @@ from tests.e2e.test_reconciler_support import (
     write_config,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared]
+pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared, pytest.mark.slow]
 
 LEASE_SECONDS = 2.0
 
