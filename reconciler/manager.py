@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+import orjson
 
 from reconciler.ancestry import OwnerKinds
 from reconciler.cluster import CachedReader, KubeWriter, workload_owner_keys
@@ -48,6 +49,7 @@ __all__ = [
     "InformerReader",
     "ManagerOptions",
     "ReconcilerManager",
+    "json_copy",
     "owner_kinds_for",
     "settings_from_config",
 ]
@@ -109,12 +111,22 @@ class _StoreAdapter:
         return self._view.list()
 
 
+def json_copy(obj: WireDict) -> WireDict:
+    """A deep copy of a JSON-shaped object (what an API server returns), ~4x faster than ``deepcopy``.
+
+    Informer objects are decoded JSON (dicts, lists, str, int, float, bool, None), so an orjson round
+    trip is an exact copy; it was the largest single cost of a reconcile in ``bench/reconciler.py``.
+    """
+    copied: WireDict = orjson.loads(orjson.dumps(obj))
+    return copied
+
+
 class InformerReader(CachedReader):
     """``CachedReader`` that never hands out the informer's shared objects."""
 
     async def get(self, gvk: GroupVersionKind, namespace: str | None, name: str) -> WireDict | None:
         obj = await super().get(gvk, namespace, name)
-        return copy.deepcopy(obj) if obj is not None else None
+        return json_copy(obj) if obj is not None else None
 
     async def workloads_owned_by(
         self, *, namespace: str, owner_gvk: GroupVersionKind, owner_name: str
@@ -122,7 +134,7 @@ class InformerReader(CachedReader):
         owned = await super().workloads_owned_by(
             namespace=namespace, owner_gvk=owner_gvk, owner_name=owner_name
         )
-        return [copy.deepcopy(obj) for obj in owned]
+        return [json_copy(obj) for obj in owned]
 
 
 @dataclass(frozen=True)
