@@ -45,6 +45,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from shared.frameworks.paths import describe_type
+
 __all__ = ["OBJECT_META_FIELDS", "SchemaCause", "StructuralSchema"]
 
 OBJECT_META_FIELDS: Final = frozenset(
@@ -135,22 +137,6 @@ def _cause(reason: str, path: str, bad_value: Any = _OMIT, detail: str = "") -> 
     if detail:
         body = f"{body}: {detail}"
     return SchemaCause(field=path, reason=reason, message=f"{path}: {body}")
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 class _Node:
@@ -245,7 +231,7 @@ class _Node:
     def type_matches(self, value: Any) -> bool:
         if self.int_or_string:
             return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
-        kind = _json_type(value)
+        kind = describe_type(value)
         if self.type is None or self.type == kind:
             return True
         if self.type == "number" and kind == "integer":
@@ -375,7 +361,7 @@ def _validate(value: Any, node: _Node, path: str, causes: list[SchemaCause]) -> 
             )
         return
     if not node.type_matches(value):
-        actual = _json_type(value)
+        actual = describe_type(value)
         detail = f'{path} in body must be of type {node.type_names()}: "{actual}"'
         causes.append(_cause(_TYPE_INVALID, path, actual, detail))
         return

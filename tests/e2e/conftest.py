@@ -2,35 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import AlreadyExists, KubeClient, load_kubeconfig
 from tests.devcluster.conftest import devcluster, devcluster_factory
+from tests.polling import eventually
 
 __all__ = ["devcluster", "devcluster_factory", "eventually", "install_crds", "kube_client"]
 
 CRD_GVK = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
-
-
-async def eventually(
-    check: Callable[[], Awaitable[Any]], *, what: str, within_seconds: float = 20.0, interval: float = 0.02
-) -> Any:
-    """Poll ``check`` until it returns something truthy, failing with ``what`` after the deadline."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within_seconds
-    while True:
-        result = await check()
-        if result:
-            return result
-        assert loop.time() < deadline, f"timed out after {within_seconds}s waiting for {what}"
-        await asyncio.sleep(interval)
 
 
 @contextlib.asynccontextmanager

@@ -10,12 +10,10 @@ deadline: tests never sleep to wait.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -25,6 +23,7 @@ from shared.frameworks.base import GroupVersionKind
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, WatchSettings, load_kubeconfig
 from tests.component.kube.faultproxy import FaultProxy
 from tests.devcluster.conftest import devcluster, devcluster_factory
+from tests.polling import eventually
 
 __all__ = [
     "CONFIGMAP",
@@ -51,20 +50,6 @@ FAST_RETRY = WatchSettings(backoff_initial=0.05, backoff_max=0.5)
 def make_client(cluster: ThreadedDevCluster, *, settings: ClientSettings = UNLIMITED) -> KubeClient:
     """A client configured only from the kubeconfig the devcluster wrote (CA bundle + token)."""
     return KubeClient.from_connection(load_kubeconfig(cluster.kubeconfig_path), settings=settings)
-
-
-async def eventually(
-    check: Callable[[], Awaitable[Any]], *, what: str, within_seconds: float = 20.0, interval: float = 0.02
-) -> Any:
-    """Poll ``check`` until it returns something truthy; fail naming ``what`` after the deadline."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within_seconds
-    while True:
-        result = await check()
-        if result:
-            return result
-        assert loop.time() < deadline, f"timed out after {within_seconds}s waiting for {what}"
-        await asyncio.sleep(interval)
 
 
 @contextlib.asynccontextmanager
