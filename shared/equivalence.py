@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation, localcontext
+from functools import lru_cache
 from typing import Any
 
 from shared.constants import Condition as ConditionType
@@ -73,6 +74,13 @@ def parse_quantity(value: object) -> Decimal | None:
         value = str(value)
     if not isinstance(value, str):
         return None
+    return _parse_quantity_text(value)
+
+
+@lru_cache(maxsize=1024)
+def _parse_quantity_text(value: str) -> Decimal | None:
+    """``parse_quantity`` of a string; cached, since a few distinct quantities recur in every job
+    (``Decimal`` is immutable, so sharing a result is safe)."""
     match = _QUANTITY.fullmatch(value)
     if match is None:
         return None
@@ -198,6 +206,27 @@ def sanitize_pod_sets(pod_sets: Sequence[PodSet]) -> list[PodSet]:
     return sanitized
 
 
+def _sanitized_views(pod_sets: Sequence[PodSet]) -> list[PodSet]:
+    """What ``sanitize_pod_sets`` returns, for read-only use, without deep-copying each pod set.
+
+    Shallow model copies whose template (and its spec) are new dicts with the sanitised container
+    lists; everything else is shared with ``pod_sets``, so callers may only read the result or
+    assign top-level fields of a pod set (as ``equivalent_to_workload`` does with ``min_count``).
+    """
+    views: list[PodSet] = []
+    for pod_set in pod_sets:
+        template = pod_set.template
+        spec = template.get("spec")
+        if isinstance(spec, dict):
+            spec = dict(spec)
+            for key in ("containers", "initContainers"):
+                if isinstance(spec.get(key), list):
+                    spec[key] = [_dedup_env(container) for container in spec[key]]
+            template = {**template, "spec": spec}
+        views.append(pod_set.model_copy(update={"template": template}))
+    return views
+
+
 def can_be_partially_admitted(workload: Workload) -> bool:
     """``workload.CanBePartiallyAdmitted``: some pod set has ``count > minCount``."""
     return any(
@@ -284,7 +313,7 @@ def equivalent_to_workload(
         max_exec_seconds if max_exec_seconds is not None else -1
     ):
         return False
-    job_sets = sanitize_pod_sets(job_pod_sets)
+    job_sets = _sanitized_views(job_pod_sets)
     if not partial_admission:
         for pod_set in job_sets:
             pod_set.min_count = None
