@@ -214,7 +214,7 @@ class JobReconciler:
             self._record_finished(job, workload)
             await self._workloads.remove_finalizer(workload)
             return DONE
-        if workload is not None and is_deleting(workload.to_wire()):
+        if workload is not None and workload.metadata.deletion_timestamp:  # is_deleting, without a dump
             await self._control.stop(job, workload=workload, message="Workload is deleted")
             await self._workloads.remove_finalizer(workload)
             return DONE
