@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 
 import yaml
 
 from shared.frameworks.base import GroupVersionKind
-from shared.kube import AlreadyExists, KubeClient, load_kubeconfig
+from shared.kube import AlreadyExists, KubeClient, KubeError, load_kubeconfig
 from tests.devcluster.conftest import devcluster, devcluster_factory
 from tests.polling import eventually
 
-__all__ = ["devcluster", "devcluster_factory", "eventually", "install_crds", "kube_client"]
+__all__ = ["devcluster", "devcluster_factory", "eventually", "install_crds", "kube_client", "wait_served"]
 
 CRD_GVK = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 
@@ -25,6 +25,20 @@ async def kube_client(kubeconfig: Path) -> AsyncIterator[KubeClient]:
         yield client
     finally:
         await client.aclose()
+
+
+async def wait_served(client: KubeClient, gvks: Iterable[GroupVersionKind]) -> None:
+    """Wait until every kind lists (its CRD is established and discovery sees it)."""
+    for gvk in gvks:
+
+        async def served(kind: GroupVersionKind = gvk) -> bool:
+            try:
+                await client.list(kind)
+            except KubeError:
+                return False
+            return True
+
+        await eventually(served, what=f"{gvk.kind} served")
 
 
 async def install_crds(client: KubeClient, paths: list[Path]) -> None:

@@ -24,7 +24,7 @@ from shared.config import parse_config
 from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import KubeClient
-from tests.e2e.conftest import CRD_GVK, eventually, install_crds, kube_client
+from tests.e2e.conftest import CRD_GVK, eventually, install_crds, kube_client, wait_served
 from tests.e2e.test_reconciler_e2e import NAMESPACE, WORKLOAD, RecordedEvents, condition, setup_cluster
 from tests.e2e.test_reconciler_steps import NOW, has
 
@@ -99,16 +99,9 @@ def cluster(shared_dir: Path) -> Iterator[ThreadedDevCluster]:
                 client, [shared_dir / "crds" / "appwrapper" / "workload.codeflare.dev_appwrappers.yaml"]
             )
             await client.create(CRD_GVK, TRAINING_RUN_CRD)
-            for gvk in (WORKLOAD, APPWRAPPER, TRAINING_RUN):
-
-                async def served(kind: GroupVersionKind = gvk) -> bool:
-                    try:
-                        await client.list(kind)
-                    except Exception:
-                        return False
-                    return True
-
-                await eventually(served, what=f"{gvk.kind} served")
+            await wait_served(
+                client, (WORKLOAD, APPWRAPPER, TRAINING_RUN)
+            )  # CRDs established before any test
 
     with ThreadedDevCluster() as started:
         asyncio.run(install(started.kubeconfig_path))

@@ -22,8 +22,8 @@ import pytest
 
 from devcluster.server import ThreadedDevCluster
 from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient, KubeError
-from tests.e2e.conftest import eventually, kube_client
+from shared.kube import KubeClient
+from tests.e2e.conftest import eventually, kube_client, wait_served
 from tests.e2e.test_reconciler_e2e import (
     JOB,
     NAMESPACE,
@@ -52,16 +52,7 @@ def cluster(shared_dir: Path) -> Iterator[ThreadedDevCluster]:
     async def install(kubeconfig: Path) -> None:
         async with kube_client(kubeconfig) as client:
             await setup_cluster(client, shared_dir, namespace=None)
-            for gvk in (WORKLOAD, WORKLOAD_PRIORITY_CLASS):  # served (CRDs established) before any test
-
-                async def served(kind: GroupVersionKind = gvk) -> bool:
-                    try:
-                        await client.list(kind)
-                    except KubeError:
-                        return False
-                    return True
-
-                await eventually(served, what=f"{gvk.kind} served")
+            await wait_served(client, (WORKLOAD, WORKLOAD_PRIORITY_CLASS))  # CRDs established before any test
 
     with ThreadedDevCluster() as started:
         asyncio.run(install(started.kubeconfig_path))
