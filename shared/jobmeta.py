@@ -70,6 +70,15 @@ def _string_field(job: Mapping[str, Any], key: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _metadata_string(job: Mapping[str, Any], section: str, key: str) -> str | None:
+    """One string entry of ``metadata.<section>`` without copying the map (hot path: admission)."""
+    entries = _metadata(job).get(section)
+    if not isinstance(entries, Mapping):
+        return None
+    value = entries.get(key)
+    return value if isinstance(value, str) else None
+
+
 def labels_of(job: Mapping[str, Any]) -> dict[str, str]:
     """A copy of ``metadata.labels`` (only string values; empty when absent or malformed)."""
     return _string_map(_metadata(job).get("labels"))
@@ -94,18 +103,18 @@ def job_uid(job: Mapping[str, Any]) -> str:
 
 def queue_name(job: Mapping[str, Any]) -> str:
     """``QueueNameForObject``: the ``kueue.x-k8s.io/queue-name`` label, or ``""``."""
-    return labels_of(job).get(QUEUE_LABEL, "")
+    return _metadata_string(job, "labels", QUEUE_LABEL) or ""
 
 
 def workload_priority_class_name(job: Mapping[str, Any]) -> str:
     """``WorkloadPriorityClassName``: the ``kueue.x-k8s.io/priority-class`` label, or ``""``."""
-    return labels_of(job).get(WORKLOAD_PRIORITY_CLASS_LABEL, "")
+    return _metadata_string(job, "labels", WORKLOAD_PRIORITY_CLASS_LABEL) or ""
 
 
 def prebuilt_workload_name(job: Mapping[str, Any], *, workload_identifier_annotations: bool = True) -> str:
     """``PrebuiltWorkloadNameFor``: the prebuilt Workload's name, or ``""`` when there is none."""
-    annotation = annotations_of(job).get(PREBUILT_WORKLOAD_ANNOTATION, "")
-    label = labels_of(job).get(PREBUILT_WORKLOAD_LABEL, "")
+    annotation = _metadata_string(job, "annotations", PREBUILT_WORKLOAD_ANNOTATION) or ""
+    label = _metadata_string(job, "labels", PREBUILT_WORKLOAD_LABEL) or ""
     if workload_identifier_annotations:
         return annotation or label
     if label:
@@ -142,7 +151,7 @@ def parse_go_int(value: str, *, bits: int = 64) -> int | None:
 
 def max_exec_time_seconds(job: Mapping[str, Any]) -> int | None:
     """``MaximumExecutionTimeSecondsForObject``: the label as a positive int32, else ``None``."""
-    raw = labels_of(job).get(MAX_EXEC_TIME_SECONDS_LABEL)
+    raw = _metadata_string(job, "labels", MAX_EXEC_TIME_SECONDS_LABEL)
     if raw is None:
         return None
     value = parse_go_int(raw, bits=32)
