@@ -53,9 +53,9 @@ class ResourceInfo:
         gvk = self.gvk
         return f"/apis/{gvk.group}/{gvk.version}" if gvk.group else f"/api/{gvk.version}"
 
-    @property
+    @cached_property
     def resource_label(self) -> str:
-        """``plural`` or ``plural.group``: the metrics label and log name of this resource."""
+        """``plural`` or ``plural.group``: the metrics label and log name of this resource (per request)."""
         return f"{self.plural}.{self.gvk.group}" if self.gvk.group else self.plural
 
     @cached_property
