@@ -116,6 +116,13 @@ def _retryable(exc: BaseException, *, method: str) -> bool:
 _HTTPX_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 
 
+def _from_httpx_error(exc: httpx.TransportError, *, path: str) -> TransportError:
+    """An httpx transport failure as ``TransportError`` (not sent when the connection never opened)."""
+    return TransportError(
+        f"{type(exc).__name__}: {exc}", request_sent=not isinstance(exc, _HTTPX_NOT_SENT), path=path
+    )
+
+
 class KubeClient(ResourceVerbs):
     """One API server. Create with ``from_connection`` (or directly with a transport in tests)."""
 
@@ -188,6 +195,9 @@ class KubeClient(ResourceVerbs):
 
     # --- the request core ------------------------------------------------------------------------
 
+    def _url(self, path: str, query: str) -> str:
+        return f"{self.server}{path}?{query}" if query else f"{self.server}{path}"
+
     def _headers(self, content_type: str | None) -> dict[str, str]:
         headers = dict(self._base_headers)
         if content_type is not None:
@@ -211,7 +221,7 @@ class KubeClient(ResourceVerbs):
     ) -> Any:
         if not self._limiter.unlimited:
             await self._wait_for_token()
-        url = f"{self.server}{path}?{query}" if query else f"{self.server}{path}"
+        url = self._url(path, query)
         headers = self._headers(content_type)
         started = self.clock.now()
         code = "error"
@@ -270,9 +280,7 @@ class KubeClient(ResourceVerbs):
         except TransportError:
             raise
         except httpx.TransportError as exc:
-            raise TransportError(
-                f"{type(exc).__name__}: {exc}", request_sent=not isinstance(exc, _HTTPX_NOT_SENT), path=path
-            ) from exc
+            raise _from_httpx_error(exc, path=path) from exc
         return response.status_code, response.headers, body
 
     def _retry_wait(self, retry_state: RetryCallState) -> float:
@@ -346,7 +354,7 @@ class KubeClient(ResourceVerbs):
         query = urlencode(params)
         request = httpx.Request(
             "GET",
-            f"{self.server}{path}?{query}" if query else f"{self.server}{path}",
+            self._url(path, query),
             headers=self._headers(None),
             extensions={
                 "timeout": {
@@ -365,11 +373,7 @@ class KubeClient(ResourceVerbs):
             except TransportError:
                 raise
             except httpx.TransportError as exc:
-                raise TransportError(
-                    f"{type(exc).__name__}: {exc}",
-                    request_sent=not isinstance(exc, _HTTPX_NOT_SENT),
-                    path=path,
-                ) from exc
+                raise _from_httpx_error(exc, path=path) from exc
             code = str(response.status_code)
         finally:
             if self.metrics is not None:
