@@ -11,14 +11,14 @@ against that sum, ``limits`` stand in for missing ``requests``, and ``overhead``
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from decimal import ROUND_CEILING, Decimal
 from typing import Any, Final
 
+from shared.equivalence import parse_quantity as shared_parse_quantity
+
 __all__ = ["format_quantity", "format_usage", "parse_quantity", "pod_requests", "pod_set_requests"]
 
-_QUANTITY = re.compile(r"^(?P<number>[+-]?(\d+(\.\d*)?|\.\d+))(?P<suffix>[a-zA-Z]*|[eE][+-]?\d+)$")
 _BINARY: Final = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL: Final = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _DECIMAL_BY_EXPONENT: Final = {exponent: suffix for suffix, exponent in _DECIMAL.items()}
@@ -27,22 +27,15 @@ _BINARY_RESOURCES: Final = frozenset({"memory", "ephemeral-storage"})
 
 
 def parse_quantity(value: Any) -> Decimal:
-    """A Kubernetes quantity (string or number) as an exact Decimal; ValueError when malformed."""
-    if isinstance(value, bool):
+    """A Kubernetes quantity (string or number) as an exact Decimal; ValueError when malformed.
+
+    The parsing is :func:`shared.equivalence.parse_quantity`'s; the stand-in only trims surrounding
+    blanks first and raises instead of answering ``None``.
+    """
+    parsed = shared_parse_quantity(value.strip() if isinstance(value, str) else value)
+    if parsed is None:
         raise ValueError(f"quantities must match the regular expression: {value!r}")
-    if isinstance(value, (int, float)):
-        return Decimal(str(value))
-    match = _QUANTITY.match(str(value).strip())
-    if match is None:
-        raise ValueError(f"quantities must match the regular expression: {value!r}")
-    number, suffix = Decimal(match.group("number")), match.group("suffix")
-    if suffix in _BINARY:
-        return number * (Decimal(1024) ** _BINARY[suffix])
-    if suffix in _DECIMAL:
-        return number.scaleb(_DECIMAL[suffix])
-    if suffix[:1] in ("e", "E"):
-        return number.scaleb(int(suffix[1:]))
-    raise ValueError(f"unknown quantity suffix in {value!r}")
+    return parsed
 
 
 def format_quantity(value: Decimal, *, binary: bool = False) -> str:
