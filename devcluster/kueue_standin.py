@@ -247,11 +247,17 @@ class KueueStandin:
         return not is_true(workload, Condition.EVICTED) or is_true(workload, Condition.REQUEUED)
 
     async def _mark_inadmissible(self, workload: dict[str, Any], message: str, now: datetime) -> None:
+        await self._set_not_reserved(workload, self._missing_queue_reason, message, now)
+
+    async def _set_not_reserved(
+        self, workload: dict[str, Any], reason: str, message: str, now: datetime
+    ) -> None:
+        """``QuotaReserved=False`` with ``reason``/``message``; the status is written only on change."""
         if set_condition(
             workload,
             condition_type=Condition.QUOTA_RESERVED,
             status="False",
-            reason=self._missing_queue_reason,
+            reason=reason,
             message=message,
             now=now,
         ):
@@ -329,15 +335,7 @@ class KueueStandin:
         return True
 
     async def _mark_pending(self, workload: dict[str, Any], message: str, now: datetime) -> bool:
-        if set_condition(
-            workload,
-            condition_type=Condition.QUOTA_RESERVED,
-            status="False",
-            reason=Reason.PENDING,
-            message=message,
-            now=now,
-        ):
-            await self._client.replace_status(WORKLOADS, workload)
+        await self._set_not_reserved(workload, Reason.PENDING, message, now)
         return False
 
 
