@@ -41,6 +41,16 @@ def success_status(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 
+def _invalid_policy(cause_type: str, message: str) -> StatusError:
+    """The 422 kube-apiserver answers for a bad ``propagationPolicy`` in DeleteOptions."""
+    return invalid(
+        group="meta.k8s.io",
+        kind="DeleteOptions",
+        name="",
+        causes=[Cause("propagationPolicy", cause_type, message)],
+    )
+
+
 class Deleter:
     def __init__(self, cluster: Cluster, rest: Rest) -> None:
         self.cluster = cluster
@@ -96,19 +106,9 @@ class Deleter:
         policy = options.get("propagationPolicy")
         orphan = options.get("orphanDependents")
         if policy is not None and orphan is not None:
-            raise invalid(
-                group="meta.k8s.io",
-                kind="DeleteOptions",
-                name="",
-                causes=[
-                    Cause(
-                        "propagationPolicy",
-                        "FieldValueInvalid",
-                        'Invalid value: "'
-                        + str(policy)
-                        + '": orphanDependents and deletionPropagation cannot be both set',
-                    )
-                ],
+            raise _invalid_policy(
+                "FieldValueInvalid",
+                f'Invalid value: "{policy}": orphanDependents and deletionPropagation cannot be both set',
             )
         if policy is None and orphan is not None:
             policy = "Orphan" if orphan else "Background"
@@ -117,17 +117,9 @@ class Deleter:
                 "Orphan" if (rtype.group, version, rtype.plural) == ("batch", "v1", "jobs") else "Background"
             )
         if policy not in _POLICIES:
-            raise invalid(
-                group="meta.k8s.io",
-                kind="DeleteOptions",
-                name="",
-                causes=[
-                    Cause(
-                        "propagationPolicy",
-                        "FieldValueNotSupported",
-                        f'Unsupported value: "{policy}": supported values: "Foreground", "Background", "Orphan", "nil"',
-                    )
-                ],
+            raise _invalid_policy(
+                "FieldValueNotSupported",
+                f'Unsupported value: "{policy}": supported values: "Foreground", "Background", "Orphan", "nil"',
             )
         return str(policy)
 
