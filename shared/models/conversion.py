@@ -220,16 +220,12 @@ def _workload_to_v1beta1(wire: WireDict) -> None:
 
 def workload_from_v1beta1(wire: WireDict) -> WireDict:
     """A v1beta1 Workload (as the API server returns it) in v1beta2 form."""
-    return _convert(
-        wire, kind="Workload", source=API_VERSION_V1BETA1, target=API_VERSION, rewrite=_workload_to_v1beta2
-    )
+    return _from_v1beta1(wire, "Workload")
 
 
 def workload_to_v1beta1(wire: WireDict) -> WireDict:
     """A v1beta2 Workload in v1beta1 form."""
-    return _convert(
-        wire, kind="Workload", source=API_VERSION, target=API_VERSION_V1BETA1, rewrite=_workload_to_v1beta1
-    )
+    return _to_v1beta1(wire, "Workload")
 
 
 # --- ClusterQueue / Cohort -------------------------------------------------------------------------
@@ -266,23 +262,11 @@ def _cluster_queue_to_v1beta1(wire: WireDict) -> None:
 
 
 def cluster_queue_from_v1beta1(wire: WireDict) -> WireDict:
-    return _convert(
-        wire,
-        kind="ClusterQueue",
-        source=API_VERSION_V1BETA1,
-        target=API_VERSION,
-        rewrite=_cluster_queue_to_v1beta2,
-    )
+    return _from_v1beta1(wire, "ClusterQueue")
 
 
 def cluster_queue_to_v1beta1(wire: WireDict) -> WireDict:
-    return _convert(
-        wire,
-        kind="ClusterQueue",
-        source=API_VERSION,
-        target=API_VERSION_V1BETA1,
-        rewrite=_cluster_queue_to_v1beta1,
-    )
+    return _to_v1beta1(wire, "ClusterQueue")
 
 
 # --- LocalQueue ------------------------------------------------------------------------------------
@@ -299,23 +283,11 @@ def _local_queue_to_v1beta1(wire: WireDict) -> None:
 
 
 def local_queue_from_v1beta1(wire: WireDict) -> WireDict:
-    return _convert(
-        wire,
-        kind="LocalQueue",
-        source=API_VERSION_V1BETA1,
-        target=API_VERSION,
-        rewrite=_local_queue_to_v1beta2,
-    )
+    return _from_v1beta1(wire, "LocalQueue")
 
 
 def local_queue_to_v1beta1(wire: WireDict) -> WireDict:
-    return _convert(
-        wire,
-        kind="LocalQueue",
-        source=API_VERSION,
-        target=API_VERSION_V1BETA1,
-        rewrite=_local_queue_to_v1beta1,
-    )
+    return _to_v1beta1(wire, "LocalQueue")
 
 
 # --- MultiKueue, AdmissionCheck --------------------------------------------------------------------
@@ -347,23 +319,11 @@ def _multikueue_cluster_to_v1beta1(wire: WireDict) -> None:
 
 
 def multikueue_cluster_from_v1beta1(wire: WireDict) -> WireDict:
-    return _convert(
-        wire,
-        kind="MultiKueueCluster",
-        source=API_VERSION_V1BETA1,
-        target=API_VERSION,
-        rewrite=_multikueue_cluster_to_v1beta2,
-    )
+    return _from_v1beta1(wire, "MultiKueueCluster")
 
 
 def multikueue_cluster_to_v1beta1(wire: WireDict) -> WireDict:
-    return _convert(
-        wire,
-        kind="MultiKueueCluster",
-        source=API_VERSION,
-        target=API_VERSION_V1BETA1,
-        rewrite=_multikueue_cluster_to_v1beta1,
-    )
+    return _to_v1beta1(wire, "MultiKueueCluster")
 
 
 def _multikueue_config_to_v1beta1(wire: WireDict) -> None:
@@ -408,32 +368,41 @@ _TO_V1BETA1: Final[dict[str, _Rewrite]] = {
 }
 
 
-def _rewrite_for(table: dict[str, _Rewrite], wire: WireDict) -> tuple[str, _Rewrite]:
+def _from_v1beta1(wire: WireDict, kind: str) -> WireDict:
+    return _convert(
+        wire, kind=kind, source=API_VERSION_V1BETA1, target=API_VERSION, rewrite=_TO_V1BETA2[kind]
+    )
+
+
+def _to_v1beta1(wire: WireDict, kind: str) -> WireDict:
+    return _convert(
+        wire, kind=kind, source=API_VERSION, target=API_VERSION_V1BETA1, rewrite=_TO_V1BETA1[kind]
+    )
+
+
+def _kueue_kind(wire: WireDict) -> str:
     kind = wire.get("kind") if isinstance(wire, dict) else None
-    if not isinstance(kind, str) or kind not in table:
+    if not isinstance(kind, str) or kind not in _TO_V1BETA2:
         raise ConversionError("kind", f"not a Kueue kind with a v1beta1 version: {kind!r}")
-    return kind, table[kind]
+    return kind
 
 
 def convert_from_v1beta1(wire: WireDict) -> WireDict:
     """Any ``kueue.x-k8s.io`` object (selected by ``kind``) in v1beta2 form."""
-    kind, rewrite = _rewrite_for(_TO_V1BETA2, wire)
-    return _convert(wire, kind=kind, source=API_VERSION_V1BETA1, target=API_VERSION, rewrite=rewrite)
+    return _from_v1beta1(wire, _kueue_kind(wire))
 
 
 def convert_to_v1beta1(wire: WireDict) -> WireDict:
     """Any ``kueue.x-k8s.io`` object (selected by ``kind``) in v1beta1 form."""
-    kind, rewrite = _rewrite_for(_TO_V1BETA1, wire)
-    return _convert(wire, kind=kind, source=API_VERSION, target=API_VERSION_V1BETA1, rewrite=rewrite)
+    return _to_v1beta1(wire, _kueue_kind(wire))
 
 
 # --- parsers ---------------------------------------------------------------------------------------
 
 
-def _parse(model: type[ModelT], wire: WireDict, *, rewrite: _Rewrite) -> ModelT:
-    kind = model.model_fields["kind"].default
-    converted = _convert(wire, kind=kind, source=API_VERSION_V1BETA1, target=API_VERSION, rewrite=rewrite)
-    return model.from_wire(converted)
+def _parse(model: type[ModelT], wire: WireDict) -> ModelT:
+    """``model`` from a v1beta1 or v1beta2 wire object (converted by the table row of its kind)."""
+    return model.from_wire(_from_v1beta1(wire, model.model_fields["kind"].default))
 
 
 def parse_workload(wire: WireDict) -> Workload:
@@ -442,32 +411,32 @@ def parse_workload(wire: WireDict) -> Workload:
     Raises ``ConversionError`` (wrong ``apiVersion``/``kind``, bad topology assignment) or
     ``pydantic.ValidationError``; both name the field.
     """
-    return _parse(Workload, wire, rewrite=_workload_to_v1beta2)
+    return _parse(Workload, wire)
 
 
 def parse_cluster_queue(wire: WireDict) -> ClusterQueue:
-    return _parse(ClusterQueue, wire, rewrite=_cluster_queue_to_v1beta2)
+    return _parse(ClusterQueue, wire)
 
 
 def parse_local_queue(wire: WireDict) -> LocalQueue:
-    return _parse(LocalQueue, wire, rewrite=_local_queue_to_v1beta2)
+    return _parse(LocalQueue, wire)
 
 
 def parse_multikueue_cluster(wire: WireDict) -> MultiKueueCluster:
-    return _parse(MultiKueueCluster, wire, rewrite=_multikueue_cluster_to_v1beta2)
+    return _parse(MultiKueueCluster, wire)
 
 
 def parse_multikueue_config(wire: WireDict) -> MultiKueueConfig:
-    return _parse(MultiKueueConfig, wire, rewrite=_unchanged)
+    return _parse(MultiKueueConfig, wire)
 
 
 def parse_admission_check(wire: WireDict) -> AdmissionCheck:
-    return _parse(AdmissionCheck, wire, rewrite=_admission_check_to_v1beta2)
+    return _parse(AdmissionCheck, wire)
 
 
 def parse_resource_flavor(wire: WireDict) -> ResourceFlavor:
-    return _parse(ResourceFlavor, wire, rewrite=_unchanged)
+    return _parse(ResourceFlavor, wire)
 
 
 def parse_workload_priority_class(wire: WireDict) -> WorkloadPriorityClass:
-    return _parse(WorkloadPriorityClass, wire, rewrite=_unchanged)
+    return _parse(WorkloadPriorityClass, wire)
