@@ -59,6 +59,14 @@ PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 _CR_PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery utilrand: no vowels, no 0/1/3
 _MAX_RETRIES = 8
+#: metadata the server alone sets: dropped from a create's body, carried over from the old object on update
+_SERVER_OWNED_METADATA = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+)
 
 
 def copy_object(obj: dict[str, Any]) -> dict[str, Any]:
@@ -94,6 +102,12 @@ class ListPage:
 
 class _Stale(Exception):
     """The object changed while admission ran; an unconditional write starts over."""
+
+
+def _name_mismatch(body_name: Any, url_name: str) -> StatusError:
+    return bad_request(
+        f"the name of the object ({body_name}) does not match the name on the URL ({url_name})"
+    )
 
 
 def _without(obj: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -166,14 +180,7 @@ class Rest:
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
             raise bad_request("resourceVersion should not be set on objects to be created")
-        for server_owned in (
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "generation",
-            "selfLink",
-        ):
+        for server_owned in (*_SERVER_OWNED_METADATA, "selfLink"):
             meta.pop(server_owned, None)
         if not meta.get("name") and isinstance(meta.get("generateName"), str) and meta["generateName"]:
             meta["name"] = meta["generateName"][:58] + "".join(
@@ -231,9 +238,7 @@ class Rest:
     ) -> dict[str, Any]:
         new = self._decode(rtype, version=version, namespace=namespace, body=body)
         if new["metadata"].get("name") != name:
-            raise bad_request(
-                f"the name of the object ({new['metadata'].get('name', '')}) does not match the name on the URL ({name})"
-            )
+            raise _name_mismatch(new["metadata"].get("name", ""), name)
         precondition = new["metadata"].get("resourceVersion") or ""
         pristine = orjson.dumps(new)
         for attempt in range(_MAX_RETRIES):
@@ -323,9 +328,7 @@ class Rest:
             new.setdefault("apiVersion", rtype.api_version(version))
             new.setdefault("kind", rtype.kind)
             if new["metadata"].get("name", name) != name:
-                raise bad_request(
-                    f"the name of the object ({new['metadata']['name']}) does not match the name on the URL ({name})"
-                )
+                raise _name_mismatch(new["metadata"]["name"], name)
             new["metadata"]["name"] = name
             if rtype.namespaced:
                 new["metadata"]["namespace"] = namespace
@@ -401,13 +404,7 @@ class Rest:
                 new["status"] = copy_object({"s": old["status"]})["s"]
             elif rtype.has_status:
                 new.pop("status", None)
-            for owned in (
-                "uid",
-                "creationTimestamp",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-                "generation",
-            ):
+            for owned in _SERVER_OWNED_METADATA:
                 if owned in old_meta:
                     meta[owned] = old_meta[owned]
                 else:
