@@ -266,9 +266,11 @@ def merge_into_template(
             and current.annotations.get(key, info.annotations[key]) != info.annotations[key]
         ):
             del current.annotations[key]
-    merged = copy.deepcopy(current)
-    merge_pod_set_info(merged, info)
-    _apply(template, _template_info(template), merged)
+    # ``current`` is already private to this call (``_template_info`` builds fresh maps and deep-copies
+    # the lists; ``merge_pod_set_info`` only updates/appends to those containers, and ``_apply``
+    # copies what it writes into the template), and is not read again: merge into it, no copy.
+    merge_pod_set_info(current, info)
+    _apply(template, _template_info(template), current)
 
 
 def restore_template(template: dict[str, Any], info: PodSetInfo, *, keep_labels: Iterable[str] = ()) -> bool:

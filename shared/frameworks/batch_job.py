@@ -18,7 +18,6 @@ Invariants and the reasons for them:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -43,7 +42,7 @@ from shared.frameworks.builtin_base import SpecManagedBy
 from shared.frameworks.conditions import iter_conditions
 from shared.frameworks.paths import parse_path
 from shared.frameworks.strconv import GoParseError, atoi, parse_bool
-from shared.frameworks.templates import restore_pod_template, template_at, template_copy
+from shared.frameworks.templates import json_tree_copy, restore_pod_template, template_at, template_copy
 from shared.frameworks.topology import build_topology_request
 from shared.merge_patch import apply_merge_patch, create_merge_patch
 from shared.models.workload import PodSet
@@ -261,7 +260,7 @@ class BatchJobAdapter(SpecManagedBy):
 
     def stop_steps(self, infos: Sequence[PodSetInfo]) -> list[StopStep]:
         """The remaining writes of Kueue's three-step stop, computed on a copy (``obj`` is untouched)."""
-        working: dict[str, Any] = copy.deepcopy(self._obj)
+        working: dict[str, Any] = json_tree_copy(self._obj)
         steps: list[StopStep] = []
         if not BatchJobAdapter(working).is_suspended():
             step = StopStep(
@@ -273,7 +272,7 @@ class BatchJobAdapter(SpecManagedBy):
             step = StopStep({"status": {"startTime": None}}, subresource="status")
             working = apply_merge_patch(working, step.merge_patch)
             steps.append(step)
-        restored = copy.deepcopy(working)
+        restored = json_tree_copy(working)
         BatchJobAdapter(restored).restore_pod_sets_info(infos)
         annotations = _ANNOTATIONS.get_typed(restored, dict, default={})
         annotations.pop(STOPPING_ANNOTATION, None)

@@ -684,3 +684,28 @@ def test_run_on_malformed_template_raises_adapter_error_before_writing_the_templ
     with pytest.raises(AdapterError) as caught:
         BatchJobAdapter(job).run_with_pod_sets_info([admission_info()])
     assert caught.value.path == "spec.template.spec.tolerations"
+
+
+def test_pod_set_template_is_independent_of_the_job_both_ways() -> None:
+    job = make_job(parallelism=2)
+    job["spec"]["template"]["metadata"]["labels"]["controller-uid"] = "uid-1"
+    original = copy.deepcopy(job)
+    adapter = BatchJobAdapter(job)
+    [pod_set] = adapter.pod_sets()
+    assert job == original  # stripping the job-controller labels did not touch the job
+    adapter.run_with_pod_sets_info([admission_info()])
+    assert pod_set.template == {
+        "metadata": {"labels": {"app": "sample"}},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]},
+    }  # a start merges into the job, never into a pod set already handed out
+    pod_set.template["spec"]["containers"][0]["image"] = "changed"
+    assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "busybox"
+
+
+def test_stop_steps_leave_the_job_untouched() -> None:
+    job = make_job(parallelism=2, status={"startTime": "2026-01-01T00:00:00Z"})
+    adapter = BatchJobAdapter(job)
+    adapter.run_with_pod_sets_info([admission_info()])
+    before = copy.deepcopy(job)
+    assert adapter.stop_steps([restore_info_for(make_job(parallelism=2))])
+    assert job == before

@@ -505,3 +505,43 @@ def test_bad_pod_sets_info_len_error_text() -> None:
     error = bad_pod_sets_info_len_error(want=1, got=2)
     assert isinstance(error, PodSetInfoError)
     assert str(error) == "invalid podset infos: expecting 1 podset, got 2"
+
+
+def test_merge_into_template_never_aliases_the_info_or_keeps_its_own_state() -> None:
+    info = PodSetInfo(
+        name="main",
+        count=1,
+        labels={"kueue.x-k8s.io/podset": "main"},
+        tolerations=[{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
+        scheduling_gates=[{"name": "gate"}],
+    )
+    info_before = copy.deepcopy(info)
+    template: dict[str, Any] = {
+        "metadata": {"labels": {"app": "x"}},
+        "spec": {"tolerations": [{"key": "own", "operator": "Exists"}]},
+    }
+    merge_into_template(template, info)
+    assert info == info_before
+    template["spec"]["tolerations"][1]["key"] = "changed"
+    template["spec"]["schedulingGates"][0]["name"] = "changed"
+    template["metadata"]["labels"]["extra"] = "y"
+    assert info == info_before
+    second: dict[str, Any] = {"metadata": {"labels": {"app": "x"}}}
+    merge_into_template(second, info)  # the first call's working state does not leak into the next
+    assert second == {
+        "metadata": {"labels": {"app": "x", "kueue.x-k8s.io/podset": "main"}},
+        "spec": {
+            "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
+            "schedulingGates": [{"name": "gate"}],
+        },
+    }
+
+
+def test_conflicting_merge_leaves_the_template_unchanged() -> None:
+    template: dict[str, Any] = {"metadata": {"labels": {"kueue.x-k8s.io/podset": "other"}}}
+    before = copy.deepcopy(template)
+    with pytest.raises(PodSetInfoConflictError):
+        merge_into_template(
+            template, PodSetInfo(name="main", count=1, labels={"kueue.x-k8s.io/podset": "main"})
+        )
+    assert template == before
