@@ -267,8 +267,11 @@ class Watch:
                     raise _Restart("disconnect") from exc
                 received = True
                 buffer += chunk
-                while b"\n" in buffer:
-                    line, _, buffer = buffer.partition(b"\n")
+                if b"\n" not in buffer:
+                    continue
+                # one split per chunk: re-partitioning the rest after every line copied it each time
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
                     if not line.strip():
                         continue
                     event = self._decode(line)

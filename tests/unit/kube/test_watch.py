@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import httpx
+import orjson
 import pytest
 from prometheus_client import CollectorRegistry
 
@@ -202,6 +203,31 @@ async def test_malformed_lines_restart_the_watch_without_crashing(
     seeded.put_object(RESOURCE, cm("c"))
     await settle()
     assert running.take() == [("ADDED", "c")]
+
+
+async def test_events_split_across_chunks_and_packed_in_one_chunk(
+    seeded: FakeApi, running: Running, clock: FakeClock, registry: CollectorRegistry
+) -> None:
+    running.take()
+
+    def line(kind: str, name: str, version: str) -> bytes:
+        obj = cm(name)
+        obj["metadata"]["resourceVersion"] = version  # type: ignore[index]
+        return orjson.dumps({"type": kind, "object": obj}) + b"\n"
+
+    packed = line("ADDED", "p1", "901") + b"\n" + line("ADDED", "p2", "902") + line("MODIFIED", "p1", "903")
+    seeded.send_raw(packed)
+    split = line("ADDED", "s1", "904")
+    seeded.send_raw(split[:10])
+    seeded.send_raw(split[10:-1])
+    seeded.send_raw(b"\n" + line("DELETED", "p2", "905")[:-1])
+    await clock.advance(1.0)
+    assert running.take() == [("ADDED", "p1"), ("ADDED", "p2"), ("MODIFIED", "p1"), ("ADDED", "s1")]
+    seeded.send_raw(b"\n")
+    await clock.advance(1.0)
+    assert running.take() == [("DELETED", "p2")]
+    assert running.watch.resource_version == "905"
+    assert restarts(registry, "malformed") == 0.0
 
 
 async def test_truncated_json_at_end_of_stream_restarts(
