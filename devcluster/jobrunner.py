@@ -25,16 +25,13 @@ into ``status``, once.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-import httpx
-
-from devcluster.standin_client import ApiClient, ApiError, Resource
+from devcluster.standin_client import ApiClient, Resource, poll_forever
 from devcluster.standin_conditions import (
     find_condition,
     format_time,
@@ -105,14 +102,7 @@ class JobRunner:
         self._started: dict[str, datetime] = {}
 
     async def run(self) -> None:
-        while True:
-            try:
-                await self.reconcile_once()
-            except (httpx.HTTPError, ApiError) as exc:
-                _log.warning("job runner pass failed: %s", exc)
-            except Exception:
-                _log.exception("job runner pass crashed")
-            await asyncio.sleep(self._poll_interval)
+        await poll_forever(self.reconcile_once, interval=self._poll_interval, what="job runner", log=_log)
 
     async def reconcile_once(self) -> None:
         now = self._clock()

@@ -41,7 +41,7 @@ from typing import Any, Final
 import httpx
 
 from devcluster.jobrunner import DeclarativeCompletion, JobRunner
-from devcluster.standin_client import ApiClient, ApiError, Resource
+from devcluster.standin_client import ApiClient, Resource, poll_forever
 from devcluster.standin_conditions import (
     find_condition,
     format_time,
@@ -125,14 +125,7 @@ class KueueStandin:
         self._missing_queue_reason = missing_queue_reason
 
     async def run(self) -> None:
-        while True:
-            try:
-                await self.reconcile_once()
-            except (httpx.HTTPError, ApiError) as exc:
-                _log.warning("kueue stand-in pass failed: %s", exc)
-            except Exception:
-                _log.exception("kueue stand-in pass crashed")
-            await asyncio.sleep(self._poll_interval)
+        await poll_forever(self.reconcile_once, interval=self._poll_interval, what="kueue stand-in", log=_log)
 
     async def reconcile_once(self) -> None:
         """One full pass: workload-controller duties first, then FIFO admission per ClusterQueue."""

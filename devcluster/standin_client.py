@@ -12,12 +12,15 @@ and a merge-patch of ``/status``.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import ssl
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, NamedTuple
 
 import httpx
 
-__all__ = ["ApiClient", "ApiError", "Resource"]
+__all__ = ["ApiClient", "ApiError", "Resource", "poll_forever"]
 
 _JSON: Final = "application/json"
 
@@ -120,3 +123,17 @@ class ApiClient:
 def _raise_for(response: httpx.Response) -> None:
     if response.status_code // 100 != 2:
         raise ApiError(response.status_code, response.text)
+
+
+async def poll_forever(
+    one_pass: Callable[[], Awaitable[None]], *, interval: float, what: str, log: logging.Logger
+) -> None:
+    """Run ``one_pass`` every ``interval`` seconds until cancelled; a failed pass is logged, not fatal."""
+    while True:
+        try:
+            await one_pass()
+        except (httpx.HTTPError, ApiError) as exc:
+            log.warning("%s pass failed: %s", what, exc)
+        except Exception:
+            log.exception("%s pass crashed", what)
+        await asyncio.sleep(interval)
