@@ -154,7 +154,7 @@ class Controller:
             except Exception:
                 logger.exception("reconcile failed", extra={"controller": self.name})
                 if self._metrics is not None:
-                    self._metrics.reconcile_errors.labels(self.name).inc()
+                    self._metrics.child(self._metrics.reconcile_errors, self.name).inc()
                 self.queue.add_rate_limited(key)
             else:
                 if result.requeue_after is not None and result.requeue_after > 0:
@@ -169,5 +169,7 @@ class Controller:
                     self.queue.forget(key)
             finally:
                 if self._metrics is not None:
-                    self._metrics.reconcile_total.labels(self.name, outcome).inc()
-                    self._metrics.reconcile_time.labels(self.name).observe(self._clock.now() - started)
+                    self._metrics.child(self._metrics.reconcile_total, self.name, outcome).inc()
+                    self._metrics.child(self._metrics.reconcile_time, self.name).observe(
+                        self._clock.now() - started
+                    )

@@ -249,6 +249,16 @@ class KubeMetrics:
             registry=registry,
         )
         self._request_children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+        self._children: dict[tuple[Any, tuple[str, ...]], Any] = {}
+
+    def child(self, collector: Any, *labelvalues: str) -> Any:
+        """``collector.labels(*labelvalues)``, cached: for per-key and per-event hot paths (label sets
+        are bounded, see the module invariant; ``labels()`` costs about as much as the update)."""
+        key = (collector, labelvalues)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = collector.labels(*labelvalues)
+        return child
 
     def observe_request(self, *, verb: str, resource: str, code: str, seconds: float) -> None:
         """Hot path of every API call: label children are cached (``labels()`` is slow), one lookup."""

@@ -306,7 +306,7 @@ class Watch:
         kind: str = raw["type"]
         obj: dict[str, Any] = raw["object"]
         if self.metrics is not None:
-            self.metrics.watch_events.labels(self._resource_label, kind).inc()
+            self.metrics.child(self.metrics.watch_events, self._resource_label, kind).inc()
         if kind == "ERROR":
             code = obj.get("code")
             if code == 410:

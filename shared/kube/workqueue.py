@@ -80,7 +80,7 @@ class WorkQueue(Generic[K]):
             return
         self._dirty.add(key)
         if self._metrics is not None:
-            self._metrics.queue_adds.labels(self.name).inc()
+            self._metrics.child(self._metrics.queue_adds, self.name).inc()
         if key in self._processing:
             return  # re-queued once by done()
         self._enqueue(key)
@@ -113,7 +113,7 @@ class WorkQueue(Generic[K]):
 
     def add_rate_limited(self, key: K) -> None:
         if self._metrics is not None:
-            self._metrics.queue_retries.labels(self.name).inc()
+            self._metrics.child(self._metrics.queue_retries, self.name).inc()
         self.add_after(key, max(self._backoff.when(key), self._bucket.reserve()))
 
     def forget(self, key: K) -> None:
@@ -162,7 +162,7 @@ class WorkQueue(Generic[K]):
         queued_at = self._queued_at.pop(key, now)
         self._started_at[key] = now
         if self._metrics is not None:
-            self._metrics.queue_latency.labels(self.name).observe(now - queued_at)
+            self._metrics.child(self._metrics.queue_latency, self.name).observe(now - queued_at)
         self._set_depth()
         return key
 
@@ -177,7 +177,9 @@ class WorkQueue(Generic[K]):
         self._processing.discard(key)
         started = self._started_at.pop(key, None)
         if started is not None and self._metrics is not None:
-            self._metrics.queue_work_duration.labels(self.name).observe(self._clock.now() - started)
+            self._metrics.child(self._metrics.queue_work_duration, self.name).observe(
+                self._clock.now() - started
+            )
         if key in self._dirty and not self._shutting_down:
             self._enqueue(key)
         if not self._processing:
@@ -203,7 +205,7 @@ class WorkQueue(Generic[K]):
 
     def _set_depth(self) -> None:
         if self._metrics is not None:
-            self._metrics.queue_depth.labels(self.name).set(len(self._queue))
+            self._metrics.child(self._metrics.queue_depth, self.name).set(len(self._queue))
 
     def shut_down(self) -> None:
         self._shutting_down = True
