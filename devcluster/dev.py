@@ -84,6 +84,12 @@ class _Session:
         self.out.write(message + "\n")
         self.out.flush()
 
+    async def launch(self, stack: contextlib.AsyncExitStack, process: ComponentProcess) -> None:
+        """Start one component; its stop is registered first, so a failed start is cleaned up too."""
+        stack.push_async_callback(process.stop)
+        self.components.append(process)
+        await process.start(within_seconds=self.args.start_timeout)
+
 
 def _relative(path: Path) -> str:
     with contextlib.suppress(ValueError):
@@ -158,9 +164,7 @@ async def _start_components(session: _Session, stack: contextlib.AsyncExitStack,
         env=env,
         ca_pem=ca_pem,
     )
-    stack.push_async_callback(webhook.stop)
-    session.components.append(webhook)
-    await webhook.start(within_seconds=args.start_timeout)
+    await session.launch(stack, webhook)
     session.say(f"webhook         {webhook_url}  pid {webhook.pid}, log {_relative(webhook.log_path)}, ready")
     documents = await render_webhook_manifests(config=config, url=webhook_url, env=env)
     registered = await register_webhooks(client, documents, ca_pem=ca_pem)
@@ -180,9 +184,7 @@ async def _start_components(session: _Session, stack: contextlib.AsyncExitStack,
         health_url=f"http://127.0.0.1:{probe_port}/healthz",
         env=env,
     )
-    stack.push_async_callback(reconciler.stop)
-    session.components.append(reconciler)
-    await reconciler.start(within_seconds=args.start_timeout)
+    await session.launch(stack, reconciler)
     session.say(
         f"reconciler      probes on 127.0.0.1:{probe_port}  pid {reconciler.pid}, "
         f"log {_relative(reconciler.log_path)}, healthy"
@@ -196,9 +198,7 @@ async def _start_components(session: _Session, stack: contextlib.AsyncExitStack,
             log_path=logs / f"{name}.log",
             env=env,
         )
-        stack.push_async_callback(process.stop)
-        session.components.append(process)
-        await process.start(within_seconds=args.start_timeout)
+        await session.launch(stack, process)
         session.say(
             f"--with          kueue-bridge {extra}  pid {process.pid}, log {_relative(process.log_path)}"
         )
