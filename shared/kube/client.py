@@ -321,14 +321,13 @@ class KubeClient(ResourceVerbs):
             if not _retryable(exc, method=method) or self.settings.max_attempts <= 1:
                 raise
             first_failure = exc
-        if self.metrics is not None:
-            self.metrics.api_retries.labels(verb, resource).inc()
-        await self.clock.sleep(self._delay_after(first_failure, attempt=1))
 
-        def count_retry(retry_state: RetryCallState) -> None:
+        def count_retry(retry_state: RetryCallState | None = None) -> None:
             if self.metrics is not None:
                 self.metrics.api_retries.labels(verb, resource).inc()
 
+        count_retry()
+        await self.clock.sleep(self._delay_after(first_failure, attempt=1))
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.settings.max_attempts - 1),
             wait=self._retry_wait,
