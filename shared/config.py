@@ -55,7 +55,7 @@ from pydantic_core import PydanticCustomError
 
 from shared.constants import MULTIKUEUE_CONTROLLER_NAME
 from shared.durations import DurationError, format_go_duration, parse_go_duration
-from shared.frameworks.base import GroupVersionKind
+from shared.frameworks.base import GroupVersionKind, guess_plural
 from shared.frameworks.spec import DeclarativeAdapterSpec
 from shared.labelselector import (
     LabelSelector,
@@ -174,16 +174,6 @@ def parse_kind_arg(name: str) -> GroupVersionKind | None:
 
 def _kind_arg(gvk: GroupVersionKind) -> str:
     return f"{gvk.kind}.{gvk.version}.{gvk.group}"
-
-
-def _guess_plural(kind: str) -> str:
-    """apimachinery's ``UnsafeGuessKindToResource``."""
-    singular = kind.lower()
-    if singular.endswith("s"):
-        return singular + "es"
-    if singular.endswith("y"):
-        return singular[:-1] + "ies"
-    return singular + "s"
 
 
 def _quoted(values: Iterable[str]) -> str:
@@ -448,13 +438,13 @@ class Configuration(_ConfigModel):
         kinds: dict[GroupVersionKind, ManagedKind] = {}
         for name in self.integrations.frameworks:
             gvk = BUILTIN_FRAMEWORKS[name]
-            kinds.setdefault(gvk, ManagedKind(gvk, _guess_plural(gvk.kind), name, None))
+            kinds.setdefault(gvk, ManagedKind(gvk, guess_plural(gvk.kind), name, None))
         by_kind = {gvk: name for name, gvk in BUILTIN_FRAMEWORKS.items()}
         for entry in self.integrations.external_frameworks:
             external = entry.gvk
             if external is None:  # pragma: no cover - rejected by validation
                 continue
-            resource = entry.resource or _guess_plural(external.kind)
+            resource = entry.resource or guess_plural(external.kind)
             kinds.setdefault(external, ManagedKind(external, resource, by_kind.get(external), entry.adapter))
         return list(kinds.values())
 

@@ -38,6 +38,7 @@ __all__ = [
     "JobWithValidation",
     "ReclaimablePodCount",
     "StopStep",
+    "guess_plural",
 ]
 
 
@@ -54,6 +55,16 @@ class GroupVersionKind:
     def __str__(self) -> str:
         # Kueue/apimachinery spelling, used in messages: "batch/v1, Kind=Job"
         return f"{self.api_version}, Kind={self.kind}"
+
+
+def guess_plural(kind: str) -> str:
+    """apimachinery's ``UnsafeGuessKindToResource`` (a CRD's real plural may differ: pass it)."""
+    singular = kind.lower()
+    if singular.endswith("s"):
+        return singular + "es"
+    if singular.endswith("y"):
+        return singular[:-1] + "ies"
+    return singular + "s"
 
 
 class AdapterError(ValueError):

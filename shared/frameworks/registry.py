@@ -21,7 +21,13 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from shared.frameworks.appwrapper import APPWRAPPER_FRAMEWORK, APPWRAPPER_GVK, AppWrapperAdapter
-from shared.frameworks.base import AdapterConfigError, AdapterError, GenericJob, GroupVersionKind
+from shared.frameworks.base import (
+    AdapterConfigError,
+    AdapterError,
+    GenericJob,
+    GroupVersionKind,
+    guess_plural,
+)
 from shared.frameworks.batch_job import BATCH_JOB_FRAMEWORK, BATCH_JOB_GVK, BatchJobAdapter
 from shared.frameworks.declarative import DeclarativeFramework
 from shared.frameworks.jobset import JOBSET_FRAMEWORK, JOBSET_GVK, JobSetAdapter
@@ -141,16 +147,6 @@ def gvk_of(obj: Mapping[str, Any]) -> GroupVersionKind:
     return GroupVersionKind(group=group, version=version, kind=kind)
 
 
-def _guess_plural(kind: str) -> str:
-    """apimachinery's ``UnsafeGuessKindToResource`` (a CRD's real plural may differ: pass it)."""
-    singular = kind.lower()
-    if singular.endswith("s"):
-        return singular + "es"
-    if singular.endswith("y"):
-        return singular[:-1] + "ies"
-    return singular + "s"
-
-
 @dataclass(frozen=True)
 class DeclarativeKind:
     """A declarative framework to register; ``field`` prefixes configuration errors."""
@@ -192,7 +188,7 @@ class FrameworkRegistry:
                 Framework(
                     name=external_name(kind.gvk),
                     gvk=kind.gvk,
-                    plural=kind.plural or _guess_plural(kind.gvk.kind),
+                    plural=kind.plural or guess_plural(kind.gvk.kind),
                     factory=framework,
                     builtin=False,
                 )
