@@ -430,13 +430,20 @@ def _validate_number(value: float, node: _Node, path: str, causes: list[SchemaCa
         causes.append(_cause(_INVALID, path, value, detail))
 
 
+def _check_size(
+    size: int, maximum: int | None, minimum: int | None, noun: str, path: str, causes: list[SchemaCause]
+) -> None:
+    """maxItems/minItems or maxProperties/minProperties; the too-many message says "item(s)" for both
+    arrays and objects, the too-few one names ``noun``."""
+    if maximum is not None and size > maximum:
+        unit = "item" if maximum == 1 else "items"
+        causes.append(_cause(_TOO_MANY, path, size, f"must have at most {maximum} {unit}"))
+    if minimum is not None and size < minimum:
+        causes.append(_cause(_INVALID, path, size, f"{path} in body should have at least {minimum} {noun}"))
+
+
 def _validate_array(value: list[Any], node: _Node, path: str, causes: list[SchemaCause]) -> None:
-    if node.max_items is not None and len(value) > node.max_items:
-        unit = "item" if node.max_items == 1 else "items"
-        causes.append(_cause(_TOO_MANY, path, len(value), f"must have at most {node.max_items} {unit}"))
-    if node.min_items is not None and len(value) < node.min_items:
-        detail = f"{path} in body should have at least {node.min_items} items"
-        causes.append(_cause(_INVALID, path, len(value), detail))
+    _check_size(len(value), node.max_items, node.min_items, "items", path, causes)
     if node.items is not None:
         for index, item in enumerate(value):
             _validate(item, node.items, f"{path}[{index}]", causes)
@@ -464,12 +471,7 @@ def _validate_object(value: dict[str, Any], node: _Node, path: str, causes: list
     for name in node.required:
         if name not in value:
             causes.append(_cause(_REQUIRED, f"{path}.{name}"))
-    if node.max_props is not None and len(value) > node.max_props:
-        unit = "item" if node.max_props == 1 else "items"
-        causes.append(_cause(_TOO_MANY, path, len(value), f"must have at most {node.max_props} {unit}"))
-    if node.min_props is not None and len(value) < node.min_props:
-        detail = f"{path} in body should have at least {node.min_props} properties"
-        causes.append(_cause(_INVALID, path, len(value), detail))
+    _check_size(len(value), node.max_props, node.min_props, "properties", path, causes)
     if node.int_or_string:
         return
     for key, item in value.items():
