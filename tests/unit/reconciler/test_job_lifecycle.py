@@ -22,6 +22,31 @@ def condition_of(obj: dict[str, Any], condition_type: str) -> tuple[str, str, st
     return None
 
 
+async def run_admitted_golden_job(cluster: FakeCluster, reconciler: JobReconciler) -> dict[str, Any]:
+    """The golden job created, given its Workload, admitted as Kueue does, and started."""
+    job = golden_job()
+    cluster.add(job)
+    await converge(reconciler)
+    admit(cluster, WORKLOAD)
+    await converge(reconciler)
+    return job
+
+
+def evict(cluster: FakeCluster, *, reason: str, message: str) -> None:
+    """Kueue's workload controller / preemptor: Evicted=True on the golden Workload."""
+    set_condition(
+        cluster,
+        WORKLOAD,
+        {
+            "type": "Evicted",
+            "status": "True",
+            "reason": reason,
+            "message": message,
+            "lastTransitionTime": "2026-11-22T02:34:14Z",
+        },
+    )
+
+
 async def converge(reconciler: JobReconciler, *, rounds: int = 6) -> None:
     for _ in range(rounds):
         await reconciler.reconcile(job_key())
@@ -72,10 +97,7 @@ async def test_pending_workload_gets_pods_ready_wait_for_start(
 
 
 async def test_admission_starts_the_job_like_kueue(cluster: FakeCluster, reconciler: JobReconciler) -> None:
-    cluster.add(golden_job())
-    await converge(reconciler)
-    admit(cluster, WORKLOAD)
-    await converge(reconciler)
+    await run_admitted_golden_job(cluster, reconciler)
     job = cluster.find("Job", "golden", "sample")
     assert job is not None
     assert job["spec"]["suspend"] is False
@@ -93,22 +115,8 @@ async def test_admission_starts_the_job_like_kueue(cluster: FakeCluster, reconci
 async def test_deactivation_stops_and_restores_exactly(
     cluster: FakeCluster, reconciler: JobReconciler
 ) -> None:
-    original = golden_job()
-    cluster.add(original)
-    await converge(reconciler)
-    admit(cluster, WORKLOAD)
-    await converge(reconciler)
-    set_condition(
-        cluster,
-        WORKLOAD,
-        {
-            "type": "Evicted",
-            "status": "True",
-            "reason": "Deactivated",
-            "message": "The workload is deactivated",
-            "lastTransitionTime": "2026-11-22T02:34:14Z",
-        },
-    )
+    original = await run_admitted_golden_job(cluster, reconciler)
+    evict(cluster, reason="Deactivated", message="The workload is deactivated")
     await converge(reconciler)
     job = cluster.find("Job", "golden", "sample")
     assert job is not None
@@ -130,21 +138,8 @@ async def test_deactivation_stops_and_restores_exactly(
 
 
 async def test_preemption_requeues(cluster: FakeCluster, reconciler: JobReconciler) -> None:
-    cluster.add(golden_job())
-    await converge(reconciler)
-    admit(cluster, WORKLOAD)
-    await converge(reconciler)
-    set_condition(
-        cluster,
-        WORKLOAD,
-        {
-            "type": "Evicted",
-            "status": "True",
-            "reason": "Preempted",
-            "message": "Preempted to accommodate a workload",
-            "lastTransitionTime": "2026-11-22T02:34:14Z",
-        },
-    )
+    await run_admitted_golden_job(cluster, reconciler)
+    evict(cluster, reason="Preempted", message="Preempted to accommodate a workload")
     await converge(reconciler)
     workload = cluster.find("Workload", "golden", WORKLOAD)
     assert workload is not None
@@ -152,23 +147,10 @@ async def test_preemption_requeues(cluster: FakeCluster, reconciler: JobReconcil
 
 
 async def test_quota_is_kept_while_pods_are_active(cluster: FakeCluster, reconciler: JobReconciler) -> None:
-    cluster.add(golden_job())
-    await converge(reconciler)
-    admit(cluster, WORKLOAD)
-    await converge(reconciler)
+    await run_admitted_golden_job(cluster, reconciler)
     job_key_tuple = next(k for k in cluster.objects if k[1] == "Job")
     cluster.objects[job_key_tuple]["status"] = {"active": 2}
-    set_condition(
-        cluster,
-        WORKLOAD,
-        {
-            "type": "Evicted",
-            "status": "True",
-            "reason": "Preempted",
-            "message": "preempted",
-            "lastTransitionTime": "2026-11-22T02:34:14Z",
-        },
-    )
+    evict(cluster, reason="Preempted", message="preempted")
     await converge(reconciler)
     workload = cluster.find("Workload", "golden", WORKLOAD)
     assert workload is not None
@@ -183,10 +165,7 @@ async def test_quota_is_kept_while_pods_are_active(cluster: FakeCluster, reconci
 async def test_finished_job_finishes_the_workload_then_releases_it(
     cluster: FakeCluster, reconciler: JobReconciler
 ) -> None:
-    cluster.add(golden_job())
-    await converge(reconciler)
-    admit(cluster, WORKLOAD)
-    await converge(reconciler)
+    await run_admitted_golden_job(cluster, reconciler)
     job_key_tuple = next(k for k in cluster.objects if k[1] == "Job")
     cluster.objects[job_key_tuple]["status"] = {
         "succeeded": 4,
