@@ -2,25 +2,36 @@
 
 Prints, for ``--jobs`` queued batch/v1 Jobs (default 1,000):
 
-* **burst -> Workloads**: the Jobs are created in a burst (``--concurrency`` parallel creates)
-  while ``kueue-bridge reconciler`` runs (a real subprocess, as deployed); measured from the first
-  create until the last Workload exists (seen through a watch) — the reconciler writes each
-  Workload and its first status (``PodsReady`` WaitForStart), i.e. one create and one status write
-  per job, plus one Event;
-* **ceiling**: in the same run, the same number of Workload creates plus status merge-patches by
-  a plain ``KubeClient`` loop at the same concurrency, in its own process (like the reconciler),
-  against the same server — what the API server can take; printed with the ratio
-  ``ceiling time / reconciler time`` (target >= 0.8);
+* **burst -> Workloads**: a plain client process creates the Jobs in a burst (``--concurrency``
+  parallel creates) while ``kueue-bridge reconciler`` runs (a real subprocess, as deployed);
+  measured from the first create until the last Workload exists (seen through a watch). The
+  reconciler creates each Workload, then writes its first status (``PodsReady`` WaitForStart) and
+  a ``CreatedWorkload`` Event; how many of those were visible when the last Workload appeared is
+  printed too.
+* **ceiling**: in the same run, after the reconciler has stopped, a plain ``KubeClient`` loop in its
+  own process makes *the same writes the burst window held*: the Job creates, one Workload create
+  per Job, and as many status patches and Event creates as the watches saw in the window, at the
+  same concurrency against the same server, with the same bench watches open. That is what the API
+  server can take for that work; the ratio ``ceiling time / reconciler time`` (target >= 0.8) is
+  therefore what the reconciler costs on top of the writes themselves (its informers' watches, its
+  decisions, its scheduling). For comparison with earlier runs the figure for 1,000 Workload creates
+  + 1,000 status patches alone (no Job creates, the first definition of the ceiling) is printed
+  after it.
 * **admission -> unsuspend**: each Workload is admitted by writing its status as Kueue's scheduler
-  does (``--admit-concurrency`` at a time); latency from just before the status write until the
-  Job's ``spec.suspend`` is false in a watch, p50/p99/max (target p99 <= 200 ms).
+  does; latency from just before the status write until the Job's ``spec.suspend`` is false in a
+  watch, p50/p99/max (target p99 <= 200 ms), for a flood (``--admit-concurrency`` writes in flight,
+  back to back) and at a steady ``--admit-rate``.
 
-The devcluster (``devcluster.server.ThreadedDevCluster``) runs in this process on its own thread
-and event loop, with Kueue's real CRDs from ``../shared/crds/kueue``. Everything shares two cores,
-so absolute numbers move with the machine; the ratio is the figure to watch. The reconciler's
-client rate limit is raised (``--qps``) so the figure measures the reconciler, not its limiter.
+Processes: the devcluster (``kueue-bridge devcluster``, uvloop, as ``make dev`` runs it), the
+reconciler, each client loop and this process (watches only) are separate, so no client shares the
+API server's interpreter. Kueue's real CRDs come from ``../shared/crds/kueue``. Everything shares
+two cores, so absolute numbers move with the machine; the ratio is the figure to watch. CPU seconds
+used by the server and the reconciler in each window are printed to show which one was the limit.
+The reconciler's client rate limit is raised (``--qps``) so the figure measures the reconciler, not
+its limiter.
 
-    .venv/bin/python bench/reconciler.py [--jobs 1000] [--concurrency 16] [--qps 5000]
+    .venv/bin/python bench/reconciler.py [--jobs 1000] [--concurrency 16] [--workers N] [--qps 5000]
+    .venv/bin/python bench/reconciler.py --burst-only --profile /tmp/reconciler.prof
 """
 
 from __future__ import annotations
@@ -29,11 +40,16 @@ import argparse
 import asyncio
 import contextlib
 import multiprocessing
+import os
+import queue
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +58,6 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from devcluster.server import ThreadedDevCluster  # noqa: E402
 from shared.frameworks.base import GroupVersionKind  # noqa: E402
 from shared.kube import AlreadyExists, ClientSettings, KubeClient, load_kubeconfig  # noqa: E402
 from shared.kube.watch import EventType, Watch  # noqa: E402
@@ -53,6 +68,7 @@ JOB = GroupVersionKind("batch", "v1", "Job")
 WORKLOAD = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
 NAMESPACE = GroupVersionKind("", "v1", "Namespace")
 FLAVOR = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ResourceFlavor")
+EVENT = GroupVersionKind("events.k8s.io", "v1", "Event")
 CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 SHARED = REPO.parent / "shared"
 KUEUE_CRDS = ("workloads", "resourceflavors", "workloadpriorityclasses")
@@ -61,6 +77,32 @@ POD_SPEC = {
     "containers": [{"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}],
 }
 NOW = "2026-11-22T00:00:00Z"
+
+
+@contextlib.contextmanager
+def devcluster_process(tmp: Path, *, profile: str | None) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """``kueue-bridge devcluster`` in its own process (uvloop, as ``make dev`` runs it)."""
+    kubeconfig = tmp / "devcluster.kubeconfig"
+    profiling = ["-m", "cProfile", "-o", profile] if profile else []
+    command = [sys.executable, *profiling, "-m", "kueue_bridge.cli", "devcluster", "--port", "0"]
+    command += ["--kubeconfig-out", str(kubeconfig)]
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not kubeconfig.exists():
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("the devcluster did not start")
+            time.sleep(0.05)
+        yield process, kubeconfig
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(60)
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (Linux ``/proc``), all threads included."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def client_for(kubeconfig: Path) -> KubeClient:
@@ -106,7 +148,7 @@ async def setup(kubeconfig: Path) -> None:
                 if document and document.get("kind") == "CustomResourceDefinition":
                     with contextlib.suppress(AlreadyExists):
                         await client.create(CRD, document)
-        for namespace in ("kueue-system", "bench", "ceiling"):
+        for namespace in ("kueue-system", "bench", "ceiling", "narrow"):
             await client.create(NAMESPACE, {"metadata": {"name": namespace}})
         await client.create(FLAVOR, {"metadata": {"name": "default"}})
         while True:
@@ -117,79 +159,177 @@ async def setup(kubeconfig: Path) -> None:
                 await asyncio.sleep(0.05)
 
 
-# --- the ceiling: a plain client loop in its own process ----------------------------------------
-async def _ceiling(kubeconfig: Path, jobs: int, concurrency: int) -> float:
+# --- plain client loops, each in its own process ---------------------------------------------------
+def pods_ready_patch(resource_version: str) -> dict[str, Any]:
+    condition = {
+        "type": "PodsReady",
+        "status": "False",
+        "reason": "WaitForStart",
+        "message": "Not all pods are ready or succeeded",
+        "lastTransitionTime": NOW,
+    }
+    return {"metadata": {"resourceVersion": resource_version}, "status": {"conditions": [condition]}}
+
+
+@dataclass(frozen=True)
+class WriteMix:
+    """What a plain client loop writes: per job index ``i < n`` of each count, in this order."""
+
+    namespace: str
+    jobs: int = 0
+    workloads: int = 0
+    status_patches: int = 0
+    events: int = 0
+
+    @property
+    def size(self) -> int:
+        return max(self.jobs, self.workloads, self.status_patches, self.events)
+
+    @property
+    def writes(self) -> int:
+        return self.jobs + self.workloads + self.status_patches + self.events
+
+
+def event_body(namespace: str, index: int, job_uid: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": f"raw-{index}.{index:08x}", "namespace": namespace},
+        "eventTime": "2026-11-22T00:00:00.000000Z",
+        "reportingController": "kueue-bridge-reconciler",
+        "reportingInstance": "bench",
+        "action": "CreatedWorkload",
+        "reason": "CreatedWorkload",
+        "regarding": {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "namespace": namespace,
+            "name": f"raw-{index}",
+            "uid": job_uid,
+        },
+        "note": f"Created Workload: {namespace}/raw-{index}",
+        "type": "Normal",
+    }
+
+
+async def _client_loop(kubeconfig: Path, mix: WriteMix, concurrency: int) -> tuple[float, float]:
+    """Run ``mix`` at ``concurrency``; returns (start, end) on ``time.monotonic``, one clock for every
+    process of the host."""
+    namespace = mix.namespace
     async with client_for(kubeconfig) as client:
-        await client.list(WORKLOAD, namespace="ceiling")  # discovery and connection outside the timing
-        started = time.perf_counter()
+        for gvk in (JOB, WORKLOAD, EVENT):  # discovery and connection outside the timing
+            await client.list(gvk, namespace=namespace)
 
         def one(index: int) -> Any:
             async def call() -> None:
-                created = await client.create(WORKLOAD, raw_workload(f"raw-{index}"), namespace="ceiling")
-                condition = {
-                    "type": "PodsReady",
-                    "status": "False",
-                    "reason": "WaitForStart",
-                    "message": "Not all pods are ready or succeeded",
-                    "lastTransitionTime": NOW,
-                }
-                patch = {
-                    "metadata": {"resourceVersion": created["metadata"]["resourceVersion"]},
-                    "status": {"conditions": [condition]},
-                }
-                await client.patch(WORKLOAD, f"raw-{index}", patch, namespace="ceiling", subresource="status")
+                name = f"job-{index}" if namespace == "bench" else f"raw-{index}"
+                uid = ""
+                if index < mix.jobs:
+                    uid = (await client.create(JOB, job(name), namespace=namespace))["metadata"]["uid"]
+                if index < mix.workloads:
+                    created = await client.create(WORKLOAD, raw_workload(name), namespace=namespace)
+                    if index < mix.status_patches:
+                        patch = pods_ready_patch(created["metadata"]["resourceVersion"])
+                        await client.patch(WORKLOAD, name, patch, namespace=namespace, subresource="status")
+                if index < mix.events:
+                    await client.create(EVENT, event_body(namespace, index, uid), namespace=namespace)
 
             return call
 
-        await bounded(concurrency, [one(i) for i in range(jobs)])
-        return time.perf_counter() - started
+        started = time.monotonic()
+        await bounded(concurrency, [one(i) for i in range(mix.size)])
+        return started, time.monotonic()
 
 
-def _ceiling_process(kubeconfig: str, jobs: int, concurrency: int, out: Any) -> None:
-    out.put(asyncio.run(_ceiling(Path(kubeconfig), jobs, concurrency)))
+def _client_process(kubeconfig: str, mix: WriteMix, concurrency: int, out: Any) -> None:
+    out.put(asyncio.run(_client_loop(Path(kubeconfig), mix, concurrency)))
 
 
-def measure_ceiling(kubeconfig: Path, jobs: int, concurrency: int) -> float:
-    context = multiprocessing.get_context("spawn")
-    out = context.Queue()
-    process = context.Process(target=_ceiling_process, args=(str(kubeconfig), jobs, concurrency, out))
-    process.start()
-    seconds = float(out.get(timeout=600))
-    process.join()
-    out.close()
-    return seconds
+class ClientProcess:
+    """A plain client loop in a spawned process (like the reconciler: its own interpreter and GIL)."""
+
+    def __init__(self, kubeconfig: Path, *, mix: WriteMix, concurrency: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._out = context.Queue()
+        self._process = context.Process(
+            target=_client_process, args=(str(kubeconfig), mix, concurrency, self._out)
+        )
+        self._process.start()
+
+    async def window(self) -> tuple[float, float]:
+        deadline = time.monotonic() + 600
+        while True:
+            try:
+                window: tuple[float, float] = await asyncio.to_thread(self._out.get, True, 0.5)
+                break
+            except queue.Empty:
+                if not self._process.is_alive() or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the client loop failed (exit code {self._process.exitcode})"
+                    ) from None
+        await asyncio.to_thread(self._process.join)
+        self._out.close()
+        return window
 
 
-# --- the reconciler --------------------------------------------------------------------------------
+# --- what the watches show ------------------------------------------------------------------------
 class Watcher:
-    """Counts Workloads and records when each Job is first seen unsuspended (one watch per kind)."""
+    """One namespace's Workloads (and which carry PodsReady), Events, and when each Job is first
+    seen unsuspended. The same watches run during the ceiling, so the API server fans out to as many
+    bench watchers in both phases."""
 
-    def __init__(self) -> None:
+    def __init__(self, namespace: str) -> None:
+        self.namespace = namespace
         self.workloads: set[str] = set()
+        self.with_pods_ready: set[str] = set()
+        self.events = 0
         self.workload_seen = asyncio.Event()
+        self.last_workload_at = 0.0
         self.expected = 0
         self.unsuspended: dict[str, float] = {}
         self.all_unsuspended = asyncio.Event()
 
+    def start(self, client: KubeClient) -> list[asyncio.Task[None]]:
+        return [
+            asyncio.create_task(self.watch_workloads(client)),
+            asyncio.create_task(self.watch_jobs(client)),
+            asyncio.create_task(self.watch_events(client)),
+        ]
+
     async def watch_workloads(self, client: KubeClient) -> None:
-        async for event in Watch(client, WORKLOAD, namespace="bench").events():
+        async for event in Watch(client, WORKLOAD, namespace=self.namespace).events():
             if event.type not in (EventType.ADDED, EventType.MODIFIED):
                 continue
-            owners = (event.object.get("metadata") or {}).get("ownerReferences") or []
-            if owners:
-                self.workloads.add(owners[0]["name"])
+            name = event.object["metadata"]["name"]
+            if name not in self.workloads:
+                self.workloads.add(name)
+                self.last_workload_at = time.monotonic()
+            conditions = (event.object.get("status") or {}).get("conditions") or []
+            if any(condition.get("type") == "PodsReady" for condition in conditions):
+                self.with_pods_ready.add(name)
             if len(self.workloads) >= self.expected:
                 self.workload_seen.set()
 
     async def watch_jobs(self, client: KubeClient) -> None:
-        async for event in Watch(client, JOB, namespace="bench").events():
+        async for event in Watch(client, JOB, namespace=self.namespace).events():
             if event.type not in (EventType.ADDED, EventType.MODIFIED):
                 continue
             name = event.object["metadata"]["name"]
             if event.object["spec"].get("suspend") is False and name not in self.unsuspended:
-                self.unsuspended[name] = time.perf_counter()
+                self.unsuspended[name] = time.monotonic()
                 if len(self.unsuspended) >= self.expected:
                     self.all_unsuspended.set()
+
+    async def watch_events(self, client: KubeClient) -> None:
+        async for event in Watch(client, EVENT, namespace=self.namespace).events():
+            if event.type == EventType.ADDED:
+                self.events += 1
+
+
+async def stop_tasks(tasks: list[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def admit_body(workload: dict[str, Any]) -> dict[str, Any]:
@@ -220,9 +360,28 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
+async def measure_ceiling(
+    kubeconfig: Path, server: subprocess.Popen[bytes], mix: WriteMix, concurrency: int
+) -> tuple[float, float]:
+    """Seconds the plain client loop takes for ``mix``, and the server's CPU seconds meanwhile; the
+    bench's watches are open on the namespace as they were during the burst."""
+    print(f"measuring a ceiling: {mix}", file=sys.stderr)
+    async with client_for(kubeconfig) as watch_client:
+        watcher = Watcher(mix.namespace)
+        tasks = watcher.start(watch_client)
+        await asyncio.sleep(0.5)  # the watches are open before the first write
+        cpu_before = process_cpu_seconds(server.pid)
+        start, end = await ClientProcess(kubeconfig, mix=mix, concurrency=concurrency).window()
+        server_cpu = process_cpu_seconds(server.pid) - cpu_before
+        await stop_tasks(tasks)
+    return end - start, server_cpu
+
+
 async def run(args: argparse.Namespace) -> None:
-    with ThreadedDevCluster() as cluster, tempfile.TemporaryDirectory(prefix="bench-reconciler-") as tmp:
-        kubeconfig = cluster.kubeconfig_path
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-reconciler-") as tmp,
+        devcluster_process(Path(tmp), profile=args.server_profile) as (server, kubeconfig),
+    ):
         await setup(kubeconfig)
         config = Path(tmp) / "config.yaml"
         config.write_text(
@@ -234,10 +393,7 @@ async def run(args: argparse.Namespace) -> None:
                 }
             )
         )
-        print("measuring the ceiling", file=sys.stderr)
-        ceiling = measure_ceiling(kubeconfig, args.jobs, args.concurrency)
-        print(f"ceiling {ceiling:.2f}s; starting the reconciler", file=sys.stderr)
-        log = (Path(tmp) / "reconciler.log").open("wb")
+        log = (Path(args.reconciler_log) if args.reconciler_log else Path(tmp) / "reconciler.log").open("wb")
         profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
         command = [sys.executable, *profile, "-m", "kueue_bridge.cli", "reconciler", "--config", str(config)]
         command += [
@@ -251,29 +407,33 @@ async def run(args: argparse.Namespace) -> None:
         process = await asyncio.create_subprocess_exec(*command, stdout=log, stderr=subprocess.STDOUT)
         try:
             async with client_for(kubeconfig) as client, client_for(kubeconfig) as watch_client:
-                watcher = Watcher()
+                watcher = Watcher("bench")
                 watcher.expected = 1
-                tasks = [
-                    asyncio.create_task(watcher.watch_workloads(watch_client)),
-                    asyncio.create_task(watcher.watch_jobs(watch_client)),
-                ]
+                tasks = watcher.start(watch_client)
                 await client.create(JOB, job("warm-up"), namespace="bench")  # leader elected, caches synced
                 print("waiting for the reconciler to lead and sync", file=sys.stderr)
                 await asyncio.wait_for(watcher.workload_seen.wait(), 120)
+                await asyncio.sleep(0.5)  # the warm-up's PodsReady write and Event are done
                 watcher.expected = args.jobs + 1
                 watcher.workload_seen.clear()
+                seen_before = (len(watcher.with_pods_ready), watcher.events)
 
-                started = time.perf_counter()
-                await bounded(
-                    args.concurrency,
-                    [
-                        lambda i=i: client.create(JOB, job(f"job-{i}"), namespace="bench")
-                        for i in range(args.jobs)
-                    ],
+                cpu_before = (process_cpu_seconds(server.pid), process_cpu_seconds(process.pid))
+                creator = ClientProcess(
+                    kubeconfig, mix=WriteMix("bench", jobs=args.jobs), concurrency=args.concurrency
                 )
-                created = time.perf_counter() - started
                 await asyncio.wait_for(watcher.workload_seen.wait(), 600)
-                burst = time.perf_counter() - started
+                burst_cpu = (
+                    process_cpu_seconds(server.pid) - cpu_before[0],
+                    process_cpu_seconds(process.pid) - cpu_before[1],
+                )
+                in_window = (len(watcher.with_pods_ready) - seen_before[0], watcher.events - seen_before[1])
+                started, created_at = await creator.window()
+                created = created_at - started
+                burst = watcher.last_workload_at - started
+                if args.burst_only:
+                    await stop_tasks(tasks)
+                    return
 
                 await asyncio.sleep(1.0)  # let PodsReady writes settle so admissions rarely conflict
                 listed = (await client.list(WORKLOAD, namespace="bench"))["items"]
@@ -283,7 +443,7 @@ async def run(args: argparse.Namespace) -> None:
                     async def call() -> None:
                         owner = workload["metadata"]["ownerReferences"][0]["name"]
                         for _ in range(5):
-                            sent[owner] = time.perf_counter()
+                            sent[owner] = time.monotonic()
                             try:
                                 await client.update_status(WORKLOAD, admit_body(workload), namespace="bench")
                                 return
@@ -317,23 +477,46 @@ async def run(args: argparse.Namespace) -> None:
 
                 flood_latencies = latencies_of(flood_names)
                 paced_latencies = latencies_of({w["metadata"]["ownerReferences"][0]["name"] for w in paced})
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+                await stop_tasks(tasks)
         finally:
             if process.returncode is None:
                 process.terminate()
             await asyncio.wait_for(process.wait(), 60)
             log.close()
+        if args.burst_only:
+            return
+        # The ceilings run once the reconciler is gone, so that its informers add no watch load.
+        replay = WriteMix(
+            "ceiling",
+            jobs=args.jobs,
+            workloads=args.jobs,
+            status_patches=in_window[0],
+            events=in_window[1],
+        )
+        ceiling, ceiling_server_cpu = await measure_ceiling(kubeconfig, server, replay, args.concurrency)
+        narrow_mix = WriteMix("narrow", workloads=args.jobs, status_patches=args.jobs)
+        narrow, _ = await measure_ceiling(kubeconfig, server, narrow_mix, args.concurrency)
 
     print(f"jobs: {args.jobs}, create concurrency: {args.concurrency}, reconciler workers: {args.workers}")
     print(
-        f"burst: jobs created in {created:.2f}s; every Workload existed after {burst:.2f}s ({args.jobs / burst:.0f}/s)"
+        f"burst: jobs created in {created:.2f}s; every Workload existed after {burst:.2f}s "
+        f"({args.jobs / burst:.0f}/s); by then {in_window[0]} PodsReady status writes and "
+        f"{in_window[1]} Events were visible"
     )
     print(
-        f"ceiling: {args.jobs} Workload creates + status patches in {ceiling:.2f}s ({args.jobs / ceiling:.0f}/s)"
+        f"ceiling: the same {replay.writes} writes by a plain client loop ({replay.jobs} Job creates, "
+        f"{replay.workloads} Workload creates, {replay.status_patches} status patches, "
+        f"{replay.events} Event creates) in {ceiling:.2f}s"
+    )
+    print(
+        f"CPU: server process {ceiling_server_cpu:.2f}s in the ceiling, {burst_cpu[0]:.2f}s in the burst; "
+        f"reconciler process {burst_cpu[1]:.2f}s in the burst"
     )
     print(f"ratio (ceiling time / reconciler time): {ceiling / burst:.2f}x (target >= 0.8x)")
+    print(
+        f"  for comparison, {args.jobs} Workload creates + {args.jobs} status patches alone (no Job creates): "
+        f"{narrow:.2f}s, {narrow / burst:.2f}x of the burst"
+    )
     for label, values in (
         (f"flood, {args.admit_concurrency} admissions in flight", flood_latencies),
         (f"paced, {args.admit_rate:.0f} admissions/s", paced_latencies),
@@ -353,6 +536,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--qps", type=int, default=5000)
     parser.add_argument("--admit-rate", type=float, default=100.0, help="admissions/s for the latency figure")
+    parser.add_argument("--reconciler-log", help="keep the reconciler's log in this file")
+    parser.add_argument("--server-profile", help="write the devcluster's cProfile stats to this file")
+    parser.add_argument("--burst-only", action="store_true", help="stop after the burst (for --profile)")
     parser.add_argument("--profile", help="write the reconciler's cProfile stats to this file")
     asyncio.run(run(parser.parse_args()))
 
