@@ -34,6 +34,7 @@ from functools import lru_cache
 from typing import Any
 
 from shared.constants import Condition as ConditionType
+from shared.frameworks.templates import json_tree_copy
 from shared.models.condition import is_condition_true
 from shared.models.meta import controller_owner
 from shared.models.workload import PodSet, Workload
@@ -192,11 +193,23 @@ def _dedup_env(container: Any) -> Any:
     return {**container, "env": list(latest.values())}
 
 
+def _deep_copy(pod_set: PodSet) -> PodSet:
+    """``pod_set.model_copy(deep=True)``, with the JSON trees copied by ``json_tree_copy`` (several
+    times faster than pydantic's ``deepcopy``; a create pass spent a third of its time there)."""
+    update: dict[str, Any] = {"template": json_tree_copy(pod_set.template)}
+    if pod_set.topology_request is not None:
+        update["topology_request"] = json_tree_copy(pod_set.topology_request)
+    copied = pod_set.model_copy(update=update)
+    if pod_set.model_extra:
+        copied.__pydantic_extra__ = json_tree_copy(dict(pod_set.model_extra))
+    return copied
+
+
 def sanitize_pod_sets(pod_sets: Sequence[PodSet]) -> list[PodSet]:
     """``SanitizePodSets``: copies with duplicate env vars collapsed in every (init) container."""
     sanitized: list[PodSet] = []
     for pod_set in pod_sets:
-        copied = pod_set.model_copy(deep=True)
+        copied = _deep_copy(pod_set)
         spec = copied.template.get("spec")
         if isinstance(spec, dict):
             for key in ("containers", "initContainers"):
