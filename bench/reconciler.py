@@ -401,9 +401,9 @@ async def run(args: argparse.Namespace) -> None:
             str(kubeconfig),
             "--probe-address",
             "127.0.0.1:0",
-            "--workers",
-            str(args.workers),
         ]
+        if args.workers:
+            command += ["--workers", str(args.workers)]
         process = await asyncio.create_subprocess_exec(*command, stdout=log, stderr=subprocess.STDOUT)
         try:
             async with client_for(kubeconfig) as client, client_for(kubeconfig) as watch_client:
@@ -497,7 +497,9 @@ async def run(args: argparse.Namespace) -> None:
         narrow_mix = WriteMix("narrow", workloads=args.jobs, status_patches=args.jobs)
         narrow, _ = await measure_ceiling(kubeconfig, server, narrow_mix, args.concurrency)
 
-    print(f"jobs: {args.jobs}, create concurrency: {args.concurrency}, reconciler workers: {args.workers}")
+    print(
+        f"jobs: {args.jobs}, create concurrency: {args.concurrency}, reconciler workers: {args.workers or 'default'}"
+    )
     print(
         f"burst: jobs created in {created:.2f}s; every Workload existed after {burst:.2f}s "
         f"({args.jobs / burst:.0f}/s); by then {in_window[0]} PodsReady status writes and "
@@ -533,7 +535,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--admit-concurrency", type=int, default=4)
-    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--workers", type=int, help="override the reconciler's workers per kind")
     parser.add_argument("--qps", type=int, default=5000)
     parser.add_argument("--admit-rate", type=float, default=100.0, help="admissions/s for the latency figure")
     parser.add_argument("--reconciler-log", help="keep the reconciler's log in this file")

@@ -24,7 +24,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter
 
 from reconciler.manager import ManagerOptions, ReconcilerManager, settings_from_config
-from shared.config import ConfigError, Configuration, load_config
+from shared.config import DEFAULT_RECONCILE_CONCURRENCY, ConfigError, Configuration, load_config
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
@@ -55,6 +55,16 @@ class RecorderSink:
         self._recorder.event(regarding, type=event_type, reason=reason, note=message)
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kueue-bridge reconciler", description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="kueue-bridge configuration file")
@@ -62,7 +72,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--identity", help="leader-election identity (default: hostname_uuid)")
     parser.add_argument("--log-format", choices=("text", "json"), default="text")
     parser.add_argument("--probe-address", help="override health.healthProbeBindAddress (host:port)")
-    parser.add_argument("--workers", type=int, default=4, help="concurrent reconciles per job kind")
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        help="concurrent reconciles per job kind (default: controller.groupKindConcurrency, else "
+        f"{DEFAULT_RECONCILE_CONCURRENCY})",
+    )
     return parser
 
 
@@ -72,7 +87,7 @@ async def run_reconciler(
     kubeconfig: str | None,
     identity: str,
     probe_address: str,
-    workers: int,
+    workers: int | None,
     stop: asyncio.Event,
 ) -> None:
     registry = CollectorRegistry()
@@ -113,7 +128,8 @@ async def run_reconciler(
                 settings=settings_from_config(config, registry=framework_registry),
                 events=events,
                 options=ManagerOptions(
-                    field_manager=config.kueue_bridge.field_manager, workers_per_kind=workers
+                    field_manager=config.kueue_bridge.field_manager,
+                    workers=(lambda gvk: workers) if workers else config.reconcile_concurrency,
                 ),
             )
             run = asyncio.create_task(manager.run(), name="reconciler-manager")

@@ -35,7 +35,7 @@ from reconciler.job_reconciler import NAMESPACE_GVK, JobReconciler, ReconcilerSe
 from reconciler.ports import WORKLOAD_GVK, EventSink, JobKey
 from reconciler.priority import PRIORITY_CLASS_GVK, WORKLOAD_PRIORITY_CLASS_GVK
 from reconciler.workload_sync import RESOURCE_FLAVOR_GVK
-from shared.config import Configuration
+from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
 from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import KubeClient
@@ -140,7 +140,8 @@ class InformerReader(CachedReader):
 @dataclass(frozen=True)
 class ManagerOptions:
     field_manager: str = "kueue-bridge"
-    workers_per_kind: int = 4
+    #: concurrent reconciles per job kind (``Configuration.reconcile_concurrency``)
+    workers: Callable[[GroupVersionKind], int] = lambda gvk: DEFAULT_RECONCILE_CONCURRENCY
     resync_period: float | None = 600.0
 
 
@@ -190,7 +191,7 @@ class ReconcilerManager:
                 name=gvk.kind.lower(),
                 reconcile=self._reconcile_function(gvk),
                 clock=client.clock,
-                workers=options.workers_per_kind,
+                workers=options.workers(gvk),
                 metrics=client.metrics,
             )
             controller.watch(informer)

@@ -71,11 +71,13 @@ __all__ = [
     "CONFIG_API_VERSION",
     "CONFIG_KIND",
     "DEFAULT_NAMESPACE",
+    "DEFAULT_RECONCILE_CONCURRENCY",
     "KUEUE_ONLY_FRAMEWORKS",
     "ClientConnection",
     "ConfigError",
     "ConfigIssue",
     "Configuration",
+    "ControllerSettings",
     "ExternalFramework",
     "Health",
     "Integrations",
@@ -319,6 +321,26 @@ class LeaderElection(_ConfigModel):
         return f"{self.resource_name}-{component}"
 
 
+#: Reconciles of one job kind run at most this many at once unless ``controller.groupKindConcurrency``
+#: says otherwise. Higher than controller-runtime's default of 1: a worker is a coroutine, and a
+#: reconcile mostly waits on one API round trip (bench/reconciler.py: 4 workers let a flood of
+#: admissions queue up for 0.5 s, 16 keep the p99 under 0.2 s).
+DEFAULT_RECONCILE_CONCURRENCY: Final = 16
+
+
+class ControllerSettings(_ConfigModel):
+    """controller-runtime's ``ControllerConfigurationSpec`` (Kueue's ``controller`` section).
+
+    ``groupKindConcurrency`` is honoured for the job kinds kueue-bridge reconciles: the key is the
+    kind's ``GroupKind.String()`` (``Job.batch``, ``JobSet.jobset.x-k8s.io``; a core kind is just
+    ``Kind``), the value the number of its jobs reconciled at once. Keys for kinds reconciled by
+    Kueue itself (``Workload.kueue.x-k8s.io``...) are accepted and ignored, so Kueue's own file works.
+    """
+
+    group_kind_concurrency: dict[str, Annotated[int, Field(gt=0)]] = Field(default_factory=dict)
+    cache_sync_timeout: Any = None
+
+
 class ClientConnection(_ConfigModel):
     qps: float = 300.0
     burst: int = 500
@@ -398,12 +420,12 @@ class Configuration(_ConfigModel):
         default_factory=lambda: LeaderElection(resource_namespace=DEFAULT_NAMESPACE)
     )
     client_connection: ClientConnection = Field(default_factory=ClientConnection)
+    controller: ControllerSettings = Field(default_factory=ControllerSettings)
     metrics: Metrics = Field(default_factory=Metrics)
     health: Health = Field(default_factory=Health)
     feature_gates: dict[str, bool] = Field(default_factory=dict)
     kueue_bridge: KueueBridgeSettings = Field(default_factory=KueueBridgeSettings)
     # Kueue-only sections: accepted so Kueue's own file is a valid start, never acted on.
-    controller: Any = None
     pprof_bind_address: Any = None
     fair_sharing: Any = None
     admission_fair_sharing: Any = None
@@ -432,6 +454,11 @@ class Configuration(_ConfigModel):
     def feature_gate(self, name: str, *, default: bool) -> bool:
         """A Kueue feature gate as set in ``featureGates``; ``default`` is Kueue's default for it."""
         return self.feature_gates.get(name, default)
+
+    def reconcile_concurrency(self, gvk: GroupVersionKind) -> int:
+        """How many jobs of ``gvk`` are reconciled at once (``controller.groupKindConcurrency``)."""
+        key = f"{gvk.kind}.{gvk.group}" if gvk.group else gvk.kind
+        return self.controller.group_kind_concurrency.get(key, DEFAULT_RECONCILE_CONCURRENCY)
 
     def managed_kinds(self) -> list[ManagedKind]:
         """Every kind kueue-bridge manages: built-ins first (config order), then declarative ones."""
@@ -836,6 +863,8 @@ def _issue_from_pydantic(error: Any, document: object) -> ConfigIssue | None:
         message = f"must be {_TYPE_NAMES[kind]}, not {_yaml_type(error['input'])}"
     elif kind == "value_error":
         message = message.removeprefix("Value error, ")
+    elif kind == "greater_than" and (error.get("ctx") or {}).get("gt") == 0:
+        message = f"Invalid value: {error['input']}: {_NOT_POSITIVE}"
     return ConfigIssue(path, message)
 
 
