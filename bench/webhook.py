@@ -37,12 +37,13 @@ import aiohttp
 import orjson
 
 from certs import generate_ca, issue_serving_cert, write_cert_dir
+from shared.eventloop import run_process_loop
 from shared.frameworks.batch_job import BATCH_JOB_GVK, BatchJobAdapter
 from webhook.admission import AdmissionHandler
 from webhook.app import create_app
 from webhook.lookups import InMemoryLookups
 from webhook.metrics import WebhookMetrics
-from webhook.server import WebhookServer, run_event_loop
+from webhook.server import WebhookServer
 from webhook.settings import Framework, WebhookSettings
 
 
@@ -173,7 +174,7 @@ async def _serve_both(cert_dir: Path, ports: Any, stop: Any) -> None:
 
 def _server_process(cert_dir: str, ports: Any, stop: Any) -> None:
     """The servers run in their own process (own core), as in a cluster; the client loop in this one."""
-    run_event_loop(_serve_both(Path(cert_dir), ports, stop))
+    run_process_loop(_serve_both(Path(cert_dir), ports, stop))
 
 
 async def main(seconds: float, concurrency: int) -> None:
@@ -230,4 +231,4 @@ if __name__ == "__main__":
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()
-    run_event_loop(main(args.seconds, args.concurrency))
+    run_process_loop(main(args.seconds, args.concurrency))

@@ -25,6 +25,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from reconciler.manager import ManagerOptions, ReconcilerManager, settings_from_config
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, ConfigError, Configuration, load_config
+from shared.eventloop import run_process_loop
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
@@ -197,7 +198,7 @@ def main(argv: list[str]) -> int:
             stop=stop,
         )
 
-    asyncio.run(run())
+    run_process_loop(run())
     return 0
 
 

@@ -175,9 +175,9 @@ def main(argv: list[str]) -> int:
         parser.add_argument("--cert-dir", type=Path, default=None, help="override webhook.certDir")
         args = parser.parse_args(argv)
         config = load_config(args.config)
-        from webhook.server import run_event_loop
+        from shared.eventloop import run_process_loop
 
-        run_event_loop(
+        run_process_loop(
             _serve(
                 config, kubeconfig=args.kubeconfig, cert_dir=args.cert_dir or Path(config.webhook.cert_dir)
             )

@@ -19,32 +19,16 @@ import logging
 import ssl
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import uvicorn
 
 from webhook.app import ASGIApp
 from webhook.tlsreload import CertificateReloader
 
-__all__ = ["WebhookServer", "run_event_loop"]
+__all__ = ["WebhookServer"]
 
 log = logging.getLogger(__name__)
-
-T = TypeVar("T")
-
-
-def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run`` on uvloop when it is installed (``uvicorn[standard]`` ships it).
-
-    The server runs inside the caller's loop (``Server.serve()``), so uvicorn's own ``loop="auto"``
-    never applies: the process entry point has to choose uvloop itself.
-    """
-    try:
-        import uvloop
-    except ImportError:  # pragma: no cover - uvicorn[standard] is a dependency
-        return asyncio.run(main)
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(main)
 
 
 class _EmbeddedServer(uvicorn.Server):

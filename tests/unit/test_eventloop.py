@@ -1,0 +1,55 @@
+"""``shared.eventloop``: component processes run on uvloop with a collector tuned for caches."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Iterator
+
+import pytest
+import uvloop
+
+from shared.eventloop import GC_GENERATION0_THRESHOLD, run_process_loop
+
+
+@pytest.fixture
+def restore_gc() -> Iterator[None]:
+    threshold = gc.get_threshold()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*threshold)
+
+
+async def running_loop_type() -> type[asyncio.AbstractEventLoop]:
+    return type(asyncio.get_running_loop())
+
+
+@pytest.mark.usefixtures("restore_gc")
+def test_runs_the_coroutine_on_uvloop_and_returns_its_result() -> None:
+    assert run_process_loop(running_loop_type()) is uvloop.Loop
+
+
+@pytest.mark.usefixtures("restore_gc")
+def test_freezes_start_up_objects_and_raises_the_young_generation_threshold() -> None:
+    gc.unfreeze()
+    run_process_loop(running_loop_type())
+    assert gc.get_freeze_count() > 0
+    assert gc.get_threshold()[0] == GC_GENERATION0_THRESHOLD
+
+
+@pytest.mark.usefixtures("restore_gc")
+def test_leaves_the_collector_alone_when_asked() -> None:
+    gc.unfreeze()
+    before = gc.get_threshold()
+    run_process_loop(running_loop_type(), tune_gc=False)
+    assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == before
+
+
+@pytest.mark.usefixtures("restore_gc")
+def test_exceptions_propagate() -> None:
+    async def fail() -> None:
+        raise LookupError("boom")
+
+    with pytest.raises(LookupError, match="boom"):
+        run_process_loop(fail())
