@@ -23,10 +23,9 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter
 
-from reconciler.manager import ManagerOptions, ReconcilerManager, settings_from_config
+from reconciler.manager import ReconcilerManager
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, ConfigError, Configuration, load_config
 from shared.eventloop import run_process_loop
-from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
 from shared.kube.leaderelection import LeaderElectionSettings, LeaderElector
@@ -95,7 +94,6 @@ async def run_reconciler(
     metrics = KubeMetrics(registry)
     connection = load_connection(kubeconfig=kubeconfig)
     settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
-    framework_registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
     leading = asyncio.Event()
     host, port = parse_bind_address(probe_address)
     probes = ProbeServer(registry=registry, ready=lambda: True, host=host, port=port)
@@ -123,16 +121,7 @@ async def run_reconciler(
 
         async def lead() -> None:
             leading.set()
-            manager = ReconcilerManager(
-                client=client,
-                registry=framework_registry,
-                settings=settings_from_config(config, registry=framework_registry),
-                events=events,
-                options=ManagerOptions(
-                    field_manager=config.kueue_bridge.field_manager,
-                    workers=(lambda gvk: workers) if workers else config.reconcile_concurrency,
-                ),
-            )
+            manager = ReconcilerManager.from_config(config, client=client, events=events, workers=workers)
             run = asyncio.create_task(manager.run(), name="reconciler-manager")
             stopped = asyncio.create_task(stop.wait())
             try:

@@ -198,6 +198,24 @@ class ReconcilerManager:
             controller.watch(self._workload_informer, keys=self._job_keys_for_workload(gvk, informer.store))
             self.controllers.append(controller)
 
+    @classmethod
+    def from_config(
+        cls, config: Configuration, *, client: KubeClient, events: EventSink, workers: int | None = None
+    ) -> ReconcilerManager:
+        """The manager for every kind ``config`` manages; ``workers`` overrides
+        ``controller.groupKindConcurrency`` for all of them."""
+        registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
+        return cls(
+            client=client,
+            registry=registry,
+            settings=settings_from_config(config, registry=registry),
+            events=events,
+            options=ManagerOptions(
+                field_manager=config.kueue_bridge.field_manager,
+                workers=(lambda gvk: workers) if workers else config.reconcile_concurrency,
+            ),
+        )
+
     @property
     def informers(self) -> list[Informer]:
         return list(self._informers.values())

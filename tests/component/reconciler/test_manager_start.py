@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from reconciler.manager import ReconcilerManager, settings_from_config
+from reconciler.manager import ReconcilerManager
 from shared.config import default_config
-from shared.frameworks.registry import FrameworkRegistry
 from tests.e2e.conftest import eventually, install_crds, kube_client
 
 pytestmark = [pytest.mark.needs_shared]
@@ -36,14 +35,7 @@ async def test_controllers_start_after_every_informer_synced(devcluster: Any, ku
                 for name in ("workloads", "resourceflavors", "workloadpriorityclasses")
             ],
         )
-        config = default_config()
-        registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
-        manager = ReconcilerManager(
-            client=client,
-            registry=registry,
-            settings=settings_from_config(config, registry=registry),
-            events=NoEvents(),
-        )
+        manager = ReconcilerManager.from_config(default_config(), client=client, events=NoEvents())
         namespaces = next(i for i in manager.informers if i.gvk.kind == "Namespace")
         gate = asyncio.Event()
         namespace_run = namespaces.run

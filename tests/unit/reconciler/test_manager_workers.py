@@ -7,9 +7,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from reconciler.__main__ import _parser
-from reconciler.manager import ManagerOptions, ReconcilerManager, settings_from_config
+from reconciler.manager import ReconcilerManager
 from shared.config import parse_config
-from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import KubeClient
 from shared.kube.clock import FakeClock
 from tests.unit.kube.conftest import make_client
@@ -37,18 +36,19 @@ async def client() -> AsyncIterator[KubeClient]:
 
 
 def test_workers_per_kind_follow_group_kind_concurrency(client: KubeClient) -> None:
-    config = parse_config(CONFIG, source="x")
-    registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
-    manager = ReconcilerManager(
-        client=client,
-        registry=registry,
-        settings=settings_from_config(config, registry=registry),
-        events=Silent(),
-        options=ManagerOptions(workers=config.reconcile_concurrency),
-    )
+    manager = ReconcilerManager.from_config(parse_config(CONFIG, source="x"), client=client, events=Silent())
     assert {controller.name: controller.workers for controller in manager.controllers} == {
         "job": 3,
         "jobset": 16,
+    }
+
+
+def test_workers_override_applies_to_every_kind(client: KubeClient) -> None:
+    config = parse_config(CONFIG, source="x")
+    manager = ReconcilerManager.from_config(config, client=client, events=Silent(), workers=7)
+    assert {controller.name: controller.workers for controller in manager.controllers} == {
+        "job": 7,
+        "jobset": 7,
     }
 
 
