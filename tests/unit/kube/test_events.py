@@ -10,7 +10,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from shared.frameworks.base import GroupVersionKind
-from shared.kube import FakeClock, KubeClient, KubeMetrics, ResourceInfo
+from shared.kube import ClientSettings, FakeClock, KubeClient, KubeMetrics, ResourceInfo
+from shared.kube.auth import BearerTokenAuth, StaticTokenSource
 from shared.kube.clock import settle
 from shared.kube.events import EventRecorder, EventSettings
 from tests.unit.kube.conftest import make_client
@@ -186,3 +187,83 @@ async def test_long_notes_are_truncated_and_cluster_scoped_objects_use_default(c
     [event] = stored(api, "events.events.k8s.io")
     assert len(str(event["note"])) == 1024
     assert event["metadata"]["namespace"] == "default"  # type: ignore[index]
+
+
+def gated_client(api: FakeApi, clock: FakeClock, gate: InFlightGate) -> KubeClient:
+    return KubeClient(
+        server="https://fake.invalid:6443",
+        transport=httpx.MockTransport(gate.handle),
+        auth=BearerTokenAuth(StaticTokenSource("t0ken")),
+        settings=ClientSettings(qps=0, burst=1),
+        clock=clock,
+    )
+
+
+class InFlightGate:
+    """Holds every POST until ``wanted`` are in flight at once (or a deadline passes), then lets
+    them all through in arrival order; counts the most seen in flight."""
+
+    def __init__(self, api: FakeApi, *, wanted: int, deadline: float = 2.0) -> None:
+        self.api = api
+        self.deadline = deadline
+        self.wanted = wanted
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.open = asyncio.Event()
+
+    async def handle(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            if self.in_flight >= self.wanted:
+                self.open.set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.open.wait(), timeout=self.deadline)  # a deadline, not a sleep
+            self.in_flight -= 1
+        return await self.api.handle(request)
+
+
+async def run_recorder(recorder: EventRecorder) -> AsyncIterator[None]:
+    task = asyncio.create_task(recorder.run())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_different_events_are_written_concurrently(clock: FakeClock) -> None:
+    api = FakeApi([EVENTS_V1])
+    gate = InFlightGate(api, wanted=4)
+    client = gated_client(api, clock, gate)
+    recorder = EventRecorder(
+        client, EventSettings(reporting_controller="c", reporting_instance="i"), clock=clock
+    )
+    async with contextlib.asynccontextmanager(run_recorder)(recorder):
+        for index in range(6):
+            job = {"kind": "Job", "metadata": {"name": f"job-{index}", "namespace": "a", "uid": f"u-{index}"}}
+            recorder.normal(job, reason="Started", note="x")
+        await recorder.flush()
+    await client.aclose()
+    assert gate.most_in_flight >= 4
+    assert len(stored(api, "events.events.k8s.io")) == 6
+
+
+async def test_repeats_queued_together_become_one_series_with_many_writers(clock: FakeClock) -> None:
+    api = FakeApi([EVENTS_V1])
+    gate = InFlightGate(
+        api, wanted=2, deadline=0.2
+    )  # would let two creates of the same event through together
+    client = gated_client(api, clock, gate)
+    recorder = EventRecorder(
+        client, EventSettings(reporting_controller="c", reporting_instance="i"), clock=clock
+    )
+    async with contextlib.asynccontextmanager(run_recorder)(recorder):
+        for _ in range(5):
+            recorder.normal(JOB, reason="Suspended", note="Kueue suspended the job")
+        await recorder.flush()
+    await client.aclose()
+    [event] = stored(api, "events.events.k8s.io")
+    assert event["series"]["count"] == 5  # type: ignore[index]
+    assert gate.most_in_flight == 1
