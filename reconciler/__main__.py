@@ -35,6 +35,8 @@ __all__ = ["RecorderSink", "main", "run_reconciler"]
 
 logger = logging.getLogger("reconciler")
 COMPONENT = "reconciler"
+#: how long a stopping reconciler keeps writing queued events (Kubernetes' default grace is 30 s)
+EVENT_FLUSH_SECONDS = 5.0
 
 
 class RecorderSink:
@@ -154,7 +156,14 @@ async def run_reconciler(
                 else:
                     await lead()
         finally:
-            await recorder.flush()
+            try:
+                async with asyncio.timeout(EVENT_FLUSH_SECONDS):
+                    await recorder.flush()
+            except TimeoutError:
+                logger.warning(
+                    "stopping with events still queued; they are dropped",
+                    extra={"events": recorder.drop_pending()},
+                )
             recorder_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await recorder_task

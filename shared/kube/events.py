@@ -242,8 +242,23 @@ class EventRecorder:
                 self._queue.task_done()
 
     async def flush(self) -> None:
-        """Wait until every queued event has been written (or dropped)."""
+        """Wait until every queued event has been written (or dropped); bound it with
+        ``asyncio.timeout`` and ``drop_pending()`` what is left when a process must stop."""
         await self._queue.join()
+
+    def drop_pending(self) -> int:
+        """Forget every queued event (a process that must stop now); returns and counts how many."""
+        dropped = 0
+        while True:
+            try:
+                self._queue.get_nowait()
+            except asyncio.QueueEmpty:
+                break
+            self._queue.task_done()
+            dropped += 1
+        if dropped and self.metrics is not None:
+            self.metrics.events_dropped.labels("shutdown").inc(dropped)
+        return dropped
 
     async def _event_api(self) -> GroupVersionKind:
         if self._api is None:

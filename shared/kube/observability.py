@@ -236,7 +236,7 @@ class KubeMetrics:
         )
         self.events_dropped = Counter(
             "events_dropped_total",
-            "Kubernetes Events dropped, by reason (queue_full, api_error).",
+            "Kubernetes Events dropped, by reason (queue_full, api_error, shutdown).",
             ["reason"],
             namespace=ns,
             registry=registry,

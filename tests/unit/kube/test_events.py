@@ -267,3 +267,26 @@ async def test_repeats_queued_together_become_one_series_with_many_writers(clock
     [event] = stored(api, "events.events.k8s.io")
     assert event["series"]["count"] == 5  # type: ignore[index]
     assert gate.most_in_flight == 1
+
+
+async def test_pending_events_can_be_dropped_when_a_bounded_flush_gives_up(
+    clock: FakeClock, registry: CollectorRegistry
+) -> None:
+    api = FakeApi([EVENTS_V1])
+    metrics = KubeMetrics(registry)
+    client = make_client(api, clock=clock, metrics=metrics)
+    recorder = EventRecorder(
+        client, EventSettings(reporting_controller="c", reporting_instance="i"), clock=clock, metrics=metrics
+    )
+    for index in range(3):  # no writer runs: nothing can be written
+        recorder.normal(JOB, reason="Started", note=str(index))
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.01):
+            await recorder.flush()
+    assert recorder.drop_pending() == 3
+    assert recorder.pending == 0
+    async with asyncio.timeout(1.0):
+        await recorder.flush()  # nothing left to wait for
+    assert registry.get_sample_value("kueue_bridge_events_dropped_total", {"reason": "shutdown"}) == 3.0
+    assert api.objects == {}
+    await client.aclose()
