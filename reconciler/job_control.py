@@ -25,6 +25,7 @@ from typing import Any
 from reconciler.ports import ClusterWriter, EventSink
 from shared.constants import STOPPING_ANNOTATION, EventReason
 from shared.frameworks.base import GenericJob, JobWithCustomStop
+from shared.frameworks.capabilities import has_custom_stop
 from shared.merge_patch import create_merge_patch, with_optimistic_lock
 from shared.models.workload import Workload
 from shared.podset import PodSetInfo, pod_set_info_from_pod_set
@@ -106,7 +107,7 @@ class JobControl:
     async def stop(self, job: GenericJob, *, workload: Workload | None, message: str) -> bool:
         """Suspend and restore templates; return whether the job was stopped by this call."""
         infos = restore_infos(workload)
-        if isinstance(job, JobWithCustomStop):
+        if has_custom_stop(job):
             stopped_now = await self._run_stop_steps(job, infos=infos)
         else:
             if job.is_suspended():

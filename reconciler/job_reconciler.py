@@ -39,6 +39,7 @@ from reconciler.ports import ClusterReader, ClusterWriter, EventSink, JobKey
 from reconciler.workload_sync import WorkloadSync, is_deleting
 from shared.constants import Condition, EventReason, Reason
 from shared.frameworks.base import AdapterError, GenericJob, GroupVersionKind, JobWithReclaimablePods
+from shared.frameworks.capabilities import has_reclaimable_pods
 from shared.jobmeta import queue_name
 from shared.models.condition import find_condition, set_condition
 from shared.models.workload import ReclaimablePod, Workload
@@ -232,7 +233,7 @@ class JobReconciler:
             await self._workloads.handle_no_workload(job)
             return DONE
 
-        if isinstance(job, JobWithReclaimablePods) and await self._sync_reclaimable(job, workload):
+        if has_reclaimable_pods(job) and await self._sync_reclaimable(job, workload):
             return DONE
 
         if self._settings.wait_for_pods_ready:

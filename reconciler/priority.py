@@ -16,7 +16,8 @@ from typing import Any
 
 from reconciler.ports import ClusterReader, EventSink
 from shared.constants import EventReason
-from shared.frameworks.base import GenericJob, GroupVersionKind, JobWithPriorityClass
+from shared.frameworks.base import GenericJob, GroupVersionKind
+from shared.frameworks.capabilities import has_priority_class
 from shared.jobmeta import workload_priority_class_name
 from shared.models.workload import PodSet, PriorityClassRef
 from shared.workload_builder import ResolvedPriority
@@ -72,11 +73,7 @@ class PriorityResolver:
                 )
             ref = PriorityClassRef(group="kueue.x-k8s.io", kind="WorkloadPriorityClass", name=label)
             return ResolvedPriority(ref=ref, value=_value(wpc))
-        name = ""
-        if isinstance(job, JobWithPriorityClass):
-            name = job.priority_class() or ""
-        else:
-            name = pod_priority_class_name(pod_sets)
+        name = (job.priority_class() or "") if has_priority_class(job) else pod_priority_class_name(pod_sets)
         if name:
             pc = await self._reader.get(PRIORITY_CLASS_GVK, None, name)
             if pc is None:

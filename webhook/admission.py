@@ -35,7 +35,7 @@ from typing import Any, Final
 import orjson
 
 from shared.frameworks.base import AdapterError, FieldError, GenericJob
-from webhook.capabilities import has_managed_by
+from shared.frameworks.capabilities import has_managed_by
 from webhook.defaulting import DefaultingError, default_job
 from webhook.fielderrors import INVALID, REQUIRED, format_field_error, to_aggregate
 from webhook.lookups import Lookups

@@ -47,8 +47,8 @@ from shared.constants import (
     WORKLOAD_PRIORITY_CLASS_LABEL,
 )
 from shared.frameworks.base import AdapterError, GenericJob
+from shared.frameworks.capabilities import has_managed_by
 from shared.jobmeta import annotations_of, controller_owner_ref, job_namespace, labels_of, queue_name
-from webhook.capabilities import has_managed_by
 from webhook.lookups import Lookups, ObjectKey
 from webhook.patch import diff_ops
 from webhook.settings import Framework, WebhookSettings

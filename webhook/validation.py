@@ -40,6 +40,7 @@ from shared.constants import (
     WORKLOAD_PRIORITY_CLASS_LABEL,
 )
 from shared.frameworks.base import FieldError, GenericJob
+from shared.frameworks.capabilities import has_managed_by, has_validation
 from shared.frameworks.strconv import GoParseError, atoi
 from shared.jobmeta import annotations_of, job_namespace, labels_of, prebuilt_workload_name, queue_name
 from shared.validation_k8s import is_dns1123_subdomain
@@ -47,7 +48,6 @@ from webhook.admission_gates import (
     validate_admission_gated_by_on_create,
     validate_admission_gated_by_on_update,
 )
-from webhook.capabilities import has_managed_by, has_validation
 from webhook.fielderrors import FORBIDDEN, IMMUTABLE, INVALID
 from webhook.lookups import Lookups
 from webhook.settings import Framework

@@ -139,7 +139,10 @@ class FieldPath:
         for depth, segment in enumerate(self.segments):
             if cursor is None:
                 return self._absent(depth, default)
-            cursor = self._step(cursor, depth, segment)
+            if type(segment) is str and type(cursor) is dict:  # the common case, inline (hot path)
+                cursor = cursor.get(segment, _ABSENT)
+            else:
+                cursor = self._step(cursor, depth, segment)
             if cursor is _ABSENT:
                 return self._absent(depth + 1, default)
         if cursor is None:
