@@ -53,6 +53,14 @@ async def recording(
         await client.aclose()
 
 
+def recorder_for(
+    client: KubeClient, clock: FakeClock, metrics: KubeMetrics | None = None, *, queue_size: int = 10_000
+) -> EventRecorder:
+    """A recorder whose writers are not running until the test starts them."""
+    settings = EventSettings(reporting_controller="c", reporting_instance="i", queue_size=queue_size)
+    return EventRecorder(client, settings, clock=clock, metrics=metrics)
+
+
 def stored(api: FakeApi, resource: str) -> list[dict[str, object]]:
     return [obj for (res, _, _), obj in api.objects.items() if res == resource]
 
@@ -144,12 +152,7 @@ async def test_full_queue_drops_without_blocking_and_counts(
     api = FakeApi([EVENTS_V1])
     metrics = KubeMetrics(registry)
     client = make_client(api, clock=clock, metrics=metrics)
-    recorder = EventRecorder(
-        client,
-        EventSettings(reporting_controller="c", reporting_instance="i", queue_size=2),
-        clock=clock,
-        metrics=metrics,
-    )
+    recorder = recorder_for(client, clock, metrics, queue_size=2)
     accepted = [recorder.normal(JOB, reason="Started", note=str(i)) for i in range(5)]  # no writer running
     assert accepted == [True, True, False, False, False]
     assert registry.get_sample_value("kueue_bridge_events_dropped_total", {"reason": "queue_full"}) == 3.0
@@ -223,6 +226,7 @@ class InFlightGate:
         return await self.api.handle(request)
 
 
+@contextlib.asynccontextmanager
 async def run_recorder(recorder: EventRecorder) -> AsyncIterator[None]:
     task = asyncio.create_task(recorder.run())
     try:
@@ -237,10 +241,8 @@ async def test_different_events_are_written_concurrently(clock: FakeClock) -> No
     api = FakeApi([EVENTS_V1])
     gate = InFlightGate(api, wanted=4)
     client = gated_client(api, clock, gate)
-    recorder = EventRecorder(
-        client, EventSettings(reporting_controller="c", reporting_instance="i"), clock=clock
-    )
-    async with contextlib.asynccontextmanager(run_recorder)(recorder):
+    recorder = recorder_for(client, clock)
+    async with run_recorder(recorder):
         for index in range(6):
             job = {"kind": "Job", "metadata": {"name": f"job-{index}", "namespace": "a", "uid": f"u-{index}"}}
             recorder.normal(job, reason="Started", note="x")
@@ -252,14 +254,11 @@ async def test_different_events_are_written_concurrently(clock: FakeClock) -> No
 
 async def test_repeats_queued_together_become_one_series_with_many_writers(clock: FakeClock) -> None:
     api = FakeApi([EVENTS_V1])
-    gate = InFlightGate(
-        api, wanted=2, deadline=0.2
-    )  # would let two creates of the same event through together
+    # the gate would let two creates of the same event through together
+    gate = InFlightGate(api, wanted=2, deadline=0.2)
     client = gated_client(api, clock, gate)
-    recorder = EventRecorder(
-        client, EventSettings(reporting_controller="c", reporting_instance="i"), clock=clock
-    )
-    async with contextlib.asynccontextmanager(run_recorder)(recorder):
+    recorder = recorder_for(client, clock)
+    async with run_recorder(recorder):
         for _ in range(5):
             recorder.normal(JOB, reason="Suspended", note="Kueue suspended the job")
         await recorder.flush()
@@ -275,9 +274,7 @@ async def test_pending_events_can_be_dropped_when_a_bounded_flush_gives_up(
     api = FakeApi([EVENTS_V1])
     metrics = KubeMetrics(registry)
     client = make_client(api, clock=clock, metrics=metrics)
-    recorder = EventRecorder(
-        client, EventSettings(reporting_controller="c", reporting_instance="i"), clock=clock, metrics=metrics
-    )
+    recorder = recorder_for(client, clock, metrics)
     for index in range(3):  # no writer runs: nothing can be written
         recorder.normal(JOB, reason="Started", note=str(index))
     with pytest.raises(TimeoutError):
