@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,33 +34,37 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _start_server(tmp: Path) -> tuple[subprocess.Popen[bytes], str, str, ssl.SSLContext]:
-    kubeconfig = tmp / "kubeconfig"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kueue_bridge.cli",
-            "devcluster",
-            "--port",
-            "0",
-            "--kubeconfig-out",
-            str(kubeconfig),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while not kubeconfig.exists():
-        if time.monotonic() > deadline or process.poll() is not None:
-            raise RuntimeError("devcluster did not start")
-        time.sleep(0.05)
+@contextlib.contextmanager
+def devcluster_process(
+    tmp: Path, *, profile: str | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """``kueue-bridge devcluster`` in its own process (uvloop, as ``make dev`` runs it), yielding the
+    process and its kubeconfig; ``profile`` writes the server's cProfile stats there. Shared by the
+    benchmarks that need a server out of their own interpreter."""
+    kubeconfig = tmp / "devcluster.kubeconfig"
+    profiling = ["-m", "cProfile", "-o", profile] if profile else []
+    command = [sys.executable, *profiling, "-m", "kueue_bridge.cli", "devcluster", "--port", "0"]
+    command += ["--kubeconfig-out", str(kubeconfig)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not kubeconfig.exists():
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("the devcluster did not start")
+            time.sleep(0.05)
+        yield process, kubeconfig
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(60)
+
+
+def _server_access(kubeconfig: Path) -> tuple[str, str, ssl.SSLContext]:
     config = yaml.safe_load(kubeconfig.read_text())
     cluster = config["clusters"][0]["cluster"]
     context = ssl.create_default_context(
         cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()
     )
-    return process, cluster["server"], config["users"][0]["user"]["token"], context
+    return cluster["server"], config["users"][0]["user"]["token"], context
 
 
 async def _run_concurrently(count: int, concurrency: int, make: Callable[[int], Awaitable[None]]) -> float:
@@ -154,13 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--watchers", type=int, default=20)
     parser.add_argument("--fanout-events", type=int, default=500)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        process, url, token, context = _start_server(Path(tmp))
-        try:
-            results = asyncio.run(_bench(url, token, context, args))
-        finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=30)
+    with tempfile.TemporaryDirectory() as tmp, devcluster_process(Path(tmp)) as (_, kubeconfig):
+        results = asyncio.run(_bench(*_server_access(kubeconfig), args))
     for name, value in results.items():
         print(f"{name}: {value:,.0f}")
     return 0

@@ -42,13 +42,11 @@ import contextlib
 import multiprocessing
 import os
 import queue
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +56,7 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.devcluster import devcluster_process  # noqa: E402
 from shared.frameworks.base import GroupVersionKind  # noqa: E402
 from shared.kube import AlreadyExists, ClientSettings, KubeClient, load_kubeconfig  # noqa: E402
 from shared.kube.watch import EventType, Watch  # noqa: E402
@@ -77,26 +76,6 @@ POD_SPEC = {
     "containers": [{"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}],
 }
 NOW = "2026-11-22T00:00:00Z"
-
-
-@contextlib.contextmanager
-def devcluster_process(tmp: Path, *, profile: str | None) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
-    """``kueue-bridge devcluster`` in its own process (uvloop, as ``make dev`` runs it)."""
-    kubeconfig = tmp / "devcluster.kubeconfig"
-    profiling = ["-m", "cProfile", "-o", profile] if profile else []
-    command = [sys.executable, *profiling, "-m", "kueue_bridge.cli", "devcluster", "--port", "0"]
-    command += ["--kubeconfig-out", str(kubeconfig)]
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while not kubeconfig.exists():
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("the devcluster did not start")
-            time.sleep(0.05)
-        yield process, kubeconfig
-    finally:
-        process.send_signal(signal.SIGINT)
-        process.wait(60)
 
 
 def process_cpu_seconds(pid: int) -> float:
