@@ -42,7 +42,7 @@ from shared.frameworks.base import AdapterError, GenericJob, GroupVersionKind, J
 from shared.frameworks.capabilities import has_reclaimable_pods
 from shared.jobmeta import queue_name
 from shared.models.condition import find_condition, set_condition
-from shared.models.workload import ReclaimablePod, Workload
+from shared.models.workload import PodSet, ReclaimablePod, Workload
 from shared.podset import PodSetInfoError
 from shared.workload_state import (
     desired_pods_ready_condition,
@@ -181,8 +181,8 @@ class JobReconciler:
             return DONE
 
         try:
-            workload = await self._workloads.ensure_one(job)
-            return await self._sync(job, workload)
+            ensured = await self._workloads.ensure_one(job)
+            return await self._sync(job, ensured.workload, pod_sets=ensured.pod_sets)
         except AdapterError as exc:
             self._warn_malformed(obj, exc)
             raise UnretryableError(str(exc)) from exc
@@ -209,7 +209,9 @@ class JobReconciler:
         if ancestor_workload is None or not is_admitted(ancestor_workload):
             await self._control.suspend_child(job)
 
-    async def _sync(self, job: GenericJob, workload: Workload | None) -> ReconcileResult:
+    async def _sync(
+        self, job: GenericJob, workload: Workload | None, *, pod_sets: list[PodSet] | None
+    ) -> ReconcileResult:
         now = self._clock()
         if workload is not None and is_finished(workload):
             self._record_finished(job, workload)
@@ -230,7 +232,7 @@ class JobReconciler:
             return DONE
 
         if workload is None:
-            await self._workloads.handle_no_workload(job)
+            await self._workloads.handle_no_workload(job, pod_sets=pod_sets)
             return DONE
 
         if has_reclaimable_pods(job) and await self._sync_reclaimable(job, workload):

@@ -41,6 +41,7 @@ from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import KubeClient
 from shared.kube.controller import Controller, Result
 from shared.kube.informer import Informer, StoreView, index_by_controller_uid
+from shared.labelselector import selector_from_label_selector
 
 __all__ = [
     "CONTROLLER_UID_INDEX",
@@ -279,7 +280,8 @@ def settings_from_config(config: Configuration, *, registry: FrameworkRegistry) 
     return ReconcilerSettings(
         owner_kinds=owner_kinds_for(registry.gvks),
         manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
-        namespace_selector=config.managed_jobs_namespace_selector,
+        # compiled once here: matching a LabelSelector model rebuilds its requirements on every call
+        namespace_selector=selector_from_label_selector(config.managed_jobs_namespace_selector),
         wait_for_pods_ready=config.feature_gate("DisableWaitForPodsReady", default=False) is False,
         label_keys_to_copy=tuple(config.integrations.label_keys_to_copy),
     )

@@ -19,6 +19,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -57,6 +58,7 @@ from shared.workload_state import finish_workload, has_quota_reservation, is_fin
 
 __all__ = [
     "RESOURCE_FLAVOR_GVK",
+    "EnsuredWorkload",
     "ExtraWorkloadsError",
     "NoMatchingWorkloadsError",
     "PrebuiltWorkloadNotFoundError",
@@ -67,6 +69,16 @@ __all__ = [
 WireDict = dict[str, Any]
 
 RESOURCE_FLAVOR_GVK = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ResourceFlavor")
+
+
+@dataclass(frozen=True)
+class EnsuredWorkload:
+    """What ``ensure_one`` leaves: the job's Workload (``None``: it has none) and the job's pod sets as
+    computed for the match, or ``None`` when the job was stopped meanwhile (its templates may have
+    been restored, so they must be computed again)."""
+
+    workload: Workload | None
+    pod_sets: list[PodSet] | None
 
 
 class NoMatchingWorkloadsError(Exception):
@@ -179,13 +191,15 @@ class WorkloadSync:
         )
 
     # --- ensure exactly one --------------------------------------------------------------------
-    async def ensure_one(self, job: GenericJob) -> Workload | None:
+    async def ensure_one(self, job: GenericJob) -> EnsuredWorkload:
+        """Kueue's ``ensureOneWorkload``: the job's one matching Workload (or none), deleting or
+        updating the others; also hands back the job's pod sets when the job was not changed here."""
         metadata = job.obj.get("metadata") or {}
         namespace, name = str(metadata.get("namespace")), str(metadata.get("name"))
         pod_sets = job.pod_sets()
         prebuilt = prebuilt_workload_name(job.obj)
         if prebuilt:
-            return await self._ensure_prebuilt(job, pod_sets, name=prebuilt)
+            return EnsuredWorkload(await self._ensure_prebuilt(job, pod_sets, name=prebuilt), pod_sets)
 
         match: Workload | None = None
         to_delete: list[Workload] = []
@@ -199,7 +213,9 @@ class WorkloadSync:
         if match is None and to_delete and job.is_suspended() and not has_quota_reservation(to_delete[0]):
             to_update = to_delete.pop(0)
 
+        unchanged_pod_sets: list[PodSet] | None = pod_sets
         if match is None and not job.is_suspended() and not job.finished().finished:
+            unchanged_pod_sets = None  # stopping may restore templates: the pod sets are stale
             restore_from = to_delete[0] if len(to_delete) == 1 else None
             message = (
                 "Missing Workload; unable to restore pod templates"
@@ -224,10 +240,10 @@ class WorkloadSync:
             raise ExtraWorkloadsError(f"extra workloads: deleted {deleted} workloads")
 
         if to_update is not None:
-            return await self._update_to_match(job, pod_sets, to_update)
+            return EnsuredWorkload(await self._update_to_match(job, pod_sets, to_update), unchanged_pod_sets)
         if match is not None:
             await self._update_priority(job, pod_sets, match)
-        return match
+        return EnsuredWorkload(match, unchanged_pod_sets)
 
     async def _delete(self, workload: Workload) -> bool:
         await self.remove_finalizer(workload)
@@ -333,7 +349,9 @@ class WorkloadSync:
         )
 
     # --- no workload ---------------------------------------------------------------------------
-    async def handle_no_workload(self, job: GenericJob) -> None:
+    async def handle_no_workload(self, job: GenericJob, *, pod_sets: list[PodSet] | None = None) -> None:
+        """Kueue's ``handleJobWithNoWorkload``; ``pod_sets``: the job's, when already computed in this
+        pass (and the job not changed since), saving a second template walk."""
         prebuilt = prebuilt_workload_name(job.obj)
         if prebuilt:
             await self._control.stop(job, workload=None, message="missing workload")
@@ -341,7 +359,7 @@ class WorkloadSync:
             return
         if prebuilt:
             raise PrebuiltWorkloadNotFoundError(f"prebuilt workload not found: {prebuilt}")
-        workload = await self._construct(job, job.pod_sets())
+        workload = await self._construct(job, job.pod_sets() if pod_sets is None else pod_sets)
         created = await self._writer.create(WORKLOAD_GVK, workload.metadata.namespace, workload.to_wire())
         self._events.record(
             regarding=job.obj,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from shared.config import Configuration
 from shared.frameworks.batch_job import BATCH_JOB_FRAMEWORK
 from shared.frameworks.registry import FrameworkRegistry
+from shared.labelselector import selector_from_label_selector
 from webhook.settings import Framework, WebhookSettings
 
 __all__ = ["frameworks_from_config", "settings_from_config"]
@@ -35,6 +36,7 @@ def settings_from_config(config: Configuration) -> WebhookSettings:
     return WebhookSettings(
         frameworks=frameworks_from_config(config),
         manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
-        managed_jobs_namespace_selector=config.managed_jobs_namespace_selector,
+        # compiled once: matching a LabelSelector model rebuilds its requirements on every call
+        managed_jobs_namespace_selector=selector_from_label_selector(config.managed_jobs_namespace_selector),
         multikueue_controller_names=frozenset(config.kueue_bridge.multi_kueue_controller_names),
     )

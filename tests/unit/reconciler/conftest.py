@@ -123,7 +123,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def make_reconciler(cluster: FakeCluster, clock: FakeClock) -> Callable[..., JobReconciler]:
-    def make(**overrides: Any) -> JobReconciler:
+    def make(*, adapters: Any = None, **overrides: Any) -> JobReconciler:
         settings = ReconcilerSettings(
             owner_kinds=OwnerKinds(
                 known={("batch", "Job"), ("jobset.x-k8s.io", "JobSet")},
@@ -132,7 +132,7 @@ def make_reconciler(cluster: FakeCluster, clock: FakeClock) -> Callable[..., Job
             **overrides,
         )
         return JobReconciler(
-            adapters=Adapters(),
+            adapters=adapters or Adapters(),
             reader=cluster,
             writer=cluster,
             events=cluster,

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
 from reconciler.job_reconciler import JobReconciler
+from shared.frameworks.base import GenericJob, StopStep
+from shared.frameworks.batch_job import BatchJobAdapter
+from shared.podset import PodSetInfo
 from tests.unit.reconciler.conftest import UID, admit, golden_job, job_key, set_condition
 from tests.unit.reconciler.fakes import FakeCluster
 
@@ -242,6 +245,28 @@ async def test_running_job_without_workload_is_stopped(
     assert [e.message for e in cluster.events if e.reason == "Stopped"] == [
         "Missing Workload; unable to restore pod templates"
     ]
+
+
+async def test_workload_created_after_a_stop_reflects_the_stopped_job(
+    cluster: FakeCluster, make_reconciler: Callable[..., JobReconciler]
+) -> None:
+    """As Kueue (``PodSets()`` is read again in ``handleJobWithNoWorkload``): pod sets computed before
+    the stop in the same pass are not reused when stopping changed the job."""
+
+    class ShrinkOnSuspend(BatchJobAdapter):
+        def stop_steps(self, infos: Sequence[PodSetInfo]) -> list[StopStep]:
+            steps = super().stop_steps(infos)
+            return [*steps, StopStep({"spec": {"parallelism": 1}})] if steps else steps
+
+    class ShrinkingAdapters:
+        def adapter_for(self, obj: dict[str, Any]) -> GenericJob:
+            return ShrinkOnSuspend(obj)
+
+    cluster.add(golden_job(suspend=False))
+    await make_reconciler(adapters=ShrinkingAdapters()).reconcile(job_key())
+    workload = cluster.find("Workload", "golden", WORKLOAD)
+    assert workload is not None
+    assert [pod_set["count"] for pod_set in workload["spec"]["podSets"]] == [1]
 
 
 async def test_stale_job_write_surfaces_conflict(cluster: FakeCluster, reconciler: JobReconciler) -> None:

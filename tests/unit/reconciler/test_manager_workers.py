@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 import pytest
 
 from reconciler.__main__ import _parser
-from reconciler.manager import ReconcilerManager
+from reconciler.manager import ReconcilerManager, settings_from_config
 from shared.config import parse_config
+from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import KubeClient
 from shared.kube.clock import FakeClock
 from tests.unit.kube.conftest import make_client
 from tests.unit.kube.fakeapi import FakeApi
+from webhook.wiring import settings_from_config as webhook_settings_from_config
 
 CONFIG = """apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -61,3 +64,25 @@ def test_workers_flag_rejects_non_positive_values(value: str, capsys: pytest.Cap
 
 def test_workers_flag_is_unset_by_default() -> None:
     assert _parser().parse_args(["--config", "c.yaml"]).workers is None
+
+
+@pytest.mark.parametrize(
+    ("selector", "namespace", "managed"),
+    [
+        (None, "kube-system", False),  # the v1beta2 default leaves Kueue's and the system's alone
+        (None, "team-a", True),
+        ({"matchLabels": {"team": "a"}}, "team-a", True),
+        ({"matchLabels": {"team": "a"}}, "team-b", False),
+    ],
+)
+def test_reconciler_and_webhook_apply_the_configured_namespace_selector(
+    selector: dict[str, dict[str, str]] | None, namespace: str, managed: bool
+) -> None:
+    text = CONFIG + (f"managedJobsNamespaceSelector: {json.dumps(selector)}\n" if selector else "")
+    config = parse_config(text, source="x")
+    labels = {"kubernetes.io/metadata.name": namespace, "team": namespace.removeprefix("team-")}
+    registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
+    reconciler_selector = settings_from_config(config, registry=registry).namespace_selector
+    assert reconciler_selector is not None
+    assert reconciler_selector.matches(labels) is managed
+    assert webhook_settings_from_config(config).namespace_selected(labels) is managed
