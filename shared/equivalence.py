@@ -31,7 +31,7 @@ import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation, localcontext
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from shared.constants import Condition as ConditionType
 from shared.frameworks.templates import json_tree_copy
@@ -128,8 +128,14 @@ def _is_empty(value: Any) -> bool:
     return value is None or (isinstance(value, str | list | dict) and not value)
 
 
+_SCALARS: Final = (str, int, float, bool, type(None))
+
+
 def _normalize(value: Any, key: str = "") -> Any:
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind in _SCALARS:  # most leaves; skips the ABC ``Mapping`` check below (hot path)
+        return value
+    if kind is dict or isinstance(value, Mapping):
         normalized: dict[str, Any] = {}
         for child_key, child in value.items():
             if key == "resources" and child_key in _QUANTITY_MAP_KEYS and isinstance(child, Mapping):
@@ -141,7 +147,7 @@ def _normalize(value: Any, key: str = "") -> Any:
             if not _is_empty(item):
                 normalized[str(child_key)] = item
         return normalized
-    if isinstance(value, list):
+    if kind is list or isinstance(value, list):
         return [_normalize(item, key) for item in value]
     return value
 

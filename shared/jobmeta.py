@@ -56,7 +56,7 @@ _GO_DECIMAL_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 def _metadata(job: Mapping[str, Any]) -> Mapping[str, Any]:
     metadata = job.get("metadata")
-    return metadata if isinstance(metadata, Mapping) else {}
+    return metadata if type(metadata) is dict or isinstance(metadata, Mapping) else {}
 
 
 def _string_map(value: Any) -> dict[str, str]:
@@ -73,7 +73,7 @@ def _string_field(job: Mapping[str, Any], key: str) -> str:
 def _metadata_string(job: Mapping[str, Any], section: str, key: str) -> str | None:
     """One string entry of ``metadata.<section>`` without copying the map (hot path: admission)."""
     entries = _metadata(job).get(section)
-    if not isinstance(entries, Mapping):
+    if type(entries) is not dict and not isinstance(entries, Mapping):
         return None
     value = entries.get(key)
     return value if isinstance(value, str) else None
