@@ -18,7 +18,6 @@ Invariants:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +25,7 @@ from reconciler.ports import ClusterWriter, EventSink
 from shared.constants import STOPPING_ANNOTATION, EventReason
 from shared.frameworks.base import GenericJob, JobWithCustomStop
 from shared.frameworks.capabilities import has_custom_stop
+from shared.jsontree import copy_json
 from shared.merge_patch import create_merge_patch, with_optimistic_lock
 from shared.models.workload import Workload
 from shared.podset import PodSetInfo, pod_set_info_from_pod_set
@@ -57,20 +57,6 @@ def restore_infos(workload: Workload | None) -> list[PodSetInfo]:
     return [pod_set_info_from_pod_set(pod_set) for pod_set in workload.spec.pod_sets]
 
 
-def _snapshot(obj: Any) -> Any:
-    """A deep copy of a decoded-JSON tree (dicts, lists, scalars), several times faster than
-    ``copy.deepcopy``; any other value inside is copied with ``copy.deepcopy``. Shared sub-objects
-    are copied separately (aliasing is not kept), which is all a before/after diff needs."""
-    kind = type(obj)
-    if kind is dict:
-        return {key: _snapshot(value) for key, value in obj.items()}
-    if kind is list:
-        return [_snapshot(value) for value in obj]
-    if kind is str or kind is int or kind is float or kind is bool or obj is None:
-        return obj
-    return copy.deepcopy(obj)
-
-
 class JobControl:
     """Writes a job's adapter-made changes back to the API server."""
 
@@ -94,7 +80,7 @@ class JobControl:
 
     async def start(self, job: GenericJob, *, infos: Sequence[PodSetInfo], cluster_queue: str) -> None:
         """Unsuspend with admission data injected; raises ``PodSetInfoError`` (permanent) on conflicts."""
-        before = _snapshot(job.obj)
+        before = copy_json(job.obj)
         job.run_with_pod_sets_info(infos)
         await self.patch_job(job, before=before)
         self._events.record(
@@ -112,7 +98,7 @@ class JobControl:
         else:
             if job.is_suspended():
                 return False
-            before = _snapshot(job.obj)
+            before = copy_json(job.obj)
             job.suspend()
             if infos:
                 job.restore_pod_sets_info(infos)
@@ -128,7 +114,7 @@ class JobControl:
         return stopped_now
 
     async def suspend_child(self, job: GenericJob) -> None:
-        before = _snapshot(job.obj)
+        before = copy_json(job.obj)
         job.suspend()
         await self.patch_job(job, before=before)
         self._events.record(

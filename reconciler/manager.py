@@ -27,8 +27,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from reconciler.ancestry import OwnerKinds
 from reconciler.cluster import CachedReader, KubeWriter, workload_owner_keys
 from reconciler.job_reconciler import NAMESPACE_GVK, JobReconciler, ReconcilerSettings
@@ -38,6 +36,7 @@ from reconciler.workload_sync import RESOURCE_FLAVOR_GVK
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
 from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
+from shared.jsontree import json_tree_copy
 from shared.kube import KubeClient
 from shared.kube.controller import Controller, Result
 from shared.kube.informer import Informer, StoreView, index_by_controller_uid
@@ -50,7 +49,6 @@ __all__ = [
     "InformerReader",
     "ManagerOptions",
     "ReconcilerManager",
-    "json_copy",
     "owner_kinds_for",
     "settings_from_config",
 ]
@@ -112,22 +110,12 @@ class _StoreAdapter:
         return self._view.list()
 
 
-def json_copy(obj: WireDict) -> WireDict:
-    """A deep copy of a JSON-shaped object (what an API server returns), ~4x faster than ``deepcopy``.
-
-    Informer objects are decoded JSON (dicts, lists, str, int, float, bool, None), so an orjson round
-    trip is an exact copy; it was the largest single cost of a reconcile in ``bench/reconciler.py``.
-    """
-    copied: WireDict = orjson.loads(orjson.dumps(obj))
-    return copied
-
-
 class InformerReader(CachedReader):
     """``CachedReader`` that never hands out the informer's shared objects."""
 
     async def get(self, gvk: GroupVersionKind, namespace: str | None, name: str) -> WireDict | None:
         obj = await super().get(gvk, namespace, name)
-        return json_copy(obj) if obj is not None else None
+        return json_tree_copy(obj) if obj is not None else None
 
     async def workloads_owned_by(
         self, *, namespace: str, owner_gvk: GroupVersionKind, owner_name: str
@@ -135,7 +123,7 @@ class InformerReader(CachedReader):
         owned = await super().workloads_owned_by(
             namespace=namespace, owner_gvk=owner_gvk, owner_name=owner_name
         )
-        return [json_copy(obj) for obj in owned]
+        return [json_tree_copy(obj) for obj in owned]
 
 
 @dataclass(frozen=True)

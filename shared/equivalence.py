@@ -34,7 +34,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from shared.constants import Condition as ConditionType
-from shared.frameworks.templates import json_tree_copy
+from shared.jsontree import json_tree_copy
 from shared.models.condition import is_condition_true
 from shared.models.meta import controller_owner
 from shared.models.workload import PodSet, Workload
@@ -290,7 +290,7 @@ def expected_running_pod_sets(
         info = by_name.get(pod_set.name)
         if info is None:
             return None
-        copied = pod_set.model_copy(deep=True)
+        copied = _deep_copy(pod_set)
         try:
             merge_into_template(copied.template, info, elastic_workload_slices=elastic_workload_slices)
         except PodSetInfoError:

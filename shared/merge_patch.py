@@ -13,8 +13,9 @@ objects whose lists contain no ``None`` (merge patches replace lists wholesale a
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+from shared.jsontree import copy_json
 
 __all__ = ["apply_merge_patch", "create_merge_patch", "with_optimistic_lock"]
 
@@ -32,18 +33,18 @@ def create_merge_patch(before: dict[str, Any], after: dict[str, Any]) -> dict[st
             if nested:
                 patch[key] = nested
         elif old_value != new_value or type(old_value) is not type(new_value):
-            patch[key] = copy.deepcopy(new_value)
+            patch[key] = copy_json(new_value)
     for key, new_value in after.items():
         if key not in before:
-            patch[key] = copy.deepcopy(new_value)
+            patch[key] = copy_json(new_value)
     return patch
 
 
 def apply_merge_patch(target: Any, patch: Any) -> Any:
     """Apply ``patch`` to ``target`` per RFC 7386 and return the result (inputs are not mutated)."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result: dict[str, Any] = copy.deepcopy(target) if isinstance(target, dict) else {}
+        return copy_json(patch)
+    result: dict[str, Any] = copy_json(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)

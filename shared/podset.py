@@ -25,7 +25,6 @@ Kueue's failed ``Get``), not a permanent error.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +43,7 @@ from shared.constants import (
     WORKLOAD_ANNOTATION,
     WORKLOAD_SLICE_NAME_ANNOTATION,
 )
+from shared.jsontree import copy_json
 from shared.models.workload import PodSet, PodSetAssignment, PodSetUpdate, Workload
 from shared.validation_k8s import is_dns1123_label
 
@@ -135,13 +135,13 @@ def tolerations_equal(first: Mapping[str, Any], second: Mapping[str, Any]) -> bo
 def _append_missing_tolerations(target: list[dict[str, Any]], incoming: Iterable[Mapping[str, Any]]) -> None:
     for toleration in incoming:
         if not any(tolerations_equal(existing, toleration) for existing in target):
-            target.append(copy.deepcopy(dict(toleration)))
+            target.append(copy_json(dict(toleration)))
 
 
 def _append_missing_gates(target: list[dict[str, Any]], incoming: Iterable[Mapping[str, Any]]) -> None:
     for gate in incoming:
         if dict(gate) not in target:
-            target.append(copy.deepcopy(dict(gate)))
+            target.append(copy_json(dict(gate)))
 
 
 def merge_pod_set_info(target: PodSetInfo, update: PodSetInfo) -> None:
@@ -168,7 +168,7 @@ def pod_set_info_from_update(update: PodSetUpdate) -> PodSetInfo:
         annotations=dict(update.annotations or {}),
         labels=dict(update.labels or {}),
         node_selector=dict(update.node_selector or {}),
-        tolerations=copy.deepcopy(list(update.tolerations or [])),
+        tolerations=copy_json(list(update.tolerations or [])),
     )
 
 
@@ -202,7 +202,7 @@ def _apply(template: dict[str, Any], before: PodSetInfo, after: PodSetInfo) -> b
     for section, key, attribute in _FIELDS:
         value = getattr(after, attribute)
         if value != getattr(before, attribute):
-            _set_or_drop(template, section, key, copy.deepcopy(value))
+            _set_or_drop(template, section, key, copy_json(value))
             changed = True
     return changed
 
@@ -238,8 +238,8 @@ def _template_info(template: dict[str, Any], *, name: str = "", count: int = 0) 
         annotations=_read_map(metadata, "annotations", "template.metadata.annotations"),
         labels=_read_map(metadata, "labels", "template.metadata.labels"),
         node_selector=_read_map(spec, "nodeSelector", "template.spec.nodeSelector"),
-        tolerations=copy.deepcopy(_read_list(spec, "tolerations", "template.spec.tolerations")),
-        scheduling_gates=copy.deepcopy(_read_list(spec, "schedulingGates", "template.spec.schedulingGates")),
+        tolerations=copy_json(_read_list(spec, "tolerations", "template.spec.tolerations")),
+        scheduling_gates=copy_json(_read_list(spec, "schedulingGates", "template.spec.schedulingGates")),
     )
 
 
@@ -291,15 +291,15 @@ def restore_template(template: dict[str, Any], info: PodSetInfo, *, keep_labels:
         annotations=dict(info.annotations),
         labels=labels,
         node_selector=dict(info.node_selector),
-        tolerations=copy.deepcopy(info.tolerations),
-        scheduling_gates=copy.deepcopy(info.scheduling_gates),
+        tolerations=copy_json(info.tolerations),
+        scheduling_gates=copy_json(info.scheduling_gates),
     )
     return _apply(template, current, wanted)
 
 
 def pod_set_info_from_pod_set(pod_set: PodSet) -> PodSetInfo:
     """``FromPodSet``: the restore data stored in a Workload's ``spec.podSets`` entry."""
-    return _template_info(copy.deepcopy(pod_set.template), name=pod_set.name, count=pod_set.count)
+    return _template_info(copy_json(pod_set.template), name=pod_set.name, count=pod_set.count)
 
 
 def pod_set_infos_from_workload_spec(workload: Workload) -> list[PodSetInfo]:
@@ -335,7 +335,7 @@ def _info_from_assignment(
             raise UnknownFlavorError(flavor_name)
         node_labels, tolerations = flavors[flavor_name]
         info.node_selector.update(node_labels)
-        info.tolerations.extend(copy.deepcopy(dict(toleration)) for toleration in tolerations)
+        info.tolerations.extend(copy_json(dict(toleration)) for toleration in tolerations)
         seen.add(flavor_name)
     return info
 

@@ -42,8 +42,9 @@ from shared.frameworks.builtin_base import SpecManagedBy
 from shared.frameworks.conditions import iter_conditions
 from shared.frameworks.paths import parse_path
 from shared.frameworks.strconv import GoParseError, atoi, parse_bool
-from shared.frameworks.templates import json_tree_copy, restore_pod_template, template_at, template_copy
+from shared.frameworks.templates import restore_pod_template, template_at, template_copy
 from shared.frameworks.topology import build_topology_request
+from shared.jsontree import json_tree_copy
 from shared.merge_patch import apply_merge_patch, create_merge_patch
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template

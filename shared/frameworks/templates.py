@@ -13,31 +13,21 @@ adapter) does the same three things, so they live here once:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
 from shared.frameworks.base import AdapterError
 from shared.frameworks.paths import FieldPath, describe_type
+from shared.jsontree import json_tree_copy
 from shared.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template, restore_template
 
 __all__ = [
-    "json_tree_copy",
     "merge_infos",
     "restore_infos",
     "restore_pod_template",
     "template_at",
     "template_copy",
 ]
-
-# Datetimes, dataclasses, subclasses of int/dict/list, non-str keys and ints beyond 64 bits make
-# ``orjson.dumps`` raise instead of converting, so the ``copy.deepcopy`` fallback keeps them exactly.
-# (Tuples come back as lists and enums as their values; neither occurs in decoded JSON.)
-_STRICT_JSON = (
-    orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS
-)
 
 _MAP_FIELDS = (("metadata", "labels"), ("metadata", "annotations"), ("spec", "nodeSelector"))
 _LIST_FIELDS = (("spec", "tolerations"), ("spec", "schedulingGates"))
@@ -68,19 +58,6 @@ def template_at(obj: dict[str, Any], path: FieldPath) -> dict[str, Any]:
                 path.key(section).key(name).text, f"expected an array, got {describe_type(value)}"
             )
     return template
-
-
-def json_tree_copy(tree: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of a decoded-JSON tree (what an API server returns), ~6x faster than ``deepcopy``.
-
-    An orjson round trip; a tree holding anything orjson would convert rather than copy falls back
-    to ``copy.deepcopy``.
-    """
-    try:
-        copied: dict[str, Any] = orjson.loads(orjson.dumps(tree, option=_STRICT_JSON))
-    except TypeError:  # orjson.JSONEncodeError is a TypeError
-        return copy.deepcopy(tree)
-    return copied
 
 
 def template_copy(obj: dict[str, Any], path: FieldPath) -> dict[str, Any]:
