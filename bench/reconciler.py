@@ -438,10 +438,17 @@ async def run(args: argparse.Namespace) -> None:
                 watcher.expected = len(listed)
                 flood = listed[: len(listed) // 2]
                 paced = listed[len(listed) // 2 :]
+                cpu_before = (process_cpu_seconds(server.pid), process_cpu_seconds(process.pid))
+                flood_started = time.monotonic()
                 await bounded(args.admit_concurrency, [admit(w) for w in flood])
+                flood_sent = time.monotonic() - flood_started
                 flood_names = {w["metadata"]["ownerReferences"][0]["name"] for w in flood}
                 while not flood_names <= watcher.unsuspended.keys():  # noqa: ASYNC110 - a bench poll, 50 ms
                     await asyncio.sleep(0.05)
+                flood_cpu = (
+                    process_cpu_seconds(server.pid) - cpu_before[0],
+                    process_cpu_seconds(process.pid) - cpu_before[1],
+                )
                 for workload in paced:  # one at a time at --admit-rate, as a steady scheduler would
                     await admit(workload)()
                     await asyncio.sleep(1 / args.admit_rate)
@@ -497,6 +504,11 @@ async def run(args: argparse.Namespace) -> None:
     print(
         f"  for comparison, {args.jobs} Workload creates + {args.jobs} status patches alone (no Job creates): "
         f"{narrow:.2f}s, {narrow / burst:.2f}x of the burst"
+    )
+    print(
+        f"flood: {len(flood_latencies)} admissions written in {flood_sent:.2f}s; CPU until all started: "
+        f"reconciler {flood_cpu[1]:.2f}s ({flood_cpu[1] / max(len(flood_latencies), 1) * 1000:.2f} ms per "
+        f"admission), server {flood_cpu[0]:.2f}s"
     )
     for label, values in (
         (f"flood, {args.admit_concurrency} admissions in flight", flood_latencies),
