@@ -374,7 +374,8 @@ async def run(args: argparse.Namespace) -> None:
         )
         log = (Path(args.reconciler_log) if args.reconciler_log else Path(tmp) / "reconciler.log").open("wb")
         profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
-        command = [sys.executable, *profile, "-m", "kueue_bridge.cli", "reconciler", "--config", str(config)]
+        entry = "bench.floor_reconciler" if args.floor else "kueue_bridge.cli"
+        command = [sys.executable, *profile, "-m", entry, "reconciler", "--config", str(config)]
         command += [
             "--kubeconfig",
             str(kubeconfig),
@@ -410,60 +411,66 @@ async def run(args: argparse.Namespace) -> None:
                 started, created_at = await creator.window()
                 created = created_at - started
                 burst = watcher.last_workload_at - started
-                if args.burst_only:
+                if args.burst_only or args.floor:
                     await stop_tasks(tasks)
-                    return
+                    if args.burst_only:
+                        return
 
-                await asyncio.sleep(1.0)  # let PodsReady writes settle so admissions rarely conflict
-                listed = (await client.list(WORKLOAD, namespace="bench"))["items"]
-                sent: dict[str, float] = {}
+                if not args.floor:
+                    await asyncio.sleep(1.0)  # let PodsReady writes settle so admissions rarely conflict
+                    listed = (await client.list(WORKLOAD, namespace="bench"))["items"]
+                    sent: dict[str, float] = {}
 
-                def admit(workload: dict[str, Any]) -> Any:
-                    async def call() -> None:
-                        owner = workload["metadata"]["ownerReferences"][0]["name"]
-                        for _ in range(5):
-                            sent[owner] = time.monotonic()
-                            try:
-                                await client.update_status(WORKLOAD, admit_body(workload), namespace="bench")
-                                return
-                            except Exception:
-                                workload.update(
-                                    await client.get(
-                                        WORKLOAD, workload["metadata"]["name"], namespace="bench"
+                    def admit(workload: dict[str, Any]) -> Any:
+                        async def call() -> None:
+                            owner = workload["metadata"]["ownerReferences"][0]["name"]
+                            for _ in range(5):
+                                sent[owner] = time.monotonic()
+                                try:
+                                    await client.update_status(
+                                        WORKLOAD, admit_body(workload), namespace="bench"
                                     )
-                                )
+                                    return
+                                except Exception:
+                                    workload.update(
+                                        await client.get(
+                                            WORKLOAD, workload["metadata"]["name"], namespace="bench"
+                                        )
+                                    )
 
-                    return call
+                        return call
 
-                watcher.expected = len(listed)
-                flood = listed[: len(listed) // 2]
-                paced = listed[len(listed) // 2 :]
-                cpu_before = (process_cpu_seconds(server.pid), process_cpu_seconds(process.pid))
-                flood_started = time.monotonic()
-                await bounded(args.admit_concurrency, [admit(w) for w in flood])
-                flood_sent = time.monotonic() - flood_started
-                flood_names = {w["metadata"]["ownerReferences"][0]["name"] for w in flood}
-                while not flood_names <= watcher.unsuspended.keys():  # noqa: ASYNC110 - a bench poll, 50 ms
-                    await asyncio.sleep(0.05)
-                flood_cpu = (
-                    process_cpu_seconds(server.pid) - cpu_before[0],
-                    process_cpu_seconds(process.pid) - cpu_before[1],
-                )
-                for workload in paced:  # one at a time at --admit-rate, as a steady scheduler would
-                    await admit(workload)()
-                    await asyncio.sleep(1 / args.admit_rate)
-                await asyncio.wait_for(watcher.all_unsuspended.wait(), 600)
+                    watcher.expected = len(listed)
+                    flood = listed[: len(listed) // 2]
+                    paced = listed[len(listed) // 2 :]
+                    cpu_before = (process_cpu_seconds(server.pid), process_cpu_seconds(process.pid))
+                    flood_started = time.monotonic()
+                    await bounded(args.admit_concurrency, [admit(w) for w in flood])
+                    flood_sent = time.monotonic() - flood_started
+                    flood_names = {w["metadata"]["ownerReferences"][0]["name"] for w in flood}
+                    while not flood_names <= watcher.unsuspended.keys():  # noqa: ASYNC110 - a bench poll, 50 ms
+                        await asyncio.sleep(0.05)
+                    flood_cpu = (
+                        process_cpu_seconds(server.pid) - cpu_before[0],
+                        process_cpu_seconds(process.pid) - cpu_before[1],
+                    )
+                    for workload in paced:  # one at a time at --admit-rate, as a steady scheduler would
+                        await admit(workload)()
+                        await asyncio.sleep(1 / args.admit_rate)
+                    await asyncio.wait_for(watcher.all_unsuspended.wait(), 600)
 
-                def latencies_of(names: set[str]) -> list[float]:
-                    return [
-                        watcher.unsuspended[n] - sent[n]
-                        for n in names
-                        if n in sent and n in watcher.unsuspended
-                    ]
+                    def latencies_of(names: set[str]) -> list[float]:
+                        return [
+                            watcher.unsuspended[n] - sent[n]
+                            for n in names
+                            if n in sent and n in watcher.unsuspended
+                        ]
 
-                flood_latencies = latencies_of(flood_names)
-                paced_latencies = latencies_of({w["metadata"]["ownerReferences"][0]["name"] for w in paced})
-                await stop_tasks(tasks)
+                    flood_latencies = latencies_of(flood_names)
+                    paced_latencies = latencies_of(
+                        {w["metadata"]["ownerReferences"][0]["name"] for w in paced}
+                    )
+                    await stop_tasks(tasks)
         finally:
             if process.returncode is None:
                 process.terminate()
@@ -485,6 +492,7 @@ async def run(args: argparse.Namespace) -> None:
 
     print(
         f"jobs: {args.jobs}, create concurrency: {args.concurrency}, reconciler workers: {args.workers or 'default'}"
+        + (" -- FLOOR: bench/floor_reconciler.py, no reconcile logic" if args.floor else "")
     )
     print(
         f"burst: jobs created in {created:.2f}s; every Workload existed after {burst:.2f}s "
@@ -505,6 +513,8 @@ async def run(args: argparse.Namespace) -> None:
         f"  for comparison, {args.jobs} Workload creates + {args.jobs} status patches alone (no Job creates): "
         f"{narrow:.2f}s, {narrow / burst:.2f}x of the burst"
     )
+    if args.floor:
+        return
     print(
         f"flood: {len(flood_latencies)} admissions written in {flood_sent:.2f}s; CPU until all started: "
         f"reconciler {flood_cpu[1]:.2f}s ({flood_cpu[1] / max(len(flood_latencies), 1) * 1000:.2f} ms per "
@@ -533,6 +543,11 @@ def main() -> None:
     parser.add_argument("--server-profile", help="write the devcluster's cProfile stats to this file")
     parser.add_argument("--burst-only", action="store_true", help="stop after the burst (for --profile)")
     parser.add_argument("--profile", help="write the reconciler's cProfile stats to this file")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="burst and ceiling only, against bench/floor_reconciler.py (the process without its logic)",
+    )
     asyncio.run(run(parser.parse_args()))
 
 
