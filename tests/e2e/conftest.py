@@ -13,9 +13,18 @@ from shared.kube import AlreadyExists, KubeClient, KubeError, load_kubeconfig
 from tests.devcluster.conftest import devcluster, devcluster_factory
 from tests.polling import eventually
 
-__all__ = ["devcluster", "devcluster_factory", "eventually", "install_crds", "kube_client", "wait_served"]
+__all__ = [
+    "create_namespace",
+    "devcluster",
+    "devcluster_factory",
+    "eventually",
+    "install_crds",
+    "kube_client",
+    "wait_served",
+]
 
 CRD_GVK = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+NAMESPACE_GVK = GroupVersionKind("", "v1", "Namespace")
 
 
 @contextlib.asynccontextmanager
@@ -50,3 +59,10 @@ async def install_crds(client: KubeClient, paths: list[Path]) -> None:
                     await client.create(CRD_GVK, document)
                 except AlreadyExists:
                     continue
+
+
+async def create_namespace(kubeconfig: Path, name: str) -> str:
+    """Create Namespace ``name`` (tests sharing a module's devcluster take one each) and return it."""
+    async with kube_client(kubeconfig) as client:
+        await client.create(NAMESPACE_GVK, {"metadata": {"name": name}})
+    return name

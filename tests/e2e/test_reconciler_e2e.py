@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from reconciler.manager import ReconcilerManager, settings_from_config
-from shared.config import default_config
+from shared.config import Configuration, default_config
 from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import KubeClient, NotFound
@@ -49,8 +49,11 @@ class RecordedEvents:
 
 
 @contextlib.asynccontextmanager
-async def running_reconciler(client: KubeClient, events: RecordedEvents) -> AsyncIterator[ReconcilerManager]:
-    config = default_config()
+async def running_reconciler(
+    client: KubeClient, events: RecordedEvents, *, config: Configuration | None = None
+) -> AsyncIterator[ReconcilerManager]:
+    """The reconciler's manager running on ``client`` (``config``: Kueue's defaults if not given)."""
+    config = config or default_config()
     registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
     manager = ReconcilerManager(
         client=client,

@@ -19,13 +19,17 @@ from typing import Any
 import pytest
 
 from devcluster.server import ThreadedDevCluster
-from reconciler.manager import ReconcilerManager, settings_from_config
 from shared.config import parse_config
 from shared.frameworks.base import GroupVersionKind
-from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import KubeClient
-from tests.e2e.conftest import CRD_GVK, eventually, install_crds, kube_client, wait_served
-from tests.e2e.test_reconciler_e2e import NAMESPACE, WORKLOAD, RecordedEvents, condition, setup_cluster
+from tests.e2e.conftest import CRD_GVK, create_namespace, eventually, install_crds, kube_client, wait_served
+from tests.e2e.test_reconciler_e2e import (
+    WORKLOAD,
+    RecordedEvents,
+    condition,
+    running_reconciler,
+    setup_cluster,
+)
 from tests.e2e.test_reconciler_steps import NOW, has
 
 pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared]
@@ -110,30 +114,14 @@ def cluster(shared_dir: Path) -> Iterator[ThreadedDevCluster]:
 
 @pytest.fixture
 async def ns(cluster: ThreadedDevCluster) -> str:
-    name = f"frameworks-{next(_namespaces)}"
-    async with kube_client(cluster.kubeconfig_path) as client:
-        await client.create(NAMESPACE, {"metadata": {"name": name}})
-    return name
+    return await create_namespace(cluster.kubeconfig_path, f"frameworks-{next(_namespaces)}")
 
 
 @contextlib.asynccontextmanager
 async def reconciling(client: KubeClient) -> AsyncIterator[RecordedEvents]:
-    config = parse_config(CONFIG, source="frameworks-config")
-    registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
     events = RecordedEvents()
-    manager = ReconcilerManager(
-        client=client,
-        registry=registry,
-        settings=settings_from_config(config, registry=registry),
-        events=events,
-    )
-    task = asyncio.create_task(manager.run())
-    try:
+    async with running_reconciler(client, events, config=parse_config(CONFIG, source="frameworks-config")):
         yield events
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 async def the_workload(client: KubeClient, ns: str, check: Any, *, what: str) -> dict[str, Any]:

@@ -23,10 +23,9 @@ import pytest
 from devcluster.server import ThreadedDevCluster
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient
-from tests.e2e.conftest import eventually, kube_client, wait_served
+from tests.e2e.conftest import create_namespace, eventually, kube_client, wait_served
 from tests.e2e.test_reconciler_e2e import (
     JOB,
-    NAMESPACE,
     WORKLOAD,
     RecordedEvents,
     condition,
@@ -61,10 +60,7 @@ def cluster(shared_dir: Path) -> Iterator[ThreadedDevCluster]:
 
 @pytest.fixture
 async def ns(cluster: ThreadedDevCluster) -> str:
-    name = f"steps-{next(_namespaces)}"
-    async with kube_client(cluster.kubeconfig_path) as client:
-        await client.create(NAMESPACE, {"metadata": {"name": name}})
-    return name
+    return await create_namespace(cluster.kubeconfig_path, f"steps-{next(_namespaces)}")
 
 
 def user_job(namespace: str, name: str = "sample", *, suspend: bool = True) -> dict[str, Any]:
