@@ -1,0 +1,447 @@
+"""The ``Configuration`` document's models: Kueue's v1beta2 sections, defaults and field names.
+
+Decoding and defaulting only (see ``shared.config`` for the invariants); Kueue's semantic rules are
+in ``shared.config.rules`` and reading a file in ``shared.config.loading``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Annotated, Any, Final
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from shared.constants import MULTIKUEUE_CONTROLLER_NAME
+from shared.durations import DurationError, format_go_duration, parse_go_duration
+from shared.frameworks.base import GroupVersionKind, guess_plural
+from shared.frameworks.spec import DeclarativeAdapterSpec
+from shared.labelselector import (
+    LabelSelector,
+)
+
+__all__ = [
+    "BUILTIN_FRAMEWORKS",
+    "CONFIG_API_VERSION",
+    "CONFIG_KIND",
+    "DEFAULT_NAMESPACE",
+    "DEFAULT_RECONCILE_CONCURRENCY",
+    "KUEUE_ONLY_FRAMEWORKS",
+    "ClientConnection",
+    "Configuration",
+    "ControllerSettings",
+    "ExternalFramework",
+    "Health",
+    "Integrations",
+    "InternalCertManagement",
+    "KueueBridgeSettings",
+    "LeaderElection",
+    "ManagedKind",
+    "Metrics",
+    "MultiKueue",
+    "MultiKueueExternalFramework",
+    "RequeuingStrategy",
+    "WaitForPodsReady",
+    "Webhook",
+    "parse_kind_arg",
+]
+
+
+CONFIG_API_VERSION: Final = "config.kueue.x-k8s.io/v1beta2"
+CONFIG_KIND: Final = "Configuration"
+#: Kueue's fallback when no service-account namespace file exists; ``parse_config`` takes another.
+DEFAULT_NAMESPACE: Final = "kueue-system"
+KUBE_SYSTEM: Final = "kube-system"
+NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
+
+#: Framework name -> kind, for the adapters kueue-bridge ships (storage versions of the real CRDs).
+BUILTIN_FRAMEWORKS: Final[dict[str, GroupVersionKind]] = {
+    "batch/job": GroupVersionKind("batch", "v1", "Job"),
+    "jobset.x-k8s.io/jobset": GroupVersionKind("jobset.x-k8s.io", "v1alpha2", "JobSet"),
+    "workload.codeflare.dev/appwrapper": GroupVersionKind("workload.codeflare.dev", "v1beta2", "AppWrapper"),
+    "tekton.dev/pipelinerun": GroupVersionKind("tekton.dev", "v1", "PipelineRun"),
+}
+#: Framework names Kueue knows and kueue-bridge has no adapter for.
+KUEUE_ONLY_FRAMEWORKS: Final = (
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/rayservice",
+    "ray.io/raycluster",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/jaxjob",
+    "trainer.kubeflow.org/trainjob",
+    "sparkoperator.k8s.io/sparkapplication",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+)
+DEFAULT_DISPATCHER: Final = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
+_NEGATIVE: Final = "must be greater than or equal to 0"
+_NOT_POSITIVE: Final = "must be greater than zero"
+
+
+# --- building blocks ---------------------------------------------------------------------------------
+def _duration(value: object) -> timedelta:
+    if isinstance(value, timedelta):
+        return value
+    if not isinstance(value, str):
+        raise PydanticCustomError("k8s_type", 'must be a duration string such as "90s" or "1h30m"')
+    try:
+        return parse_go_duration(value)
+    except DurationError as exc:
+        raise PydanticCustomError(
+            "k8s_invalid", "Invalid value: {value}: {detail}", _bad(value, exc)
+        ) from None
+
+
+def _bad(value: str, exc: Exception) -> dict[str, str]:
+    return {"value": f'"{value}"', "detail": str(exc)}
+
+
+#: A ``metav1.Duration``: Go duration text on the wire, ``timedelta`` in Python.
+GoDuration = Annotated[
+    timedelta, BeforeValidator(_duration), PlainSerializer(format_go_duration, return_type=str)
+]
+
+
+def parse_kind_arg(name: str) -> GroupVersionKind | None:
+    """apimachinery's ``schema.ParseKindArg`` for ``Kind.version.group``; ``None`` if it does not parse.
+
+    Like Kueue, everything after the second dot is the group; unlike Kueue an empty kind or version
+    is refused too (such a kind could never be served).
+    """
+    if name.count(".") < 2:
+        return None
+    kind, version, group = name.split(".", 2)
+    if not kind or not version:
+        return None
+    return GroupVersionKind(group=group, version=version, kind=kind)
+
+
+def _kind_arg(gvk: GroupVersionKind) -> str:
+    return f"{gvk.kind}.{gvk.version}.{gvk.group}"
+
+
+def _quoted(values: Iterable[str]) -> str:
+    return ", ".join(f'"{value}"' for value in values)
+
+
+def _not_supported(value: str, supported: Iterable[str], extra: str = "") -> str:
+    return f'Unsupported value: "{value}": supported values: {_quoted(supported)}{extra}'
+
+
+def _drop_nulls(value: object) -> object:
+    """``null`` means unset in Kubernetes JSON, so a null field gets its default."""
+    if isinstance(value, dict):
+        return {key: item for key, item in value.items() if item is not None}
+    return value
+
+
+class _ConfigModel(BaseModel):
+    _nulls_are_unset = model_validator(mode="before")(_drop_nulls)
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="forbid",
+        frozen=True,
+        strict=True,
+    )
+
+
+#: Fields typed ``Any = None`` below are Kueue-only: accepted and preserved verbatim, never acted on.
+
+
+# --- integrations ------------------------------------------------------------------------------------
+class ExternalFramework(_ConfigModel):
+    """An ``integrations.externalFrameworks`` entry; a plain string is ``{name: <string>}``."""
+
+    name: str
+    resource: str | None = Field(default=None, description="Plural resource name; guessed from the kind")
+    adapter: DeclarativeAdapterSpec | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_string(cls, value: object) -> object:
+        return {"name": value} if isinstance(value, str) else value
+
+    @model_serializer(mode="wrap")
+    def _as_plain_string(self, handler: SerializerFunctionWrapHandler) -> object:
+        return self.name if self.adapter is None and self.resource is None else handler(self)
+
+    @property
+    def gvk(self) -> GroupVersionKind | None:
+        return parse_kind_arg(self.name)
+
+
+class Integrations(_ConfigModel):
+    frameworks: tuple[str, ...] = Field(default=("batch/job",), strict=False)
+    external_frameworks: tuple[ExternalFramework, ...] = Field(default=(), strict=False)
+    label_keys_to_copy: tuple[str, ...] = Field(default=(), strict=False)
+    pod_options: Any = None
+
+
+class RequeuingStrategy(_ConfigModel):
+    timestamp: str = "Eviction"
+    backoff_base_seconds: int = 60
+    backoff_max_seconds: int = 3600
+    backoff_limit_count: int | None = None
+
+
+def _is_zero_or_unset(value: object) -> bool:
+    if isinstance(value, str):
+        try:
+            return parse_go_duration(value) == timedelta(0)
+        except DurationError:
+            return False  # reported by the field's own validation
+    return value is None or value == timedelta(0)
+
+
+class WaitForPodsReady(_ConfigModel):
+    """Always present in v1beta2 (no ``enable`` field): all-or-nothing admission is on by default."""
+
+    timeout: GoDuration = timedelta(minutes=30)
+    recovery_timeout: GoDuration | None = None
+    block_admission: bool = False
+    requeuing_strategy: RequeuingStrategy = Field(default_factory=RequeuingStrategy)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _recovery_defaults_to_timeout(cls, value: object) -> object:
+        if isinstance(value, dict):
+            value = dict(value)
+            if _is_zero_or_unset(value.get("timeout")):
+                value["timeout"] = "30m"  # Kueue: an unset or zero timeout means the default
+            recovery_key = _key(value, "recoveryTimeout", "recovery_timeout")
+            if value.get(recovery_key) is None and isinstance(value["timeout"], str | timedelta):
+                value[recovery_key] = value["timeout"]  # a broken timeout is reported once
+        return value
+
+
+class MultiKueueExternalFramework(_ConfigModel):
+    name: str
+
+
+class MultiKueue(_ConfigModel):
+    gc_interval: GoDuration = timedelta(minutes=1)
+    origin: str = "multikueue"
+    worker_lost_timeout: GoDuration = timedelta(minutes=15)
+    dispatcher_name: str = DEFAULT_DISPATCHER
+    external_frameworks: tuple[MultiKueueExternalFramework, ...] = Field(default=(), strict=False)
+    cluster_profile: Any = None
+    incremental_dispatcher_config: Any = None
+
+
+# --- process settings --------------------------------------------------------------------------------
+class Webhook(_ConfigModel):
+    port: int = 9443
+    host: str = ""
+    cert_dir: str = "/tmp/k8s-webhook-server/serving-certs"
+
+
+class InternalCertManagement(_ConfigModel):
+    """Names differ from Kueue's on purpose: sharing Kueue's Secret would overwrite Kueue's cert."""
+
+    enable: bool = True
+    webhook_service_name: str = "kueue-bridge-webhook-service"
+    webhook_secret_name: str = "kueue-bridge-webhook-server-cert"
+
+
+class LeaderElection(_ConfigModel):
+    """component-base's ``LeaderElectionConfiguration``; ``resourceName`` is a per-component prefix."""
+
+    leader_elect: bool = True
+    resource_name: str = "kueue-bridge"
+    resource_lock: str = "leases"
+    resource_namespace: str = ""
+    lease_duration: GoDuration = timedelta(seconds=15)
+    renew_deadline: GoDuration = timedelta(seconds=10)
+    retry_period: GoDuration = timedelta(seconds=2)
+
+    def lease_name(self, component: str) -> str:
+        """The Lease a component campaigns for: ``<resourceName>-<component>``."""
+        return f"{self.resource_name}-{component}"
+
+
+#: Reconciles of one job kind run at most this many at once unless ``controller.groupKindConcurrency``
+#: says otherwise. Higher than controller-runtime's default of 1: a worker is a coroutine, and a
+#: reconcile mostly waits on one API round trip (bench/reconciler.py, a flood of 500 admissions:
+#: p99 admission -> start 360-520 ms with 4 workers, 60-220 ms with 16).
+DEFAULT_RECONCILE_CONCURRENCY: Final = 16
+
+
+class ControllerSettings(_ConfigModel):
+    """controller-runtime's ``ControllerConfigurationSpec`` (Kueue's ``controller`` section).
+
+    ``groupKindConcurrency`` is honoured for the job kinds kueue-bridge reconciles: the key is the
+    kind's ``GroupKind.String()`` (``Job.batch``, ``JobSet.jobset.x-k8s.io``; a core kind is just
+    ``Kind``), the value the number of its jobs reconciled at once. Keys for kinds reconciled by
+    Kueue itself (``Workload.kueue.x-k8s.io``...) are accepted and ignored, so Kueue's own file works.
+    """
+
+    group_kind_concurrency: dict[str, Annotated[int, Field(gt=0)]] = Field(default_factory=dict)
+    cache_sync_timeout: Any = None
+
+
+class ClientConnection(_ConfigModel):
+    qps: float = 300.0
+    burst: int = 500
+
+
+class Metrics(_ConfigModel):
+    bind_address: str = ":8443"
+    enable_cluster_queue_resources: Any = None
+    local_queue_metrics: Any = None
+    custom_labels: Any = None
+
+
+class Health(_ConfigModel):
+    health_probe_bind_address: str = ":8081"
+    readiness_endpoint_name: str = "readyz"
+    liveness_endpoint_name: str = "healthz"
+
+
+class KueueBridgeSettings(_ConfigModel):
+    """The extension section: what kueue-bridge needs and Kueue's format has no field for."""
+
+    multi_kueue_controller_names: tuple[str, ...] = Field(default=(MULTIKUEUE_CONTROLLER_NAME,), strict=False)
+    field_manager: str = "kueue-bridge"
+
+
+# --- the document ------------------------------------------------------------------------------------
+def _default_selector(namespace: str) -> dict[str, Any]:
+    expression = {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": [KUBE_SYSTEM, namespace]}
+    return {"matchExpressions": [expression]}
+
+
+def _key(value: dict[str, Any], alias: str, name: str) -> str:
+    """The key a field is given under (wire alias or Python name, for models built in code)."""
+    return name if name in value and alias not in value else alias
+
+
+def _fill_dependent_defaults(value: object) -> object:
+    """Kueue's defaulting for fields whose default depends on another field (works on raw data)."""
+    if not isinstance(value, dict):
+        return value
+    value = dict(value)
+    namespace = value.get("namespace")
+    if namespace is None:
+        namespace = value["namespace"] = DEFAULT_NAMESPACE
+    if not isinstance(namespace, str):
+        return value
+    selector_key = _key(value, "managedJobsNamespaceSelector", "managed_jobs_namespace_selector")
+    if value.get(selector_key) is None:
+        value[selector_key] = _default_selector(namespace)
+    election_key = _key(value, "leaderElection", "leader_election")
+    election = value.get(election_key)
+    if isinstance(election, LeaderElection) and not election.resource_namespace:
+        value[election_key] = election.model_copy(update={"resource_namespace": namespace})
+    elif election is None or isinstance(election, dict):
+        election = dict(election or {})
+        namespace_key = _key(election, "resourceNamespace", "resource_namespace")
+        if not election.get(namespace_key):
+            election[namespace_key] = namespace
+        value[election_key] = election
+    return value
+
+
+class Configuration(_ConfigModel):
+    api_version: str = Field(default=CONFIG_API_VERSION, alias="apiVersion")
+    kind: str = CONFIG_KIND
+    namespace: str = DEFAULT_NAMESPACE
+    manage_jobs_without_queue_name: bool = False
+    managed_jobs_namespace_selector: LabelSelector = Field(
+        default_factory=lambda: LabelSelector.model_validate(_default_selector(DEFAULT_NAMESPACE))
+    )
+    integrations: Integrations = Field(default_factory=Integrations)
+    wait_for_pods_ready: WaitForPodsReady = Field(default_factory=WaitForPodsReady)
+    multi_kueue: MultiKueue = Field(default_factory=MultiKueue)
+    webhook: Webhook = Field(default_factory=Webhook)
+    internal_cert_management: InternalCertManagement = Field(default_factory=InternalCertManagement)
+    leader_election: LeaderElection = Field(
+        default_factory=lambda: LeaderElection(resource_namespace=DEFAULT_NAMESPACE)
+    )
+    client_connection: ClientConnection = Field(default_factory=ClientConnection)
+    controller: ControllerSettings = Field(default_factory=ControllerSettings)
+    metrics: Metrics = Field(default_factory=Metrics)
+    health: Health = Field(default_factory=Health)
+    feature_gates: dict[str, bool] = Field(default_factory=dict)
+    kueue_bridge: KueueBridgeSettings = Field(default_factory=KueueBridgeSettings)
+    # Kueue-only sections: accepted so Kueue's own file is a valid start, never acted on.
+    pprof_bind_address: Any = None
+    fair_sharing: Any = None
+    admission_fair_sharing: Any = None
+    resources: Any = None
+    object_retention_policies: Any = None
+    visibility_server: Any = None
+    tls: Any = None
+
+    _dependent_defaults = model_validator(mode="before")(_fill_dependent_defaults)
+
+    @field_validator("api_version")
+    @classmethod
+    def _supported_api_version(cls, value: str) -> str:
+        if value != CONFIG_API_VERSION:
+            hint = " (kueue-bridge reads only v1beta2; Kueue converts v1beta1 files for you)"
+            raise PydanticCustomError("k8s_unsupported", _not_supported(value, [CONFIG_API_VERSION], hint))
+        return value
+
+    @field_validator("kind")
+    @classmethod
+    def _supported_kind(cls, value: str) -> str:
+        if value != CONFIG_KIND:
+            raise PydanticCustomError("k8s_unsupported", _not_supported(value, [CONFIG_KIND]))
+        return value
+
+    def feature_gate(self, name: str, *, default: bool) -> bool:
+        """A Kueue feature gate as set in ``featureGates``; ``default`` is Kueue's default for it."""
+        return self.feature_gates.get(name, default)
+
+    def reconcile_concurrency(self, gvk: GroupVersionKind) -> int:
+        """How many jobs of ``gvk`` are reconciled at once (``controller.groupKindConcurrency``)."""
+        key = f"{gvk.kind}.{gvk.group}" if gvk.group else gvk.kind
+        return self.controller.group_kind_concurrency.get(key, DEFAULT_RECONCILE_CONCURRENCY)
+
+    def managed_kinds(self) -> list[ManagedKind]:
+        """Every kind kueue-bridge manages: built-ins first (config order), then declarative ones."""
+        kinds: dict[GroupVersionKind, ManagedKind] = {}
+        for name in self.integrations.frameworks:
+            gvk = BUILTIN_FRAMEWORKS[name]
+            kinds.setdefault(gvk, ManagedKind(gvk, guess_plural(gvk.kind), name, None))
+        by_kind = {gvk: name for name, gvk in BUILTIN_FRAMEWORKS.items()}
+        for entry in self.integrations.external_frameworks:
+            external = entry.gvk
+            if external is None:  # pragma: no cover - rejected by validation
+                continue
+            resource = entry.resource or guess_plural(external.kind)
+            kinds.setdefault(external, ManagedKind(external, resource, by_kind.get(external), entry.adapter))
+        return list(kinds.values())
+
+
+@dataclass(frozen=True)
+class ManagedKind:
+    """One kind to reconcile: ``builtin`` names its adapter, else ``adapter`` describes it."""
+
+    gvk: GroupVersionKind
+    resource: str
+    builtin: str | None
+    adapter: DeclarativeAdapterSpec | None

@@ -1,0 +1,323 @@
+"""Kueue's semantic validation rules (``pkg/config/validation.go``) over a decoded ``Configuration``.
+
+Every rule yields ``ConfigIssue(path, message)`` with Kueue's messages; the rules of a section run
+even when another section was structurally broken (``_Sections`` holds what could be recovered).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import NamedTuple
+
+from shared.config.model import (
+    _NEGATIVE,
+    _NOT_POSITIVE,
+    BUILTIN_FRAMEWORKS,
+    KUBE_SYSTEM,
+    KUEUE_ONLY_FRAMEWORKS,
+    NAMESPACE_NAME_LABEL,
+    ClientConnection,
+    Configuration,
+    Health,
+    Integrations,
+    InternalCertManagement,
+    KueueBridgeSettings,
+    LeaderElection,
+    Metrics,
+    MultiKueue,
+    WaitForPodsReady,
+    Webhook,
+    _kind_arg,
+    _not_supported,
+    parse_kind_arg,
+)
+from shared.durations import format_go_duration
+from shared.frameworks.base import GroupVersionKind
+from shared.labelselector import (
+    LabelSelector,
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    format_selector,
+    label_key_errors,
+    label_value_errors,
+)
+
+__all__ = [
+    "ConfigIssue",
+    "validate_configuration",
+]
+
+
+# --- Kueue's validation rules ------------------------------------------------------------------------
+class ConfigIssue(NamedTuple):
+    """One problem: ``path`` is the field path (``a.b[0].c``; empty for the whole document)."""
+
+    path: str
+    message: str
+
+
+@dataclass
+class _Sections:
+    """Parsed sections; ``None`` where the section itself failed structural validation."""
+
+    namespace: str | None = None
+    selector: LabelSelector | None = None
+    integrations: Integrations | None = None
+    wait_for_pods_ready: WaitForPodsReady | None = None
+    multi_kueue: MultiKueue | None = None
+    webhook: Webhook | None = None
+    internal_cert_management: InternalCertManagement | None = None
+    leader_election: LeaderElection | None = None
+    client_connection: ClientConnection | None = None
+    metrics: Metrics | None = None
+    health: Health | None = None
+    kueue_bridge: KueueBridgeSettings | None = None
+
+    @classmethod
+    def of(cls, config: Configuration) -> _Sections:
+        fields = {name: getattr(config, name) for name in cls.__dataclass_fields__ if name != "selector"}
+        return cls(selector=config.managed_jobs_namespace_selector, **fields)
+
+
+def validate_configuration(config: Configuration) -> list[ConfigIssue]:
+    """Kueue's semantic rules for an already-parsed configuration (empty list when valid)."""
+    return _rule_issues(_Sections.of(config))
+
+
+def _rule_issues(sections: _Sections) -> list[ConfigIssue]:
+    issues: list[ConfigIssue] = []
+    for rule in (
+        _wait_for_pods_ready_rules,
+        _integration_rules,
+        _multikueue_rules,
+        _cert_rules,
+        _namespace_rules,
+        _process_rules,
+        _bridge_rules,
+    ):
+        issues.extend(rule(sections))
+    return issues
+
+
+def _name_issues(path: str, value: str, errors: list[str]) -> Iterator[ConfigIssue]:
+    if errors:
+        yield ConfigIssue(path, f'Invalid value: "{value}": {",".join(errors)}')
+
+
+def _wait_for_pods_ready_rules(s: _Sections) -> Iterator[ConfigIssue]:
+    wfpr = s.wait_for_pods_ready
+    if wfpr is None:
+        return
+    for field, value in (("timeout", wfpr.timeout), ("recoveryTimeout", wfpr.recovery_timeout)):
+        if value is not None and value < timedelta(0):
+            yield ConfigIssue(
+                f"waitForPodsReady.{field}", f"Invalid value: {format_go_duration(value)}: {_NEGATIVE}"
+            )
+    strategy, path = wfpr.requeuing_strategy, "waitForPodsReady.requeuingStrategy"
+    if strategy.timestamp not in ("Creation", "Eviction"):
+        yield ConfigIssue(f"{path}.timestamp", _not_supported(strategy.timestamp, ["Creation", "Eviction"]))
+    for field, number in (
+        ("backoffLimitCount", strategy.backoff_limit_count),
+        ("backoffBaseSeconds", strategy.backoff_base_seconds),
+        ("backoffMaxSeconds", strategy.backoff_max_seconds),
+    ):
+        if number is not None and number < 0:
+            yield ConfigIssue(f"{path}.{field}", f"Invalid value: {number}: {_NEGATIVE}")
+
+
+def _integration_rules(s: _Sections) -> Iterator[ConfigIssue]:
+    integrations = s.integrations
+    if integrations is None:
+        return
+    if not integrations.frameworks and not integrations.external_frameworks:
+        yield ConfigIssue("integrations.frameworks", "Required value: cannot be empty")
+    managed: set[GroupVersionKind] = set()
+    for index, name in enumerate(integrations.frameworks):
+        path = f"integrations.frameworks[{index}]"
+        if name in KUEUE_ONLY_FRAMEWORKS:
+            yield ConfigIssue(
+                path, f'Unsupported value: "{name}": kueue-bridge has no adapter for this Kueue framework'
+            )
+        elif name not in BUILTIN_FRAMEWORKS:
+            yield ConfigIssue(path, _not_supported(name, BUILTIN_FRAMEWORKS))
+        elif BUILTIN_FRAMEWORKS[name] in managed:
+            yield ConfigIssue(path, f'Duplicate value: "{name}"')
+        else:
+            managed.add(BUILTIN_FRAMEWORKS[name])
+    builtin_kinds = {gvk: name for name, gvk in BUILTIN_FRAMEWORKS.items()}
+    for index, entry in enumerate(integrations.external_frameworks):
+        path, gvk = f"integrations.externalFrameworks[{index}]", entry.gvk
+        name_path = path if entry.adapter is None and entry.resource is None else f"{path}.name"
+        if gvk is None:
+            yield ConfigIssue(
+                name_path, f"Invalid value: \"{entry.name}\": must be format, 'Kind.version.group.com'"
+            )
+            continue
+        if gvk in managed:
+            yield ConfigIssue(name_path, f'Duplicate value: "{entry.name}"')
+            continue
+        managed.add(gvk)
+        if entry.adapter is None and gvk not in builtin_kinds:
+            known = ", ".join(_kind_arg(kind) for kind in builtin_kinds)
+            yield ConfigIssue(
+                path + ("" if name_path == path else ".adapter"),
+                f'Required value: "{entry.name}" has no built-in adapter; describe it with '
+                f"{{name, adapter}} (plain names are only valid for {known})",
+            )
+        if entry.resource is not None:
+            yield from _name_issues(
+                f"{path}.resource", entry.resource, dns1123_subdomain_errors(entry.resource)
+            )
+    for index, key in enumerate(integrations.label_keys_to_copy):
+        yield from _name_issues(f"integrations.labelKeysToCopy[{index}]", key, label_key_errors(key))
+
+
+def _multikueue_rules(s: _Sections) -> Iterator[ConfigIssue]:
+    mk = s.multi_kueue
+    if mk is None:
+        return
+    for field, value in (("gcInterval", mk.gc_interval), ("workerLostTimeout", mk.worker_lost_timeout)):
+        if value < timedelta(0):
+            yield ConfigIssue(
+                f"multiKueue.{field}", f"Invalid value: {format_go_duration(value)}: {_NEGATIVE}"
+            )
+    yield from _name_issues("multiKueue.origin", mk.origin, label_value_errors(mk.origin))
+    builtin_adapters: set[GroupVersionKind] = set()
+    if s.integrations is not None:
+        builtin_adapters = {
+            BUILTIN_FRAMEWORKS[n] for n in s.integrations.frameworks if n in BUILTIN_FRAMEWORKS
+        }
+        builtin_adapters |= {
+            gvk
+            for e in s.integrations.external_frameworks
+            if e.adapter is None and (gvk := e.gvk) is not None
+        } & set(BUILTIN_FRAMEWORKS.values())
+    seen: set[GroupVersionKind] = set()
+    for index, entry in enumerate(mk.external_frameworks):
+        path, gvk = f"multiKueue.externalFrameworks[{index}].name", parse_kind_arg(entry.name)
+        if gvk is None:
+            yield ConfigIssue(
+                path, f"Invalid value: \"{entry.name}\": must be in 'kind.version.group' format"
+            )
+            continue
+        if gvk in seen:
+            yield ConfigIssue(path, f'Duplicate value: "{entry.name}"')
+        seen.add(gvk)
+        if gvk in builtin_adapters:
+            yield ConfigIssue(
+                path, f'Invalid value: "{entry.name}": conflicts with a built-in MultiKueue adapter'
+            )
+
+
+_DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+def _cert_rules(s: _Sections) -> Iterator[ConfigIssue]:
+    icm = s.internal_cert_management
+    if icm is None or not icm.enable:
+        return
+    service = icm.webhook_service_name
+    if len(service) > 63 or not _DNS1035_LABEL.match(service):
+        yield ConfigIssue(
+            "internalCertManagement.webhookServiceName",
+            f'Invalid value: "{service}": a DNS-1035 label must consist of lower case alphanumeric characters '
+            "or '-', start with an alphabetic character, and end with an alphanumeric character",
+        )
+    secret = icm.webhook_secret_name
+    yield from _name_issues(
+        "internalCertManagement.webhookSecretName", secret, dns1123_subdomain_errors(secret)
+    )
+
+
+def _namespace_rules(s: _Sections) -> Iterator[ConfigIssue]:
+    if s.namespace is not None:
+        yield from _name_issues("namespace", s.namespace, dns1123_label_errors(s.namespace))
+    if s.selector is None:
+        return
+    prohibited = [KUBE_SYSTEM] + ([s.namespace] if s.namespace else [])
+    for namespace in prohibited:
+        if s.selector.matches({NAMESPACE_NAME_LABEL: namespace}):
+            shown = format_selector(s.selector)
+            message = f'Invalid value: "{shown}": should not match the "{namespace}" namespace'
+            yield ConfigIssue("managedJobsNamespaceSelector", message)
+
+
+_BIND_ADDRESS = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[^:\[\]]*):(?P<port>[0-9]{1,5})$")
+
+
+def _bind_address_issues(path: str, address: str) -> Iterator[ConfigIssue]:
+    match = _BIND_ADDRESS.match(address)
+    if address != "0" and (match is None or int(match.group("port")) > 65535):
+        yield ConfigIssue(
+            path, f'Invalid value: "{address}": must be host:port with a port in 0-65535, or "0" to disable'
+        )
+
+
+def _process_rules(s: _Sections) -> Iterator[ConfigIssue]:
+    if s.webhook is not None and not 1 <= s.webhook.port <= 65535:
+        yield ConfigIssue(
+            "webhook.port", f"Invalid value: {s.webhook.port}: must be between 1 and 65535, inclusive"
+        )
+    if s.metrics is not None:
+        yield from _bind_address_issues("metrics.bindAddress", s.metrics.bind_address)
+    if s.health is not None:
+        yield from _bind_address_issues("health.healthProbeBindAddress", s.health.health_probe_bind_address)
+    if s.client_connection is not None:
+        if s.client_connection.qps <= 0:
+            yield ConfigIssue(
+                "clientConnection.qps", f"Invalid value: {s.client_connection.qps:g}: {_NOT_POSITIVE}"
+            )
+        if s.client_connection.burst <= 0:
+            yield ConfigIssue(
+                "clientConnection.burst", f"Invalid value: {s.client_connection.burst}: {_NOT_POSITIVE}"
+            )
+    le = s.leader_election
+    if le is None or not le.leader_elect:
+        return
+    for field, value in (
+        ("leaseDuration", le.lease_duration),
+        ("renewDeadline", le.renew_deadline),
+        ("retryPeriod", le.retry_period),
+    ):
+        if value <= timedelta(0):
+            yield ConfigIssue(
+                f"leaderElection.{field}", f"Invalid value: {format_go_duration(value)}: {_NOT_POSITIVE}"
+            )
+    if le.lease_duration <= le.renew_deadline:
+        yield ConfigIssue(
+            "leaderElection.leaseDuration",
+            f"Invalid value: {format_go_duration(le.renew_deadline)}: LeaseDuration must be greater than RenewDeadline",
+        )
+    if le.renew_deadline <= le.retry_period * 1.2:
+        yield ConfigIssue(
+            "leaderElection.renewDeadline",
+            f"Invalid value: {format_go_duration(le.renew_deadline)}: "
+            "RenewDeadline must be greater than retryPeriod*JitterFactor (1.2)",
+        )
+    if le.resource_lock != "leases":
+        yield ConfigIssue("leaderElection.resourceLock", _not_supported(le.resource_lock, ["leases"]))
+    yield from _name_issues(
+        "leaderElection.resourceName", le.resource_name, dns1123_subdomain_errors(le.resource_name)
+    )
+
+
+def _bridge_rules(s: _Sections) -> Iterator[ConfigIssue]:
+    bridge = s.kueue_bridge
+    if bridge is None:
+        return
+    names = bridge.multi_kueue_controller_names
+    if not names:
+        yield ConfigIssue("kueueBridge.multiKueueControllerNames", "Required value: cannot be empty")
+    for index, name in enumerate(names):
+        path = f"kueueBridge.multiKueueControllerNames[{index}]"
+        if name in names[:index]:
+            yield ConfigIssue(path, f'Duplicate value: "{name}"')
+        yield from _name_issues(path, name, label_key_errors(name))
+    if not bridge.field_manager or len(bridge.field_manager) > 128:
+        yield ConfigIssue(
+            "kueueBridge.fieldManager",
+            f'Invalid value: "{bridge.field_manager}": must be 1 to 128 characters',
+        )
