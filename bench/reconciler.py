@@ -76,6 +76,8 @@ POD_SPEC = {
     "containers": [{"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}],
 }
 NOW = "2026-11-22T00:00:00Z"
+#: seconds a burst may take before the bench gives up and reports what it saw (a normal one: ~2 s)
+BURST_TIMEOUT = 120.0
 
 
 def process_cpu_seconds(pid: int) -> float:
@@ -270,9 +272,9 @@ class Watcher:
 
     def start(self, client: KubeClient) -> list[asyncio.Task[None]]:
         return [
-            asyncio.create_task(self.watch_workloads(client)),
-            asyncio.create_task(self.watch_jobs(client)),
-            asyncio.create_task(self.watch_events(client)),
+            asyncio.create_task(self.watch_workloads(client), name=f"{self.namespace}-workloads"),
+            asyncio.create_task(self.watch_jobs(client), name=f"{self.namespace}-jobs"),
+            asyncio.create_task(self.watch_events(client), name=f"{self.namespace}-events"),
         ]
 
     async def watch_workloads(self, client: KubeClient) -> None:
@@ -431,7 +433,16 @@ async def run(args: argparse.Namespace) -> RoundFigures | None:
                 creator = ClientProcess(
                     kubeconfig, mix=WriteMix("bench", jobs=args.jobs), concurrency=args.concurrency
                 )
-                await asyncio.wait_for(watcher.workload_seen.wait(), 600)
+                try:
+                    await asyncio.wait_for(watcher.workload_seen.wait(), BURST_TIMEOUT)
+                except TimeoutError:
+                    stored = len((await client.list(WORKLOAD, namespace="bench"))["items"])
+                    dead = [task.get_name() for task in tasks if task.done()]
+                    raise RuntimeError(
+                        f"the burst did not finish in {BURST_TIMEOUT:.0f}s: the bench's watch saw "
+                        f"{len(watcher.workloads)} of {watcher.expected} Workloads, the server holds "
+                        f"{stored}; finished watch tasks: {dead or 'none'}"
+                    ) from None
                 burst_cpu = (
                     process_cpu_seconds(server.pid) - cpu_before[0],
                     process_cpu_seconds(process.pid) - cpu_before[1],

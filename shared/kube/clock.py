@@ -8,6 +8,8 @@ timing-dependent.
 
 Invariants:
 
+* A ``wait_for`` that is cancelled raises ``CancelledError``, even when its awaitable finished in
+  the same loop iteration: shutdown relies on every cancelled task actually stopping.
 * ``now()`` is monotonic seconds and is used for all durations; ``wall()`` is a timezone-aware UTC
   datetime and is used only for timestamps written to the API (Lease ``renewTime``, event times).
 * ``FakeClock`` moves only in ``advance()``; every sleeper whose deadline is reached is woken in
@@ -57,7 +59,12 @@ class SystemClock:
         await asyncio.sleep(max(0.0, seconds))
 
     async def wait_for(self, awaitable: Awaitable[T], seconds: float | None) -> T:
-        return await asyncio.wait_for(awaitable, seconds)
+        # ``asyncio.timeout``, not ``asyncio.wait_for``: on Python 3.11 the latter returns the result
+        # instead of raising ``CancelledError`` when the awaitable completes in the same loop
+        # iteration as a cancel (CPython gh-86296), so a watch on a busy stream could ignore the
+        # cancel of a shutdown and run on forever.
+        async with asyncio.timeout(seconds):
+            return await awaitable
 
 
 async def settle(rounds: int = 64) -> None:
