@@ -241,8 +241,10 @@ async def _pump(
             watcher.wake.clear()
             if watcher.queue or watcher.closed:
                 continue
+            # asyncio.timeout: Python 3.11's wait_for can swallow a cancel (see shared.kube.clock)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(watcher.wake.wait(), timeout=max(wait, 0.001))
+                async with asyncio.timeout(max(wait, 0.001)):
+                    await watcher.wake.wait()
         if not (disconnect.done() and watcher.closed):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:

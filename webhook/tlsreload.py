@@ -102,5 +102,7 @@ class CertificateReloader:
         """Poll until ``stop`` is set."""
         while not stop.is_set():
             self.reload_if_changed()
+            # asyncio.timeout: Python 3.11's wait_for can swallow a cancel (see shared.kube.clock)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=interval)
+                async with asyncio.timeout(interval):
+                    await stop.wait()
