@@ -307,6 +307,20 @@ class Watcher:
                 self.events += 1
 
 
+async def settled(watcher: Watcher, *, expected: int) -> None:
+    """Wait (polling, with a deadline) until every Workload carries PodsReady and every job's Event
+    was seen: the reconciler has nothing left over from the burst."""
+    deadline = time.monotonic() + BURST_TIMEOUT
+    while len(watcher.with_pods_ready) < expected or watcher.events < expected:
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"the burst's tail did not settle in {BURST_TIMEOUT:.0f}s: {len(watcher.with_pods_ready)} of "
+                f"{expected} Workloads with PodsReady, {watcher.events} of {expected} Events"
+            )
+        await asyncio.sleep(0.05)  # a bench poll on its own watches
+    await asyncio.sleep(0.2)  # the last writes' watch events reach the reconciler too
+
+
 async def stop_tasks(tasks: list[asyncio.Task[None]]) -> None:
     for task in tasks:
         task.cancel()
@@ -457,7 +471,10 @@ async def run(args: argparse.Namespace) -> RoundFigures | None:
                         return None
 
                 if not args.floor:
-                    await asyncio.sleep(1.0)  # let PodsReady writes settle so admissions rarely conflict
+                    # The burst's tail (PodsReady writes, CreatedWorkload Events) must be written before
+                    # the flood starts, or the flood measures the burst's backlog too (a fixed 1 s sleep
+                    # left a third of the Events to be written during the flood).
+                    await settled(watcher, expected=args.jobs + 1)
                     listed = (await client.list(WORKLOAD, namespace="bench"))["items"]
                     sent: dict[str, float] = {}
 
