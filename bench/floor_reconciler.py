@@ -18,20 +18,13 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from bench.reconciler import PODS_READY_WAIT_FOR_START
 from reconciler import job_reconciler
 from reconciler.job_reconciler import DONE, JobReconciler, ReconcileResult
 from reconciler.ports import WORKLOAD_GVK, ConflictError, JobKey, NotFoundError
 from shared.constants import EventReason
 
 __all__ = ["floor_reconcile", "main"]
-
-PODS_READY = {
-    "type": "PodsReady",
-    "status": "False",
-    "reason": "WaitForStart",
-    "message": "Not all pods are ready or succeeded",
-    "lastTransitionTime": "2026-11-22T00:00:00Z",
-}
 
 
 def _workload_for(key: JobKey, job: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +72,7 @@ async def floor_reconcile(self: JobReconciler, key: JobKey) -> ReconcileResult:
         workload = owned[0]
         conditions = (workload.get("status") or {}).get("conditions") or []
         if not any(condition.get("type") == "PodsReady" for condition in conditions):
-            workload.setdefault("status", {})["conditions"] = [*conditions, PODS_READY]
+            workload.setdefault("status", {})["conditions"] = [*conditions, dict(PODS_READY_WAIT_FOR_START)]
             await writer.update(WORKLOAD_GVK, key.namespace, workload, subresource="status")
     except (ConflictError, NotFoundError):
         pass

@@ -141,15 +141,21 @@ async def setup(kubeconfig: Path) -> None:
 
 
 # --- plain client loops, each in its own process ---------------------------------------------------
+#: the first status a Workload gets from the reconciler (and from the floor and the ceiling loops)
+PODS_READY_WAIT_FOR_START: dict[str, str] = {
+    "type": "PodsReady",
+    "status": "False",
+    "reason": "WaitForStart",
+    "message": "Not all pods are ready or succeeded",
+    "lastTransitionTime": NOW,
+}
+
+
 def pods_ready_patch(resource_version: str) -> dict[str, Any]:
-    condition = {
-        "type": "PodsReady",
-        "status": "False",
-        "reason": "WaitForStart",
-        "message": "Not all pods are ready or succeeded",
-        "lastTransitionTime": NOW,
+    return {
+        "metadata": {"resourceVersion": resource_version},
+        "status": {"conditions": [dict(PODS_READY_WAIT_FOR_START)]},
     }
-    return {"metadata": {"resourceVersion": resource_version}, "status": {"conditions": [condition]}}
 
 
 @dataclass(frozen=True)
