@@ -18,7 +18,9 @@ Invariants:
   the job is suspended and holds no quota; otherwise deleted (``DeletedWorkload``) before a new one
   is created with the deterministic name, so a retried create is ``AlreadyExists``, not a duplicate.
 * **Bad jobs do not stop the controller.** An object its adapter cannot read yields one Warning
-  event naming the path and no Workload (``UnretryableError``: no hot retry loop).
+  event naming the path and no Workload (``UnretryableError``: no hot retry loop). A write the API
+  server refuses as invalid (422) yields a Warning ``WriteRejected`` naming the refused fields and is
+  re-raised, so the work queue retries it with exponential backoff, never in a hot loop.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from reconciler.ancestry import (
     find_managed_ancestor,
 )
 from reconciler.job_control import JobControl, truncate_event_message
-from reconciler.ports import ClusterReader, ClusterWriter, EventSink, JobKey
+from reconciler.ports import ClusterReader, ClusterWriter, EventSink, InvalidError, JobKey
 from reconciler.workload_sync import WorkloadSync, is_deleting
 from shared.constants import Condition, EventReason, Reason
 from shared.frameworks.base import AdapterError, GenericJob, GroupVersionKind, JobWithReclaimablePods
@@ -186,6 +188,15 @@ class JobReconciler:
         except AdapterError as exc:
             self._warn_malformed(obj, exc)
             raise UnretryableError(str(exc)) from exc
+        except InvalidError as exc:
+            fields = ", ".join(exc.fields) or "the object"
+            self._events.record(
+                regarding=obj,
+                event_type="Warning",
+                reason=EventReason.WRITE_REJECTED,
+                message=truncate_event_message(f"The API server rejected a write to {fields}: {exc.message}"),
+            )
+            raise
 
     def _adapter(self, obj: WireDict) -> GenericJob:
         try:

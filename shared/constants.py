@@ -206,6 +206,8 @@ class EventReason:
     UPDATED_ADMISSION_CHECK: Final = "UpdatedAdmissionCheck"
     JOB_NESTING_TOO_DEEP: Final = "JobNestingTooDeep"
     WORKLOAD_PRIORITY_CLASS_NOT_FOUND: Final = "WorkloadPriorityClassNotFound"
+    # kueue-bridge's own (Kueue only logs): a write the API server refused as invalid (422)
+    WRITE_REJECTED: Final = "WriteRejected"
 
 
 class CheckState:

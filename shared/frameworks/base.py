@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo
 
 __all__ = [
+    "STOP_PHASE_ORDER",
     "AdapterConfigError",
     "AdapterError",
     "FieldError",
@@ -37,6 +38,7 @@ __all__ = [
     "JobWithReclaimablePods",
     "JobWithValidation",
     "ReclaimablePodCount",
+    "StopPhase",
     "StopStep",
     "guess_plural",
 ]
@@ -93,17 +95,30 @@ class ReclaimablePodCount:
     count: int
 
 
+StopPhase = Literal["suspend", "reset-status", "restore"]
+"""Where a stop write stands in Kueue's order: suspend, then reset status, then restore templates."""
+
+STOP_PHASE_ORDER: dict[StopPhase, int] = {"suspend": 0, "reset-status": 1, "restore": 2}
+
+
 @dataclass(frozen=True)
 class StopStep:
     """One API write of a multi-step stop.
 
     ``subresource`` is ``None`` for the main resource or ``"status"``; ``merge_patch`` is an RFC 7386
-    merge patch. The caller applies steps in order and calls ``stop_steps`` again after each one, so a
+    merge patch. The caller applies the first step, then calls ``stop_steps`` again on the object the
+    server returned and applies the next step it has not applied yet, so every decision (is
+    ``status.startTime`` still set?) is taken on the server's answer to the previous write, and a
     crash between steps resumes where it left off (Kueue's ``kueue.x-k8s.io/stopping`` protocol).
+
+    ``phase`` places the write in Kueue's order. A ``"suspend"`` write means the job was stopped by
+    this call (Kueue's ``stoppedNow``: the ``Stopped`` event is recorded even if a later
+    ``"reset-status"`` write fails, but not when the ``"restore"`` write fails).
     """
 
     merge_patch: dict[str, Any]
     subresource: str | None = None
+    phase: StopPhase = "suspend"
 
 
 @runtime_checkable

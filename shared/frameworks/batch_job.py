@@ -270,7 +270,7 @@ class BatchJobAdapter(SpecManagedBy):
             working = apply_merge_patch(working, step.merge_patch)
             steps.append(step)
         if _START_TIME.get(working, default=None) is not None:
-            step = StopStep({"status": {"startTime": None}}, subresource="status")
+            step = StopStep({"status": {"startTime": None}}, subresource="status", phase="reset-status")
             working = apply_merge_patch(working, step.merge_patch)
             steps.append(step)
         restored = json_tree_copy(working)
@@ -281,7 +281,7 @@ class BatchJobAdapter(SpecManagedBy):
             _ANNOTATIONS.delete(restored)
         patch = create_merge_patch(working, restored)
         if patch:
-            steps.append(StopStep(patch))
+            steps.append(StopStep(patch, phase="restore"))
         return steps
 
     # --- JobWithManagedBy ---------------------------------------------------------------------
