@@ -144,3 +144,12 @@ class DeclarativeAdapterSpec(_Strict):
     priority_class: str | None = Field(
         default=None, alias="priorityClass", description="CEL: pod PriorityClass name, if not in templates"
     )
+    reset_on_stop: list[str] = Field(
+        default_factory=list,
+        alias="resetOnStop",
+        description=(
+            "status paths cleared through /status between suspending and restoring the templates, "
+            "for kinds whose API server (like batch/v1 Job's startTime) refuses template changes "
+            "until they are gone"
+        ),
+    )
