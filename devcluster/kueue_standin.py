@@ -7,9 +7,11 @@ Workload ``/status`` subresource over HTTPS like any client (so a write races, c
 validated exactly like the real controller's):
 
 * **Scheduler.** Pending Workloads (``spec.active`` not false, no ``QuotaReserved=True``, not
-  ``Finished``; an evicted one only once ``Requeued=True``) are admitted FIFO per ClusterQueue by
-  creationTimestamp (BestEffortFIFO: one that does not fit does not block later ones; StrictFIFO
-  stops at it) within nominal quota. Every requested resource takes the first flavor of the
+  ``Finished``; an evicted one only once ``Requeued=True``) are admitted per ClusterQueue in
+  Kueue's order, higher ``spec.priority`` first, then by creationTimestamp (BestEffortFIFO: one
+  that does not fit does not block later ones; StrictFIFO stops at it) within nominal quota. One
+  that does not fit preempts lower-priority admitted Workloads of its ClusterQueue when its
+  ``preemption.withinClusterQueue`` allows (``standin_preemption``). Every requested resource takes the first flavor of the
   resource group covering it; usage is Kueue's per-pod requests times ``count``. Admission writes
   ``status.admission`` and ``QuotaReserved=True`` "Quota reserved in ClusterQueue <cq>", turns a
   true ``Evicted``/``Preempted`` into False "Previously: <message>", and syncs ``Admitted``
@@ -23,7 +25,7 @@ validated exactly like the real controller's):
   ``QuotaReserved=False`` reason ``Deactivated``. Reactivation of a Workload evicted as Deactivated
   -> ``Requeued=True`` reason ``Reactivated`` "The workload was reactivated", then normal admission.
 
-Not modelled: cohorts/borrowing/preemption, partial admission, TAS, namespaceSelector and stopPolicy
+Not modelled: cohorts/borrowing and preemption beyond the ClusterQueue, partial admission, TAS, namespaceSelector and stopPolicy
 of ClusterQueues, requeue backoff, events. Polling (``poll_interval`` seconds, default 0.2) instead
 of watches keeps it simple; one pass is :meth:`KueueStandin.reconcile_once`.
 """
@@ -43,12 +45,20 @@ import httpx
 from devcluster.jobrunner import DeclarativeCompletion, JobRunner
 from devcluster.standin_client import ApiClient, Resource, poll_forever
 from devcluster.standin_conditions import (
+    count_eviction,
     find_condition,
     format_time,
     is_true,
     set_condition,
     status_of,
     utc_now,
+)
+from devcluster.standin_preemption import (
+    mark_preempted,
+    preemption_message,
+    preemption_victims,
+    queue_order,
+    usage_of,
 )
 from devcluster.standin_quantity import format_usage, parse_quantity, pod_set_requests
 from shared.constants import API_GROUP, CheckState, Condition, Reason
@@ -69,11 +79,6 @@ _REACTIVATED_MESSAGE: Final = "The workload was reactivated"
 _INADMISSIBLE: Final = "Inadmissible"
 
 _log = logging.getLogger(__name__)
-
-
-def _creation_order(workload: dict[str, Any]) -> tuple[str, str, str]:
-    metadata = workload.get("metadata") or {}
-    return (metadata.get("creationTimestamp", ""), metadata.get("namespace", ""), metadata.get("name", ""))
 
 
 def _check_names(cluster_queue: dict[str, Any]) -> list[str]:
@@ -101,11 +106,11 @@ class _Quota:
                 )
 
     def charge(self, admission: dict[str, Any]) -> None:
-        for assignment in admission.get("podSetAssignments") or []:
-            flavors = assignment.get("flavors") or {}
-            for resource, quantity in (assignment.get("resourceUsage") or {}).items():
-                key = (flavors.get(resource, ""), resource)
-                self.used[key] = self.used.get(key, Decimal(0)) + parse_quantity(quantity)
+        for key, amount in usage_of(admission).items():
+            self.used[key] = self.used.get(key, Decimal(0)) + amount
+
+    def free(self, key: tuple[str, str]) -> Decimal:
+        return self.nominal.get(key, Decimal(0)) - self.used.get(key, Decimal(0))
 
 
 class KueueStandin:
@@ -138,8 +143,9 @@ class KueueStandin:
             for lq in await self._client.list(LOCAL_QUEUES)
             if lq.get("metadata")
         }
-        workloads = sorted(await self._client.list(WORKLOADS), key=_creation_order)
+        workloads = sorted(await self._client.list(WORKLOADS), key=queue_order)
         quotas = {name: _Quota(cq) for name, cq in cluster_queues.items()}
+        admitted: dict[str, list[dict[str, Any]]] = {name: [] for name in cluster_queues}
         for workload in workloads:
             admission = (workload.get("status") or {}).get("admission")
             if (
@@ -150,6 +156,7 @@ class KueueStandin:
                 quota = quotas.get(admission.get("clusterQueue", ""))
                 if quota is not None:
                     quota.charge(admission)
+                    admitted[admission.get("clusterQueue", "")].append(workload)
         blocked: set[str] = set()
         for workload in workloads:
             if is_true(workload, Condition.FINISHED) or (workload.get("metadata") or {}).get(
@@ -173,9 +180,11 @@ class KueueStandin:
                 continue
             if cq_name in blocked:
                 continue
-            admitted = await self._try_admit(workload, cq_name, cluster_queue, quotas[cq_name], now)
+            fits = await self._try_admit(
+                workload, cq_name, cluster_queue, quotas[cq_name], now, admitted=admitted[cq_name]
+            )
             strict = (cluster_queue.get("spec") or {}).get("queueingStrategy") == "StrictFIFO"
-            if not admitted and strict:
+            if not fits and strict:
                 blocked.add(cq_name)
 
     # --- workload controller -----------------------------------------------------------------------
@@ -197,7 +206,7 @@ class KueueStandin:
                     message=_DEACTIVATED_MESSAGE,
                     now=now,
                 )
-                _count_eviction(workload, Reason.DEACTIVATED)
+                count_eviction(workload, Reason.DEACTIVATED)
             elif not reserved:
                 changed = set_condition(
                     workload,
@@ -264,6 +273,8 @@ class KueueStandin:
         cluster_queue: dict[str, Any],
         quota: _Quota,
         now: datetime,
+        *,
+        admitted: list[dict[str, Any]],
     ) -> bool:
         assignments: list[dict[str, Any]] = []
         wanted: dict[tuple[str, str], Decimal] = {}
@@ -288,17 +299,18 @@ class KueueStandin:
                     "count": int(pod_set.get("count", 1)),
                 }
             )
-        for (flavor, resource), amount in wanted.items():
-            free = quota.nominal.get((flavor, resource), Decimal(0)) - quota.used.get(
-                (flavor, resource), Decimal(0)
+        shortfall = {
+            key: amount - quota.free(key) for key, amount in wanted.items() if amount > quota.free(key)
+        }
+        if shortfall:
+            (flavor, resource), short = next(iter(shortfall.items()))
+            missing = format_usage(resource, short + min(quota.free((flavor, resource)), Decimal(0)))
+            message = (
+                f"couldn't assign flavors to pod set {assignments[0]['name'] if assignments else 'main'}: "
+                f"insufficient unused quota for {resource} in flavor {flavor}, {missing} more needed"
             )
-            if amount > free:
-                missing = format_usage(resource, amount - max(free, Decimal(0)))
-                message = (
-                    f"couldn't assign flavors to pod set {assignments[0]['name'] if assignments else 'main'}: "
-                    f"insufficient unused quota for {resource} in flavor {flavor}, {missing} more needed"
-                )
-                return await self._mark_pending(workload, message, now)
+            await self._preempt_for(workload, cq_name, cluster_queue, admitted, shortfall, now)
+            return await self._mark_pending(workload, message, now)
         admission = {"clusterQueue": cq_name, "podSetAssignments": assignments}
         status = status_of(workload)
         status["admission"] = admission
@@ -327,19 +339,26 @@ class KueueStandin:
         quota.charge(admission)
         return True
 
+    async def _preempt_for(
+        self,
+        workload: dict[str, Any],
+        cq_name: str,
+        cluster_queue: dict[str, Any],
+        admitted: list[dict[str, Any]],
+        shortfall: dict[tuple[str, str], Decimal],
+        now: datetime,
+    ) -> None:
+        victims = preemption_victims(
+            preemptor=workload, cluster_queue=cluster_queue, admitted=admitted, shortfall=shortfall
+        )
+        message = preemption_message(workload, cluster_queue=cq_name)
+        for victim in victims or []:
+            if mark_preempted(victim, message=message, now=now):
+                await self._client.replace_status(WORKLOADS, victim)
+
     async def _mark_pending(self, workload: dict[str, Any], message: str, now: datetime) -> bool:
         await self._set_not_reserved(workload, Reason.PENDING, message, now)
         return False
-
-
-def _count_eviction(workload: dict[str, Any], reason: str) -> None:
-    stats = status_of(workload).setdefault("schedulingStats", {})
-    evictions: list[dict[str, Any]] = stats.setdefault("evictions", [])
-    for entry in evictions:
-        if entry.get("reason") == reason and entry.get("underlyingCause", "") == "":
-            entry["count"] = int(entry.get("count", 0)) + 1
-            return
-    evictions.append({"reason": reason, "underlyingCause": "", "count": 1})
 
 
 def _sync_admitted(workload: dict[str, Any], check_names: list[str], now: datetime) -> bool:

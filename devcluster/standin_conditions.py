@@ -11,7 +11,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["find_condition", "format_time", "is_true", "parse_time", "set_condition", "status_of", "utc_now"]
+__all__ = [
+    "count_eviction",
+    "find_condition",
+    "format_time",
+    "is_true",
+    "parse_time",
+    "set_condition",
+    "status_of",
+    "utc_now",
+]
 
 
 def utc_now() -> datetime:
@@ -77,3 +86,14 @@ def set_condition(
         return changed
     conditions.append({**wanted, "lastTransitionTime": format_time(now)})
     return True
+
+
+def count_eviction(workload: dict[str, Any], reason: str) -> None:
+    """Count one eviction in ``status.schedulingStats.evictions`` (per reason, no underlying cause)."""
+    stats = status_of(workload).setdefault("schedulingStats", {})
+    evictions: list[dict[str, Any]] = stats.setdefault("evictions", [])
+    for entry in evictions:
+        if entry.get("reason") == reason and entry.get("underlyingCause", "") == "":
+            entry["count"] = int(entry.get("count", 0)) + 1
+            return
+    evictions.append({"reason": reason, "underlyingCause": "", "count": 1})

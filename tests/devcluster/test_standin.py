@@ -533,3 +533,92 @@ async def test_start_addons_runs_both_until_the_stack_closes(api: FakeApi) -> No
     writes = len(api.writes)
     await asyncio.sleep(0)
     assert len(api.writes) == writes
+
+
+# --- stand-in: priority order and in-ClusterQueue preemption (standin_preemption) -------------------
+
+PREEMPT = {"preemption": {"withinClusterQueue": "LowerPriority"}}
+
+
+def prioritised(name: str, priority: int, **kwargs: Any) -> dict[str, Any]:
+    obj = workload(name, **kwargs)
+    obj["spec"]["priority"] = priority
+    obj["metadata"]["labels"] = {"kueue.x-k8s.io/job-uid": f"job-{name}"}
+    return obj
+
+
+def release_quota(api: FakeApi, name: str) -> None:
+    """What kueue-bridge's reconciler does once the preempted job has no active pods."""
+    stored = api.get(WORKLOADS, name, "ns")
+    stored["status"].pop("admission")
+    for condition in stored["status"]["conditions"]:
+        if condition["type"] == "QuotaReserved":
+            condition.update(status="False", reason="Pending", message="Preempted")
+    stored["status"]["conditions"].append(
+        {"type": "Requeued", "status": "True", "reason": "Preempted", "message": "Preempted"}
+    )
+
+
+async def test_higher_priority_is_admitted_first(api: FakeApi, standin: KueueStandin) -> None:
+    api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=1))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    api.put(WORKLOADS, prioritised("old-low", 0))
+    api.put(WORKLOADS, prioritised("new-high", 100))
+
+    await standin.reconcile_once()
+
+    assert conditions(api.get(WORKLOADS, "new-high", "ns"))["QuotaReserved"][0] == "True"
+    assert conditions(api.get(WORKLOADS, "old-low", "ns"))["QuotaReserved"][0] == "False"
+
+
+async def test_a_higher_priority_workload_preempts_and_is_admitted_once_quota_is_released(
+    api: FakeApi, standin: KueueStandin
+) -> None:
+    api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=1, **PREEMPT))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    api.put(WORKLOADS, prioritised("low", 0))
+    await standin.reconcile_once()
+    api.put(WORKLOADS, prioritised("high", 100))
+
+    await standin.reconcile_once()
+
+    low = conditions(api.get(WORKLOADS, "low", "ns"))
+    message = (
+        "Preempted to accommodate a workload (UID: uid-high, JobUID: job-high) due to prioritization "
+        "in the ClusterQueue; preemptor path: /cq; preemptee path: /cq"
+    )
+    assert low["Evicted"] == ("True", "Preempted", message)
+    assert low["Preempted"] == ("True", "InClusterQueue", message)
+    assert low["QuotaReserved"][0] == "True", "the victim keeps its quota until its job is idle"
+    assert api.get(WORKLOADS, "low", "ns")["status"]["schedulingStats"]["evictions"] == [
+        {"reason": "Preempted", "underlyingCause": "", "count": 1}
+    ]
+    assert conditions(api.get(WORKLOADS, "high", "ns"))["QuotaReserved"][0] == "False"
+
+    writes = len(api.writes)
+    await standin.reconcile_once()
+    assert not any("/low/" in w for w in api.writes[writes:]), "a preemption under way is not repeated"
+
+    release_quota(api, "low")
+    await standin.reconcile_once()
+    assert conditions(api.get(WORKLOADS, "high", "ns"))["QuotaReserved"][0] == "True"
+    assert conditions(api.get(WORKLOADS, "low", "ns"))["QuotaReserved"][0] == "False"
+
+
+async def test_no_preemption_without_the_policy_or_of_equal_priority(
+    api: FakeApi, standin: KueueStandin
+) -> None:
+    api.put(CLUSTER_QUEUES, cluster_queue("never", cpu=1))
+    api.put(CLUSTER_QUEUES, cluster_queue("lower", cpu=1, **PREEMPT))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "never"))
+    api.put(LOCAL_QUEUES, local_queue("q2", "ns", "lower"))
+    api.put(WORKLOADS, prioritised("a", 0))
+    api.put(WORKLOADS, prioritised("b", 0, queue="q2"))
+    await standin.reconcile_once()
+    api.put(WORKLOADS, prioritised("a-high", 100))
+    api.put(WORKLOADS, prioritised("b-equal", 0, queue="q2"))
+
+    await standin.reconcile_once()
+
+    assert "Evicted" not in conditions(api.get(WORKLOADS, "a", "ns")), "withinClusterQueue defaults to Never"
+    assert "Evicted" not in conditions(api.get(WORKLOADS, "b", "ns")), "LowerPriority spares equal priority"
