@@ -295,6 +295,13 @@ class JobReconciler:
         if remaining > timedelta(0):
             return ReconcileResult(requeue_after=remaining.total_seconds())
         metadata = job.obj.get("metadata") or {}
+        logger.info(
+            "deleting %s %s/%s: deactivation retention period expired (retention %s)",
+            job.gvk.kind,
+            metadata.get("namespace"),
+            metadata.get("name"),
+            self._settings.deactivation_retention,
+        )
         try:
             # The UID precondition (Kueue sends none) only spares a same-named job created since.
             await self._writer.delete(
