@@ -5,8 +5,10 @@ Workload, exactly in Kueue's order (reference notes §2): finalize a deleted job
 the namespace selector; find a managed ancestor (children are only kept suspended); gate on the
 queue name; ensure exactly one matching Workload; then, first match wins: Workload finished ->
 drop its finalizer; Workload deleting -> stop; job finished -> finish the Workload; no Workload ->
-create it; reclaimable pods; PodsReady; evicted -> stop and release quota once the job is idle;
-suspended -> start when admitted, else sync the queue name; running but not admitted -> stop.
+create it; reclaimable pods; PodsReady; evicted -> stop and release quota once the job is idle,
+then delete the job once a Kueue deactivation's retention period has passed
+(``reconciler.retention``); suspended -> start when admitted, else sync the queue name; running but
+not admitted -> stop.
 
 Invariants:
 
@@ -28,7 +30,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from reconciler.ancestry import (
@@ -37,7 +39,8 @@ from reconciler.ancestry import (
     find_managed_ancestor,
 )
 from reconciler.job_control import JobControl, truncate_event_message
-from reconciler.ports import ClusterReader, ClusterWriter, EventSink, InvalidError, JobKey
+from reconciler.ports import ClusterReader, ClusterWriter, EventSink, InvalidError, JobKey, NotFoundError
+from reconciler.retention import DELETED_JOB_MESSAGE, DeactivationRetention
 from reconciler.workload_sync import WorkloadSync, is_deleting
 from shared.constants import Condition, EventReason, Reason
 from shared.frameworks.base import AdapterError, GenericJob, GroupVersionKind, JobWithReclaimablePods
@@ -94,6 +97,8 @@ class ReconcilerSettings:
     wait_for_pods_ready: bool = True
     label_keys_to_copy: tuple[str, ...] = ()
     workload_name_max_length: int = 253
+    #: ``objectRetentionPolicies.workloads.afterDeactivatedByKueue``; ``None``: never delete
+    deactivation_retention: timedelta | None = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,7 @@ class JobReconciler:
         self._settings = settings
         self._clock = clock
         self._control = JobControl(writer=writer, events=events)
+        self._retention = DeactivationRetention(after=settings.deactivation_retention)
         self._workloads = WorkloadSync(
             reader=reader,
             writer=writer,
@@ -273,7 +279,7 @@ class JobReconciler:
                     workload, reason=Reason.PENDING_EVALUATION, message=evicted.message, now=now
                 )
                 await self._workloads.write_status(workload)
-            return DONE
+            return await self._delete_after_deactivation_retention(job, workload)
 
         if job.is_suspended():
             if is_admitted(workload):
@@ -286,6 +292,37 @@ class JobReconciler:
 
         if not is_admitted(workload):
             await self._control.stop(job, workload=workload, message="Not admitted by cluster queue")
+        return DONE
+
+    async def _delete_after_deactivation_retention(
+        self, job: GenericJob, workload: Workload
+    ) -> ReconcileResult:
+        """Kueue's ``handleWorkloadAfterDeactivatedPolicy``, the last act of the evicted step: delete
+        the job (background propagation) once Kueue's deactivation has outlived the retention period,
+        else come back when it will have. Nothing to do for other evictions or an unset policy."""
+        remaining = self._retention.remaining(workload, now=self._clock())
+        if remaining is None:
+            return DONE
+        if remaining > timedelta(0):
+            return ReconcileResult(requeue_after=remaining.total_seconds())
+        metadata = job.obj.get("metadata") or {}
+        logger.info(
+            "deleting %s %s/%s: deactivation retention period expired (retention %s)",
+            job.gvk.kind,
+            metadata.get("namespace"),
+            metadata.get("name"),
+            self._settings.deactivation_retention,
+        )
+        try:
+            # The UID precondition (Kueue sends none) only spares a same-named job created since.
+            await self._writer.delete(
+                job.gvk, metadata.get("namespace"), str(metadata.get("name")), uid=metadata.get("uid")
+            )
+        except NotFoundError:
+            return DONE
+        self._events.record(
+            regarding=job.obj, event_type="Normal", reason=EventReason.DELETED, message=DELETED_JOB_MESSAGE
+        )
         return DONE
 
     async def _start(self, job: GenericJob, workload: Workload) -> None:

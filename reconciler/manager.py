@@ -272,4 +272,5 @@ def settings_from_config(config: Configuration, *, registry: FrameworkRegistry) 
         namespace_selector=selector_from_label_selector(config.managed_jobs_namespace_selector),
         wait_for_pods_ready=config.feature_gate("DisableWaitForPodsReady", default=False) is False,
         label_keys_to_copy=tuple(config.integrations.label_keys_to_copy),
+        deactivation_retention=config.deactivation_retention(),
     )

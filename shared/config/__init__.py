@@ -61,9 +61,11 @@ from shared.config.model import (
     Metrics,
     MultiKueue,
     MultiKueueExternalFramework,
+    ObjectRetentionPolicies,
     RequeuingStrategy,
     WaitForPodsReady,
     Webhook,
+    WorkloadRetentionPolicy,
     parse_kind_arg,
 )
 from shared.config.rules import (
@@ -93,9 +95,11 @@ __all__ = [
     "Metrics",
     "MultiKueue",
     "MultiKueueExternalFramework",
+    "ObjectRetentionPolicies",
     "RequeuingStrategy",
     "WaitForPodsReady",
     "Webhook",
+    "WorkloadRetentionPolicy",
     "default_config",
     "dump_config",
     "load_config",

@@ -199,7 +199,8 @@ def test_webhook_rbac_is_read_only_except_its_own_secret_and_configurations() ->
 def test_reconciler_rbac_covers_what_it_does_and_no_more() -> None:
     granted = grants("kueue-bridge-reconciler")
     expected = (
-        {("batch", "jobs", v) for v in ("get", "list", "watch", "update", "patch")}
+        # delete: objectRetentionPolicies.workloads.afterDeactivatedByKueue (as Kueue's own job RBAC)
+        {("batch", "jobs", v) for v in ("get", "list", "watch", "update", "patch", "delete")}
         | {("batch", "jobs/status", v) for v in ("get", "update", "patch")}
         | {
             ("kueue.x-k8s.io", "workloads", v)
