@@ -33,6 +33,7 @@ import yaml
 from reconciler.ancestry import OwnerKinds
 from reconciler.job_control import truncate_event_message
 from reconciler.job_reconciler import JobReconciler, ReconcilerSettings
+from reconciler.workload_sync import NoMatchingWorkloadsError, PrebuiltWorkloadNotFoundError
 from shared.constants import (
     ADMISSION_GATED_BY_ANNOTATION,
     ELASTIC_JOB_ANNOTATION,
@@ -608,3 +609,100 @@ TRUNCATION_CASES: list[tuple[str, Callable[[str], str], str, str]] = [
 )
 def test_truncation_is_kueues(truncate: Callable[[str], str], message: str, expected: str) -> None:
     assert truncate(message) == expected
+
+
+# Reconciler scenarios whose events the golden run does not show; each returns the events recorded
+# after its last step. Texts: jobframework/reconciler.go (function named per scenario).
+
+
+async def converge(reconciler: JobReconciler, rounds: int = 6) -> None:
+    for _ in range(rounds):
+        await reconciler.reconcile(job_key())
+
+
+async def started_golden_job(cluster: FakeCluster, reconciler: JobReconciler) -> str:
+    cluster.add(golden_job())
+    await converge(reconciler)
+    workload = next(k[3] for k in cluster.objects if k[1] == "Workload")
+    admit(cluster, workload)
+    await converge(reconciler)
+    return workload
+
+
+async def workload_deleted(cluster: FakeCluster, reconciler: JobReconciler) -> None:
+    """ReconcileGenericJob step 1.1: stopJob(StopReasonWorkloadDeleted, "Workload is deleted")."""
+    workload = await started_golden_job(cluster, reconciler)
+    key = next(k for k in cluster.objects if k[1] == "Workload" and k[3] == workload)
+    cluster.objects[key]["metadata"]["deletionTimestamp"] = "2026-11-22T02:35:00Z"
+    cluster.events.clear()
+    await reconciler.reconcile(job_key())
+
+
+async def no_matching_workload(cluster: FakeCluster, reconciler: JobReconciler) -> None:
+    """ensureOneWorkload: stop with the one existing Workload's templates, then delete it."""
+    await started_golden_job(cluster, reconciler)
+    job_id = next(k for k in cluster.objects if k[1] == "Job")
+    cluster.objects[job_id]["spec"]["parallelism"] = 3
+    cluster.events.clear()
+    with pytest.raises(NoMatchingWorkloadsError, match=r"^no matching workloads: deleted 1 workloads$"):
+        await reconciler.reconcile(job_key())
+
+
+async def pending_admission_checks(cluster: FakeCluster, reconciler: JobReconciler) -> None:
+    """recordAdmissionCheckUpdate: pending checks with a message, "; "-joined."""
+    cluster.add(golden_job())
+    await converge(reconciler)
+    workload = next(k[3] for k in cluster.objects if k[1] == "Workload")
+    admit(cluster, workload)
+    key = next(k for k in cluster.objects if k[1] == "Workload")
+    status = cluster.objects[key]["status"]
+    status["conditions"] = [c for c in status["conditions"] if c["type"] != "Admitted"]
+    status["admissionChecks"] = [
+        {"name": "prov", "state": "Pending", "message": "waiting for capacity", "lastTransitionTime": "t"},
+        {"name": "quiet", "state": "Pending", "message": "", "lastTransitionTime": "t"},
+        {"name": "mk", "state": "Pending", "message": "dispatched", "lastTransitionTime": "t"},
+        {"name": "done", "state": "Ready", "message": "ok", "lastTransitionTime": "t"},
+    ]
+    cluster.events.clear()
+    await reconciler.reconcile(job_key())
+
+
+async def prebuilt_workload_missing(cluster: FakeCluster, reconciler: JobReconciler) -> None:
+    """handleJobWithNoWorkload: stopJob(nil, StopReasonNoMatchingWorkload, "missing workload")."""
+    obj = golden_job(suspend=False)
+    obj["metadata"]["labels"][PREBUILT_WORKLOAD_LABEL] = "prebuilt"
+    cluster.add(obj)
+    with pytest.raises(PrebuiltWorkloadNotFoundError):
+        await reconciler.reconcile(job_key())
+
+
+RECONCILER_CASES: list[tuple[Callable[[FakeCluster, JobReconciler], Any], list[tuple[str, str, str]]]] = [
+    (workload_deleted, [("Normal", "Stopped", "Workload is deleted")]),
+    (
+        no_matching_workload,
+        [
+            (
+                "Normal",
+                "Stopped",
+                "No matching Workload; restoring pod templates according to existent Workload",
+            ),
+            ("Normal", "DeletedWorkload", "Deleted not matching Workload: golden/job-sample-43252"),
+        ],
+    ),
+    (
+        pending_admission_checks,
+        [("Normal", "UpdatedAdmissionCheck", "prov: waiting for capacity; mk: dispatched")],
+    ),
+    (prebuilt_workload_missing, [("Normal", "Stopped", "missing workload")]),
+]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "expected"), RECONCILER_CASES, ids=[case[0].__name__ for case in RECONCILER_CASES]
+)
+async def test_reconciler_event_is_kueues(
+    scenario: Callable[[FakeCluster, JobReconciler], Any], expected: list[tuple[str, str, str]]
+) -> None:
+    cluster = golden_cluster()
+    await scenario(cluster, make_reconciler(cluster))
+    assert [(e.event_type, e.reason, e.message) for e in cluster.events] == expected
