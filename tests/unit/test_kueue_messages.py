@@ -676,6 +676,21 @@ async def prebuilt_workload_missing(cluster: FakeCluster, reconciler: JobReconci
         await reconciler.reconcile(job_key())
 
 
+async def admission_gate_removed(cluster: FakeCluster, reconciler: JobReconciler) -> None:
+    """UpdateAdmissionGatedBy / RecordAdmissionGatedByUpdateEvent: "Updated workload AdmissionGatedBy to %q"."""
+    obj = golden_job()
+    obj["metadata"]["annotations"] = {ADMISSION_GATED_BY_ANNOTATION: "a.io/x,b.io/y"}
+    cluster.add(obj)
+    await converge(reconciler)
+    key = next(k for k in cluster.objects if k[1] == "Workload")
+    assert cluster.objects[key]["metadata"]["annotations"][ADMISSION_GATED_BY_ANNOTATION] == "a.io/x,b.io/y"
+    job_id = next(k for k in cluster.objects if k[1] == "Job")
+    cluster.objects[job_id]["metadata"]["annotations"][ADMISSION_GATED_BY_ANNOTATION] = "b.io/y"
+    cluster.events.clear()
+    await converge(reconciler)
+    assert cluster.objects[key]["metadata"]["annotations"][ADMISSION_GATED_BY_ANNOTATION] == "b.io/y"
+
+
 RECONCILER_CASES: list[tuple[Callable[[FakeCluster, JobReconciler], Any], list[tuple[str, str, str]]]] = [
     (workload_deleted, [("Normal", "Stopped", "Workload is deleted")]),
     (
@@ -694,6 +709,10 @@ RECONCILER_CASES: list[tuple[Callable[[FakeCluster, JobReconciler], Any], list[t
         [("Normal", "UpdatedAdmissionCheck", "prov: waiting for capacity; mk: dispatched")],
     ),
     (prebuilt_workload_missing, [("Normal", "Stopped", "missing workload")]),
+    (
+        admission_gate_removed,
+        [("Normal", "UpdatedWorkload", 'Updated workload AdmissionGatedBy to "b.io/y"')],
+    ),
 ]
 
 
