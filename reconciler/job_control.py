@@ -35,6 +35,7 @@ from shared.jsontree import copy_json
 from shared.merge_patch import create_merge_patch, with_optimistic_lock
 from shared.models.workload import Workload
 from shared.podset import PodSetInfo, pod_set_info_from_pod_set
+from shared.workload_state import truncate_message
 
 __all__ = [
     "MAX_EVENT_MESSAGE_LENGTH",
@@ -50,10 +51,8 @@ MAX_STOP_STEPS = 8
 
 
 def truncate_event_message(message: str) -> str:
-    """Kueue's ``api.TruncateEventMessage``: events carry at most 1 KiB of message."""
-    if len(message) <= MAX_EVENT_MESSAGE_LENGTH:
-        return message
-    return message[: MAX_EVENT_MESSAGE_LENGTH - 3] + "..."
+    """Kueue's ``api.TruncateEventMessage``: events carry at most 1 KiB (bytes) of message."""
+    return truncate_message(message, limit=MAX_EVENT_MESSAGE_LENGTH)
 
 
 def restore_infos(workload: Workload | None) -> list[PodSetInfo]:

@@ -13,7 +13,8 @@ Invariants:
   sync, finished ``OutOfSync``; they are never created by us.
 * Priority follows the ``kueue.x-k8s.io/priority-class`` label, except for Workloads whose priority
   comes from a pod PriorityClass or that reserved quota without any priority reference (the API
-  forbids adding one then).
+  forbids adding one then); the ``kueue.x-k8s.io/admission-gated-by`` annotation follows the job's
+  (``UpdateAdmissionGatedBy``, event ``UpdatedWorkload``), before the priority, as in Kueue.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from reconciler.ports import (
 )
 from reconciler.priority import PriorityResolver
 from shared.constants import (
+    ADMISSION_GATED_BY_ANNOTATION,
     JOB_UID_LABEL,
     RESOURCE_IN_USE_FINALIZER,
     EventReason,
@@ -42,7 +44,9 @@ from shared.constants import (
 )
 from shared.equivalence import equivalent_to_workload
 from shared.frameworks.base import GenericJob, GroupVersionKind
+from shared.frameworks.strconv import quote
 from shared.jobmeta import (
+    annotations_of,
     controller_owner_ref,
     is_valid_job_uid_label,
     max_exec_time_seconds,
@@ -53,7 +57,7 @@ from shared.jobmeta import (
 from shared.models.meta import OwnerReference
 from shared.models.workload import PodSet, Workload
 from shared.podset import PodSetInfo, pod_set_infos_from_admission
-from shared.workload_builder import construct_workload
+from shared.workload_builder import construct_workload, propagate_admission_gated_by
 from shared.workload_state import finish_workload, has_quota_reservation, is_finished
 
 __all__ = [
@@ -242,6 +246,7 @@ class WorkloadSync:
         if to_update is not None:
             return EnsuredWorkload(await self._update_to_match(job, pod_sets, to_update), unchanged_pod_sets)
         if match is not None:
+            match = await self._update_admission_gated_by(job, match)
             await self._update_priority(job, pod_sets, match)
         return EnsuredWorkload(match, unchanged_pod_sets)
 
@@ -323,6 +328,20 @@ class WorkloadSync:
             event_type="Normal",
             reason=EventReason.UPDATED_WORKLOAD,
             message=f"Updated not matching Workload for suspended job: {workload.metadata.namespace}/{workload.metadata.name}",
+        )
+        return updated
+
+    async def _update_admission_gated_by(self, job: GenericJob, workload: Workload) -> Workload:
+        """Kueue's ``UpdateAdmissionGatedBy``: the job's admission gates onto its matching Workload."""
+        if not propagate_admission_gated_by(job.obj, workload):
+            return workload
+        updated = await self.write_spec(workload)
+        gates = annotations_of(job.obj).get(ADMISSION_GATED_BY_ANNOTATION, "")
+        self._events.record(
+            regarding=job.obj,
+            event_type="Normal",
+            reason=EventReason.UPDATED_WORKLOAD,
+            message=f"Updated workload AdmissionGatedBy to {quote(gates)}",
         )
         return updated
 

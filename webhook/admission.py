@@ -10,11 +10,19 @@ Outcomes, and why:
   large, not JSON, wrong ``apiVersion``/``kind``, no ``request``/``uid``/``kind``/``operation``, or
   no ``object`` for a CREATE/UPDATE. The API server then applies
   ``failurePolicy: Fail`` - the request is rejected, never admitted by accident.
-* **A denial** (HTTP 200, ``allowed: false``) once the envelope is valid:
-  code 400 naming the field when the object is malformed (``metadata.labels`` not a map of strings,
-  ``spec.suspend`` not a boolean, ...) or an UPDATE has no ``oldObject``; code 403 reason ``Forbidden`` with the aggregated field errors
-  for a validation failure or a defaulting error (controller-runtime's ``admission.Denied``); code 500
-  if a rule itself fails unexpectedly (controller-runtime's ``Errored``) - logged, never a crash.
+* **A denial** (HTTP 200, ``allowed: false``) once the envelope is valid, shaped as
+  controller-runtime shapes Kueue's (``admission.Errored`` sets only code and message,
+  ``admission.Denied`` adds reason ``Forbidden``, an API StatusError is passed through whole):
+
+  - code 400, no reason (``Errored(400)``, what a failed decode gets) naming the field when the
+    object is malformed (``metadata.labels`` not a map of strings, ``spec.suspend`` not a boolean,
+    ...); the text is ours, Kueue's would be a Go JSON decoder error. An UPDATE without
+    ``oldObject`` gets the decoder's own ``there is no content to decode``;
+  - code 403 reason ``Forbidden`` with the aggregated field errors for a validation failure, or with
+    a plain defaulting error (``cyclic ownership``);
+  - the cached client's NotFound Status (code 404 reason ``NotFound``, ``details``) when defaulting
+    looked up an owner or the namespace that is not there (``webhook.defaulting``);
+  - code 500 if a rule itself fails unexpectedly (``Errored(500)``) - logged, never a crash.
 * **Allowed unchanged** for a kind we are not configured for (counted as ``framework="unknown"``,
   ``result="skipped"``) and for DELETE/CONNECT (controller-runtime skips those for custom webhooks).
 * **Allowed with a JSON patch** when defaulting changed something; no ``patch`` at all otherwise.
@@ -234,7 +242,7 @@ class AdmissionHandler:
         try:
             result, answer = rule(request, framework)
         except AdapterError as exc:
-            result, answer = "invalid", _denied(request.uid, code=400, reason="BadRequest", message=str(exc))
+            result, answer = "invalid", _denied(request.uid, code=400, message=str(exc))
         except Exception:  # a bug in a rule must deny (fail closed), never crash the server
             log.exception("admission rule failed for %s %s", framework_name, operation)
             result, answer = (
@@ -260,7 +268,7 @@ class AdmissionHandler:
             error = check_object_shape(request.old_object, prefix="oldObject.")
         if error is None:
             return None
-        return _denied(request.uid, code=400, reason="BadRequest", message=format_field_error(error))
+        return _denied(request.uid, code=400, message=format_field_error(error))
 
     def _mutate(self, request: ReviewRequest, framework: Framework) -> tuple[str, bytes]:
         invalid = self._shape_error(request)
@@ -272,6 +280,8 @@ class AdmissionHandler:
                 request.object, framework=framework, settings=self.settings, lookups=self.lookups
             )
         except DefaultingError as exc:
+            if exc.status is not None:  # validationResponseFromStatus: the wrapped StatusError's Status
+                return "denied", _review(request.uid, {"allowed": False, "status": dict(exc.status)})
             return "denied", _denied(request.uid, code=403, reason="Forbidden", message=str(exc))
         if not ops:
             return "allowed", _allowed(request.uid, with_status=False)
@@ -279,9 +289,8 @@ class AdmissionHandler:
 
     def _validate(self, request: ReviewRequest, framework: Framework) -> tuple[str, bytes]:
         if request.operation == "UPDATE" and request.old_object is None:
-            return "invalid", _denied(
-                request.uid, code=400, reason="BadRequest", message="request.oldObject: Required value"
-            )
+            # controller-runtime's decoder on an empty oldObject, answered with Errored(400, err)
+            return "invalid", _denied(request.uid, code=400, message="there is no content to decode")
         invalid = self._shape_error(request)
         if invalid is not None:
             return "invalid", invalid

@@ -3,7 +3,7 @@
 ``WebhookSettings`` carries the Kueue configuration fields the rules read
 (``manageJobsWithoutQueueName``, ``managedJobsNamespaceSelector``, the MultiKueue controller names)
 and the table of served frameworks. ``Framework`` is the webhook's view of one job kind: its GVK, the
-plural resource (for webhook rules and owner-lookup error messages) and a factory wrapping a raw
+plural resource (for the webhook rules) and a factory wrapping a raw
 object in its ``GenericJob`` adapter. It is built from ``shared.frameworks`` (built-in and
 declarative adapters) by ``webhook.wiring``; tests build it directly.
 
@@ -79,7 +79,7 @@ PREBUILT_WORKLOAD_KINDS = frozenset(
         "trainer.kubeflow.org/v1alpha1, Kind=TrainJob",
         "kubeflow.org/v2beta1, Kind=MPIJob",
         "ray.io/v1, Kind=RayJob",
-        "v1, Kind=Pod",
+        "/v1, Kind=Pod",
         "ray.io/v1, Kind=RayCluster",
         "ray.io/v1, Kind=RayService",
         "workload.codeflare.dev/v1beta2, Kind=AppWrapper",
@@ -124,15 +124,6 @@ class WebhookSettings:
     def known_owner_kinds(self) -> frozenset[tuple[str, str]]:
         """Owners the ancestor walk follows (``isKnownOwner``): managed kinds plus ReplicaSet."""
         return self.managed_owner_kinds | {REPLICASET_OWNER}
-
-    def plural_for(self, api_version: str, kind: str) -> str:
-        """``<plural>.<group>`` as in API NotFound messages (best effort for kinds we do not serve)."""
-        group = api_version.rpartition("/")[0]
-        for framework in self.frameworks:
-            if framework.owner_key == (api_version, kind):
-                return f"{framework.plural}.{group}" if group else framework.plural
-        plural = kind.lower() + "s"
-        return f"{plural}.{group}" if group else plural
 
     def namespace_selected(self, labels: Mapping[str, str]) -> bool:
         selector = self.managed_jobs_namespace_selector

@@ -23,7 +23,10 @@ Update (``ValidateJobOnUpdate``):
 * ``spec.managedBy`` immutable (the message Kubernetes' own validation uses for batch Jobs).
 
 Then the adapter's ``JobWithValidation`` rules (e.g. batch Job partial admission). batch/v1 Job's
-webhook also re-runs the create checks on update (``Framework.revalidate_create_on_update``).
+webhook also re-runs the create checks on update (``Framework.revalidate_create_on_update``), in
+``JobWebhook.validateUpdate``'s order: generic create rules, the Job's own create rules, generic
+update rules, the Job's own update rules. The order is visible: ``ToAggregate`` joins several errors
+as ``[e1, e2]`` in list order.
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ from shared.constants import (
     WORKLOAD_PRIORITY_CLASS_LABEL,
 )
 from shared.frameworks.base import FieldError, GenericJob
+from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.capabilities import has_managed_by, has_validation
-from shared.frameworks.strconv import GoParseError, atoi
+from shared.frameworks.strconv import GoParseError, atoi, quote
 from shared.jobmeta import annotations_of, job_namespace, labels_of, prebuilt_workload_name, queue_name
 from shared.validation_k8s import is_dns1123_subdomain
 from webhook.admission_gates import (
@@ -92,7 +96,9 @@ def _validate_prebuilt_create(obj: Mapping[str, Any], framework: Framework) -> l
     elif PREBUILT_WORKLOAD_LABEL in labels_of(obj):
         errors += _subdomain(PREBUILT_LABEL_PATH, labels_of(obj)[PREBUILT_WORKLOAD_LABEL])
     if prebuilt_workload_name(obj) and not framework.supports_prebuilt_workload:
-        errors.append(FieldError(_prebuilt_path(obj), FORBIDDEN, f'Is not supported for "{framework.gvk}"'))
+        errors.append(
+            FieldError(_prebuilt_path(obj), FORBIDDEN, f"Is not supported for {quote(str(framework.gvk))}")
+        )
     return errors
 
 
@@ -113,7 +119,9 @@ def _validate_generic_create(obj: Mapping[str, Any], framework: Framework) -> li
                 errors.append(FieldError(MAX_EXEC_TIME_PATH, INVALID, "should be greater than 0", value))
     if _elastic(obj) and not framework.supports_elastic_jobs:
         errors.append(
-            FieldError(ELASTIC_PATH, FORBIDDEN, f'elastic job is not supported for "{framework.gvk}"')
+            FieldError(
+                ELASTIC_PATH, FORBIDDEN, f"elastic job is not supported for {quote(str(framework.gvk))}"
+            )
         )
     errors += validate_admission_gated_by_on_create(obj)
     return errors
@@ -160,8 +168,12 @@ def validate_update(
     old, new = old_job.obj, new_job.obj
     new_suspended = new_job.is_suspended()
     errors: list[FieldError] = []
+    # batch/v1 Job (JobWebhook): its own create rules come before the generic update rules
+    batch_job = new_job if isinstance(new_job, BatchJobAdapter) else None
     if framework.revalidate_create_on_update:
         errors += _validate_generic_create(new, framework)
+    if batch_job is not None:
+        errors += batch_job.validate_create_rules_on_update(old)
 
     # queue name
     if not new_suspended:
@@ -197,6 +209,8 @@ def validate_update(
     if has_managed_by(new_job) and has_managed_by(old_job):
         errors += _immutable(MANAGED_BY_PATH, new_job.managed_by(), old_job.managed_by())
 
-    if has_validation(new_job):
+    if batch_job is not None:
+        errors += batch_job.validate_update_rules(old)
+    elif has_validation(new_job):
         errors += new_job.validate_on_update(old)
     return errors

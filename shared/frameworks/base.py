@@ -55,8 +55,9 @@ class GroupVersionKind:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     def __str__(self) -> str:
-        # Kueue/apimachinery spelling, used in messages: "batch/v1, Kind=Job"
-        return f"{self.api_version}, Kind={self.kind}"
+        # apimachinery's GroupVersionKind.String(), used in Kueue's messages: "batch/v1, Kind=Job";
+        # the core group keeps its slash ("/v1, Kind=Pod"), unlike an apiVersion
+        return f"{self.group}/{self.version}, Kind={self.kind}"
 
 
 def guess_plural(kind: str) -> str:

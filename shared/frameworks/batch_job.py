@@ -297,13 +297,23 @@ class BatchJobAdapter(SpecManagedBy):
         return self._validate_partial_admission() + self._validate_sync_completions()
 
     def validate_on_update(self, old: dict[str, Any]) -> list[FieldError]:
+        return self.validate_create_rules_on_update(old) + self.validate_update_rules(old)
+
+    def validate_create_rules_on_update(self, old: dict[str, Any]) -> list[FieldError]:
+        """The create-time rules Kueue's ``JobWebhook.validateUpdate`` re-runs, *before* the generic
+        update rules (partial admission only when its annotation changed)."""
         previous = BatchJobAdapter(old)
         errors: list[FieldError] = []
         if self._annotations().get(JOB_MIN_PARALLELISM_ANNOTATION) != previous._annotations().get(
             JOB_MIN_PARALLELISM_ANNOTATION
         ):
             errors += self._validate_partial_admission()
-        errors += self._validate_sync_completions()
+        return errors + self._validate_sync_completions()
+
+    def validate_update_rules(self, old: dict[str, Any]) -> list[FieldError]:
+        """``validatePartialAdmissionUpdate``, which Kueue runs *after* the generic update rules."""
+        previous = BatchJobAdapter(old)
+        errors: list[FieldError] = []
         if JOB_MIN_PARALLELISM_ANNOTATION in previous._annotations():
             old_suspended = _SUSPEND.get_typed(old, bool, default=False)
             if not old_suspended and previous._parallelism() != self._parallelism():

@@ -29,7 +29,7 @@ from shared.constants import (
     QUEUE_LABEL,
 )
 from shared.frameworks.base import GroupVersionKind
-from shared.kube import Forbidden, KubeClient, KubeError, WatchSettings
+from shared.kube import Forbidden, KubeClient, KubeError, NotFound, WatchSettings
 from tests.e2e.conftest import eventually, install_crds, kube_client
 from webhook.informer_lookups import (
     ADMISSION_CHECK_GVK,
@@ -299,6 +299,21 @@ async def test_queue_name_change_on_running_job_is_denied(stack: Stack) -> None:
         JOB, "waiting", {"metadata": {"labels": {QUEUE_LABEL: "lq-other"}}}, namespace=NS
     )
     assert moved["metadata"]["labels"][QUEUE_LABEL] == "lq-other"
+
+
+async def test_job_whose_owner_is_missing_is_denied_like_kueue(stack: Stack) -> None:
+    """Kueue's cached client NotFound, passed through as the denial's Status (404, details)."""
+    orphan = job("orphan", queue="lq-plain")
+    orphan["metadata"]["ownerReferences"] = [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "ghost", "uid": "0000", "controller": True}
+    ]
+    with pytest.raises(NotFound) as denied:
+        await stack.client.create(JOB, orphan)
+    assert denied.value.code == 404
+    assert denied.value.message == (
+        'admission webhook "mjob.batch.kueue-bridge.x-k8s.io" denied the request: Job.batch "ghost" not found'
+    )
+    assert dict(denied.value.details) == {"name": "ghost", "group": "batch", "kind": "Job"}
 
 
 async def test_elastic_job_is_gated_and_admission_gates_can_only_be_removed(stack: Stack) -> None:
