@@ -26,10 +26,10 @@ from typing import Any
 
 import uvicorn
 
-from devcluster.app import DevClusterApp
-from devcluster.core import Cluster
-from devcluster.gc import Controllers
-from devcluster.options import ServerOptions
+from devcluster.apiserver.app import DevClusterApp
+from devcluster.apiserver.core import Cluster
+from devcluster.apiserver.gc import Controllers
+from devcluster.apiserver.options import ServerOptions
 from devcluster.tls import ServingFiles, write_kubeconfig, write_serving_files
 
 __all__ = ["ADDON_MODULE", "DevClusterServer", "ThreadedDevCluster"]
@@ -37,7 +37,7 @@ __all__ = ["ADDON_MODULE", "DevClusterServer", "ThreadedDevCluster"]
 log = logging.getLogger(__name__)
 
 #: the module providing ``start_addons(*, url, token, ca_file, kueue_standin, job_runner, clock)``
-ADDON_MODULE = "devcluster.kueue_standin"
+ADDON_MODULE = "devcluster.standin.kueue"
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

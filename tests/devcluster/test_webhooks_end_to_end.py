@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-pytest.importorskip("devcluster.admission")
+pytest.importorskip("devcluster.apiserver.admission")
 trustme = pytest.importorskip("trustme")
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from devcluster.errors import Cause
+from devcluster.apiserver.errors import Cause
 from shared.validation_k8s import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 
 __all__ = [

@@ -29,9 +29,9 @@ from typing import Any
 
 import orjson
 
-from devcluster.resources import ResourceType
-from devcluster.selectors import Selector
-from devcluster.store import ADDED, DELETED, MODIFIED, ResourceTable, Store, StoredEvent
+from devcluster.apiserver.resources import ResourceType
+from devcluster.apiserver.selectors import Selector
+from devcluster.apiserver.store import ADDED, DELETED, MODIFIED, ResourceTable, Store, StoredEvent
 
 __all__ = ["Watcher", "stream_watch"]
 

@@ -18,8 +18,8 @@ from urllib.parse import parse_qsl
 
 import orjson
 
-from devcluster.authz import PUBLIC_PATHS, authenticate, review_access
-from devcluster.bodies import (
+from devcluster.apiserver.authz import PUBLIC_PATHS, authenticate, review_access
+from devcluster.apiserver.bodies import (
     Request,
     decode_body,
     delete_options,
@@ -28,9 +28,9 @@ from devcluster.bodies import (
     parse_body,
     read_body,
 )
-from devcluster.core import Cluster
-from devcluster.deletion import Deleter
-from devcluster.errors import (
+from devcluster.apiserver.core import Cluster
+from devcluster.apiserver.deletion import Deleter
+from devcluster.apiserver.errors import (
     StatusError,
     bad_request,
     method_not_allowed,
@@ -39,13 +39,13 @@ from devcluster.errors import (
     unauthorized,
     unsupported_media_type,
 )
-from devcluster.events import EventsCodec
-from devcluster.openapi import openapi_v3
-from devcluster.resources import ResourceType
-from devcluster.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
-from devcluster.selectors import Selector
-from devcluster.views import View
-from devcluster.watch import stream_watch
+from devcluster.apiserver.events import EventsCodec
+from devcluster.apiserver.openapi import openapi_v3
+from devcluster.apiserver.resources import ResourceType
+from devcluster.apiserver.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
+from devcluster.apiserver.selectors import Selector
+from devcluster.apiserver.views import View
+from devcluster.apiserver.watch import stream_watch
 
 __all__ = ["VERSION_INFO", "DevClusterApp"]
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from devcluster.core import NAMESPACE_KEY, Cluster
-from devcluster.crds import CRD_CLEANUP_FINALIZER, CRD_KEY
-from devcluster.errors import Cause, StatusError, bad_request, conflict, invalid
-from devcluster.resources import ResourceType
-from devcluster.rest import Caller, Rest, WriteOptions, copy_object
-from devcluster.store import DELETED, MODIFIED
+from devcluster.apiserver.core import NAMESPACE_KEY, Cluster
+from devcluster.apiserver.crds import CRD_CLEANUP_FINALIZER, CRD_KEY
+from devcluster.apiserver.errors import Cause, StatusError, bad_request, conflict, invalid
+from devcluster.apiserver.resources import ResourceType
+from devcluster.apiserver.rest import Caller, Rest, WriteOptions, copy_object
+from devcluster.apiserver.store import DELETED, MODIFIED
 
 __all__ = ["FOREGROUND_FINALIZER", "ORPHAN_FINALIZER", "Deleter", "success_status"]
 

@@ -26,8 +26,8 @@ from typing import Any, Final
 
 import yaml
 
-from devcluster.jobrunner import DeclarativeCompletion
-from devcluster.standin_client import Resource
+from devcluster.standin.client import Resource
+from devcluster.standin.jobrunner import DeclarativeCompletion
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import AlreadyExists, KubeClient, NotFound
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import orjson
 
-from devcluster.errors import bad_request
-from devcluster.events import EventsCodec
-from devcluster.resources import ResourceType
+from devcluster.apiserver.errors import bad_request
+from devcluster.apiserver.events import EventsCodec
+from devcluster.apiserver.resources import ResourceType
 
 __all__ = ["View"]
 

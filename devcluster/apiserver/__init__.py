@@ -1,0 +1,3 @@
+"""The embedded Kubernetes API server."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""The Kueue stand-in and the job runner."""
+
+__all__: list[str] = []
