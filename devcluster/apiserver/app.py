@@ -2,7 +2,7 @@
 
 No framework sits on this path: a request is a path split, a dict lookup in the registry and one
 verb call, which is what makes >1,000 creates/s possible in one Python process. Every failure is
-rendered as a Kubernetes ``Status`` (see :mod:`devcluster.errors`); an unexpected exception becomes
+rendered as a Kubernetes ``Status`` (see :mod:`devcluster.apiserver.errors`); an unexpected exception becomes
 a 500 ``InternalError`` Status and is logged, and never takes the server down.
 
 Bodies: JSON or YAML for create/update, the four patch media types for PATCH, at most

@@ -161,7 +161,7 @@ class Cluster:
 
 
 def _make_admission(cluster: Cluster) -> Any:
-    """Wire ``devcluster.admission.AdmissionChain`` to this cluster's webhook configurations."""
+    """Wire ``devcluster.apiserver.admission.AdmissionChain`` to this cluster's webhook configurations."""
     module = importlib.import_module("devcluster.apiserver.admission")
 
     def _configs(plural: str) -> Callable[[], list[dict[str, Any]]]:

@@ -1,13 +1,13 @@
 """CustomResourceDefinitions: from a CRD object to a served resource type, and CR validation.
 
-A CRD that passes validation becomes a :class:`~devcluster.resources.ResourceType` serving every
+A CRD that passes validation becomes a :class:`~devcluster.apiserver.resources.ResourceType` serving every
 ``served`` version (storage version first... preferred order follows kube's version priority), with
 its ``status``/``scale`` subresources, and its status gets ``NamesAccepted`` and ``Established``
 True at once (there is no separate controller delay to wait for). Objects are stored once per
 resource and served in any served version with only ``apiVersion`` rewritten (conversion strategy
 None); a Webhook conversion strategy is accepted and treated the same way (documented gap).
 
-Structural schemas are compiled once per CRD version by ``devcluster.schema.StructuralSchema``
+Structural schemas are compiled once per CRD version by ``devcluster.apiserver.schema.StructuralSchema``
 (written separately); :func:`compile_schema` is the seam: without that module custom resources are
 stored unvalidated, never rejected.
 """
@@ -37,7 +37,7 @@ CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
 
 def compile_schema(openapi_v3_schema: dict[str, Any]) -> Any:
-    """A compiled structural schema, or None when ``devcluster.schema`` is not available."""
+    """A compiled structural schema, or None when ``devcluster.apiserver.schema`` is not available."""
     try:
         module = importlib.import_module("devcluster.apiserver.schema")
     except ModuleNotFoundError:

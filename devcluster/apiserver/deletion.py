@@ -5,7 +5,7 @@ kube-apiserver semantics (``registry/generic/registry/store.go``):
 * An object with finalizers is not removed: it gets ``deletionTimestamp`` (and
   ``deletionGracePeriodSeconds: 0``, generation + 1) and lives until an update empties the list.
 * ``propagationPolicy`` Orphan / Foreground adds the ``orphan`` / ``foregroundDeletion`` finalizer
-  that the garbage collector (:mod:`devcluster.gc`) honours; Background removes the object at once and
+  that the garbage collector (:mod:`devcluster.apiserver.gc`) honours; Background removes the object at once and
   the collector deletes dependents afterwards. Without a policy batch/v1 Jobs orphan their
   dependents (the legacy default kube keeps for that group-version); everything else uses Background.
 * Namespaces and CRDs always go through a terminating phase handled by their controllers.

@@ -1,4 +1,4 @@
-"""Admission webhooks called by the devcluster itself (devcluster.admission wired into the verbs).
+"""Admission webhooks called by the devcluster itself (devcluster.apiserver.admission wired into the verbs).
 
 A small HTTPS webhook server (stdlib http.server + a trustme CA) mutates ConfigMaps (adds a label)
 and refuses those whose name starts with "deny"; the devcluster reaches it by URL and through
