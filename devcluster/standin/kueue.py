@@ -11,7 +11,7 @@ validated exactly like the real controller's):
   Kueue's order, higher ``spec.priority`` first, then by creationTimestamp (BestEffortFIFO: one
   that does not fit does not block later ones; StrictFIFO stops at it) within nominal quota. One
   that does not fit preempts lower-priority admitted Workloads of its ClusterQueue when its
-  ``preemption.withinClusterQueue`` allows (``standin_preemption``). Every requested resource takes the first flavor of the
+  ``preemption.withinClusterQueue`` allows (:mod:`.preemption`). Every requested resource takes the first flavor of the
   resource group covering it; usage is Kueue's per-pod requests times ``count``. Admission writes
   ``status.admission`` and ``QuotaReserved=True`` "Quota reserved in ClusterQueue <cq>", turns a
   true ``Evicted``/``Preempted`` into False "Previously: <message>", and syncs ``Admitted``
