@@ -22,7 +22,7 @@ COMPONENTS: dict[str, tuple[str, str]] = {
     "multikueue": ("multikueue.__main__", "run the MultiKueue sync worker"),
     "certs": ("certs.__main__", "generate certificates and inject caBundles"),
     "devcluster": ("devcluster.__main__", "run the embedded development API server"),
-    "dev": ("devcluster.dev", "run the whole system on the devcluster (make dev)"),
+    "dev": ("devrun.__main__", "run the whole system on the devcluster (make dev)"),
 }
 
 

@@ -19,9 +19,9 @@ import httpx
 import pytest
 import yaml
 
-from devcluster.jobrunner import JOBS, DeclarativeCompletion, JobRunner
-from devcluster.kueue_standin import CLUSTER_QUEUES, LOCAL_QUEUES, WORKLOADS, KueueStandin, start_addons
-from devcluster.standin_client import ApiClient, Resource
+from devcluster.standin.client import ApiClient, Resource
+from devcluster.standin.jobrunner import JOBS, DeclarativeCompletion, JobRunner
+from devcluster.standin.kueue import CLUSTER_QUEUES, LOCAL_QUEUES, WORKLOADS, KueueStandin, start_addons
 
 Key = tuple[str, str, str]
 APPWRAPPERS = Resource("workload.codeflare.dev", "v1beta2", "appwrappers")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from devcluster.dev_progress import JobRow, TableDisplay, format_age, job_row, render_table
+from devrun.progress import JobRow, TableDisplay, format_age, job_row, render_table
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from devcluster.errors import bad_request
+from devcluster.apiserver.errors import bad_request
 
 __all__ = ["FieldSelector", "LabelSelector", "Selector", "field_value"]
 

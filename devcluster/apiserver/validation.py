@@ -1,10 +1,10 @@
 """ObjectMeta validation with kube-apiserver's rules and message texts.
 
-Causes are :class:`~devcluster.errors.Cause` values whose ``message`` is what apimachinery's
+Causes are :class:`~devcluster.apiserver.errors.Cause` values whose ``message`` is what apimachinery's
 ``field.Error.ErrorBody()`` prints (``Invalid value: "x": <detail>``), so the 422 ``Status`` a client
 receives reads exactly like the real one. Only metadata rules and the handful of per-kind rules the
 project's tests depend on live here; custom resources are validated by their structural schema
-(:mod:`devcluster.crds`).
+(:mod:`devcluster.apiserver.crds`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from devcluster.errors import Cause
+from devcluster.apiserver.errors import Cause
 from shared.validation_k8s import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 
 __all__ = [

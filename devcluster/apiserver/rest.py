@@ -27,10 +27,10 @@ from typing import Any
 
 import orjson
 
-from devcluster import defaults
-from devcluster.core import NAMESPACE_KEY, Cluster
-from devcluster.crds import CRD_KEY, crd_status, validate_crd, validate_custom_resource
-from devcluster.errors import (
+from devcluster.apiserver import defaults
+from devcluster.apiserver.core import NAMESPACE_KEY, Cluster
+from devcluster.apiserver.crds import CRD_KEY, crd_status, validate_crd, validate_custom_resource
+from devcluster.apiserver.errors import (
     Cause,
     StatusError,
     already_exists,
@@ -41,13 +41,13 @@ from devcluster.errors import (
     not_found,
     unsupported_media_type,
 )
-from devcluster.managedfields import record_apply, record_update, strip_bookkeeping
-from devcluster.pagination import decode_continue, encode_continue, expired_continue, items_key
-from devcluster.patching import apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
-from devcluster.resources import ResourceType
-from devcluster.selectors import Selector
-from devcluster.store import ADDED, DELETED, MODIFIED
-from devcluster.validation import field_required, validate_object_meta
+from devcluster.apiserver.managedfields import record_apply, record_update, strip_bookkeeping
+from devcluster.apiserver.pagination import decode_continue, encode_continue, expired_continue, items_key
+from devcluster.apiserver.patching import apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
+from devcluster.apiserver.resources import ResourceType
+from devcluster.apiserver.selectors import Selector
+from devcluster.apiserver.store import ADDED, DELETED, MODIFIED
+from devcluster.apiserver.validation import field_required, validate_object_meta
 
 __all__ = ["APPLY_PATCH", "PATCH_TYPES", "Caller", "ListPage", "Rest", "WriteOptions", "copy_object"]
 
@@ -541,7 +541,7 @@ class Rest:
         chain = self.cluster.admission
         if chain is None:
             return obj
-        from devcluster.admission import AdmissionDenied
+        from devcluster.apiserver.admission import AdmissionDenied
 
         try:
             result = await chain.admit(

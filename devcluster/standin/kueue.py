@@ -11,7 +11,7 @@ validated exactly like the real controller's):
   Kueue's order, higher ``spec.priority`` first, then by creationTimestamp (BestEffortFIFO: one
   that does not fit does not block later ones; StrictFIFO stops at it) within nominal quota. One
   that does not fit preempts lower-priority admitted Workloads of its ClusterQueue when its
-  ``preemption.withinClusterQueue`` allows (``standin_preemption``). Every requested resource takes the first flavor of the
+  ``preemption.withinClusterQueue`` allows (:mod:`.preemption`). Every requested resource takes the first flavor of the
   resource group covering it; usage is Kueue's per-pod requests times ``count``. Admission writes
   ``status.admission`` and ``QuotaReserved=True`` "Quota reserved in ClusterQueue <cq>", turns a
   true ``Evicted``/``Preempted`` into False "Previously: <message>", and syncs ``Admitted``
@@ -42,9 +42,8 @@ from typing import Any, Final
 
 import httpx
 
-from devcluster.jobrunner import DeclarativeCompletion, JobRunner
-from devcluster.standin_client import ApiClient, Resource, poll_forever
-from devcluster.standin_conditions import (
+from devcluster.standin.client import ApiClient, Resource, poll_forever
+from devcluster.standin.conditions import (
     count_eviction,
     find_condition,
     format_time,
@@ -53,14 +52,15 @@ from devcluster.standin_conditions import (
     status_of,
     utc_now,
 )
-from devcluster.standin_preemption import (
+from devcluster.standin.jobrunner import DeclarativeCompletion, JobRunner
+from devcluster.standin.preemption import (
     mark_preempted,
     preemption_message,
     preemption_victims,
     queue_order,
     usage_of,
 )
-from devcluster.standin_quantity import format_usage, parse_quantity, pod_set_requests
+from devcluster.standin.quantity import format_usage, parse_quantity, pod_set_requests
 from shared.constants import API_GROUP, CheckState, Condition, Reason
 
 __all__ = [

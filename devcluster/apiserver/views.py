@@ -2,7 +2,7 @@
 
 Most resources are served as stored with only ``apiVersion`` rewritten (CRD versions with
 conversion strategy None). ``events.k8s.io/v1`` Events are stored as core Events and converted
-both ways by :class:`~devcluster.events.EventsCodec`; a :class:`View` hides the difference from the
+both ways by :class:`~devcluster.apiserver.events.EventsCodec`; a :class:`View` hides the difference from the
 HTTP layer: decode incoming bodies to the stored shape, convert outgoing objects, rewrite field
 selectors, and tell the watch stream how to render frames.
 """
@@ -15,9 +15,9 @@ from typing import Any
 
 import orjson
 
-from devcluster.errors import bad_request
-from devcluster.events import EventsCodec
-from devcluster.resources import ResourceType
+from devcluster.apiserver.errors import bad_request
+from devcluster.apiserver.events import EventsCodec
+from devcluster.apiserver.resources import ResourceType
 
 __all__ = ["View"]
 

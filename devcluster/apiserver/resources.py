@@ -2,8 +2,8 @@
 
 A :class:`ResourceType` is one *resource* (``jobs.batch``), stored once and served under each of its
 ``versions`` (the first is the preferred one). Built-in types are registered at start
-(:mod:`devcluster.builtins`); CustomResourceDefinitions add and remove types at run time
-(:mod:`devcluster.crds`), so discovery documents are rendered from the registry on every request
+(:mod:`devcluster.apiserver.builtins`); CustomResourceDefinitions add and remove types at run time
+(:mod:`devcluster.apiserver.crds`), so discovery documents are rendered from the registry on every request
 rather than cached: clients such as kubectl re-read discovery after installing a CRD and must see it
 at once. Discovery answers in the legacy (un-aggregated) format that every client understands.
 """
@@ -18,7 +18,7 @@ __all__ = ["ALL_VERBS", "Registry", "ResourceType"]
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
-#: validator hook: (object, old object or None) -> list of causes; see devcluster.validation
+#: validator hook: (object, old object or None) -> list of causes; see devcluster.apiserver.validation
 ObjectHook = Callable[[dict[str, Any], dict[str, Any] | None], Any]
 
 
@@ -47,7 +47,7 @@ class ResourceType:
     returns_deleted_object: bool = False
     #: extra field selector paths beyond metadata.name / metadata.namespace
     selectable_fields: tuple[str, ...] = ()
-    #: per-version structural schemas for custom resources (see devcluster.crds)
+    #: per-version structural schemas for custom resources (see devcluster.apiserver.crds)
     schemas: dict[str, Any] = field(default_factory=dict)
     #: the CRD's uid for custom resources ("" for built-ins)
     crd_uid: str = ""

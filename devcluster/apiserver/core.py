@@ -18,12 +18,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from devcluster.builtins import BUILTIN_TYPES
-from devcluster.crds import CRD_KEY, resource_type_for
-from devcluster.options import ServerOptions
-from devcluster.persistence import SqlitePersistence
-from devcluster.resources import Registry, ResourceType
-from devcluster.store import ADDED, DELETED, Store, StoredEvent
+from devcluster.apiserver.builtins import BUILTIN_TYPES
+from devcluster.apiserver.crds import CRD_KEY, resource_type_for
+from devcluster.apiserver.options import ServerOptions
+from devcluster.apiserver.persistence import SqlitePersistence
+from devcluster.apiserver.resources import Registry, ResourceType
+from devcluster.apiserver.store import ADDED, DELETED, Store, StoredEvent
 
 __all__ = ["NAMESPACE_KEY", "Cluster", "Location"]
 
@@ -142,7 +142,7 @@ class Cluster:
                         "status": {"phase": "Active"},
                     },
                 )
-        if importlib.util.find_spec("devcluster.admission") is not None:
+        if importlib.util.find_spec("devcluster.apiserver.admission") is not None:
             self.admission = _make_admission(self)
 
     # -- helpers -----------------------------------------------------------------------------------
@@ -161,8 +161,8 @@ class Cluster:
 
 
 def _make_admission(cluster: Cluster) -> Any:
-    """Wire ``devcluster.admission.AdmissionChain`` to this cluster's webhook configurations."""
-    module = importlib.import_module("devcluster.admission")
+    """Wire ``devcluster.apiserver.admission.AdmissionChain`` to this cluster's webhook configurations."""
+    module = importlib.import_module("devcluster.apiserver.admission")
 
     def _configs(plural: str) -> Callable[[], list[dict[str, Any]]]:
         table = cluster.store.table(("admissionregistration.k8s.io", plural))

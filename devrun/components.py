@@ -2,7 +2,7 @@
 
 The webhook and the reconciler run exactly as in production, as ``kueue-bridge webhook ...`` and
 ``kueue-bridge reconciler ...`` subprocesses (the dev runner never imports them: the import
-contracts keep ``devcluster`` and the components apart), each writing to its own log file. Rules:
+contracts keep ``devrun`` and the components apart), each writing to its own log file. Rules:
 
 * A component counts as started only once its health endpoint answers 200; if the process exits
   first, start-up fails with the tail of its log, never with a bare timeout.

@@ -28,11 +28,11 @@ import logging
 import uuid
 from typing import Any
 
-from devcluster.core import NAMESPACE_KEY, Cluster
-from devcluster.crds import CRD_CLEANUP_FINALIZER, CRD_KEY
-from devcluster.deletion import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Deleter
-from devcluster.rest import copy_object
-from devcluster.store import DELETED, StoredEvent
+from devcluster.apiserver.core import NAMESPACE_KEY, Cluster
+from devcluster.apiserver.crds import CRD_CLEANUP_FINALIZER, CRD_KEY
+from devcluster.apiserver.deletion import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Deleter
+from devcluster.apiserver.rest import copy_object
+from devcluster.apiserver.store import DELETED, StoredEvent
 
 __all__ = ["Controllers"]
 

@@ -7,7 +7,7 @@ resolve ``kubectl get cm`` or ``kubectl wait`` through exactly these documents.
 
 from __future__ import annotations
 
-from devcluster.resources import ResourceType
+from devcluster.apiserver.resources import ResourceType
 
 __all__ = ["BUILTIN_TYPES", "CREATE_ONLY_VERBS"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from devcluster.patching import fields_v1
+from devcluster.apiserver.patching import fields_v1
 
 __all__ = ["changed_fields", "record_apply", "record_update", "strip_bookkeeping"]
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import jsonpatch
 
-from devcluster.errors import StatusError, bad_request
+from devcluster.apiserver.errors import StatusError, bad_request
 
 __all__ = ["MERGE_KEYS", "apply_json_patch", "apply_merge_patch", "apply_strategic_merge_patch", "fields_v1"]
 

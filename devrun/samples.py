@@ -26,8 +26,7 @@ from typing import Any, Final
 
 import yaml
 
-from devcluster.jobrunner import DeclarativeCompletion
-from devcluster.standin_client import Resource
+from devcluster.standin import DeclarativeCompletion, Resource
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import AlreadyExists, KubeClient, NotFound
 

@@ -12,7 +12,7 @@ shows the tail of the failing component's log):
 5. ``kueue-bridge reconciler`` as a child process, healthy (``/healthz``);
 6. ``examples/dev/queues.yaml`` applied, ``examples/dev/jobs.yaml`` (re)created through the API
    server, so the webhook suspends every sample on create;
-7. the progress table (:mod:`devcluster.dev_progress`) until Ctrl-C/SIGTERM, or, with
+7. the progress table (:mod:`devrun.progress`) until Ctrl-C/SIGTERM, or, with
    ``--exit-when-done``, until every sample is Finished (exit 0) or ``--timeout`` passes (exit 1).
 
 Stopping (Ctrl-C, SIGTERM, the end of ``--exit-when-done``, or a failure) always runs the same
@@ -39,7 +39,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from devcluster.dev_components import (
+from devcluster.apiserver import ServerOptions
+from devcluster.server import DevClusterServer
+from devcluster.standin import WORKLOADS, start_addons
+from devrun.components import (
     ComponentError,
     ComponentProcess,
     free_port,
@@ -47,8 +50,8 @@ from devcluster.dev_components import (
     register_webhooks,
     render_webhook_manifests,
 )
-from devcluster.dev_progress import JobRow, TableDisplay, job_row
-from devcluster.dev_samples import (
+from devrun.progress import JobRow, TableDisplay, job_row
+from devrun.samples import (
     EXAMPLES_DIR,
     SAMPLE_KINDS,
     apply_queues,
@@ -59,9 +62,6 @@ from devcluster.dev_samples import (
     recreate_jobs,
     write_runtime_config,
 )
-from devcluster.kueue_standin import WORKLOADS, start_addons
-from devcluster.options import ServerOptions
-from devcluster.server import DevClusterServer
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient, KubeError, load_kubeconfig
 

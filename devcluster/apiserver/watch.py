@@ -1,7 +1,7 @@
 """Watch streams: initial state or history replay, live events, bookmarks, timeouts, 410 Expired.
 
 A :class:`Watcher` is registered on its resource table and receives every committed event
-synchronously (see :mod:`devcluster.store`); it filters by namespace and selectors and queues
+synchronously (see :mod:`devcluster.apiserver.store`); it filters by namespace and selectors and queues
 ``(type, event)`` pairs; the streaming coroutine turns them into frames that are serialised once per
 event and apiVersion, however many watchers share them.
 
@@ -29,9 +29,9 @@ from typing import Any
 
 import orjson
 
-from devcluster.resources import ResourceType
-from devcluster.selectors import Selector
-from devcluster.store import ADDED, DELETED, MODIFIED, ResourceTable, Store, StoredEvent
+from devcluster.apiserver.resources import ResourceType
+from devcluster.apiserver.selectors import Selector
+from devcluster.apiserver.store import ADDED, DELETED, MODIFIED, ResourceTable, Store, StoredEvent
 
 __all__ = ["Watcher", "stream_watch"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from devcluster.errors import StatusError, bad_request, expired
+from devcluster.apiserver.errors import StatusError, bad_request, expired
 
 __all__ = ["decode_continue", "encode_continue", "expired_continue", "items_key"]
 

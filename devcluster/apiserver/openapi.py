@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from devcluster.resources import Registry
+from devcluster.apiserver.resources import Registry
 
 __all__ = ["openapi_v3"]
 

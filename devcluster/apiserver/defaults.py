@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from devcluster.errors import Cause
-from devcluster.validation import field_invalid, field_required
+from devcluster.apiserver.errors import Cause
+from devcluster.apiserver.validation import field_invalid, field_required
 
 __all__ = ["apply_defaults", "prepare_create", "validate_kind"]
 

@@ -47,7 +47,8 @@ class ServerOptions:
     #: default and upper bound of a watch's lifetime when the client gives no timeoutSeconds
     max_watch_seconds: float = 1800.0
     max_body_bytes: int = MAX_REQUEST_BODY_BYTES
-    #: start the Kueue stand-in / job runner add-ons (devcluster.kueue_standin / .jobrunner)
+    #: start the Kueue stand-in / job runner add-ons (devcluster.standin); read by devcluster.server,
+    #: which hosts the API server, never by the API server itself
     kueue_standin: bool = False
     job_runner: bool = False
     #: admission webhook services "namespace/name" -> "host:port" (there is no cluster network)

@@ -2,7 +2,7 @@
 
 No framework sits on this path: a request is a path split, a dict lookup in the registry and one
 verb call, which is what makes >1,000 creates/s possible in one Python process. Every failure is
-rendered as a Kubernetes ``Status`` (see :mod:`devcluster.errors`); an unexpected exception becomes
+rendered as a Kubernetes ``Status`` (see :mod:`devcluster.apiserver.errors`); an unexpected exception becomes
 a 500 ``InternalError`` Status and is logged, and never takes the server down.
 
 Bodies: JSON or YAML for create/update, the four patch media types for PATCH, at most
@@ -18,8 +18,8 @@ from urllib.parse import parse_qsl
 
 import orjson
 
-from devcluster.authz import PUBLIC_PATHS, authenticate, review_access
-from devcluster.bodies import (
+from devcluster.apiserver.authz import PUBLIC_PATHS, authenticate, review_access
+from devcluster.apiserver.bodies import (
     Request,
     decode_body,
     delete_options,
@@ -28,9 +28,9 @@ from devcluster.bodies import (
     parse_body,
     read_body,
 )
-from devcluster.core import Cluster
-from devcluster.deletion import Deleter
-from devcluster.errors import (
+from devcluster.apiserver.core import Cluster
+from devcluster.apiserver.deletion import Deleter
+from devcluster.apiserver.errors import (
     StatusError,
     bad_request,
     method_not_allowed,
@@ -39,13 +39,13 @@ from devcluster.errors import (
     unauthorized,
     unsupported_media_type,
 )
-from devcluster.events import EventsCodec
-from devcluster.openapi import openapi_v3
-from devcluster.resources import ResourceType
-from devcluster.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
-from devcluster.selectors import Selector
-from devcluster.views import View
-from devcluster.watch import stream_watch
+from devcluster.apiserver.events import EventsCodec
+from devcluster.apiserver.openapi import openapi_v3
+from devcluster.apiserver.resources import ResourceType
+from devcluster.apiserver.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
+from devcluster.apiserver.selectors import Selector
+from devcluster.apiserver.views import View
+from devcluster.apiserver.watch import stream_watch
 
 __all__ = ["VERSION_INFO", "DevClusterApp"]
 

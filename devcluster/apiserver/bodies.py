@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import yaml
 
-from devcluster.errors import StatusError, bad_request, unsupported_media_type
+from devcluster.apiserver.errors import StatusError, bad_request, unsupported_media_type
 
 __all__ = [
     "BODY_TYPES",

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from devcluster.standin_client import ApiClient, Resource, poll_forever
-from devcluster.standin_conditions import (
+from devcluster.standin.client import ApiClient, Resource, poll_forever
+from devcluster.standin.conditions import (
     find_condition,
     format_time,
     is_true,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-from devcluster.options import ADMIN_USER, ServerOptions
+from devcluster.apiserver.options import ADMIN_USER, ServerOptions
 
 __all__ = ["PUBLIC_PATHS", "authenticate", "review_access"]
 

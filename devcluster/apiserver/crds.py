@@ -1,13 +1,13 @@
 """CustomResourceDefinitions: from a CRD object to a served resource type, and CR validation.
 
-A CRD that passes validation becomes a :class:`~devcluster.resources.ResourceType` serving every
+A CRD that passes validation becomes a :class:`~devcluster.apiserver.resources.ResourceType` serving every
 ``served`` version (storage version first... preferred order follows kube's version priority), with
 its ``status``/``scale`` subresources, and its status gets ``NamesAccepted`` and ``Established``
 True at once (there is no separate controller delay to wait for). Objects are stored once per
 resource and served in any served version with only ``apiVersion`` rewritten (conversion strategy
 None); a Webhook conversion strategy is accepted and treated the same way (documented gap).
 
-Structural schemas are compiled once per CRD version by ``devcluster.schema.StructuralSchema``
+Structural schemas are compiled once per CRD version by ``devcluster.apiserver.schema.StructuralSchema``
 (written separately); :func:`compile_schema` is the seam: without that module custom resources are
 stored unvalidated, never rejected.
 """
@@ -18,9 +18,9 @@ import importlib
 from datetime import datetime
 from typing import Any
 
-from devcluster.errors import Cause
-from devcluster.resources import ResourceType
-from devcluster.validation import field_invalid, field_required
+from devcluster.apiserver.errors import Cause
+from devcluster.apiserver.resources import ResourceType
+from devcluster.apiserver.validation import field_invalid, field_required
 
 __all__ = [
     "CRD_CLEANUP_FINALIZER",
@@ -37,9 +37,9 @@ CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
 
 def compile_schema(openapi_v3_schema: dict[str, Any]) -> Any:
-    """A compiled structural schema, or None when ``devcluster.schema`` is not available."""
+    """A compiled structural schema, or None when ``devcluster.apiserver.schema`` is not available."""
     try:
-        module = importlib.import_module("devcluster.schema")
+        module = importlib.import_module("devcluster.apiserver.schema")
     except ModuleNotFoundError:
         return None
     return module.StructuralSchema(openapi_v3_schema)
@@ -94,7 +94,7 @@ def resource_type_for(crd: dict[str, Any]) -> ResourceType:
     spec = crd["spec"]
     names = spec["names"]
     served = [v for v in spec["versions"] if v.get("served", True)]
-    from devcluster.resources import _version_priority
+    from devcluster.apiserver.resources import _version_priority
 
     served.sort(key=lambda v: _version_priority(v["name"]))
     subresources: set[str] = set()
