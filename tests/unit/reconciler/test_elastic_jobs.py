@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 
 from reconciler.job_reconciler import JobReconciler
+from reconciler.manager import settings_from_config
 from reconciler.workload_sync import NoMatchingWorkloadsError
+from shared.config import parse_config
+from shared.frameworks.registry import FrameworkRegistry
 from shared.models.workload import Workload
 from shared.workload_slicing import scheduler_replaced_message_for
 from tests.unit.reconciler.conftest import UID, admit, golden_job, job_key, set_condition
@@ -286,3 +289,14 @@ async def test_child_of_an_elastic_parent_is_suspended_only_on_eviction(
     await reconciler.reconcile(child_key)
     stored_child = cluster.find("Job", "golden", "child")
     assert stored_child is not None and stored_child["spec"]["suspend"] is True
+
+
+@pytest.mark.parametrize("gate", [None, True, False])
+def test_the_reconciler_reads_the_gate_from_feature_gates(gate: bool | None) -> None:
+    text = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+    if gate is not None:
+        text += f"featureGates:\n  ElasticJobsViaWorkloadSlices: {str(gate).lower()}\n"
+    config = parse_config(text, source="config.yaml")
+    registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
+    settings = settings_from_config(config, registry=registry)
+    assert settings.elastic_jobs_via_workload_slices is (True if gate is None else gate)
