@@ -346,8 +346,11 @@ class WorkloadSync:
     async def _update_to_match(self, job: GenericJob, pod_sets: list[PodSet], workload: Workload) -> Workload:
         fresh = await self._construct(job, pod_sets)
         if self.slicing(job):
-            await self._slices.annotate_new(job, fresh)  # only for its error, as in Kueue: the spec is copied
-        fresh.spec.active = workload.spec.active
+            # Kueue's prepareWorkload: the slice annotations (only their error matters, the spec is
+            # what is copied) replace the step that keeps spec.active, so it is reset here too
+            await self._slices.annotate_new(job, fresh)
+        else:
+            fresh.spec.active = workload.spec.active
         workload.spec = fresh.spec
         updated = await self.write_spec(workload)
         self._events.record(

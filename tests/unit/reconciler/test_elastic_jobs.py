@@ -17,8 +17,10 @@ from reconciler.job_reconciler import JobReconciler
 from reconciler.manager import settings_from_config
 from reconciler.workload_sync import NoMatchingWorkloadsError
 from shared.config import parse_config
+from shared.frameworks.base import GenericJob
+from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.registry import FrameworkRegistry
-from shared.models.workload import Workload
+from shared.models.workload import PodSet, Workload
 from shared.workload_slicing import scheduler_replaced_message_for
 from tests.unit.reconciler.conftest import UID, admit, golden_job, job_key, set_condition
 from tests.unit.reconciler.fakes import FakeCluster
@@ -300,3 +302,39 @@ def test_the_reconciler_reads_the_gate_from_feature_gates(gate: bool | None) -> 
     registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
     settings = settings_from_config(config, registry=registry)
     assert settings.elastic_jobs_via_workload_slices is (True if gate is None else gate)
+
+
+class RenamedPodSet(BatchJobAdapter):
+    """A batch Job whose pod set is named by an annotation (stands for any kind whose pod set
+    names can change, which takes an elastic job off the slice path)."""
+
+    def pod_sets(self) -> list[PodSet]:
+        pod_sets = super().pod_sets()
+        pod_sets[0].name = (self.obj["metadata"].get("annotations") or {}).get("example.com/pod-set", "main")
+        return pod_sets
+
+
+async def test_renamed_pod_sets_fall_back_to_ordinary_matching_as_kueue(
+    cluster: FakeCluster, make_reconciler: Callable[..., JobReconciler]
+) -> None:
+    class Adapters:
+        def adapter_for(self, obj: dict[str, Any]) -> GenericJob:
+            return RenamedPodSet(obj)
+
+    reconciler = make_reconciler(adapters=Adapters())
+    cluster.add(elastic_golden_job())
+    await converge(reconciler)
+    key = next(k for k in cluster.objects if k[3] == FIRST_SLICE)
+    cluster.objects[key]["spec"]["active"] = False
+    job = next(k for k in cluster.objects if k[1] == "Job")
+    cluster.objects[job]["metadata"]["annotations"]["example.com/pod-set"] = "workers"
+    cluster.objects[job]["spec"]["parallelism"] = 3  # ComparePodSets ignores names; the count differs
+    await reconciler.reconcile(job_key())
+    updated = workloads(cluster)[FIRST_SLICE]
+    assert [(p["name"], p["count"]) for p in updated["spec"]["podSets"]] == [("workers", 3)]
+    # Kueue's updateWorkloadToMatchJob takes prepareWorkloadSlice's branch, which skips keeping
+    # spec.active: the update drops it (the API server defaults it to true again)
+    assert "active" not in updated["spec"]
+    assert [e.message for e in cluster.events if e.reason == "UpdatedWorkload"] == [
+        f"Updated not matching Workload for suspended job: golden/{FIRST_SLICE}"
+    ]
