@@ -8,7 +8,9 @@ drop its finalizer; Workload deleting -> stop; job finished -> finish the Worklo
 create it; reclaimable pods; PodsReady; evicted -> stop and release quota once the job is idle,
 then delete the job once a Kueue deactivation's retention period has passed
 (``reconciler.retention``); suspended -> start when admitted, else sync the queue name; running but
-not admitted -> stop.
+not admitted -> stop (except an elastic job: its pods wait behind the ``kueue.x-k8s.io/elastic-job``
+scheduling gate while a new slice is admitted, and Kueue's ElasticJobUngater, not this reconciler,
+releases them).
 
 Invariants:
 
@@ -49,6 +51,8 @@ from shared.jobmeta import queue_name
 from shared.models.condition import find_condition, set_condition
 from shared.models.workload import PodSet, ReclaimablePod, Workload
 from shared.podset import PodSetInfoError
+from shared.workload_slicing import FEATURE_GATE_DEFAULT
+from shared.workload_slicing import enabled as slicing_enabled
 from shared.workload_state import (
     desired_pods_ready_condition,
     ensure_status,
@@ -56,6 +60,7 @@ from shared.workload_state import (
     finish_workload,
     has_quota_reservation,
     is_admitted,
+    is_evicted,
     is_finished,
     set_requeued_condition,
     unset_quota_reservation,
@@ -99,6 +104,8 @@ class ReconcilerSettings:
     workload_name_max_length: int = 253
     #: ``objectRetentionPolicies.workloads.afterDeactivatedByKueue``; ``None``: never delete
     deactivation_retention: timedelta | None = None
+    #: Kueue's ``ElasticJobsViaWorkloadSlices`` feature gate
+    elastic_jobs_via_workload_slices: bool = FEATURE_GATE_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,7 @@ class JobReconciler:
             label_keys_to_copy=settings.label_keys_to_copy,
             name_max_length=settings.workload_name_max_length,
             clock=clock,
+            elastic_jobs=settings.elastic_jobs_via_workload_slices,
         )
 
     async def reconcile(self, key: JobKey) -> ReconcileResult:
@@ -223,7 +231,15 @@ class JobReconciler:
         if job.finished().finished or job.is_suspended():
             return
         ancestor_workload = await self._workloads.latest_unfinished_for(ancestor)
-        if ancestor_workload is None or not is_admitted(ancestor_workload):
+        if ancestor_workload is None:
+            await self._control.suspend_child(job)
+            return
+        gate = self._settings.elastic_jobs_via_workload_slices
+        if self._workloads.slicing(job) or slicing_enabled(ancestor, feature_gate=gate):
+            # during a scale-up the newest slice is not admitted yet: only eviction suspends
+            if is_evicted(ancestor_workload):
+                await self._control.suspend_child(job)
+        elif not is_admitted(ancestor_workload):
             await self._control.suspend_child(job)
 
     async def _sync(
@@ -290,7 +306,7 @@ class JobReconciler:
             await self._workloads.sync_queue_name(job, workload)
             return DONE
 
-        if not is_admitted(workload):
+        if not is_admitted(workload) and not self._workloads.slicing(job):
             await self._control.stop(job, workload=workload, message="Not admitted by cluster queue")
         return DONE
 

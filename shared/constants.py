@@ -156,6 +156,7 @@ class Reason:
     OUT_OF_SYNC: Final = "OutOfSync"
     OWNER_NOT_FOUND: Final = "OwnerNotFound"
     FAILED_TO_START: Final = "FailedToStart"
+    WORKLOAD_SLICE_REPLACED: Final = "WorkloadSliceReplaced"
     # QuotaReserved / Admitted
     QUOTA_RESERVED: Final = "QuotaReserved"
     ADMITTED: Final = "Admitted"

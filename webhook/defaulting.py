@@ -15,7 +15,7 @@ Order and rules (``jobframework/defaults.go``, ``utils.go`` at the commit in the
    queue-name label whose LocalQueue -> ClusterQueue uses an AdmissionCheck run by a MultiKueue
    controller -> ``set_managed_by("kueue.x-k8s.io/multikueue")``.
 5. **Elastic scheduling gate** (batch Job only, ``applyWorkloadSliceSchedulingGate``; feature gate
-   ``ElasticJobsViaWorkloadSlices``, Beta and on since Kueue 0.18): a job annotated
+   ``ElasticJobsViaWorkloadSlices``, Beta and on since Kueue 0.18, ``Framework.elastic_jobs``): a job annotated
    ``kueue.x-k8s.io/elastic-job: "true"`` gets the scheduling gate ``kueue.x-k8s.io/elastic-job``
    appended to its pod template's ``spec.schedulingGates`` unless already there
    (``Framework.elastic_gate_template_path``). A template that is not an object is a 400 naming it.
@@ -49,8 +49,6 @@ import orjson
 from shared.constants import (
     DEFAULT_LOCAL_QUEUE_NAME,
     DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME,
-    ELASTIC_JOB_ANNOTATION,
-    ELASTIC_JOB_ANNOTATION_VALUE,
     ELASTIC_JOB_SCHEDULING_GATE,
     MANAGED_OWNERS_CHAIN_LIMIT,
     MULTIKUEUE_CONTROLLER_NAME,
@@ -60,7 +58,7 @@ from shared.constants import (
 from shared.frameworks.base import AdapterError, GenericJob
 from shared.frameworks.capabilities import has_managed_by
 from shared.frameworks.strconv import quote
-from shared.jobmeta import annotations_of, controller_owner_ref, job_namespace, labels_of, queue_name
+from shared.jobmeta import controller_owner_ref, job_namespace, labels_of, queue_name
 from webhook.lookups import Lookups, ObjectKey
 from webhook.patch import diff_ops
 from webhook.settings import Framework, WebhookSettings
@@ -241,10 +239,7 @@ def default_job(
         job.set_managed_by(MULTIKUEUE_CONTROLLER_NAME)
 
     # 5. elastic scheduling gate on the pod template
-    if (
-        framework.elastic_gate_template_path is not None
-        and annotations_of(job.obj).get(ELASTIC_JOB_ANNOTATION) == ELASTIC_JOB_ANNOTATION_VALUE
-    ):
+    if framework.elastic_gate_template_path is not None and framework.is_elastic(job.obj):
         _gate_template(job.obj, framework.elastic_gate_template_path, ELASTIC_JOB_SCHEDULING_GATE)
 
     return diff_ops(obj, job.obj)

@@ -9,7 +9,8 @@ declarative adapters) by ``webhook.wiring``; tests build it directly.
 
 Feature gates are at Kueue's defaults for the commit we mirror (LocalQueueDefaulting,
 WorkloadPriorityClassDefaulting, MultiKueue, SkipAncestorCheckForDeletedWorkloads and
-WorkloadIdentifierAnnotations on; AdmissionGatedBy and elastic jobs via the adapters).
+WorkloadIdentifierAnnotations on; AdmissionGatedBy via the adapters). ElasticJobsViaWorkloadSlices
+(on by default) is configurable: ``Framework.elastic_jobs``, set from ``featureGates``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, Protocol
 
 from shared.constants import MULTIKUEUE_CONTROLLER_NAME
 from shared.frameworks.base import GenericJob, GroupVersionKind
+from shared.workload_slicing import enabled as slicing_enabled
 
 __all__ = [
     "ELASTIC_JOB_KINDS",
@@ -53,6 +55,9 @@ class Framework:
     #: (``kueue.x-k8s.io/elastic-job: "true"``) with the ``kueue.x-k8s.io/elastic-job`` scheduling gate
     #: at ``<template_path>.spec.schedulingGates``; ``None`` for kinds whose webhook does not
     elastic_gate_template_path: str | None = None
+    #: Kueue's ``ElasticJobsViaWorkloadSlices`` feature gate: when off, ``kueue.x-k8s.io/elastic-job``
+    #: means nothing (no scheduling gate, no elastic validation rule), as ``workloadslicing.Enabled``
+    elastic_jobs: bool = True
 
     @property
     def supports_prebuilt_workload(self) -> bool:
@@ -61,6 +66,10 @@ class Framework:
     @property
     def supports_elastic_jobs(self) -> bool:
         return str(self.gvk) in ELASTIC_JOB_KINDS
+
+    def is_elastic(self, obj: Mapping[str, Any]) -> bool:
+        """``workloadslicing.Enabled`` for a job of this kind."""
+        return slicing_enabled(obj, feature_gate=self.elastic_jobs)
 
     @property
     def owner_key(self) -> tuple[str, str]:

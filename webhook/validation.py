@@ -85,8 +85,9 @@ def _prebuilt_path(obj: Mapping[str, Any]) -> str:
     return PREBUILT_ANNOTATION_PATH if _prebuilt_uses_annotation(obj) else PREBUILT_LABEL_PATH
 
 
-def _elastic(obj: Mapping[str, Any]) -> bool:
-    return annotations_of(obj).get(ELASTIC_JOB_ANNOTATION) == "true"
+def _elastic(obj: Mapping[str, Any], framework: Framework) -> bool:
+    """``workloadslicing.Enabled``: false for every job while the feature gate is off."""
+    return framework.is_elastic(obj)
 
 
 def _validate_prebuilt_create(obj: Mapping[str, Any], framework: Framework) -> list[FieldError]:
@@ -117,7 +118,7 @@ def _validate_generic_create(obj: Mapping[str, Any], framework: Framework) -> li
         else:
             if value <= 0:
                 errors.append(FieldError(MAX_EXEC_TIME_PATH, INVALID, "should be greater than 0", value))
-    if _elastic(obj) and not framework.supports_elastic_jobs:
+    if _elastic(obj, framework) and not framework.supports_elastic_jobs:
         errors.append(
             FieldError(
                 ELASTIC_PATH, FORBIDDEN, f"elastic job is not supported for {quote(str(framework.gvk))}"
@@ -186,7 +187,7 @@ def validate_update(
         )
 
     # prebuilt workload
-    if new_suspended or _elastic(old):
+    if new_suspended or _elastic(old, framework):
         errors += _validate_prebuilt_create(new, framework)
     else:
         errors += _immutable(_prebuilt_path(new), prebuilt_workload_name(new), prebuilt_workload_name(old))
@@ -201,8 +202,8 @@ def validate_update(
 
     errors += _validate_priority_class_update(suspended=new_suspended, old=old, new=new)
 
-    if _elastic(old) != _elastic(new):
-        errors.append(FieldError(ELASTIC_PATH, INVALID, IMMUTABLE, _elastic(new)))
+    if _elastic(old, framework) != _elastic(new, framework):
+        errors.append(FieldError(ELASTIC_PATH, INVALID, IMMUTABLE, _elastic(new, framework)))
 
     errors += validate_admission_gated_by_on_update(old, new)
 

@@ -4,7 +4,9 @@
   relies on: the scheduler (admission per ClusterQueue in Kueue's priority-then-age order within
   nominal quota, writing ``status.admission`` and ``QuotaReserved``/``Admitted`` with Kueue's
   reasons and messages; preemption of lower-priority Workloads within a ClusterQueue,
-  :mod:`.preemption`) and the Workload controller (missing queues, deactivation and reactivation).
+  :mod:`.preemption`; admission of an elastic job's replacement slice in the replaced slice's quota,
+  then ``WorkloadSliceReplaced`` on the old one, :mod:`.slices`) and the Workload controller
+  (missing queues, deactivation and reactivation).
 * :class:`JobRunner` (:mod:`.jobrunner`) plays kube-controller-manager's Job controller: it moves an
   unsuspended batch/v1 Job (or a declarative CRD, :class:`DeclarativeCompletion`) to completion
   after its run time with the real controller's visible status.

@@ -17,6 +17,8 @@ validated exactly like the real controller's):
   true ``Evicted``/``Preempted`` into False "Previously: <message>", and syncs ``Admitted``
   (True "The workload is admitted" when every admission check of the ClusterQueue is Ready).
   Quota is released when a Workload finishes, disappears, or loses its reservation.
+* **Elastic slices.** A scale-up slice is admitted in place of the slice it replaces, which is
+  then finished ``WorkloadSliceReplaced`` (``slices``).
 * **Workload controller.** Missing LocalQueue/ClusterQueue -> ``QuotaReserved=False`` with
   Kueue's "LocalQueue <q> doesn't exist" / "ClusterQueue <cq> doesn't exist". Deactivation
   (``spec.active=false``) of a reserved Workload -> ``Evicted=True`` reason ``Deactivated`` "The
@@ -61,6 +63,7 @@ from devcluster.standin.preemption import (
     usage_of,
 )
 from devcluster.standin.quantity import format_usage, parse_quantity, pod_set_requests
+from devcluster.standin.slices import replaced_slice, retire_replaced_slice, slice_key
 from shared.constants import API_GROUP, CheckState, Condition, Reason
 
 __all__ = [
@@ -105,9 +108,9 @@ class _Quota:
                     entry.get("nominalQuota", 0)
                 )
 
-    def charge(self, admission: dict[str, Any]) -> None:
+    def charge(self, admission: dict[str, Any], *, sign: int = 1) -> None:
         for key, amount in usage_of(admission).items():
-            self.used[key] = self.used.get(key, Decimal(0)) + amount
+            self.used[key] = self.used.get(key, Decimal(0)) + sign * amount
 
     def free(self, key: tuple[str, str]) -> Decimal:
         return self.nominal.get(key, Decimal(0)) - self.used.get(key, Decimal(0))
@@ -144,6 +147,7 @@ class KueueStandin:
             if lq.get("metadata")
         }
         workloads = sorted(await self._client.list(WORKLOADS), key=queue_order)
+        by_key = {slice_key(workload): workload for workload in workloads}
         quotas = {name: _Quota(cq) for name, cq in cluster_queues.items()}
         admitted: dict[str, list[dict[str, Any]]] = {name: [] for name in cluster_queues}
         for workload in workloads:
@@ -181,7 +185,13 @@ class KueueStandin:
             if cq_name in blocked:
                 continue
             fits = await self._try_admit(
-                workload, cq_name, cluster_queue, quotas[cq_name], now, admitted=admitted[cq_name]
+                workload,
+                cq_name,
+                cluster_queue,
+                quotas[cq_name],
+                now,
+                admitted=admitted[cq_name],
+                replaced=replaced_slice(workload, by_key=by_key, cluster_queue=cq_name),
             )
             strict = (cluster_queue.get("spec") or {}).get("queueingStrategy") == "StrictFIFO"
             if not fits and strict:
@@ -275,7 +285,35 @@ class KueueStandin:
         now: datetime,
         *,
         admitted: list[dict[str, Any]],
+        replaced: dict[str, Any] | None = None,
     ) -> bool:
+        # a scale-up slice may use the quota of the slice it replaces (Kueue: a preemption target)
+        freed: dict[str, Any] = ((replaced.get("status") or {}).get("admission") or {}) if replaced else {}
+        quota.charge(freed, sign=-1)
+        others = [candidate for candidate in admitted if candidate is not replaced]
+        stored = await self._admit_within(workload, cq_name, cluster_queue, quota, now, admitted=others)
+        retired = (
+            replaced is not None
+            and stored is not None
+            and retire_replaced_slice(replaced, new_slice=stored, now=now)
+            and await self._client.replace_status(WORKLOADS, replaced) is not None
+        )
+        if not retired:
+            quota.charge(freed)  # not admitted, or the old slice still holds its quota
+        return stored is not None
+
+    async def _admit_within(
+        self,
+        workload: dict[str, Any],
+        cq_name: str,
+        cluster_queue: dict[str, Any],
+        quota: _Quota,
+        now: datetime,
+        *,
+        admitted: list[dict[str, Any]],
+    ) -> dict[str, Any] | None:
+        """Admit ``workload`` within ``quota`` (preempting for it if it does not fit): the stored
+        Workload, or ``None``."""
         assignments: list[dict[str, Any]] = []
         wanted: dict[tuple[str, str], Decimal] = {}
         for pod_set in (workload.get("spec") or {}).get("podSets") or []:
@@ -286,7 +324,8 @@ class KueueStandin:
                 flavor = quota.flavor_for.get(resource)
                 if flavor is None:
                     message = f"couldn't assign flavors to pod set {name}: resource {resource} unavailable in ClusterQueue"
-                    return await self._mark_pending(workload, message, now)
+                    await self._mark_pending(workload, message, now)
+                    return None
                 flavors[resource] = flavor
                 wanted[(flavor, resource)] = wanted.get((flavor, resource), Decimal(0)) + amount
             assignments.append(
@@ -310,7 +349,8 @@ class KueueStandin:
                 f"insufficient unused quota for {resource} in flavor {flavor}, {missing} more needed"
             )
             await self._preempt_for(workload, cq_name, cluster_queue, admitted, shortfall, now)
-            return await self._mark_pending(workload, message, now)
+            await self._mark_pending(workload, message, now)
+            return None
         admission = {"clusterQueue": cq_name, "podSetAssignments": assignments}
         status = status_of(workload)
         status["admission"] = admission
@@ -334,10 +374,11 @@ class KueueStandin:
                     now=now,
                 )
         _sync_admitted(workload, _check_names(cluster_queue), now)
-        if await self._client.replace_status(WORKLOADS, workload) is None:
-            return False
+        stored = await self._client.replace_status(WORKLOADS, workload)
+        if stored is None:
+            return None
         quota.charge(admission)
-        return True
+        return stored
 
     async def _preempt_for(
         self,

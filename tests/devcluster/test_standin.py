@@ -254,6 +254,51 @@ async def test_fifo_within_nominal_quota_best_effort(api: FakeApi, standin: Kueu
     assert "admission" in api.get(WORKLOADS, "second", "ns")["status"]
 
 
+async def test_replacement_slice_takes_over_the_quota_of_the_slice_it_replaces(
+    api: FakeApi, standin: KueueStandin
+) -> None:
+    """Kueue's scheduler with elastic slices: the replaced slice's usage counts as free, and once the
+    replacement is admitted the old slice is finished ``WorkloadSliceReplaced`` with its message."""
+    api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=3))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    old = workload("job-sample-1", count=2)
+    old["metadata"]["labels"] = {"kueue.x-k8s.io/job-uid": "job-uid"}
+    api.put(WORKLOADS, old)
+    await standin.reconcile_once()
+    assert conditions(api.get(WORKLOADS, "job-sample-1", "ns"))["Admitted"][0] == "True"
+
+    new = workload("job-sample-2", count=3)  # 3 more CPUs would not fit beside the old slice's 2
+    new["metadata"]["labels"] = {"kueue.x-k8s.io/job-uid": "job-uid"}
+    new["metadata"]["annotations"] = {"kueue.x-k8s.io/workload-slice-replacement-for": "ns/job-sample-1"}
+    api.put(WORKLOADS, new)
+    stranger = workload("other", count=1)  # no replacement: does not fit while the slices hold 3
+    api.put(WORKLOADS, stranger)
+    await standin.reconcile_once()
+
+    assert conditions(api.get(WORKLOADS, "job-sample-2", "ns"))["Admitted"][0] == "True"
+    assert conditions(api.get(WORKLOADS, "job-sample-1", "ns"))["Finished"] == (
+        "True",
+        "WorkloadSliceReplaced",
+        "Replaced to accommodate a workload (UID: uid-job-sample-2, JobUID: job-uid) due to workload slice aggregation",
+    )
+    assert "admission" not in api.get(WORKLOADS, "other", "ns").get("status", {})
+
+
+async def test_a_replacement_for_a_slice_without_quota_is_an_ordinary_workload(
+    api: FakeApi, standin: KueueStandin
+) -> None:
+    api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=3))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    api.put(WORKLOADS, workload("busy", count=2))
+    await standin.reconcile_once()
+    new = workload("job-sample-2", count=3)
+    new["metadata"]["annotations"] = {"kueue.x-k8s.io/workload-slice-replacement-for": "ns/missing"}
+    api.put(WORKLOADS, new)
+    await standin.reconcile_once()
+    assert conditions(api.get(WORKLOADS, "job-sample-2", "ns"))["QuotaReserved"][:2] == ("False", "Pending")
+    assert "Finished" not in conditions(api.get(WORKLOADS, "busy", "ns"))
+
+
 async def test_strict_fifo_blocks_later_workloads(api: FakeApi, standin: KueueStandin) -> None:
     api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=3, queueingStrategy="StrictFIFO"))
     api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))

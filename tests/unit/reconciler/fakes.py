@@ -17,6 +17,7 @@ import copy
 import itertools
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from reconciler.ports import ConflictError, InvalidError, NotFoundError
@@ -96,6 +97,13 @@ class FakeCluster:
         self.writes: list[Write] = []
         self.events: list[RecordedEvent] = []
         self._revision = itertools.count(100)
+        self._created = itertools.count()
+
+    def _creation_timestamp(self) -> str:
+        """Strictly increasing, one second apart, so creation order is unambiguous (as on a server
+        whose clock ticks between creates; Kueue orders slices by it)."""
+        when = datetime(2026, 11, 22, tzinfo=UTC) + timedelta(seconds=next(self._created))
+        return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
     # --- setup helpers --------------------------------------------------------------------------
     def add(self, obj: WireDict) -> WireDict:
@@ -103,6 +111,7 @@ class FakeCluster:
         metadata = stored.setdefault("metadata", {})
         metadata.setdefault("uid", str(uuid.uuid4()))
         metadata.setdefault("generation", 1)
+        metadata.setdefault("creationTimestamp", self._creation_timestamp())
         metadata["resourceVersion"] = str(next(self._revision))
         self.objects[self._key_of(stored)] = stored
         return copy.deepcopy(stored)
@@ -165,6 +174,7 @@ class FakeCluster:
         stored["metadata"]["namespace"] = namespace
         stored["metadata"].setdefault("uid", str(uuid.uuid4()))
         stored["metadata"]["generation"] = 1
+        stored["metadata"]["creationTimestamp"] = self._creation_timestamp()
         stored["metadata"]["resourceVersion"] = str(next(self._revision))
         self.objects[key] = stored
         return copy.deepcopy(stored)
