@@ -130,8 +130,11 @@ def conflict(*, group: str, plural: str, name: str, why: str | None = None) -> S
 
 
 def invalid(*, group: str, kind: str, name: str, causes: list[Cause]) -> StatusError:
+    """422 Invalid: every cause in ``details.causes``; the message joins them without repeats, as
+    ``ErrorList.ToAggregate()`` does (a rule checked twice, e.g. the Job spec on update, yields two
+    causes but one message part)."""
     qualified_kind = f"{kind}.{group}" if group else kind
-    summaries = [c.summary() for c in causes]
+    summaries = list(dict.fromkeys(c.summary() for c in causes))
     joined = summaries[0] if len(summaries) == 1 else "[" + ", ".join(summaries) + "]"
     details = _details(group, kind, name)
     details["causes"] = [c.to_dict() for c in causes]
