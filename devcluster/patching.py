@@ -1,6 +1,9 @@
 """PATCH bodies: JSON merge patch, JSON patch, strategic merge patch and (approximate) apply.
 
-* Merge patch is RFC 7386. JSON patch is RFC 6902 via ``jsonpatch``; an operation that cannot be
+* Merge patch is RFC 7386. JSON patch is RFC 6902 via ``jsonpatch``, with the one deviation of
+  the library kube-apiserver uses (evanphx/json-patch v4): ``replace`` of a key missing from an
+  existing object *adds* it (kube answers 200 with the key set); a missing parent is still an error
+  (``replace operation does not apply: doc is missing path: <path>``). An operation that cannot be
   applied is a 422 (kube answers ``Invalid`` with the library's message), an undecodable patch a 400.
 * Strategic merge patch (built-in kinds only; a custom resource answers 415 as the real server
   does) merges maps, and merges lists whose Go type declares a ``patchMergeKey``: the table
@@ -59,15 +62,35 @@ def apply_merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+def _as_applied_by_kube(doc: Any, operation: dict[str, Any]) -> dict[str, Any]:
+    """``operation``, with a ``replace`` of a missing object key turned into the ``add`` v4 does."""
+    path = operation.get("path")
+    if operation.get("op") != "replace" or not isinstance(path, str) or not path:
+        return operation
+    pointer = jsonpatch.JsonPointer(path)
+    try:
+        parent = jsonpatch.JsonPointer.from_parts(pointer.parts[:-1]).resolve(doc)
+    except jsonpatch.JsonPointerException:
+        parent = None
+    if not isinstance(parent, dict | list):
+        raise StatusError(422, "Invalid", f"replace operation does not apply: doc is missing path: {path}")
+    if isinstance(parent, dict) and pointer.parts[-1] not in parent:
+        return {**operation, "op": "add"}
+    return operation
+
+
 def apply_json_patch(target: dict[str, Any], patch: Any) -> Any:
     if not isinstance(patch, list):
         raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
     try:
         compiled = jsonpatch.JsonPatch(patch)
-    except (jsonpatch.InvalidJsonPatch, TypeError, AttributeError) as exc:
+    except (jsonpatch.InvalidJsonPatch, jsonpatch.JsonPointerException, TypeError, AttributeError) as exc:
         raise bad_request(str(exc)) from exc
     try:
-        return compiled.apply(target)
+        doc: Any = target
+        for operation in compiled.patch:
+            doc = jsonpatch.JsonPatch([_as_applied_by_kube(doc, operation)]).apply(doc)
+        return doc
     except (
         jsonpatch.JsonPatchException,
         jsonpatch.JsonPointerException,
