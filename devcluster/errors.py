@@ -23,6 +23,7 @@ __all__ = [
     "invalid",
     "method_not_allowed",
     "not_found",
+    "patch_not_applied",
     "path_not_found",
     "status_body",
     "unauthorized",
@@ -79,7 +80,7 @@ def status_body(
         "message": message,
         "reason": reason,
     }
-    if details:
+    if details is not None:
         body["details"] = details
     body["code"] = code
     return body
@@ -108,6 +109,12 @@ def not_found(*, group: str, plural: str, name: str) -> StatusError:
 def path_not_found() -> StatusError:
     """An unknown URL: kube answers with an empty-details NotFound."""
     return StatusError(404, "NotFound", "the server could not find the requested resource", {})
+
+
+def patch_not_applied() -> StatusError:
+    """A JSON patch operation that cannot be applied: kube's generic 422, with empty details (the
+    library's reason is not passed on)."""
+    return StatusError(422, "Invalid", "the server rejected our request due to an error in our request", {})
 
 
 def already_exists(*, group: str, plural: str, name: str) -> StatusError:

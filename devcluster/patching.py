@@ -2,9 +2,10 @@
 
 * Merge patch is RFC 7386. JSON patch is RFC 6902 via ``jsonpatch``, with the one deviation of
   the library kube-apiserver uses (evanphx/json-patch v4): ``replace`` of a key missing from an
-  existing object *adds* it (kube answers 200 with the key set); a missing parent is still an error
-  (``replace operation does not apply: doc is missing path: <path>``). An operation that cannot be
-  applied is a 422 (kube answers ``Invalid`` with the library's message), an undecodable patch a 400.
+  existing object *adds* it (kube answers 200 with the key set); a missing parent is still an error.
+  An operation that cannot be applied is kube's generic 422 Invalid "the server rejected our request
+  due to an error in our request" with empty details; an undecodable patch is a 400. Mutating
+  webhooks' patches go through the same :func:`apply_operations`, as kube uses the same library.
 * Strategic merge patch (built-in kinds only; a custom resource answers 415 as the real server
   does) merges maps, and merges lists whose Go type declares a ``patchMergeKey``: the table
   :data:`MERGE_KEYS` holds the keys for the fields our kinds use (containers/env/volumes by
@@ -24,9 +25,17 @@ from typing import Any
 
 import jsonpatch
 
-from devcluster.errors import StatusError, bad_request
+from devcluster.errors import bad_request, patch_not_applied
 
-__all__ = ["MERGE_KEYS", "apply_json_patch", "apply_merge_patch", "apply_strategic_merge_patch", "fields_v1"]
+__all__ = [
+    "MERGE_KEYS",
+    "JsonPatchNotApplied",
+    "apply_json_patch",
+    "apply_merge_patch",
+    "apply_operations",
+    "apply_strategic_merge_patch",
+    "fields_v1",
+]
 
 #: field name -> merge key ("" = list of scalars merged as a set)
 MERGE_KEYS: dict[str, str] = {
@@ -62,6 +71,10 @@ def apply_merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+class JsonPatchNotApplied(ValueError):
+    """An operation of a well-formed JSON patch does not apply to the document."""
+
+
 def _as_applied_by_kube(doc: Any, operation: dict[str, Any]) -> dict[str, Any]:
     """``operation``, with a ``replace`` of a missing object key turned into the ``add`` v4 does."""
     path = operation.get("path")
@@ -73,10 +86,26 @@ def _as_applied_by_kube(doc: Any, operation: dict[str, Any]) -> dict[str, Any]:
     except jsonpatch.JsonPointerException:
         parent = None
     if not isinstance(parent, dict | list):
-        raise StatusError(422, "Invalid", f"replace operation does not apply: doc is missing path: {path}")
+        raise JsonPatchNotApplied(f"replace operation does not apply: doc is missing path: {path}")
     if isinstance(parent, dict) and pointer.parts[-1] not in parent:
         return {**operation, "op": "add"}
     return operation
+
+
+def apply_operations(doc: Any, patch: jsonpatch.JsonPatch) -> Any:
+    """Apply a compiled patch as kube-apiserver does (module docstring); ``doc`` is not modified."""
+    try:
+        for operation in patch.patch:
+            doc = jsonpatch.JsonPatch([_as_applied_by_kube(doc, operation)]).apply(doc)
+    except (
+        jsonpatch.JsonPatchException,
+        jsonpatch.JsonPointerException,
+        KeyError,
+        IndexError,
+        TypeError,
+    ) as exc:
+        raise JsonPatchNotApplied(str(exc) or exc.__class__.__name__) from exc
+    return doc
 
 
 def apply_json_patch(target: dict[str, Any], patch: Any) -> Any:
@@ -87,18 +116,9 @@ def apply_json_patch(target: dict[str, Any], patch: Any) -> Any:
     except (jsonpatch.InvalidJsonPatch, jsonpatch.JsonPointerException, TypeError, AttributeError) as exc:
         raise bad_request(str(exc)) from exc
     try:
-        doc: Any = target
-        for operation in compiled.patch:
-            doc = jsonpatch.JsonPatch([_as_applied_by_kube(doc, operation)]).apply(doc)
-        return doc
-    except (
-        jsonpatch.JsonPatchException,
-        jsonpatch.JsonPointerException,
-        KeyError,
-        IndexError,
-        TypeError,
-    ) as exc:
-        raise StatusError(422, "Invalid", str(exc) or exc.__class__.__name__) from exc
+        return apply_operations(target, compiled)
+    except JsonPatchNotApplied as exc:
+        raise patch_not_applied() from exc
 
 
 def _smp_map(original: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any] | None:
