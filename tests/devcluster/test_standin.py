@@ -468,7 +468,11 @@ async def test_suspending_a_running_job_clears_its_start_time_like_the_1_36_job_
     status = api.get(JOBS, "stopped", "ns")["status"]
     assert "startTime" not in status, "cleared in the write that sets Suspended=True"
     assert (status["active"], status["ready"]) == (0, 0)
-    assert conditions(api.get(JOBS, "stopped", "ns"))["Suspended"] == ("True", "JobSuspended", "Job suspended")
+    assert conditions(api.get(JOBS, "stopped", "ns"))["Suspended"] == (
+        "True",
+        "JobSuspended",
+        "Job suspended",
+    )
 
 
 async def test_job_managed_by_another_controller_is_left_alone(api: FakeApi, runner: JobRunner) -> None:
