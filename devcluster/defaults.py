@@ -224,11 +224,14 @@ def _generate_job_selector(spec: dict[str, Any], *, uid: str, name: str) -> None
             labels.setdefault(label, name)
         for label in (LEGACY_CONTROLLER_UID_LABEL, CONTROLLER_UID_LABEL):
             labels.setdefault(label, uid)
-    if not isinstance(spec.get("selector"), dict):
-        spec["selector"] = {}
-    if not isinstance(spec["selector"].get("matchLabels"), dict):
-        spec["selector"]["matchLabels"] = {}
-    spec["selector"]["matchLabels"].setdefault(CONTROLLER_UID_LABEL, uid)
+    selector = spec.setdefault("selector", {})
+    if selector is None:
+        selector = spec["selector"] = {}
+    if isinstance(selector, dict):
+        if selector.get("matchLabels") is None:
+            selector["matchLabels"] = {}
+        if isinstance(selector["matchLabels"], dict):
+            selector["matchLabels"].setdefault(CONTROLLER_UID_LABEL, uid)
 
 
 def prepare_create(key: tuple[str, str], obj: dict[str, Any]) -> None:

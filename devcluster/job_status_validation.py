@@ -73,7 +73,8 @@ class _Job:
         self.completion = _seconds(self.status.get("completionTime"))
 
     def condition_status(self, condition_type: str) -> str | None:
-        for condition in self.status.get("conditions") or []:
+        conditions = self.status.get("conditions")
+        for condition in conditions if isinstance(conditions, list) else []:
             if isinstance(condition, dict) and condition.get("type") == condition_type:
                 return str(condition.get("status"))
         return None
@@ -83,7 +84,9 @@ def _counter_causes(status: Mapping[str, Any]) -> list[Cause]:
     causes = []
     for name in ("active", "succeeded", "failed", "ready", "terminating"):
         value = status.get(name)
-        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            causes.append(field_invalid(f"status.{name}", value, "must be an integer"))
+        elif isinstance(value, int) and value < 0:
             causes.append(field_invalid(f"status.{name}", value, NON_NEGATIVE))
     return causes
 
@@ -95,7 +98,9 @@ def _uncounted_causes(status: Mapping[str, Any]) -> list[Cause]:
         uids = uncounted.get(name)
         for index, uid in enumerate(uids if isinstance(uids, list) else []):
             path = f"status.uncountedTerminatedPods.{name}[{index}]"
-            if uid == "":
+            if not isinstance(uid, str):
+                causes.append(field_invalid(path, uid, "must be a string"))
+            elif uid == "":
                 causes.append(field_invalid(path, uid, "must not be empty"))
             elif uid in seen:
                 causes.append(field_duplicate(path, uid))
@@ -216,7 +221,7 @@ def _pod_causes(new: _Job, old: _Job) -> list[Cause]:
         )
     ready = status.get("ready")
     ready_changed = ready != old.status.get("ready") or active_changed
-    if ready_changed and isinstance(ready, int) and ready > active:
+    if ready_changed and isinstance(ready, int) and not isinstance(ready, bool) and ready > active:
         causes.append(field_invalid("status.ready", ready, "cannot set more ready pods than active"))
     indexes = status.get("completedIndexes") or ""
     indexes_changed = indexes != (old.status.get("completedIndexes") or "")
@@ -237,6 +242,8 @@ def _pod_causes(new: _Job, old: _Job) -> list[Cause]:
 
 def validate_job_status_update(job: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
     """``ValidateJobStatusUpdate`` (metadata excepted) for a write to ``/status``."""
+    if job.get("status") is not None and not isinstance(job["status"], dict):
+        return [field_invalid("status", job["status"], "must be an object")]
     new_job, old_job = _Job(job), _Job(old)
     return (
         _pod_causes(new_job, old_job) + _condition_causes(new_job, old_job) + _time_causes(new_job, old_job)

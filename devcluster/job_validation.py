@@ -25,7 +25,8 @@ nil and empty maps and slices). Without Go types the devcluster applies that eve
 pointer to an empty struct (``affinity: {}``) equals an absent one here but not in kube.
 
 Not checked: the pod template beyond "has containers" and ``restartPolicy``, the rules inside
-``podFailurePolicy`` and ``successPolicy``, and label selector syntax.
+``podFailurePolicy`` and ``successPolicy``, and label selector keys and values (only its shape and
+operators).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import Any, Final
 from devcluster.errors import Cause
 from devcluster.selectors import label_selector_matches
 from devcluster.validation import (
+    field_forbidden,
     field_invalid,
     field_not_supported,
     field_required,
@@ -251,11 +253,45 @@ def _spec_causes(spec: Mapping[str, Any]) -> list[Cause]:
     selector = spec.get("selector")
     if selector is None:
         causes.append(field_required("spec.selector"))
+    else:
+        causes.extend(_selector_causes(selector))
     labels = _dict(_dict(spec.get("template")).get("metadata")).get("labels")
     matches = label_selector_matches(selector, _dict(labels)) if isinstance(selector, dict) else False
     if matches is False:
         detail = "`selector` does not match template `labels`"
         causes.append(field_invalid("spec.template.metadata.labels", labels, detail))
+    return causes
+
+
+def _selector_causes(selector: Any) -> list[Cause]:
+    """The shape of a ``metav1.LabelSelector`` and its operators (keys and values are not checked)."""
+    if not isinstance(selector, dict):
+        return [field_invalid("spec.selector", selector, "must be an object")]
+    match_labels, expressions = selector.get("matchLabels"), selector.get("matchExpressions")
+    causes: list[Cause] = []
+    if match_labels is not None and not (
+        isinstance(match_labels, dict) and all(isinstance(v, str) for v in match_labels.values())
+    ):
+        causes.append(field_invalid("spec.selector.matchLabels", match_labels, "must be a map of strings"))
+    items = [] if expressions is None else expressions if isinstance(expressions, list) else [expressions]
+    for index, expression in enumerate(items):
+        path = f"spec.selector.matchExpressions[{index}]"
+        if not isinstance(expression, dict) or not isinstance(expression.get("key"), str):
+            causes.append(field_invalid(path, expression, "must be an object with a string key"))
+            continue
+        operator, values = expression.get("operator"), expression.get("values")
+        if operator in ("In", "NotIn"):
+            if not values:
+                detail = "must be specified when `operator` is 'In' or 'NotIn'"
+                causes.append(field_required(f"{path}.values", detail))
+        elif operator in ("Exists", "DoesNotExist"):
+            if values:
+                detail = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                causes.append(field_forbidden(f"{path}.values", detail))
+        else:
+            causes.append(field_invalid(f"{path}.operator", operator, "not a valid selector operator"))
+        if values is not None and not (isinstance(values, list) and all(isinstance(v, str) for v in values)):
+            causes.append(field_invalid(f"{path}.values", values, "must be a list of strings"))
     return causes
 
 

@@ -145,7 +145,9 @@ def label_selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any
         )
         if operator not in ("In", "NotIn", "Exists", "DoesNotExist") or not isinstance(values, list):
             return None
-        present, value = key in labels, labels.get(str(key))
+        if not isinstance(key, str):
+            return None
+        present, value = key in labels, labels.get(key)
         if operator == "In":
             matched &= present and value in values
         elif operator == "NotIn":

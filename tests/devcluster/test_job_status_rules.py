@@ -29,13 +29,17 @@ def condition(condition_type: str, status: str = "True") -> dict[str, str]:
     }
 
 
-SUCCEEDED = {
+SUCCEEDED: dict[str, Any] = {
     "startTime": START,
     "completionTime": LATER,
     "succeeded": 1,
     "conditions": [condition("SuccessCriteriaMet"), condition("Complete")],
 }
-FAILED = {"startTime": START, "failed": 1, "conditions": [condition("FailureTarget"), condition("Failed")]}
+FAILED: dict[str, Any] = {
+    "startTime": START,
+    "failed": 1,
+    "conditions": [condition("FailureTarget"), condition("Failed")],
+}
 
 
 def write_status(kube: KubeTarget, namespace: str, name: str, status: dict[str, Any]) -> Any:
