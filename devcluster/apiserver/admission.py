@@ -47,6 +47,8 @@ from typing import Any, Final
 import httpx
 import jsonpatch
 
+from devcluster.apiserver.patching import JsonPatchNotApplied, apply_operations
+
 __all__ = ["AdmissionChain", "AdmissionDenied", "TransportFactory"]
 
 TransportFactory = Callable[[bytes], httpx.AsyncBaseTransport]
@@ -520,8 +522,8 @@ def _apply_patch(hook_name: str, obj: dict[str, Any] | None, encoded_patch: str)
             reason="InternalError",
         )
     try:
-        patched = patch.apply(obj, in_place=False)
-    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+        patched = apply_operations(obj, patch)
+    except JsonPatchNotApplied as exc:
         raise AdmissionDenied(
             code=500, message=f"Internal error occurred: {exc}", reason="InternalError"
         ) from exc

@@ -57,12 +57,12 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 VERSION_INFO = {
     "major": "1",
-    "minor": "32",
-    "gitVersion": "v1.32.0-devcluster",
+    "minor": "36",
+    "gitVersion": "v1.36.0-devcluster",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
     "buildDate": "2025-01-01T00:00:00Z",
-    "goVersion": "go1.23.0",
+    "goVersion": "go1.25.0",
     "compiler": "gc",
     "platform": "linux/amd64",
 }

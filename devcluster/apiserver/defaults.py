@@ -1,11 +1,16 @@
-"""Built-in defaulting and the per-kind validation rules the project's tests depend on.
+"""Built-in decoding, defaulting and strategy steps, and the dispatch to per-kind validation.
 
-kube-apiserver defaults every object it decodes (``SetDefaults_*`` in ``pkg/apis/*/v1``) and then
-runs the kind's strategy (``PrepareForCreate``). Code under test reads fields such as
-``spec.suspend`` or ``spec.template.metadata.labels["batch.kubernetes.io/controller-uid"]`` back
-from the server and would misbehave against the devcluster if we skipped them, so the Job, Pod and
-pod-template defaults are reproduced field by field (checked against a create response captured
-from a real server). Everything here mutates the dict it is given, which the caller owns.
+kube-apiserver decodes every write into Go types, defaults it (``SetDefaults_*`` in
+``pkg/apis/*/v1``) and then runs the kind's strategy (``PrepareForCreate``). Code under test reads
+fields such as ``spec.suspend`` or ``spec.template.metadata.labels["batch.kubernetes.io/controller-uid"]``
+back from the server and would misbehave against the devcluster if we skipped them, so the Job, Pod
+and pod-template defaults are reproduced field by field (checked against a create response captured
+from a real server). Decoding into ``ObjectMeta`` drops empty ``labels``, ``annotations``,
+``finalizers`` and ``ownerReferences`` (Go's ``omitempty``; custom resources too, as their metadata is
+coerced through ``ObjectMeta``): a merge patch removing the last label leaves no ``labels`` at all.
+The Job strategy generates the selector and template labels without overriding ones the user set
+(validation then rejects a conflict). Everything here mutates the dict it is given, which the
+caller owns.
 """
 
 from __future__ import annotations
@@ -14,12 +19,22 @@ from collections.abc import Callable
 from typing import Any
 
 from devcluster.apiserver.errors import Cause
-from devcluster.apiserver.validation import field_invalid, field_required
+from devcluster.apiserver.job_status_validation import validate_job_status_update
+from devcluster.apiserver.job_validation import (
+    CONTROLLER_UID_LABEL,
+    JOB_KEY,
+    JOB_NAME_LABEL,
+    LEGACY_CONTROLLER_UID_LABEL,
+    LEGACY_JOB_NAME_LABEL,
+    validate_job_create,
+    validate_job_update,
+)
+from devcluster.apiserver.validation import field_required
 
-__all__ = ["apply_defaults", "prepare_create", "validate_kind"]
+__all__ = ["apply_defaults", "drop_empty_metadata", "prepare_create", "validate_kind"]
 
-JOB_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
-JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
+#: ObjectMeta's maps and lists: ``omitempty`` in Go, so empty ones do not survive decoding
+_OMITEMPTY_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
 
 
 def _default_container(container: dict[str, Any]) -> None:
@@ -156,8 +171,25 @@ _DEFAULTERS: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {
 }
 
 
+def _drop_empty(meta: Any) -> None:
+    if isinstance(meta, dict):
+        for name in _OMITEMPTY_METADATA:
+            if name in meta and meta[name] in (None, {}, []):
+                del meta[name]
+
+
+def drop_empty_metadata(key: tuple[str, str], obj: dict[str, Any]) -> None:
+    """What decoding into ``ObjectMeta`` does to empty maps and lists (module docstring)."""
+    _drop_empty(obj.get("metadata"))
+    if key == JOB_KEY:
+        template = (obj.get("spec") or {}).get("template") if isinstance(obj.get("spec"), dict) else None
+        if isinstance(template, dict):
+            _drop_empty(template.get("metadata"))
+
+
 def apply_defaults(key: tuple[str, str], obj: dict[str, Any]) -> None:
-    """Defaulting applied to every decoded write body (create, update, patch result)."""
+    """Decoding and defaulting applied to every write body (create, update, patch result)."""
+    drop_empty_metadata(key, obj)
     defaulter = _DEFAULTERS.get(key)
     if defaulter is not None:
         defaulter(obj)
@@ -179,60 +211,42 @@ def _qos_class(spec: dict[str, Any]) -> str:
     return "Guaranteed" if all_guaranteed else "Burstable"
 
 
+def _generate_job_selector(spec: dict[str, Any], *, uid: str, name: str) -> None:
+    """``generateSelector``: add the pod labels and the controller-uid selector; keep what is set."""
+    template = spec.setdefault("template", {})
+    if isinstance(template, dict):
+        if not isinstance(template.get("metadata"), dict):
+            template["metadata"] = {}
+        if not isinstance(template["metadata"].get("labels"), dict):
+            template["metadata"]["labels"] = {}
+        labels = template["metadata"]["labels"]
+        for label in (LEGACY_JOB_NAME_LABEL, JOB_NAME_LABEL):
+            labels.setdefault(label, name)
+        for label in (LEGACY_CONTROLLER_UID_LABEL, CONTROLLER_UID_LABEL):
+            labels.setdefault(label, uid)
+    selector = spec.setdefault("selector", {})
+    if selector is None:
+        selector = spec["selector"] = {}
+    if isinstance(selector, dict):
+        if selector.get("matchLabels") is None:
+            selector["matchLabels"] = {}
+        if isinstance(selector["matchLabels"], dict):
+            selector["matchLabels"].setdefault(CONTROLLER_UID_LABEL, uid)
+
+
 def prepare_create(key: tuple[str, str], obj: dict[str, Any]) -> None:
     """Strategy ``PrepareForCreate``: fields the server owns at creation (uid already set)."""
     meta = obj["metadata"]
-    if key == ("batch", "jobs"):
+    if key == JOB_KEY:
         spec = obj.get("spec")
-        if isinstance(spec, dict) and not spec.get("manualSelector"):
-            uid = meta["uid"]
-            spec["selector"] = {"matchLabels": {JOB_UID_LABELS[0]: uid}}
-            template = spec.setdefault("template", {})
-            if isinstance(template, dict):
-                template_meta = template.setdefault("metadata", {})
-                labels = template_meta.setdefault("labels", {})
-                if isinstance(labels, dict):
-                    for label in JOB_UID_LABELS:
-                        labels[label] = uid
-                    for label in JOB_NAME_LABELS:
-                        labels[label] = meta["name"]
+        if isinstance(spec, dict) and spec.get("manualSelector") is not True:
+            _generate_job_selector(spec, uid=meta["uid"], name=meta.get("name") or "")
         obj["status"] = {}
     elif key == ("", "pods"):
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
         obj["status"] = {"phase": "Pending", "qosClass": _qos_class(spec or {})}
     elif key == ("", "namespaces"):
         obj["status"] = {"phase": "Active"}
-
-
-def _validate_job(job: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
-    causes: list[Cause] = []
-    spec = job.get("spec")
-    if not isinstance(spec, dict):
-        return [field_required("spec")]
-    template_spec = (spec.get("template") or {}).get("spec")
-    if not isinstance(template_spec, dict):
-        return [field_required("spec.template.spec")]
-    if not template_spec.get("containers"):
-        causes.append(field_required("spec.template.spec.containers"))
-    policy = template_spec.get("restartPolicy")
-    if policy not in {"OnFailure", "Never"}:
-        causes.append(
-            Cause(
-                "spec.template.spec.restartPolicy",
-                "FieldValueNotSupported",
-                f'Unsupported value: "{policy}": supported values: "OnFailure", "Never"',
-            )
-        )
-    for field in ("parallelism", "completions", "backoffLimit"):
-        value = spec.get(field)
-        if value is not None and (not isinstance(value, int) or value < 0):
-            causes.append(field_invalid(f"spec.{field}", value, "must be greater than or equal to 0"))
-    if old is not None:
-        old_spec = old.get("spec") or {}
-        for field in ("selector", "completionMode"):
-            if spec.get(field) != old_spec.get(field):
-                causes.append(field_invalid(f"spec.{field}", spec.get(field), "field is immutable"))
-    return causes
 
 
 def _validate_pod(pod: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
@@ -242,9 +256,16 @@ def _validate_pod(pod: dict[str, Any], old: dict[str, Any] | None) -> list[Cause
     return []
 
 
-def validate_kind(key: tuple[str, str], obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
-    if key == ("batch", "jobs"):
-        return _validate_job(obj, old)
+def validate_kind(
+    key: tuple[str, str], obj: dict[str, Any], old: dict[str, Any] | None, *, subresource: str = ""
+) -> list[Cause]:
+    """The kind's strategy validation (metadata excepted): create, update, or a ``/status`` write."""
+    if key == JOB_KEY:
+        if old is None:
+            return validate_job_create(obj)
+        if subresource == "status":
+            return validate_job_status_update(obj, old)
+        return validate_job_update(obj, old)
     if key == ("", "pods") and old is None:
         return _validate_pod(obj, old)
     return []

@@ -23,6 +23,7 @@ __all__ = [
     "invalid",
     "method_not_allowed",
     "not_found",
+    "patch_not_applied",
     "path_not_found",
     "status_body",
     "unauthorized",
@@ -79,7 +80,7 @@ def status_body(
         "message": message,
         "reason": reason,
     }
-    if details:
+    if details is not None:
         body["details"] = details
     body["code"] = code
     return body
@@ -110,6 +111,12 @@ def path_not_found() -> StatusError:
     return StatusError(404, "NotFound", "the server could not find the requested resource", {})
 
 
+def patch_not_applied() -> StatusError:
+    """A JSON patch operation that cannot be applied: kube's generic 422, with empty details (the
+    library's reason is not passed on)."""
+    return StatusError(422, "Invalid", "the server rejected our request due to an error in our request", {})
+
+
 def already_exists(*, group: str, plural: str, name: str) -> StatusError:
     return StatusError(
         409,
@@ -130,8 +137,11 @@ def conflict(*, group: str, plural: str, name: str, why: str | None = None) -> S
 
 
 def invalid(*, group: str, kind: str, name: str, causes: list[Cause]) -> StatusError:
+    """422 Invalid: every cause in ``details.causes``; the message joins them without repeats, as
+    ``ErrorList.ToAggregate()`` does (a rule checked twice, e.g. the Job spec on update, yields two
+    causes but one message part)."""
     qualified_kind = f"{kind}.{group}" if group else kind
-    summaries = [c.summary() for c in causes]
+    summaries = list(dict.fromkeys(c.summary() for c in causes))
     joined = summaries[0] if len(summaries) == 1 else "[" + ", ".join(summaries) + "]"
     details = _details(group, kind, name)
     details["causes"] = [c.to_dict() for c in causes]

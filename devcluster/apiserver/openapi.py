@@ -54,7 +54,7 @@ def _document(registry: Registry, group: str, version: str) -> dict[str, Any]:
         }
     return {
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.32.0"},
+        "info": {"title": "Kubernetes", "version": "v1.36.0"},
         "paths": paths,
         "components": {"schemas": {}},
     }

@@ -1,7 +1,11 @@
 """PATCH bodies: JSON merge patch, JSON patch, strategic merge patch and (approximate) apply.
 
-* Merge patch is RFC 7386. JSON patch is RFC 6902 via ``jsonpatch``; an operation that cannot be
-  applied is a 422 (kube answers ``Invalid`` with the library's message), an undecodable patch a 400.
+* Merge patch is RFC 7386. JSON patch is RFC 6902 via ``jsonpatch``, with the one deviation of
+  the library kube-apiserver uses (evanphx/json-patch v4): ``replace`` of a key missing from an
+  existing object *adds* it (kube answers 200 with the key set); a missing parent is still an error.
+  An operation that cannot be applied is kube's generic 422 Invalid "the server rejected our request
+  due to an error in our request" with empty details; an undecodable patch is a 400. Mutating
+  webhooks' patches go through the same :func:`apply_operations`, as kube uses the same library.
 * Strategic merge patch (built-in kinds only; a custom resource answers 415 as the real server
   does) merges maps, and merges lists whose Go type declares a ``patchMergeKey``: the table
   :data:`MERGE_KEYS` holds the keys for the fields our kinds use (containers/env/volumes by
@@ -21,9 +25,17 @@ from typing import Any
 
 import jsonpatch
 
-from devcluster.apiserver.errors import StatusError, bad_request
+from devcluster.apiserver.errors import bad_request, patch_not_applied
 
-__all__ = ["MERGE_KEYS", "apply_json_patch", "apply_merge_patch", "apply_strategic_merge_patch", "fields_v1"]
+__all__ = [
+    "MERGE_KEYS",
+    "JsonPatchNotApplied",
+    "apply_json_patch",
+    "apply_merge_patch",
+    "apply_operations",
+    "apply_strategic_merge_patch",
+    "fields_v1",
+]
 
 #: field name -> merge key ("" = list of scalars merged as a set)
 MERGE_KEYS: dict[str, str] = {
@@ -59,15 +71,32 @@ def apply_merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def apply_json_patch(target: dict[str, Any], patch: Any) -> Any:
-    if not isinstance(patch, list):
-        raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+class JsonPatchNotApplied(ValueError):
+    """An operation of a well-formed JSON patch does not apply to the document."""
+
+
+def _as_applied_by_kube(doc: Any, operation: dict[str, Any]) -> dict[str, Any]:
+    """``operation``, with a ``replace`` of a missing object key turned into the ``add`` v4 does."""
+    path = operation.get("path")
+    if operation.get("op") != "replace" or not isinstance(path, str) or not path:
+        return operation
+    pointer = jsonpatch.JsonPointer(path)
     try:
-        compiled = jsonpatch.JsonPatch(patch)
-    except (jsonpatch.InvalidJsonPatch, TypeError, AttributeError) as exc:
-        raise bad_request(str(exc)) from exc
+        parent = jsonpatch.JsonPointer.from_parts(pointer.parts[:-1]).resolve(doc)
+    except jsonpatch.JsonPointerException:
+        parent = None
+    if not isinstance(parent, dict | list):
+        raise JsonPatchNotApplied(f"replace operation does not apply: doc is missing path: {path}")
+    if isinstance(parent, dict) and pointer.parts[-1] not in parent:
+        return {**operation, "op": "add"}
+    return operation
+
+
+def apply_operations(doc: Any, patch: jsonpatch.JsonPatch) -> Any:
+    """Apply a compiled patch as kube-apiserver does (module docstring); ``doc`` is not modified."""
     try:
-        return compiled.apply(target)
+        for operation in patch.patch:
+            doc = jsonpatch.JsonPatch([_as_applied_by_kube(doc, operation)]).apply(doc)
     except (
         jsonpatch.JsonPatchException,
         jsonpatch.JsonPointerException,
@@ -75,7 +104,21 @@ def apply_json_patch(target: dict[str, Any], patch: Any) -> Any:
         IndexError,
         TypeError,
     ) as exc:
-        raise StatusError(422, "Invalid", str(exc) or exc.__class__.__name__) from exc
+        raise JsonPatchNotApplied(str(exc) or exc.__class__.__name__) from exc
+    return doc
+
+
+def apply_json_patch(target: dict[str, Any], patch: Any) -> Any:
+    if not isinstance(patch, list):
+        raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+    try:
+        compiled = jsonpatch.JsonPatch(patch)
+    except (jsonpatch.InvalidJsonPatch, jsonpatch.JsonPointerException, TypeError, AttributeError) as exc:
+        raise bad_request(str(exc)) from exc
+    try:
+        return apply_operations(target, compiled)
+    except JsonPatchNotApplied as exc:
+        raise patch_not_applied() from exc
 
 
 def _smp_map(original: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any] | None:

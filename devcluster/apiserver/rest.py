@@ -200,6 +200,7 @@ class Rest:
         else:
             record_apply(obj, applied, manager=manager, version=version, subresource="", timestamp=stamp)
         obj = await self._admit("CREATE", rtype, version, namespace, name, obj, None, caller, options, "")
+        defaults.drop_empty_metadata(rtype.key, obj)
         meta = obj["metadata"]
         causes = validate_object_meta(meta, namespaced=rtype.namespaced, name_rule=rtype.name_rule)
         name = meta.get("name") or ""
@@ -422,6 +423,7 @@ class Rest:
         )
         if self.store.get(rtype.key, (namespace, name)) is not old:
             raise _Stale
+        defaults.drop_empty_metadata(rtype.key, new)
         meta = new["metadata"]
         if applied is not None:
             new = record_apply(
@@ -433,7 +435,7 @@ class Rest:
             if _without(new, (*skip, "apiVersion", "kind")) != _without(old, (*skip, "apiVersion", "kind")):
                 meta["generation"] = old_meta["generation"] + 1
         causes = validate_object_meta(meta, namespaced=rtype.namespaced, name_rule=rtype.name_rule, old=old)
-        causes += self._validate_kind(rtype, version, new, old)
+        causes += self._validate_kind(rtype, version, new, old, subresource=subresource)
         if causes:
             raise invalid(group=rtype.group, kind=rtype.kind, name=name, causes=causes)
         if rtype.key == CRD_KEY and subresource != "status":
@@ -517,13 +519,19 @@ class Rest:
             )
 
     def _validate_kind(
-        self, rtype: ResourceType, version: str, obj: dict[str, Any], old: dict[str, Any] | None
+        self,
+        rtype: ResourceType,
+        version: str,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        *,
+        subresource: str = "",
     ) -> list[Cause]:
         if not rtype.builtin:
             return validate_custom_resource(rtype, version=version, obj=obj, old=old)
         if rtype.key == CRD_KEY:
             return validate_crd(obj)
-        return defaults.validate_kind(rtype.key, obj, old)
+        return defaults.validate_kind(rtype.key, obj, old, subresource=subresource)
 
     async def _admit(
         self,

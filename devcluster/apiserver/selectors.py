@@ -2,7 +2,8 @@
 
 Label selectors: ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``, ``k notin (a,b)``, ``k`` (exists),
 ``!k`` (does not exist), comma separated (all must hold). As in Kubernetes, ``!=`` and ``notin``
-also match objects that lack the label. Field selectors: ``path=v``, ``path==v``, ``path!=v`` over
+also match objects that lack the label; a ``metav1.LabelSelector`` object is matched by
+:func:`label_selector_matches`. Field selectors: ``path=v``, ``path==v``, ``path!=v`` over
 ``metadata.name``, ``metadata.namespace`` and the resource's own selectable fields; any other field
 is a 400 BadRequest "field label not supported", as the real server answers.
 
@@ -12,13 +13,13 @@ Selectors are parsed once per request into predicates; matching is a dict lookup
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from devcluster.apiserver.errors import bad_request
 
-__all__ = ["FieldSelector", "LabelSelector", "Selector", "field_value"]
+__all__ = ["FieldSelector", "LabelSelector", "Selector", "field_value", "label_selector_matches"]
 
 _KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
@@ -124,6 +125,36 @@ class LabelSelector:
                 raise bad_request(f"{expr.get('operator')!r} is not a valid label selector operator")
             selector.requirements.append(_Requirement(expr["key"], op, frozenset(expr.get("values") or [])))
         return selector
+
+
+def label_selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool | None:
+    """Whether a ``metav1.LabelSelector`` object selects ``labels`` (``{}`` selects everything);
+    ``None`` when it is not a valid selector (``LabelSelectorAsSelector`` fails: nothing is decided)."""
+    match_labels = selector.get("matchLabels") or {}
+    expressions = selector.get("matchExpressions") or []
+    if not isinstance(match_labels, Mapping) or not isinstance(expressions, list):
+        return None
+    matched = all(labels.get(key) == value for key, value in match_labels.items())
+    for expression in expressions:
+        if not isinstance(expression, Mapping):
+            return None
+        key, operator, values = (
+            expression.get("key"),
+            expression.get("operator"),
+            expression.get("values") or [],
+        )
+        if operator not in ("In", "NotIn", "Exists", "DoesNotExist") or not isinstance(values, list):
+            return None
+        if not isinstance(key, str):
+            return None
+        present, value = key in labels, labels.get(key)
+        if operator == "In":
+            matched &= present and value in values
+        elif operator == "NotIn":
+            matched &= not present or value not in values
+        else:
+            matched &= present == (operator == "Exists")
+    return matched
 
 
 def field_value(obj: dict[str, Any], path: str) -> str:

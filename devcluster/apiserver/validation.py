@@ -2,14 +2,18 @@
 
 Causes are :class:`~devcluster.apiserver.errors.Cause` values whose ``message`` is what apimachinery's
 ``field.Error.ErrorBody()`` prints (``Invalid value: "x": <detail>``), so the 422 ``Status`` a client
-receives reads exactly like the real one. Only metadata rules and the handful of per-kind rules the
-project's tests depend on live here; custom resources are validated by their structural schema
-(:mod:`devcluster.apiserver.crds`).
+receives reads exactly like the real one. The bad value is rendered as current apimachinery does:
+numbers and booleans plain, strings quoted (JSON quoting, which equals Go's ``%q`` for printable
+text), anything else as ``json.Marshal`` writes it (compact, map keys sorted, ``<``/``>``/``&``
+escaped), ``null`` for nil; :data:`OMIT` leaves it out. Metadata rules live here, batch/v1 Job rules
+in :mod:`devcluster.apiserver.job_validation`; custom resources are validated by their structural
+schema (:mod:`devcluster.apiserver.crds`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Final
 
 import orjson
 
@@ -17,31 +21,68 @@ from devcluster.apiserver.errors import Cause
 from shared.validation_k8s import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 
 __all__ = [
+    "OMIT",
+    "field_duplicate",
+    "field_forbidden",
     "field_invalid",
+    "field_not_supported",
     "field_required",
+    "field_too_long",
+    "go_value",
     "validate_object_meta",
 ]
 
 _TOTAL_ANNOTATION_BYTES = 256 * 1024
+#: ``field.OmitValueType{}``: the cause prints no bad value (``Invalid value: <detail>``)
+OMIT: Final = object()
+_HTML_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
 
-def _quote(value: Any) -> str:
+def go_value(value: Any) -> str:
+    """How ``field.Error.ErrorBody()`` prints a bad value (see the module docstring)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
     if isinstance(value, str):
         return orjson.dumps(value).decode()
-    return orjson.dumps(value).decode() if not isinstance(value, int | float) else str(value)
+    encoded = orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode()
+    for char, escape in _HTML_ESCAPES.items():
+        encoded = encoded.replace(char, escape)
+    return encoded
+
+
+def _body(kind: str, value: Any, detail: str) -> str:
+    body = kind if value is OMIT else f"{kind}: {go_value(value)}"
+    return f"{body}: {detail}" if detail else body
 
 
 def field_invalid(path: str, value: Any, detail: str) -> Cause:
-    body = f"Invalid value: {_quote(value)}"
-    return Cause(path, "FieldValueInvalid", f"{body}: {detail}" if detail else body)
+    return Cause(path, "FieldValueInvalid", _body("Invalid value", value, detail))
+
+
+def field_not_supported(path: str, value: Any, supported: Sequence[str]) -> Cause:
+    detail = "supported values: " + ", ".join(orjson.dumps(v).decode() for v in supported)
+    return Cause(path, "FieldValueNotSupported", _body("Unsupported value", value, detail))
 
 
 def field_required(path: str, detail: str = "") -> Cause:
     return Cause(path, "FieldValueRequired", f"Required value: {detail}" if detail else "Required value")
 
 
-def _forbidden(path: str, detail: str) -> Cause:
+def field_duplicate(path: str, value: Any) -> Cause:
+    return Cause(path, "FieldValueDuplicate", _body("Duplicate value", value, ""))
+
+
+def field_forbidden(path: str, detail: str) -> Cause:
     return Cause(path, "FieldValueForbidden", f"Forbidden: {detail}")
+
+
+def field_too_long(path: str, max_length: int) -> Cause:
+    unit = "byte" if max_length == 1 else "bytes"
+    return Cause(path, "FieldValueTooLong", f"Too long: may not be more than {max_length} {unit}")
 
 
 def _name_errors(name: str, rule: str) -> list[str]:
@@ -79,7 +120,7 @@ def validate_object_meta(
     if namespaced and not namespace:
         causes.append(field_required("metadata.namespace"))
     elif not namespaced and namespace:
-        causes.append(_forbidden("metadata.namespace", "not allowed on this type"))
+        causes.append(field_forbidden("metadata.namespace", "not allowed on this type"))
     labels = meta.get("labels")
     if labels is not None:
         if not isinstance(labels, dict):
@@ -106,13 +147,7 @@ def validate_object_meta(
                     continue
                 total += len(key) + len(value)
             if total > _TOTAL_ANNOTATION_BYTES:
-                causes.append(
-                    Cause(
-                        "metadata.annotations",
-                        "FieldValueTooLong",
-                        f"Too long: may not be more than {_TOTAL_ANNOTATION_BYTES} bytes",
-                    )
-                )
+                causes.append(field_too_long("metadata.annotations", _TOTAL_ANNOTATION_BYTES))
     finalizers = meta.get("finalizers")
     if finalizers is not None:
         if not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers):
@@ -125,7 +160,7 @@ def validate_object_meta(
                 added = set(finalizers) - set(old["metadata"].get("finalizers") or [])
                 if added:
                     causes.append(
-                        _forbidden(
+                        field_forbidden(
                             "metadata.finalizers",
                             "no new finalizers can be added if the object is being deleted, "
                             f"found new finalizers {sorted(added)!r}".replace("'", '"'),

@@ -5,10 +5,14 @@ Kueue (or the stand-in) admitted. The job runner fills that gap for local runs a
 tests; production clusters have the real job controller. It talks to the devcluster over HTTPS like
 any client and only ever writes the ``/status`` subresource.
 
-batch/v1 Jobs follow the real job controller's visible status, as in the golden Kueue flow:
+batch/v1 Jobs follow the real job controller's visible status, as in the golden Kueue flow, and
+only ever make status writes kube-apiserver accepts (:mod:`devcluster.apiserver.job_status_validation`):
 
+* a Job whose ``spec.managedBy`` names another controller is left alone, as kube-controller-manager
+  leaves it (MultiKueue's manager copies run on a worker instead);
 * created or stopped suspended -> ``Suspended=True`` "JobSuspended"/"Job suspended", ``active``
-  and ``ready`` back to 0 (``startTime`` is left alone; Kueue clears it when it stops a job);
+  and ``ready`` back to 0 and, in the same write, ``startTime`` removed (1.36's job controller with
+  MutableSchedulingDirectivesForSuspendedJobs: the template becomes mutable again);
 * unsuspended -> ``Suspended=False`` "JobResumed"/"Job resumed" if it had been suspended,
   ``startTime`` (reset on resume), ``active`` = ``ready`` = min(parallelism, completions);
 * after the run time -> ``succeeded`` = completions (parallelism when unset), ``active``/``ready``
@@ -41,10 +45,12 @@ from devcluster.standin.conditions import (
     utc_now,
 )
 
-__all__ = ["JOBS", "RUN_SECONDS_ANNOTATION", "DeclarativeCompletion", "JobRunner"]
+__all__ = ["JOBS", "JOB_CONTROLLER_NAME", "RUN_SECONDS_ANNOTATION", "DeclarativeCompletion", "JobRunner"]
 
 JOBS: Final = Resource("batch", "v1", "jobs")
 RUN_SECONDS_ANNOTATION: Final = "kueue-bridge.dev/run-seconds"
+#: ``batchv1.JobControllerName``: the only ``spec.managedBy`` the job controller acts on
+JOB_CONTROLLER_NAME: Final = "kubernetes.io/job-controller"
 _COMPLETED_MESSAGE: Final = "Reached expected number of succeeded pods"
 
 _log = logging.getLogger(__name__)
@@ -125,11 +131,13 @@ class JobRunner:
             self._started.pop(_uid(job), None)
             return
         spec = job.get("spec") or {}
+        if spec.get("managedBy", JOB_CONTROLLER_NAME) != JOB_CONTROLLER_NAME:
+            return
         status: dict[str, Any] = job.setdefault("status", {})
         changed = False
         if spec.get("suspend") is True:
             self._started.pop(_uid(job), None)
-            changed |= set_condition(
+            suspended_now = set_condition(
                 job,
                 condition_type="Suspended",
                 status="True",
@@ -138,6 +146,9 @@ class JobRunner:
                 now=now,
                 with_generation=False,
             )
+            if suspended_now:
+                status.pop("startTime", None)
+            changed |= suspended_now
             for counter in ("active", "ready"):
                 if status.get(counter):
                     status[counter] = 0

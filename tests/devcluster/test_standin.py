@@ -500,6 +500,34 @@ async def test_job_runs_to_completion_like_the_job_controller(
     assert len(api.writes) == writes, "a finished job is left alone"
 
 
+async def test_suspending_a_running_job_clears_its_start_time_like_the_1_36_job_controller(
+    api: FakeApi, runner: JobRunner, clock: FakeClock
+) -> None:
+    api.put(JOBS, batch_job("stopped", suspend=False, run_seconds="10"))
+    await runner.reconcile_once()
+    assert api.get(JOBS, "stopped", "ns")["status"]["startTime"] == "2026-11-22T02:34:03Z"
+
+    api.get(JOBS, "stopped", "ns")["spec"]["suspend"] = True
+    clock.advance(1)
+    await runner.reconcile_once()
+    status = api.get(JOBS, "stopped", "ns")["status"]
+    assert "startTime" not in status, "cleared in the write that sets Suspended=True"
+    assert (status["active"], status["ready"]) == (0, 0)
+    assert conditions(api.get(JOBS, "stopped", "ns"))["Suspended"] == (
+        "True",
+        "JobSuspended",
+        "Job suspended",
+    )
+
+
+async def test_job_managed_by_another_controller_is_left_alone(api: FakeApi, runner: JobRunner) -> None:
+    api.put(JOBS, batch_job("remote", suspend=False, managedBy="kueue.x-k8s.io/multikueue"))
+    api.put(JOBS, batch_job("local", suspend=False, managedBy="kubernetes.io/job-controller"))
+    await runner.reconcile_once()
+    assert "status" not in api.get(JOBS, "remote", "ns")
+    assert api.get(JOBS, "local", "ns")["status"]["active"] == 2
+
+
 async def test_suspended_job_is_marked_and_resumed_with_a_new_start_time(
     api: FakeApi, runner: JobRunner, clock: FakeClock
 ) -> None:
