@@ -1,0 +1,536 @@
+"""CPU per job of the reconciler (and per admission of the webhook) over whole job lifecycles.
+
+For ``--jobs`` batch/v1 Jobs on a devcluster, each living its full life -- created (the webhook
+suspends it) -> Workload created -> admitted by the Kueue stand-in -> started by the reconciler ->
+run and completed by the job runner -> Workload finished and its finalizer released -- this prints:
+
+* the **reconciler process's CPU seconds** (user + system, all threads, read from ``/proc/<pid>/stat``
+  of the process itself) from just before the first create until the reconciler is quiet again,
+  divided by the number of jobs;
+* that CPU split into watch decoding, reconcile logic, API writes (encode + HTTP/TLS), events,
+  informer/queue overhead and the event loop's I/O callbacks, from a py-spy sample of the process
+  (``bench/profile_breakdown.py`` says how a stack is sorted); the raw sample is written next to
+  the output (``--out``), with the most sampled functions printed;
+* the **webhook process's CPU seconds per admission** over the same window (admissions counted from
+  the webhook's own ``/metrics``), with the webhook in the path exactly as ``kueue-bridge dev``
+  registers it (``devrun.components``: URL client config, our CA as caBundle);
+* what the reconciler did per job (reconciles, API requests by verb, watch events, Events written),
+  from its ``/metrics``, so a change in CPU can be told from a change in work.
+
+Processes: the devcluster with the stand-in and the job runner (``kueue-bridge devcluster
+--kueue-standin --job-runner``, uvloop), the webhook and the reconciler (``kueue-bridge webhook`` /
+``reconciler``, as deployed) and this process (creates the jobs, watches the Workloads). CPU seconds
+of one process are far less sensitive to a busy machine than wall time, but not immune (caches,
+frequency, more wake-ups per event when everything is slower), so ``/proc/loadavg`` is printed with
+each round. The configuration is the deployed default apart from the dev settings (no leader
+election, the webhook's address); ``--qps`` raises the client rate limit.
+
+    .venv/bin/python bench/reconciler_cpu.py [--jobs 1000] [--rounds 3] [--out DIR] [--no-profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.devcluster import devcluster_process  # noqa: E402
+from bench.profile_breakdown import PARTS, Breakdown, read_breakdown, top_functions  # noqa: E402
+from devrun.components import (  # noqa: E402
+    ComponentProcess,
+    free_port,
+    generate_certs,
+    register_webhooks,
+    render_webhook_manifests,
+)
+from devrun.samples import crd_files, install_crds  # noqa: E402
+from shared.frameworks.base import GroupVersionKind  # noqa: E402
+from shared.kube import ClientSettings, KubeClient, load_kubeconfig  # noqa: E402
+from shared.kube.watch import EventType, Watch  # noqa: E402
+
+__all__ = ["main"]
+
+JOB = GroupVersionKind("batch", "v1", "Job")
+WORKLOAD = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
+NAMESPACE = GroupVersionKind("", "v1", "Namespace")
+FLAVOR = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ResourceFlavor")
+CLUSTER_QUEUE = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ClusterQueue")
+LOCAL_QUEUE = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "LocalQueue")
+BENCH_NAMESPACE = "bench"
+RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
+#: seconds the lifecycle of every job may take before the bench gives up
+LIFECYCLE_TIMEOUT = 900.0
+#: the reconciler counts as quiet once it used less than this share of one CPU over QUIET_WINDOW
+QUIET_SHARE = 0.02
+QUIET_WINDOW = 1.0
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (Linux ``/proc``), all threads included."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def job_body(index: int, *, run_seconds: float) -> dict[str, Any]:
+    """A queued Job as a user writes it: no ``suspend`` (the webhook adds it)."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": f"job-{index}",
+            "labels": {"kueue.x-k8s.io/queue-name": "bench"},
+            "annotations": {"kueue-bridge.dev/run-seconds": str(run_seconds)},
+        },
+        "spec": {
+            "parallelism": 1,
+            "completions": 1,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "10m"}}}
+                    ],
+                }
+            },
+        },
+    }
+
+
+def client_for(kubeconfig: Path) -> KubeClient:
+    return KubeClient.from_connection(
+        load_kubeconfig(kubeconfig), settings=ClientSettings(qps=100000, burst=100000)
+    )
+
+
+async def setup_queues(client: KubeClient, *, jobs: int) -> None:
+    files, _ = crd_files()
+    await install_crds(client, files)
+    for namespace in ("kueue-system", BENCH_NAMESPACE):
+        await client.create(NAMESPACE, {"metadata": {"name": namespace}})
+    await client.create(FLAVOR, {"metadata": {"name": "default-flavor"}})
+    quota = str(max(jobs, 10))  # 10m per job: every job fits at once
+    await client.create(
+        CLUSTER_QUEUE,
+        {
+            "metadata": {"name": "bench"},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu"],
+                        "flavors": [{"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": quota}]}],
+                    }
+                ],
+            },
+        },
+    )
+    await client.create(
+        LOCAL_QUEUE,
+        {"metadata": {"name": "bench", "namespace": BENCH_NAMESPACE}, "spec": {"clusterQueue": "bench"}},
+    )
+
+
+@dataclass
+class Components:
+    webhook: ComponentProcess
+    reconciler: ComponentProcess
+    webhook_metrics: str
+    reconciler_metrics: str
+    verify: ssl.SSLContext
+
+
+def write_config(path: Path, *, webhook_port: int, cert_dir: Path, probe_port: int, qps: int | None) -> Path:
+    config: dict[str, Any] = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "namespace": "kueue-system",
+        "integrations": {"frameworks": ["batch/job"]},
+        "leaderElection": {"leaderElect": False},
+        "internalCertManagement": {"enable": False},
+        "webhook": {"host": "127.0.0.1", "port": webhook_port, "certDir": str(cert_dir)},
+        "health": {"healthProbeBindAddress": f"127.0.0.1:{probe_port}"},
+        "metrics": {"bindAddress": "0"},
+    }
+    if qps is not None:
+        config["clientConnection"] = {"qps": float(qps), "burst": qps}
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+async def start_components(
+    stack: contextlib.AsyncExitStack, *, tmp: Path, kubeconfig: Path, client: KubeClient, qps: int | None
+) -> Components:
+    """The webhook (ready, then registered as ``kueue-bridge dev`` does) and the reconciler (healthy)."""
+    cert_dir = tmp / "certs"
+    ca_pem = generate_certs(cert_dir)
+    webhook_port, probe_port = free_port(), free_port()
+    config = write_config(
+        tmp / "config.yaml", webhook_port=webhook_port, cert_dir=cert_dir, probe_port=probe_port, qps=qps
+    )
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+    url = f"https://127.0.0.1:{webhook_port}"
+    common = ("--config", str(config), "--kubeconfig", str(kubeconfig))
+    webhook = ComponentProcess(
+        name="webhook",
+        args=("webhook", *common, "--cert-dir", str(cert_dir)),
+        log_path=tmp / "webhook.log",
+        health_url=f"{url}/readyz",
+        env=env,
+        ca_pem=ca_pem,
+    )
+    stack.push_async_callback(webhook.stop)
+    await webhook.start()
+    documents = await render_webhook_manifests(config=config, url=url, env=env)
+    await register_webhooks(client, documents, ca_pem=ca_pem)
+    reconciler = ComponentProcess(
+        name="reconciler",
+        args=("reconciler", *common, "--probe-address", f"127.0.0.1:{probe_port}"),
+        log_path=tmp / "reconciler.log",
+        health_url=f"http://127.0.0.1:{probe_port}/healthz",
+        env=env,
+    )
+    stack.push_async_callback(reconciler.stop)
+    await reconciler.start()
+    return Components(
+        webhook=webhook,
+        reconciler=reconciler,
+        webhook_metrics=f"{url}/metrics",
+        reconciler_metrics=f"http://127.0.0.1:{probe_port}/metrics",
+        verify=ssl.create_default_context(cadata=ca_pem.decode()),
+    )
+
+
+# --- metrics --------------------------------------------------------------------------------------
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+async def scrape(url: str, *, verify: ssl.SSLContext | bool = True) -> Samples:
+    async with httpx.AsyncClient(verify=verify, timeout=10.0) as http:
+        text = (await http.get(url)).text
+    samples: Samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples
+
+
+def total(samples: Samples, name: str, **labels: str) -> float:
+    """Sum of ``name`` over every label set containing ``labels``."""
+    return sum(
+        value
+        for (sample, sample_labels), value in samples.items()
+        if sample == name and set(labels.items()) <= set(sample_labels)
+    )
+
+
+def by_label(samples: Samples, name: str, label: str) -> dict[str, float]:
+    sums: dict[str, float] = {}
+    for (sample, labels), value in samples.items():
+        if sample == name:
+            key = dict(labels).get(label, "")
+            sums[key] = sums.get(key, 0.0) + value
+    return sums
+
+
+def delta(after: dict[str, float], before: dict[str, float]) -> dict[str, float]:
+    return {key: value - before.get(key, 0.0) for key, value in after.items() if value - before.get(key, 0.0)}
+
+
+# --- the lifecycle watch --------------------------------------------------------------------------
+class Lifecycles:
+    """Watches the bench namespace's Workloads: which are finished with their finalizer released."""
+
+    def __init__(self) -> None:
+        self.done: set[str] = set()
+        self.workloads: set[str] = set()
+        self.changed = asyncio.Event()
+
+    async def watch(self, client: KubeClient) -> None:
+        async for event in Watch(client, WORKLOAD, namespace=BENCH_NAMESPACE).events():
+            if event.type not in (EventType.ADDED, EventType.MODIFIED):
+                continue
+            metadata = event.object["metadata"]
+            self.workloads.add(metadata["name"])
+            conditions = (event.object.get("status") or {}).get("conditions") or []
+            finished = any(c.get("type") == "Finished" and c.get("status") == "True" for c in conditions)
+            if finished and RESOURCE_IN_USE not in (metadata.get("finalizers") or []):
+                self.done.add(metadata["name"])
+            self.changed.set()
+
+    async def wait_for(self, count: int, *, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while len(self.done) < count:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise RuntimeError(
+                    f"after {timeout:.0f}s only {len(self.done)} of {count} Workloads finished and released "
+                    f"({len(self.workloads)} seen)"
+                )
+            self.changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), min(remaining, 5.0))
+
+
+async def quiet(pid: int, *, timeout: float = 120.0) -> None:
+    """Wait until the process used less than ``QUIET_SHARE`` of a CPU over ``QUIET_WINDOW`` seconds:
+    its tail (queued Events, the last watch events) is written."""
+    deadline = time.monotonic() + timeout
+    last = process_cpu_seconds(pid)
+    while time.monotonic() < deadline:
+        await asyncio.sleep(QUIET_WINDOW)
+        now = process_cpu_seconds(pid)
+        if now - last < QUIET_SHARE * QUIET_WINDOW:
+            return
+        last = now
+    raise RuntimeError(f"process {pid} still busy {timeout:.0f}s after the last lifecycle ended")
+
+
+# --- py-spy ---------------------------------------------------------------------------------------
+class Sampler:
+    """``py-spy record --nonblocking`` on a process (it is never paused), stopped with SIGINT."""
+
+    def __init__(self, pid: int, output: Path, *, rate: int) -> None:
+        binary = Path(sys.executable).parent / "py-spy"
+        command = [str(binary if binary.exists() else "py-spy"), "record", "--pid", str(pid)]
+        command += ["--rate", str(rate), "--format", "raw", "--output", str(output), "--nonblocking", "--gil"]
+        self.output = output
+        self._process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
+
+    def stop(self) -> None:
+        if self._process.poll() is None:
+            self._process.send_signal(signal.SIGINT)
+        try:
+            _, stderr = self._process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            _, stderr = self._process.communicate()
+        if not self.output.exists():
+            raise RuntimeError(f"py-spy wrote no profile: {stderr.decode(errors='replace')[-1000:]}")
+
+
+def py_spy_available() -> bool:
+    binary = Path(sys.executable).parent / "py-spy"
+    return binary.exists() or any(
+        (Path(directory) / "py-spy").exists() for directory in os.environ.get("PATH", "").split(os.pathsep)
+    )
+
+
+# --- one round ------------------------------------------------------------------------------------
+@dataclass
+class RoundResult:
+    jobs: int
+    reconciler_cpu: float
+    webhook_cpu: float
+    admissions: float
+    seconds: float
+    load: tuple[str, str]
+    work: dict[str, dict[str, float]] = field(default_factory=dict)
+    breakdown: Breakdown | None = None
+    profile: Path | None = None
+    top: list[tuple[str, int, int]] = field(default_factory=list)
+
+    @property
+    def reconciler_ms_per_job(self) -> float:
+        return self.reconciler_cpu / self.jobs * 1000
+
+    @property
+    def webhook_ms_per_admission(self) -> float:
+        return self.webhook_cpu / max(self.admissions, 1) * 1000
+
+
+async def _create_jobs(client: KubeClient, *, jobs: int, concurrency: int, run_seconds: float) -> None:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(index: int) -> None:
+        async with gate:
+            await client.create(JOB, job_body(index, run_seconds=run_seconds), namespace=BENCH_NAMESPACE)
+
+    await asyncio.gather(*(one(i) for i in range(jobs)))
+
+
+async def _work(components: Components) -> dict[str, dict[str, float]]:
+    samples = await scrape(components.reconciler_metrics)
+    prefix = "kueue_bridge_"
+    return {
+        "reconciles": by_label(samples, f"{prefix}controller_runtime_reconcile_total", "result"),
+        "requests": by_label(samples, f"{prefix}rest_client_requests_total", "verb"),
+        "watch events": by_label(samples, f"{prefix}watch_events_total", "resource"),
+        "events": by_label(samples, f"{prefix}events_emitted_total", "action"),
+    }
+
+
+async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> RoundResult:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-reconciler-cpu-") as tmp_name,
+        devcluster_process(Path(tmp_name), extra_args=("--kueue-standin", "--job-runner")) as (_, kubeconfig),
+    ):
+        tmp = Path(tmp_name)
+        async with contextlib.AsyncExitStack() as stack:
+            client = await stack.enter_async_context(client_for(kubeconfig))
+            await setup_queues(client, jobs=args.jobs + 1)
+            components = await start_components(stack, tmp=tmp, kubeconfig=kubeconfig, client=client, qps=args.qps)
+            lifecycles = Lifecycles()
+            watcher = asyncio.create_task(lifecycles.watch(client))
+            stack.callback(watcher.cancel)
+            # warm-up: one whole lifecycle (caches synced, connections open, every code path imported)
+            await client.create(JOB, job_body(-1, run_seconds=args.run_seconds), namespace=BENCH_NAMESPACE)
+            await lifecycles.wait_for(1, timeout=120)
+            reconciler_pid, webhook_pid = components.reconciler.pid, components.webhook.pid
+            assert reconciler_pid is not None and webhook_pid is not None
+            await quiet(reconciler_pid)
+
+            load_before = load_average()
+            work_before = await _work(components)
+            admissions_before = total(
+                await scrape(components.webhook_metrics, verify=components.verify),
+                "kueue_bridge_webhook_requests_total",
+            )
+            sampler = None
+            if args.profile:
+                sampler = Sampler(reconciler_pid, out / f"reconciler-round{number}.pyspy.txt", rate=args.rate)
+                await asyncio.sleep(0.5)  # py-spy attaches
+            cpu_before = (process_cpu_seconds(reconciler_pid), process_cpu_seconds(webhook_pid))
+            started = time.monotonic()
+            await _create_jobs(client, jobs=args.jobs, concurrency=args.concurrency, run_seconds=args.run_seconds)
+            await lifecycles.wait_for(args.jobs + 1, timeout=LIFECYCLE_TIMEOUT)
+            await quiet(reconciler_pid)
+            cpu_after = (process_cpu_seconds(reconciler_pid), process_cpu_seconds(webhook_pid))
+            seconds = time.monotonic() - started
+            if sampler is not None:
+                sampler.stop()
+            load_after = load_average()
+            admissions = (
+                total(
+                    await scrape(components.webhook_metrics, verify=components.verify),
+                    "kueue_bridge_webhook_requests_total",
+                )
+                - admissions_before
+            )
+            work_after = await _work(components)
+            for name in ("reconciler.log", "webhook.log"):
+                with contextlib.suppress(OSError):
+                    (out / f"round{number}-{name}").write_bytes((tmp / name).read_bytes())
+    result = RoundResult(
+        jobs=args.jobs,
+        reconciler_cpu=cpu_after[0] - cpu_before[0],
+        webhook_cpu=cpu_after[1] - cpu_before[1],
+        admissions=admissions,
+        seconds=seconds,
+        load=(load_before, load_after),
+        work={key: delta(work_after[key], work_before.get(key, {})) for key in work_after},
+    )
+    if sampler is not None:
+        result.breakdown, stacks = read_breakdown(sampler.output)
+        result.profile = sampler.output
+        result.top = top_functions(stacks, limit=args.top)
+    return result
+
+
+# --- output ---------------------------------------------------------------------------------------
+def print_round(result: RoundResult) -> None:
+    jobs = result.jobs
+    print(
+        f"{jobs} job lifecycles in {result.seconds:.1f}s (load average {result.load[0]} before, "
+        f"{result.load[1]} after)"
+    )
+    print(
+        f"reconciler: {result.reconciler_cpu:.2f} CPU s = {result.reconciler_ms_per_job:.2f} ms per job "
+        "(target <= 5 ms)"
+    )
+    print(
+        f"webhook: {result.webhook_cpu:.2f} CPU s for {result.admissions:.0f} admissions = "
+        f"{result.webhook_ms_per_admission:.3f} ms per admission (target <= 1 ms); "
+        f"{result.webhook_cpu / jobs * 1000:.2f} ms per job"
+    )
+    for what, counts in result.work.items():
+        parts = ", ".join(f"{key or '-'} {value / jobs:.2f}" for key, value in sorted(counts.items()))
+        print(f"  per job, {what}: {sum(counts.values()) / jobs:.2f} ({parts})")
+    if result.breakdown is not None:
+        print(f"reconciler CPU by part ({result.breakdown.total} samples, {result.profile}):")
+        for part in PARTS:
+            share = result.breakdown.share(part)
+            print(f"  {part:<34} {share * 100:5.1f} %  {share * result.reconciler_ms_per_job:5.2f} ms per job")
+        print("  top functions by own samples (own, with callees):")
+        for name, own, inclusive in result.top:
+            print(f"    {own:6d} {inclusive:6d}  {name}")
+
+
+def spread(values: list[float], unit: str, digits: int = 2) -> str:
+    return (
+        f"median {statistics.median(values):.{digits}f}{unit} "
+        f"(range {min(values):.{digits}f}-{max(values):.{digits}f}{unit})"
+    )
+
+
+def summary(results: list[RoundResult]) -> list[str]:
+    lines = [
+        f"over {len(results)} rounds of {results[0].jobs} jobs:",
+        f"  reconciler CPU per job: {spread([r.reconciler_ms_per_job for r in results], ' ms')} (target <= 5 ms)",
+        "  webhook CPU per admission: "
+        f"{spread([r.webhook_ms_per_admission for r in results], ' ms', 3)} (target <= 1 ms)",
+        f"  load average (1, 5, 15 min) before each round: {'; '.join(r.load[0] for r in results)}",
+    ]
+    profiled = [r for r in results if r.breakdown is not None]
+    for part in PARTS if profiled else ():
+        values = [r.breakdown.share(part) * r.reconciler_ms_per_job for r in profiled if r.breakdown]
+        lines.append(f"  {part}: {spread(values, ' ms')} per job")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=1, help="repeat on a fresh devcluster; print medians")
+    parser.add_argument("--concurrency", type=int, default=16, help="Job creates in flight")
+    parser.add_argument("--run-seconds", type=float, default=1.0, help="how long the job runner runs a job")
+    parser.add_argument("--qps", type=int, help="the components' client rate limit (default: the config's)")
+    parser.add_argument("--out", type=Path, help="folder for the profiles and logs (default: a new temp dir)")
+    parser.add_argument("--no-profile", dest="profile", action="store_false", help="do not run py-spy")
+    parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
+    parser.add_argument("--top", type=int, default=15, help="functions to list from the profile")
+    args = parser.parse_args(argv)
+    if args.profile and not py_spy_available():
+        print("py-spy not found (pip install py-spy); measuring without the breakdown", file=sys.stderr)
+        args.profile = False
+    out: Path = args.out or Path(tempfile.mkdtemp(prefix="reconciler-cpu-"))
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"profiles and logs in {out}", flush=True)
+    results = []
+    for number in range(1, args.rounds + 1):
+        if args.rounds > 1:
+            print(f"--- round {number} of {args.rounds}", flush=True)
+        result = asyncio.run(run_round(args, number=number, out=out))
+        print_round(result)
+        sys.stdout.flush()
+        results.append(result)
+    if len(results) > 1:
+        print("\n".join(summary(results)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
