@@ -10,8 +10,10 @@ asyncio's native transport. aiohttp is already installed with ``kubernetes``.
 
 ``AiohttpTransport`` is a complete httpx transport (streamed bodies included, used for watches) and
 additionally offers ``send_buffered()``: a request/response round trip with no httpx objects at all,
-which ``KubeClient`` uses for non-streaming calls. Both paths share one pooled ``ClientSession`` and
-one ``SSLContext``.
+which ``KubeClient`` uses for non-streaming calls. That path does not go through aiohttp either but
+through ``shared.kube.http1`` (request bytes on kept-alive connections, ``httptools`` parsing):
+aiohttp's per-request machinery was most of a write's CPU (``bench/reconciler_cpu.py``). Both paths
+share one ``SSLContext``; each keeps its own pool of connections.
 
 Invariants:
 
@@ -36,6 +38,7 @@ import aiohttp
 import httpx
 
 from shared.kube.errors import TransportError
+from shared.kube.http1 import Http1Pool
 
 __all__ = ["AiohttpTransport", "BufferedResponse", "TransportSettings"]
 
@@ -101,11 +104,8 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._settings = settings
         self._server_hostname = tls_server_name
         self._session: aiohttp.ClientSession | None = None
-        self._default_timeout = aiohttp.ClientTimeout(
-            total=settings.request_timeout, connect=settings.connect_timeout
-        )
+        self._pool: Http1Pool | None = None
         self._streaming_timeout = aiohttp.ClientTimeout(total=None, connect=settings.connect_timeout)
-        self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
         self._extra: dict[str, Any] = {"server_hostname": tls_server_name} if tls_server_name else {}
 
     def _get_session(self) -> aiohttp.ClientSession:
@@ -124,13 +124,17 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             self._session = session
         return session
 
-    def _timeout_for(self, total: float) -> aiohttp.ClientTimeout:
-        timeout = self._timeouts.get(total)
-        if timeout is None:
-            timeout = self._timeouts[total] = aiohttp.ClientTimeout(
-                total=total, connect=self._settings.connect_timeout
+    def _get_pool(self) -> Http1Pool:
+        pool = self._pool
+        if pool is None:
+            pool = self._pool = Http1Pool(
+                ssl_context=self._ssl,
+                max_connections=self._settings.max_connections,
+                connect_timeout=self._settings.connect_timeout,
+                keepalive_timeout=self._settings.keepalive_timeout,
+                server_hostname=self._server_hostname,
             )
-        return timeout
+        return pool
 
     async def send_buffered(
         self,
@@ -142,25 +146,18 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         path: str,
         total_timeout: float | None = None,
     ) -> BufferedResponse:
-        """One request, whole body read; no httpx objects on the way (the client's fast path)."""
-        session = self._session
-        if session is None or session.closed:
-            session = self._get_session()
-        request_timeout = self._default_timeout if total_timeout is None else self._timeout_for(total_timeout)
-        try:
-            async with session.request(
-                method,
-                url,
-                headers=headers,
-                data=content,
-                allow_redirects=False,
-                timeout=request_timeout,
-                **self._extra,
-            ) as response:
-                body = await response.read()
-                return BufferedResponse(response.status, response.headers, body)
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            raise _transport_error(exc, path=path) from exc
+        """One request, whole body read, on ``shared.kube.http1`` (the client's fast path: no aiohttp
+        or httpx objects at all)."""
+        pool = self._pool or self._get_pool()
+        response = await pool.request(
+            method,
+            url,
+            headers=headers,
+            content=content,
+            path=path,
+            total_timeout=self._settings.request_timeout if total_timeout is None else total_timeout,
+        )
+        return BufferedResponse(response.status_code, response.headers, response.body)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         session = self._get_session()
@@ -206,11 +203,16 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         documented graceful shutdown is to give the loop a moment (SSL_SHUTDOWN_GRACE) so no socket
         outlives the client (otherwise: ResourceWarning "unclosed transport" at interpreter exit).
         """
+        pool, self._pool = self._pool, None
+        had_tls = False
+        if pool is not None:
+            had_tls = await pool.aclose()
         session = self._session
         self._session = None
-        if session is None or session.closed:
-            return
-        had_tls = self._ssl is not False and isinstance(session.connector, aiohttp.TCPConnector)
-        await session.close()
+        if session is not None and not session.closed:
+            had_tls = had_tls or (
+                self._ssl is not False and isinstance(session.connector, aiohttp.TCPConnector)
+            )
+            await session.close()
         if had_tls:
             await asyncio.sleep(SSL_SHUTDOWN_GRACE)
