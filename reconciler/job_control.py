@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from reconciler.ports import ClusterWriter, EventSink
+from reconciler.shared_job import CopyOnWriteJob
 from shared.constants import EventReason
 from shared.frameworks.base import STOP_PHASE_ORDER, GenericJob, JobWithCustomStop, StopStep
 from shared.frameworks.capabilities import has_custom_stop
@@ -154,6 +155,8 @@ class JobControl:
                 if stopped_now and step.phase != "restore":
                     self._record_stopped(job, message)
                 raise
+            if isinstance(job, CopyOnWriteJob):
+                job.own()  # the object is replaced below: never in the informer's cache
             job.obj.clear()
             job.obj.update(updated)
             applied.append(step)

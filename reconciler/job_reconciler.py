@@ -43,6 +43,7 @@ from reconciler.ancestry import (
 from reconciler.job_control import JobControl, truncate_event_message
 from reconciler.ports import ClusterReader, ClusterWriter, EventSink, InvalidError, JobKey, NotFoundError
 from reconciler.retention import DELETED_JOB_MESSAGE, DeactivationRetention
+from reconciler.shared_job import copy_on_write
 from reconciler.workload_sync import WorkloadSync, is_deleting
 from shared.constants import Condition, EventReason, Reason
 from shared.frameworks.base import AdapterError, GenericJob, GroupVersionKind, JobWithReclaimablePods
@@ -200,12 +201,12 @@ class JobReconciler:
             ensured = await self._workloads.ensure_one(job)
             return await self._sync(job, ensured.workload, pod_sets=ensured.pod_sets)
         except AdapterError as exc:
-            self._warn_malformed(obj, exc)
+            self._warn_malformed(job.obj, exc)
             raise UnretryableError(str(exc)) from exc
         except InvalidError as exc:
             fields = ", ".join(exc.fields) or "the object"
             self._events.record(
-                regarding=obj,
+                regarding=job.obj,
                 event_type="Warning",
                 reason=EventReason.WRITE_REJECTED,
                 message=truncate_event_message(f"The API server rejected a write to {fields}: {exc.message}"),
@@ -213,8 +214,10 @@ class JobReconciler:
             raise
 
     def _adapter(self, obj: WireDict) -> GenericJob:
+        """The job's adapter; ``obj`` may be the informer's cached object (``reconciler.shared_job``
+        copies it before the first change)."""
         try:
-            return self._adapters.adapter_for(obj)
+            return copy_on_write(self._adapters.adapter_for(obj), self._adapters.adapter_for)
         except AdapterError as exc:
             self._warn_malformed(obj, exc)
             raise UnretryableError(str(exc)) from exc
