@@ -137,11 +137,12 @@ class WorkloadSync:
         return slicing_enabled(job.obj, feature_gate=self._elastic_jobs)
 
     # --- writes --------------------------------------------------------------------------------
-    async def write_status(self, workload: Workload) -> Workload:
-        stored = await self._writer.update(
+    async def write_status(self, workload: Workload) -> WireDict:
+        """Write ``status``; the stored object comes back as JSON, unparsed (most callers return
+        right after the write, and parsing it was a tenth of a status-writing reconcile)."""
+        return await self._writer.update(
             WORKLOAD_GVK, workload.metadata.namespace, workload.to_wire(), subresource="status"
         )
-        return Workload.from_wire(stored)
 
     async def write_spec(self, workload: Workload) -> Workload:
         stored = await self._writer.update(WORKLOAD_GVK, workload.metadata.namespace, workload.to_wire())
@@ -444,5 +445,5 @@ class WorkloadSync:
                     message="The workload's owner no longer exists",
                     now=self._clock(),
                 )
-                workload = await self.write_status(workload)
+                workload = Workload.from_wire(await self.write_status(workload))
             await self.remove_finalizer(workload)
