@@ -70,6 +70,7 @@ from shared.kube.informer import (
     index_by_controller_uid,
     index_by_label,
     index_by_namespace,
+    strip_managed_fields,
 )
 from shared.kube.leaderelection import LEASE, LeaderElectionSettings, LeaderElector
 from shared.kube.observability import (
@@ -164,4 +165,5 @@ __all__ = [
     "object_reference",
     "reconcile_context",
     "static_connection",
+    "strip_managed_fields",
 ]

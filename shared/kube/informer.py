@@ -20,6 +20,11 @@ Invariants:
 * Callers get a read-only ``StoreView``. Cached objects are shared, not copied (copying every object
   would double the memory and the CPU of every event): **never mutate them**; ``copy.deepcopy`` (or
   re-read from the API) before changing one.
+* An optional ``transform`` (client-go's ``SetTransform``) is applied to every object the watch
+  delivers, before it is stored or handed to a handler; ``strip_managed_fields`` is the usual one:
+  a controller that never reads ``metadata.managedFields`` keeps a third less per object, and an
+  update sent without them leaves the server's untouched (kube-apiserver's field manager keeps the
+  live object's managedFields when a request carries none).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ __all__ = [
     "index_by_controller_uid",
     "index_by_label",
     "index_by_namespace",
+    "strip_managed_fields",
 ]
 
 logger = logging.getLogger(__name__)
@@ -65,6 +71,14 @@ def index_by_controller_uid(obj: Obj) -> list[str]:
         if isinstance(ref, dict) and ref.get("controller") and ref.get("uid"):
             return [str(ref["uid"])]
     return []
+
+
+def strip_managed_fields(obj: Obj) -> Obj:
+    """Drop ``metadata.managedFields`` (in place: the object is the watch's own, fresh from JSON)."""
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict):
+        metadata.pop("managedFields", None)
+    return obj
 
 
 def index_by_label(label: str) -> Indexer:
@@ -221,8 +235,10 @@ class Informer:
         resync_period: float | None = None,
         watch_settings: WatchSettings | None = None,
         clock: Clock | None = None,
+        transform: Callable[[Obj], Obj] | None = None,
     ) -> None:
         self.gvk = gvk
+        self._transform = transform
         self.clock: Clock = clock or client.clock
         self.resync_period = resync_period
         self._store = Store(indexers)
@@ -299,19 +315,22 @@ class Informer:
         resync_task = (
             asyncio.create_task(self._resync_loop(self.resync_period)) if self.resync_period else None
         )
+        transform = self._transform
         try:
             async for event in self.watch.events():
                 if event.type is EventType.SYNCED:
                     self._synced.set()
-                elif event.type is EventType.DELETED:
-                    self._store.delete(object_key(event.object))
-                    self._dispatch_delete(event.object)  # final state, or last known for a relist delete
+                    continue
+                obj = event.object if transform is None else transform(event.object)
+                if event.type is EventType.DELETED:
+                    self._store.delete(object_key(obj))
+                    self._dispatch_delete(obj)  # final state, or last known for a relist delete
                 else:
-                    old = self._store.upsert(event.object)
+                    old = self._store.upsert(obj)
                     if old is None:
-                        self._dispatch_add(event.object)
+                        self._dispatch_add(obj)
                     else:
-                        self._dispatch_update(old, event.object)
+                        self._dispatch_update(old, obj)
         finally:
             if resync_task is not None:
                 resync_task.cancel()

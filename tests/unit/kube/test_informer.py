@@ -18,6 +18,7 @@ from shared.kube.informer import (
     index_by_controller_uid,
     index_by_label,
     index_by_namespace,
+    strip_managed_fields,
 )
 from tests.unit.kube.conftest import make_client
 from tests.unit.kube.fakeapi import FakeApi
@@ -121,6 +122,37 @@ async def test_informer_caches_syncs_and_calls_handlers(
         assert informer.store.keys() == ["ns/b"]
         assert informer.store.by_index("owner", "u2") == []
         assert informer.store.get_by_name("b", "ns") is informer.store.get("ns/b")
+
+
+async def test_a_transform_shapes_what_is_stored_and_what_handlers_see(
+    fake_api: FakeApi, kube: KubeClient, clock: FakeClock
+) -> None:
+    managed = [{"manager": "kubectl", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {}}]
+    with_fields = cm("a")
+    with_fields["metadata"]["managedFields"] = managed
+    fake_api.put_object(RESOURCE, with_fields)
+    informer = Informer(kube, CM, clock=clock, transform=strip_managed_fields)
+    seen: list[dict[str, Any]] = []
+    informer.add_handler(
+        EventHandler(on_add=seen.append, on_update=lambda old, new: seen.append(new), on_delete=seen.append)
+    )
+    async with running(informer):
+        await informer.wait_synced()
+        updated = cm("a", labels={"v": "2"})
+        updated["metadata"]["managedFields"] = managed
+        fake_api.put_object(RESOURCE, updated)
+        fake_api.remove_object(RESOURCE, "ns", "a")
+        await settle()
+    assert len(seen) == 3
+    assert all("managedFields" not in obj["metadata"] for obj in seen)
+    assert seen[1]["metadata"]["labels"] == {"v": "2"}
+
+
+def test_strip_managed_fields_leaves_everything_else() -> None:
+    obj = cm("a", labels={"x": "y"})
+    obj["metadata"]["managedFields"] = [{"manager": "m"}]
+    assert strip_managed_fields(obj) == cm("a", labels={"x": "y"})
+    assert strip_managed_fields({"kind": "NoMetadata"}) == {"kind": "NoMetadata"}
 
 
 async def test_wait_synced_times_out_on_the_clock(
