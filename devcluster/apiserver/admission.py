@@ -181,8 +181,12 @@ def _default_transport(ca_pem: bytes) -> httpx.AsyncBaseTransport:
     context = ssl.create_default_context()
     if ca_pem:
         context = ssl.create_default_context(cadata=ca_pem.decode())
+    # kube-apiserver's webhook clients come from client-go's transport cache: no limit on
+    # connections per host and up to 25 kept idle (``idleConnsPerHost``), so a busy webhook is
+    # called over kept-alive connections. Keeping only 2 made the devcluster open (and the webhook
+    # accept) a new TLS connection for most admissions under concurrent creates.
     return httpx.AsyncHTTPTransport(
-        verify=context, limits=httpx.Limits(max_connections=4, max_keepalive_connections=2)
+        verify=context, limits=httpx.Limits(max_connections=25, max_keepalive_connections=25)
     )
 
 
