@@ -39,6 +39,7 @@ from reconciler.ports import (
     NotFoundError,
 )
 from reconciler.priority import PriorityResolver
+from reconciler.verdicts import EquivalenceVerdicts
 from reconciler.workload_slices import SliceSync
 from shared.constants import (
     ADMISSION_GATED_BY_ANNOTATION,
@@ -131,6 +132,7 @@ class WorkloadSync:
         self._priority = PriorityResolver(reader=reader, events=events)
         self._elastic_jobs = elastic_jobs
         self._slices = SliceSync(reader=reader, writer=writer, clock=clock)
+        self._verdicts = EquivalenceVerdicts()
 
     def slicing(self, job: GenericJob) -> bool:
         """``WorkloadSliceEnabled``: the gate is on and the job is annotated elastic."""
@@ -163,8 +165,13 @@ class WorkloadSync:
 
     # --- reads ---------------------------------------------------------------------------------
     async def _owned(self, *, gvk: GroupVersionKind, namespace: str, name: str) -> list[Workload]:
+        return [workload for _, workload in await self._owned_wires(gvk=gvk, namespace=namespace, name=name)]
+
+    async def _owned_wires(
+        self, *, gvk: GroupVersionKind, namespace: str, name: str
+    ) -> list[tuple[WireDict, Workload]]:
         wires = await self._reader.workloads_owned_by(namespace=namespace, owner_gvk=gvk, owner_name=name)
-        return [Workload.from_wire(wire) for wire in wires]
+        return [(wire, Workload.from_wire(wire)) for wire in wires]
 
     async def latest_unfinished_for(self, owner: WireDict) -> Workload | None:
         metadata = owner.get("metadata") or {}
@@ -198,8 +205,13 @@ class WorkloadSync:
         )
 
     async def _equivalent(self, job: GenericJob, pod_sets: list[PodSet], workload: Workload) -> bool:
-        metadata = job.obj.get("metadata") or {}
         flavors = await self._flavors(workload) if has_quota_reservation(workload) else {}
+        return self._verdict(job, pod_sets, workload, flavors)
+
+    def _verdict(
+        self, job: GenericJob, pod_sets: list[PodSet], workload: Workload, flavors: dict[str, Any]
+    ) -> bool:
+        metadata = job.obj.get("metadata") or {}
         return equivalent_to_workload(
             job_pod_sets=pod_sets,
             job_name=str(metadata.get("name")),
@@ -214,27 +226,53 @@ class WorkloadSync:
     # --- ensure exactly one --------------------------------------------------------------------
     async def ensure_one(self, job: GenericJob) -> EnsuredWorkload:
         """Kueue's ``ensureOneWorkload``: the job's one matching Workload (or none), deleting or
-        updating the others; also hands back the job's pod sets when the job was not changed here."""
+        updating the others; also hands back the job's pod sets when they were computed and the job
+        was not changed here (``None`` otherwise: callers compute them again).
+
+        The pod sets are computed before anything is written, as in Kueue, unless every verdict the
+        pass needs is remembered (``reconciler.verdicts``) and none needs them."""
         metadata = job.obj.get("metadata") or {}
         namespace, name = str(metadata.get("namespace")), str(metadata.get("name"))
-        pod_sets = job.pod_sets()
+        pod_sets: list[PodSet] | None = None
         prebuilt = prebuilt_workload_name(job.obj)
         if prebuilt:
+            pod_sets = job.pod_sets()
             return EnsuredWorkload(await self._ensure_prebuilt(job, pod_sets, name=prebuilt), pod_sets)
         if self.slicing(job):
+            pod_sets = job.pod_sets()
             outcome = await self._slices.ensure(job, pod_sets)
             if outcome.compatible:
                 for live in outcome.live:  # ``syncWorkloadSlicePriority``
                     await self._update_priority(job, pod_sets, live)
                 return EnsuredWorkload(outcome.workload, pod_sets)
 
+        job_key = f"{job.gvk.group}/{job.gvk.kind}/{namespace}/{name}"
         match: Workload | None = None
         to_delete: list[Workload] = []
-        for workload in await self._owned(gvk=job.gvk, namespace=namespace, name=name):
-            if match is None and await self._equivalent(job, pod_sets, workload):
+        for wire, workload in await self._owned_wires(gvk=job.gvk, namespace=namespace, name=name):
+            if match is not None:
+                to_delete.append(workload)
+                continue
+            try:
+                flavors = await self._flavors(workload) if has_quota_reservation(workload) else {}
+            except NotFoundError:
+                if pod_sets is None:
+                    job.pod_sets()  # a malformed job is reported first, as when pod sets came first
+                raise
+            equivalent = self._verdicts.recall(job_key, job=job.obj, workload=wire, flavors=flavors)
+            if equivalent is None:
+                if pod_sets is None:
+                    pod_sets = job.pod_sets()
+                equivalent = self._verdict(job, pod_sets, workload, flavors)
+                self._verdicts.remember(
+                    job_key, job=job.obj, workload=wire, flavors=flavors, equivalent=equivalent
+                )
+            if equivalent:
                 match = workload
             else:
                 to_delete.append(workload)
+        if match is None and pod_sets is None:
+            pod_sets = job.pod_sets()  # every path below may need them: computed before any write
 
         to_update: Workload | None = None
         if match is None and to_delete and job.is_suspended() and not has_quota_reservation(to_delete[0]):
@@ -267,6 +305,7 @@ class WorkloadSync:
             raise ExtraWorkloadsError(f"extra workloads: deleted {deleted} workloads")
 
         if to_update is not None:
+            assert pod_sets is not None
             return EnsuredWorkload(await self._update_to_match(job, pod_sets, to_update), unchanged_pod_sets)
         if match is not None:
             match = await self._update_admission_gated_by(job, match)
@@ -275,7 +314,7 @@ class WorkloadSync:
 
     async def _delete(self, workload: Workload) -> bool:
         await self.remove_finalizer(workload)
-        if is_deleting(workload.to_wire()):
+        if workload.metadata.deletion_timestamp:  # is_deleting, without a dump
             return False
         try:
             await self._writer.delete(
@@ -376,7 +415,10 @@ class WorkloadSync:
         )
         return updated
 
-    async def _update_priority(self, job: GenericJob, pod_sets: list[PodSet], workload: Workload) -> None:
+    async def _update_priority(
+        self, job: GenericJob, pod_sets: list[PodSet] | None, workload: Workload
+    ) -> None:
+        """``pod_sets``: the job's, or ``None`` when not computed yet (computed here if needed)."""
         ref = workload.spec.priority_class_ref
         if has_quota_reservation(workload) and ref is None:
             return
@@ -385,7 +427,9 @@ class WorkloadSync:
         label = workload_priority_class_name(job.obj)
         if (ref.name if ref is not None else "") == label:
             return
-        priority = await self._priority.resolve(job=job, pod_sets=pod_sets)
+        priority = await self._priority.resolve(
+            job=job, pod_sets=job.pod_sets() if pod_sets is None else pod_sets
+        )
         if workload.spec.priority_class_ref == priority.ref and workload.spec.priority == priority.value:
             return
         workload.spec.priority_class_ref = priority.ref
@@ -431,6 +475,7 @@ class WorkloadSync:
     # --- finalize ------------------------------------------------------------------------------
     async def finalize_orphans(self, *, key: JobKey, job: WireDict | None) -> None:
         """The job is gone or deleting: finish (OwnerNotFound) and release its Workloads."""
+        self._verdicts.forget(f"{key.gvk.group}/{key.gvk.kind}/{key.namespace}/{key.name}")
         for workload in await self._owned(gvk=key.gvk, namespace=key.namespace, name=key.name):
             controller = controller_owner_ref(workload.to_wire())
             owned_by_job = controller is not None and controller.get("name") == key.name
