@@ -12,8 +12,9 @@ Invariants:
 * Workers start only after every informer has synced (``Controller.run``), so a reconcile never
   mistakes "not listed yet" for "gone".
 * Cached objects are shared with the informer and never changed: ``InformerReader`` hands out deep
-  copies, except of Namespaces (only read) and of the managed jobs, whose adapters the job
-  reconciler wraps copy-on-write (``reconciler.shared_job``).
+  copies, except of the kinds the reconciler only reads or parses (Namespaces, ResourceFlavors,
+  Workloads) and of the managed jobs, whose adapters it wraps copy-on-write
+  (``reconciler.shared_job``).
 * Everything the manager starts it stops: ``run`` owns the informer tasks and cancels them when the
   controllers end (shutdown, or loss of leadership).
 """
@@ -115,9 +116,17 @@ class _StoreAdapter:
 
 class InformerReader(CachedReader):
     """``CachedReader`` that hands out copies of the informer's shared objects, except for the kinds
-    in ``shared_kinds``: objects only read (Namespaces) and the managed jobs, which the job
-    reconciler wraps in a copy-on-write adapter (``reconciler.shared_job``) and never changes in
-    place. Copying the job on every pass was a tenth of the reconciler's CPU."""
+    in ``shared_kinds``, handed out as cached:
+
+    * objects only read (Namespaces, ResourceFlavors);
+    * the managed jobs, which the job reconciler wraps in a copy-on-write adapter
+      (``reconciler.shared_job``) and never changes in place;
+    * Workloads, which the reconciler only parses (``Workload.from_wire``: the model's own fields
+      are new objects; its raw JSON parts, pod templates above all, are shared with the cache and
+      are only read or replaced, never changed in place -- ``tests/unit/reconciler/
+      test_shared_job.py`` holds every reconcile of a life to that).
+
+    Copying the job and its Workloads on every pass was a sixth of the reconciler's CPU."""
 
     def __init__(self, *, shared_kinds: Iterable[tuple[str, str]] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -135,6 +144,8 @@ class InformerReader(CachedReader):
         owned = await super().workloads_owned_by(
             namespace=namespace, owner_gvk=owner_gvk, owner_name=owner_name
         )
+        if (WORKLOAD_GVK.group, WORKLOAD_GVK.kind) in self._shared_kinds:
+            return owned
         return [json_tree_copy(obj) for obj in owned]
 
 
@@ -191,8 +202,8 @@ class ReconcilerManager:
             stores=stores,
             workload_owner_index=WORKLOAD_OWNER_INDEX,
             shared_kinds={
-                (NAMESPACE_GVK.group, NAMESPACE_GVK.kind),
-                *((g.group, g.kind) for g in registry.gvks),
+                (gvk.group, gvk.kind)
+                for gvk in (NAMESPACE_GVK, RESOURCE_FLAVOR_GVK, WORKLOAD_GVK, *registry.gvks)
             },
         )
         writer = KubeWriter(client=client, field_manager=options.field_manager)

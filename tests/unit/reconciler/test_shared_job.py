@@ -1,9 +1,10 @@
-"""Reconciles read the informer's cached job without copying it, and never change it.
+"""Reconciles read the informer's cached objects without copying them, and never change them.
 
-``InformerReader`` hands the managed jobs out uncopied; the job reconciler wraps each in
-``reconciler.shared_job.CopyOnWriteJob``. Here the reader hands out the fake cluster's *stored*
-Job dict itself (as the informer does) through a whole life -- create, admit, start, run, evict,
-the three-write stop -- and every dict it handed out must be exactly as it was when handed out.
+``InformerReader`` hands the managed jobs, Workloads and ResourceFlavors out uncopied; the job
+reconciler wraps each job in ``reconciler.shared_job.CopyOnWriteJob`` and only parses Workloads.
+Here the reader hands out the fake cluster's *stored* dicts themselves (as the informer does)
+through whole lives -- create, admit, start, run, evict, the three-write stop, requeue, finish,
+release, delete -- and every dict it handed out must be exactly as it was when handed out.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from reconciler.job_reconciler import JobReconciler
+from reconciler.ports import JobKey
 from reconciler.shared_job import MUTATORS, CopyOnWriteJob, copy_on_write
 from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.batch_job import BatchJobAdapter
@@ -30,34 +32,52 @@ WireDict = dict[str, Any]
 
 
 class SharingReader:
-    """The fake cluster's reads, but Jobs come back as the stored dicts themselves (no copy)."""
+    """The fake cluster's reads, but Jobs, Workloads and ResourceFlavors come back uncopied, as
+    ``InformerReader`` hands them out: like an informer's cache, the same object for as long as the
+    stored one is unchanged, a new one when it changed (the tests change stored objects in place,
+    which an informer's objects never are)."""
+
+    SHARED = frozenset({"Job", "Workload", "ResourceFlavor"})
 
     def __init__(self, cluster: FakeCluster) -> None:
         self.cluster = cluster
         self.handed_out: list[tuple[WireDict, WireDict]] = []
+        self._cache: dict[tuple[str, ...], tuple[WireDict, WireDict]] = {}
+
+    def _hand_out(self, stored: WireDict) -> WireDict:
+        key = FakeCluster._key_of(stored)
+        cached = self._cache.get(key)
+        if cached is None or cached[1] != stored:
+            cached = self._cache[key] = (copy.deepcopy(stored), copy.deepcopy(stored))
+        self.handed_out.append((cached[0], copy.deepcopy(cached[0])))
+        return cached[0]
 
     async def get(self, gvk: GroupVersionKind, namespace: str | None, name: str) -> WireDict | None:
-        if gvk.kind != "Job":
+        if gvk.kind not in self.SHARED:
             return await self.cluster.get(gvk, namespace, name)
         stored = self.cluster.objects.get((gvk.group, gvk.kind, namespace or "", name))
-        if stored is not None:
-            self.handed_out.append((stored, copy.deepcopy(stored)))
-        return stored
+        return self._hand_out(stored) if stored is not None else None
 
     async def workloads_owned_by(
         self, *, namespace: str, owner_gvk: GroupVersionKind, owner_name: str
     ) -> list[WireDict]:
-        return await self.cluster.workloads_owned_by(
+        copies = await self.cluster.workloads_owned_by(
             namespace=namespace, owner_gvk=owner_gvk, owner_name=owner_name
         )
+        names = {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in copies}
+        return [
+            self._hand_out(obj)
+            for key, obj in sorted(self.cluster.objects.items())
+            if key[1] == "Workload" and (key[2], key[3]) in names
+        ]
 
     async def list_priority_classes(self) -> list[WireDict]:
         return await self.cluster.list_priority_classes()
 
     def assert_untouched(self) -> None:
-        """Every Job handed out since the last check is as it was then (the test itself may change
-        the stored Job afterwards, as the Job controller would)."""
-        assert self.handed_out, "no job was read"
+        """Every object handed out since the last check is as it was then (the test itself may
+        change stored objects afterwards, as the Job controller or Kueue would)."""
+        assert self.handed_out, "nothing was read"
         for handed, snapshot in self.handed_out:
             assert handed == snapshot
         self.handed_out.clear()
@@ -129,6 +149,44 @@ async def test_the_same_reconciles_without_sharing_write_the_same(
             (write.body.get("metadata") or {}).pop("uid", None)
         results.append([(w.verb, w.kind, w.subresource, w.body) for w in fake.writes])
     assert results[0] == results[1]
+
+
+async def test_finish_release_and_delete_never_change_cached_objects(
+    cluster: FakeCluster, sharing: SharingReader, shared_reconciler: JobReconciler
+) -> None:
+    cluster.add(golden_job())
+    await reconcile(shared_reconciler, sharing)
+    admit(cluster, WORKLOAD)
+    await reconcile(shared_reconciler, sharing)
+    set_job_status(cluster, {"startTime": STARTED, "active": 2, "ready": 2})
+    await reconcile(shared_reconciler, sharing)
+    set_job_status(
+        cluster, {"succeeded": 4, "conditions": [{"type": "Complete", "status": "True", "message": "done"}]}
+    )
+    await reconcile(shared_reconciler, sharing)
+    workload = cluster.find("Workload", "golden", WORKLOAD)
+    assert workload is not None and workload["metadata"]["finalizers"] == [], "finished and released"
+    cluster.add(golden_job(name="second", uid="second-uid"))
+    second = JobKey(job_key().gvk, "golden", "second")
+    for _ in range(3):
+        await shared_reconciler.reconcile(second)
+    sharing.assert_untouched()
+    del cluster.objects[next(k for k in cluster.objects if k[1] == "Job" and k[3] == "second")]
+    for _ in range(3):
+        await shared_reconciler.reconcile(second)
+    sharing.assert_untouched()
+
+
+async def test_a_changed_template_updates_the_workload_without_changing_cached_objects(
+    cluster: FakeCluster, sharing: SharingReader, shared_reconciler: JobReconciler
+) -> None:
+    cluster.add(golden_job())
+    await reconcile(shared_reconciler, sharing)
+    job = cluster.objects[next(k for k in cluster.objects if k[1] == "Job")]
+    job["spec"]["template"]["spec"]["containers"][0]["image"] = "busybox:2"
+    writes = len(cluster.writes)
+    await reconcile(shared_reconciler, sharing)
+    assert any(w.kind == "Workload" and w.verb == "update" for w in cluster.writes[writes:])
 
 
 def test_mutators_copy_first_and_reads_do_not() -> None:
