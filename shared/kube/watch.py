@@ -38,6 +38,7 @@ Cancelling the consuming task (or closing the ``events()`` generator) closes the
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -93,6 +94,57 @@ def object_key(obj: dict[str, Any]) -> str:
 def _resource_version(obj: dict[str, Any]) -> str:
     metadata = obj.get("metadata")
     return str(metadata.get("resourceVersion") or "") if isinstance(metadata, dict) else ""
+
+
+class _Inactivity:
+    """The inactivity timeout of one stream: a single watchdog task per stream instead of a timer
+    per chunk (``asyncio.timeout`` around each read was a tenth of a watch's CPU).
+
+    The deadline runs only while the reader waits for the next chunk (``waiting()`` ..
+    ``woken()``), as a timeout around that wait would: time the consumer spends between events does
+    not count. When it passes, the watchdog cancels the reading task once; ``expired()`` tells that
+    cancellation from any other and takes it back (``Task.uncancel``).
+    """
+
+    def __init__(self, clock: Clock, seconds: float) -> None:
+        self._clock = clock
+        self._seconds = seconds
+        self._since: float | None = None
+        self._fired = False
+        self._task: asyncio.Task[None] | None = None
+        self._reader: asyncio.Task[Any] | None = None
+
+    def waiting(self) -> None:
+        self._since = self._clock.now()
+        if self._task is None:
+            self._reader = asyncio.current_task()
+            self._task = asyncio.ensure_future(self._watch())
+
+    def woken(self) -> None:
+        self._since = None
+
+    async def _watch(self) -> None:
+        while True:
+            since = self._since
+            remaining = self._seconds if since is None else since + self._seconds - self._clock.now()
+            if remaining <= 0 and since is not None:
+                self._fired = True
+                if self._reader is not None:
+                    self._reader.cancel()
+                return
+            await self._clock.sleep(max(remaining, 0.0))
+
+    def expired(self, exc: asyncio.CancelledError) -> bool:
+        """Whether ``exc`` is the watchdog's cancellation (then it no longer counts as one)."""
+        if not self._fired or self._reader is None:
+            return False
+        self._fired = False
+        return self._reader.uncancel() == 0
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
 
 
 class _Restart(Exception):
@@ -236,26 +288,33 @@ class Watch:
 
     async def _watch_once(self) -> AsyncIterator[WatchEvent]:
         stream = await self._open()
+        watchdog = _Inactivity(self.clock, self.settings.inactivity_timeout)
         try:
             chunks = stream.chunks().__aiter__()
             buffer = b""
             received = False
             while True:
                 try:
-                    chunk = await self.clock.wait_for(chunks.__anext__(), self.settings.inactivity_timeout)
+                    watchdog.waiting()
+                    chunk = await chunks.__anext__()
+                    watchdog.woken()
                 except StopAsyncIteration:
+                    watchdog.woken()
                     if buffer.strip():
                         raise self._malformed(buffer, problem="stream ended inside a line") from None
                     if not received:
                         raise _Restart("empty_stream") from None  # back off: do not spin on instant closes
                     return
-                except TimeoutError as exc:
+                except asyncio.CancelledError as exc:
+                    if not watchdog.expired(exc):
+                        raise
                     logger.warning(
                         "watch silent past the inactivity timeout, reconnecting",
                         extra={"resource": str(self.gvk), "resource_version": self.resource_version},
                     )
                     raise _Restart("inactivity", backoff=False) from exc
                 except KubeError as exc:
+                    watchdog.woken()
                     logger.info(
                         "watch stream broke, resuming",
                         extra={
@@ -278,6 +337,7 @@ class Watch:
                     if event is not None:
                         yield event
         finally:
+            watchdog.stop()
             await stream.aclose()
 
     def _malformed(self, line: bytes, *, problem: str) -> _Restart:

@@ -161,6 +161,38 @@ async def test_silent_watch_reconnects_after_the_inactivity_timeout(
     assert running.take() == [("ADDED", "c")]
 
 
+async def test_time_the_consumer_spends_between_events_is_not_inactivity(
+    seeded: FakeApi, kube: KubeClient, clock: FakeClock, registry: CollectorRegistry
+) -> None:
+    """The timeout runs only while the watch waits for the server, as one around each read did."""
+    watch = Watch(kube, CM, namespace="ns", settings=WatchSettings(inactivity_timeout=70.0), clock=clock)
+    seen: list[str] = []
+    go_on = asyncio.Event()
+
+    async def slow_consumer() -> None:
+        async for event in watch.events():
+            seen.append(event.object.get("metadata", {}).get("name", ""))
+            if seen[-1] == "c":
+                await go_on.wait()  # busy elsewhere: the stream is not read meanwhile
+
+    task = asyncio.create_task(slow_consumer())
+    await settle()
+    seeded.put_object(RESOURCE, cm("c"))
+    await settle()
+    assert seen[-1] == "c"
+    await clock.advance(200.0)
+    go_on.set()
+    seeded.put_object(RESOURCE, cm("d"))
+    await settle()
+    assert seen[-1] == "d"
+    assert not task.done(), "the consumer was not cancelled"
+    assert restarts(registry, "inactivity") == 0.0
+    assert len(watch_requests(seeded)) == 1
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
 async def test_bookmarks_advance_the_resume_version(
     seeded: FakeApi, running: Running, clock: FakeClock
 ) -> None:
