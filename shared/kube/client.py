@@ -51,7 +51,7 @@ from shared.kube.errors import (
 )
 from shared.kube.observability import KubeMetrics
 from shared.kube.ratelimit import TokenBucket
-from shared.kube.transport import AiohttpTransport, TransportSettings
+from shared.kube.transport import AiohttpTransport, RawStream, TransportSettings
 from shared.kube.verbs import ResourceVerbs
 
 __all__ = ["ClientSettings", "KubeClient", "StreamResponse"]
@@ -78,19 +78,25 @@ class ClientSettings:
 
 
 class StreamResponse:
-    """A streamed 2xx answer (watch): iterate ``chunks()``; always closed by ``aclose``."""
+    """A streamed 2xx answer (watch): iterate ``chunks()``; always closed by ``aclose``. Backed by
+    an httpx response, or by ``AiohttpTransport``'s ``RawStream`` (the default transport's path)."""
 
-    def __init__(self, response: httpx.Response, *, path: str) -> None:
+    def __init__(self, response: httpx.Response | RawStream, *, path: str) -> None:
         self._response = response
         self.path = path
         self.status_code = response.status_code
 
-    async def chunks(self) -> AsyncIterator[bytes]:
-        if self._response.is_stream_consumed:  # a body that was read eagerly (e.g. a mock's content=)
-            yield self._response.content
+    def chunks(self) -> AsyncIterator[bytes]:
+        if isinstance(self._response, RawStream):
+            return self._response.chunks()
+        return self._httpx_chunks(self._response)
+
+    async def _httpx_chunks(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        if response.is_stream_consumed:  # a body that was read eagerly (e.g. a mock's content=)
+            yield response.content
             return
         try:
-            async for chunk in self._response.aiter_raw():
+            async for chunk in response.aiter_raw():
                 yield chunk
         except (httpx.TransportError, httpx.StreamError) as exc:
             raise TransportError(f"{type(exc).__name__}: {exc}", request_sent=True, path=self.path) from exc
@@ -346,11 +352,37 @@ class KubeClient(ResourceVerbs):
             raise UnexpectedResponse(path=path, status_code=200, body=b"", problem="is not a JSON object")
         return result
 
+    async def _open_raw_stream(self, path: str, query: str, *, resource: str) -> StreamResponse:
+        assert self._fast is not None
+        started = self.clock.now()
+        code = "error"
+        try:
+            raw = await self._fast.open_stream(self._url(path, query), headers=self._headers(None), path=path)
+            code = str(raw.status_code)
+        finally:
+            if self.metrics is not None:
+                self.metrics.observe_request(
+                    verb="watch", resource=resource, code=code, seconds=self.clock.now() - started
+                )
+        if raw.status_code >= 300:
+            try:
+                body = await raw.aread()
+            except TransportError:
+                body = b""
+            finally:
+                await raw.aclose()
+            raise api_error_from_response(
+                status_code=raw.status_code, body=body, headers=raw.headers, path=path
+            )
+        return StreamResponse(raw, path=path)
+
     async def open_stream(self, path: str, *, params: Mapping[str, str], resource: str) -> StreamResponse:
         """Start a streamed GET (watch). No retry here: the watch loop owns reconnect policy."""
         if not self._limiter.unlimited:
             await self._wait_for_token()
         query = urlencode(params)
+        if self._fast is not None:
+            return await self._open_raw_stream(path, query, resource=resource)
         request = httpx.Request(
             "GET",
             self._url(path, query),

@@ -40,7 +40,7 @@ import httpx
 from shared.kube.errors import TransportError
 from shared.kube.http1 import Http1Pool
 
-__all__ = ["AiohttpTransport", "BufferedResponse", "TransportSettings"]
+__all__ = ["AiohttpTransport", "BufferedResponse", "RawStream", "TransportSettings"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,38 @@ class _AiohttpStream(httpx.AsyncByteStream):
         try:
             async for chunk in self._response.content.iter_any():
                 yield chunk
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            raise _transport_error(exc, path=self._path) from exc
+
+    async def aclose(self) -> None:
+        self._response.close()
+
+
+class RawStream:
+    """An aiohttp streamed response as ``KubeClient.open_stream`` needs it: one async generator per
+    chunk read, where going through httpx (``Response.aiter_raw`` over ``_AiohttpStream``) added
+    two more per chunk of every watch."""
+
+    def __init__(self, response: aiohttp.ClientResponse, *, path: str) -> None:
+        self._response = response
+        self._path = path
+        self.status_code = response.status
+        self.headers: Mapping[str, str] = response.headers
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        content = self._response.content
+        try:
+            while True:
+                chunk = await content.readany()
+                if not chunk:
+                    return
+                yield chunk
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            raise _transport_error(exc, path=self._path) from exc
+
+    async def aread(self) -> bytes:
+        try:
+            return await self._response.read()
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise _transport_error(exc, path=self._path) from exc
 
@@ -158,6 +190,22 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             total_timeout=self._settings.request_timeout if total_timeout is None else total_timeout,
         )
         return BufferedResponse(response.status_code, response.headers, response.body)
+
+    async def open_stream(self, url: str, *, headers: Mapping[str, str], path: str) -> RawStream:
+        """A streamed GET (watch) without httpx objects: status, headers, then ``chunks()``."""
+        session = self._get_session()
+        try:
+            response = await session.request(
+                "GET",
+                url,
+                headers=headers,
+                allow_redirects=False,
+                timeout=self._streaming_timeout,
+                **self._extra,
+            )
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            raise _transport_error(exc, path=path) from exc
+        return RawStream(response, path=path)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         session = self._get_session()
