@@ -356,14 +356,16 @@ class JobReconciler:
     async def _sync_reclaimable(self, job: JobWithReclaimablePods, workload: Workload) -> bool:
         counts = {pod_set.name: pod_set.count for pod_set in workload.spec.pod_sets}
         desired = [
-            ReclaimablePod(name=item.name, count=min(item.count, counts.get(item.name, 0)))
+            (item.name, min(item.count, counts.get(item.name, 0)))
             for item in job.reclaimable_pods()
             if item.name in counts
         ]
         current = (workload.status.reclaimable_pods if workload.status else None) or []
-        if {(p.name, p.count) for p in desired} == {(p.name, p.count) for p in current}:
+        if set(desired) == {(p.name, p.count) for p in current}:
             return False
-        ensure_status(workload).reclaimable_pods = desired or None
+        ensure_status(workload).reclaimable_pods = [
+            ReclaimablePod(name=name, count=count) for name, count in desired
+        ] or None
         await self._workloads.write_status(workload)
         return True
 

@@ -296,7 +296,7 @@ class EventRecorder:
             try:
                 await self._patch_series(api, series)
                 if self.metrics is not None:
-                    self.metrics.events_emitted.labels("series").inc()
+                    self.metrics.child(self.metrics.events_emitted, "series").inc()
                 return
             except NotFound:
                 del self._series[key]  # expired meanwhile: start again
@@ -312,7 +312,7 @@ class EventRecorder:
         if len(self._series) > self.settings.series_cache_size:
             self._series.popitem(last=False)
         if self.metrics is not None:
-            self.metrics.events_emitted.labels("create").inc()
+            self.metrics.child(self.metrics.events_emitted, "create").inc()
 
     async def _patch_series(self, api: GroupVersionKind, series: _Series) -> None:
         wall = self.clock.wall()

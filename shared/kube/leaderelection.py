@@ -46,8 +46,12 @@ LEASE = GroupVersionKind("coordination.k8s.io", "v1", "Lease")
 
 
 def format_micro_time(moment: datetime) -> str:
-    """Kubernetes ``MicroTime``: RFC 3339 with microseconds, UTC."""
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Kubernetes ``MicroTime``: RFC 3339 with microseconds, UTC (``strftime`` with ``%f`` is several
+    times slower, and every Event carries one)."""
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:"
+        f"{moment.second:02d}.{moment.microsecond:06d}Z"
+    )
 
 
 def _number(value: Any, *, default: float) -> float:

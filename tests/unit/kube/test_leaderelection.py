@@ -5,13 +5,14 @@ import contextlib
 import random
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import httpx
 import pytest
 
 from shared.kube import ClientSettings, FakeClock, KubeClient
 from shared.kube.clock import settle
-from shared.kube.leaderelection import LeaderElectionSettings, LeaderElector
+from shared.kube.leaderelection import LeaderElectionSettings, LeaderElector, format_micro_time
 from tests.unit.kube.fakeapi import FakeApi, lease_info
 
 LEASE_KEY = ("leases.coordination.k8s.io", "kube-system", "bridge")
@@ -191,3 +192,16 @@ def test_settings_are_validated() -> None:
         LeaderElectionSettings(
             lease_name="l", lease_namespace="n", identity="i", renew_deadline=2, retry_period=2
         )
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime(2026, 11, 24, 2, 5, 9, 7, tzinfo=UTC),
+        datetime(2026, 1, 2, 23, 59, 59, 999999, tzinfo=UTC),
+        datetime(2026, 12, 31, 0, 0, 0, 0, tzinfo=UTC),
+        datetime(987, 6, 5, 4, 3, 2, 100000, tzinfo=UTC),
+    ],
+)
+def test_micro_time_is_rfc3339_with_microseconds(moment: datetime) -> None:
+    assert format_micro_time(moment) == moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ").rjust(27, "0")
