@@ -76,18 +76,31 @@ class KubeWriter:
         self._client = client
         self._field_manager = field_manager
 
-    async def create(self, gvk: GroupVersionKind, namespace: str | None, body: WireDict) -> WireDict:
+    async def create(
+        self, gvk: GroupVersionKind, namespace: str | None, body: WireDict, *, read_back: bool = True
+    ) -> WireDict:
         with _port_errors():
             return await self._client.create(
-                gvk, body, namespace=namespace, field_manager=self._field_manager
+                gvk, body, namespace=namespace, field_manager=self._field_manager, decode=read_back
             )
 
     async def update(
-        self, gvk: GroupVersionKind, namespace: str | None, body: WireDict, *, subresource: str | None = None
+        self,
+        gvk: GroupVersionKind,
+        namespace: str | None,
+        body: WireDict,
+        *,
+        subresource: str | None = None,
+        read_back: bool = True,
     ) -> WireDict:
         with _port_errors():
             return await self._client.update(
-                gvk, body, namespace=namespace, subresource=subresource, field_manager=self._field_manager
+                gvk,
+                body,
+                namespace=namespace,
+                subresource=subresource,
+                field_manager=self._field_manager,
+                decode=read_back,
             )
 
     async def merge_patch(
@@ -98,6 +111,7 @@ class KubeWriter:
         patch: WireDict,
         *,
         subresource: str | None = None,
+        read_back: bool = True,
     ) -> WireDict:
         with _port_errors():
             return await self._client.patch(
@@ -107,6 +121,7 @@ class KubeWriter:
                 namespace=namespace,
                 subresource=subresource,
                 field_manager=self._field_manager,
+                decode=read_back,
             )
 
     async def delete(

@@ -70,18 +70,21 @@ class JobControl:
         self._writer = writer
         self._events = events
 
-    async def patch_job(
-        self, job: GenericJob, *, before: WireDict, subresource: str | None = None
-    ) -> WireDict:
+    async def patch_job(self, job: GenericJob, *, before: WireDict, subresource: str | None = None) -> None:
         """Send the difference between ``before`` and the adapter's current object, locked."""
         after = job.obj
         patch = create_merge_patch(before, after)
         if not patch:
-            return after
+            return
         metadata = before.get("metadata") or {}
         locked = with_optimistic_lock(patch, resource_version=str(metadata.get("resourceVersion", "")))
-        return await self._writer.merge_patch(
-            job.gvk, metadata.get("namespace"), str(metadata.get("name")), locked, subresource=subresource
+        await self._writer.merge_patch(
+            job.gvk,
+            metadata.get("namespace"),
+            str(metadata.get("name")),
+            locked,
+            subresource=subresource,
+            read_back=False,
         )
 
     async def start(self, job: GenericJob, *, infos: Sequence[PodSetInfo], cluster_queue: str) -> None:

@@ -84,10 +84,21 @@ class ClusterReader(Protocol):
 
 
 class ClusterWriter(Protocol):
-    async def create(self, gvk: GroupVersionKind, namespace: str | None, body: WireDict) -> WireDict: ...
+    """Writes return the stored object; ``read_back=False`` says the caller drops it (a writer may
+    then return ``{}`` and save parsing the answer)."""
+
+    async def create(
+        self, gvk: GroupVersionKind, namespace: str | None, body: WireDict, *, read_back: bool = True
+    ) -> WireDict: ...
 
     async def update(
-        self, gvk: GroupVersionKind, namespace: str | None, body: WireDict, *, subresource: str | None = None
+        self,
+        gvk: GroupVersionKind,
+        namespace: str | None,
+        body: WireDict,
+        *,
+        subresource: str | None = None,
+        read_back: bool = True,
     ) -> WireDict:
         """PUT with the body's ``metadata.resourceVersion`` as precondition."""
 
@@ -99,6 +110,7 @@ class ClusterWriter(Protocol):
         patch: WireDict,
         *,
         subresource: str | None = None,
+        read_back: bool = True,
     ) -> WireDict: ...
 
     async def delete(

@@ -139,11 +139,16 @@ class WorkloadSync:
         return slicing_enabled(job.obj, feature_gate=self._elastic_jobs)
 
     # --- writes --------------------------------------------------------------------------------
-    async def write_status(self, workload: Workload) -> WireDict:
-        """Write ``status``; the stored object comes back as JSON, unparsed (most callers return
-        right after the write, and parsing it was a tenth of a status-writing reconcile)."""
+    async def write_status(self, workload: Workload, *, read_back: bool = False) -> WireDict:
+        """Write ``status``; the stored object comes back as JSON with ``read_back`` (``{}`` otherwise:
+        most callers return right after the write, and decoding and parsing the answer was a tenth
+        of a status-writing pass)."""
         return await self._writer.update(
-            WORKLOAD_GVK, workload.metadata.namespace, workload.to_wire(), subresource="status"
+            WORKLOAD_GVK,
+            workload.metadata.namespace,
+            workload.to_wire(),
+            subresource="status",
+            read_back=read_back,
         )
 
     async def write_spec(self, workload: Workload) -> Workload:
@@ -158,7 +163,7 @@ class WorkloadSync:
         patch = {"metadata": {"finalizers": remaining, "resourceVersion": workload.metadata.resource_version}}
         try:
             await self._writer.merge_patch(
-                WORKLOAD_GVK, workload.metadata.namespace, str(workload.metadata.name), patch
+                WORKLOAD_GVK, workload.metadata.namespace, str(workload.metadata.name), patch, read_back=False
             )
         except NotFoundError:
             return
@@ -457,12 +462,14 @@ class WorkloadSync:
         workload = await self._construct(job, job.pod_sets() if pod_sets is None else pod_sets)
         if slicing:
             await self._slices.annotate_new(job, workload)
-        created = await self._writer.create(WORKLOAD_GVK, workload.metadata.namespace, workload.to_wire())
-        self._events.record(
+        await self._writer.create(
+            WORKLOAD_GVK, workload.metadata.namespace, workload.to_wire(), read_back=False
+        )
+        self._events.record(  # the created object's namespace and name are those we sent
             regarding=job.obj,
             event_type="Normal",
             reason=EventReason.CREATED_WORKLOAD,
-            message=f"Created Workload: {created['metadata'].get('namespace')}/{created['metadata'].get('name')}",
+            message=f"Created Workload: {workload.metadata.namespace}/{workload.metadata.name}",
         )
 
     async def sync_queue_name(self, job: GenericJob, workload: Workload) -> None:
@@ -490,5 +497,5 @@ class WorkloadSync:
                     message="The workload's owner no longer exists",
                     now=self._clock(),
                 )
-                workload = Workload.from_wire(await self.write_status(workload))
+                workload = Workload.from_wire(await self.write_status(workload, read_back=True))
             await self.remove_finalizer(workload)

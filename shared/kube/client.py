@@ -224,6 +224,7 @@ class KubeClient(ResourceVerbs):
         *,
         verb: str,
         resource: str,
+        decode: bool = True,
     ) -> Any:
         if not self._limiter.unlimited:
             await self._wait_for_token()
@@ -252,7 +253,7 @@ class KubeClient(ResourceVerbs):
                 )
         if status >= 300:
             raise api_error_from_response(status_code=status, body=body, headers=response_headers, path=path)
-        if not body:
+        if not body or not decode:
             return {}
         try:
             return orjson.loads(body)
@@ -313,15 +314,17 @@ class KubeClient(ResourceVerbs):
         params: Mapping[str, str] | None = None,
         body: Any = None,
         content_type: str | None = None,
+        decode: bool = True,
     ) -> Any:
-        """One API call with the retry policy; returns the decoded JSON (``{}`` for an empty body)."""
+        """One API call with the retry policy; returns the decoded JSON (``{}`` for an empty body, and
+        with ``decode=False``: a caller that drops the answer need not pay for parsing it)."""
         query = urlencode(params) if params else ""
         content = orjson.dumps(body) if body is not None else None
         if content is not None and content_type is None:
             content_type = JSON_CONTENT
         try:
             return await self._attempt(
-                method, path, query, content, content_type, verb=verb, resource=resource
+                method, path, query, content, content_type, verb=verb, resource=resource, decode=decode
             )
         except KubeError as exc:
             if not _retryable(exc, method=method) or self.settings.max_attempts <= 1:
@@ -343,7 +346,15 @@ class KubeClient(ResourceVerbs):
             reraise=True,
         )
         return await retrying(
-            self._attempt, method, path, query, content, content_type, verb=verb, resource=resource
+            self._attempt,
+            method,
+            path,
+            query,
+            content,
+            content_type,
+            verb=verb,
+            resource=resource,
+            decode=decode,
         )
 
     async def _discovery_get(self, path: str) -> dict[str, Any]:

@@ -302,9 +302,9 @@ class EventRecorder:
                 del self._series[key]  # expired meanwhile: start again
         namespace = ref.get("namespace") or "default"
         body = self._body(api, pending, name=self._new_name(ref.get("name") or "object"), namespace=namespace)
-        created = await self.client.create(api, body)
+        await self.client.create(api, body, decode=False)  # the name is ours: nothing to read back
         self._series[key] = _Series(
-            name=str(created.get("metadata", {}).get("name") or body["metadata"]["name"]),
+            name=body["metadata"]["name"],
             namespace=namespace,
             count=1,
             last_seen=now,
@@ -322,7 +322,7 @@ class EventRecorder:
             }
         else:
             patch = {"count": series.count, "lastTimestamp": wall.strftime("%Y-%m-%dT%H:%M:%SZ")}
-        await self.client.patch(api, series.name, patch, namespace=series.namespace)
+        await self.client.patch(api, series.name, patch, namespace=series.namespace, decode=False)
 
     def _body(self, api: GroupVersionKind, pending: _Pending, *, name: str, namespace: str) -> dict[str, Any]:
         wall = self.clock.wall()

@@ -59,6 +59,7 @@ class ResourceVerbs:
         params: Mapping[str, str] | None = None,
         body: Any = None,
         content_type: str | None = None,
+        decode: bool = True,
     ) -> Any:
         raise NotImplementedError
 
@@ -183,12 +184,14 @@ class ResourceVerbs:
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        decode: bool = True,
     ) -> dict[str, Any]:
+        """POST; the created object (``{}`` with ``decode=False``, for callers that drop it)."""
         info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         path = info.path(namespace=self._namespace(info, namespace, body))
         params = self._write_params(field_manager=field_manager, dry_run=dry_run)
         result: dict[str, Any] = await self.request(
-            "POST", path, verb="create", resource=info.resource_label, params=params, body=body
+            "POST", path, verb="create", resource=info.resource_label, params=params, body=body, decode=decode
         )
         return result
 
@@ -201,8 +204,10 @@ class ResourceVerbs:
         subresource: str | None = None,
         resource_version: str | None = None,
         field_manager: str | None = None,
+        decode: bool = True,
     ) -> dict[str, Any]:
-        """PUT with optimistic concurrency: ``metadata.resourceVersion`` must be set (``Conflict`` if stale)."""
+        """PUT with optimistic concurrency: ``metadata.resourceVersion`` must be set (``Conflict`` if stale).
+        Returns the stored object (``{}`` with ``decode=False``)."""
         info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         name = self._name(body, gvk)
         metadata = dict(body.get("metadata") or {})
@@ -216,7 +221,13 @@ class ResourceVerbs:
         path = info.path(namespace=self._namespace(info, namespace, body), name=name, subresource=subresource)
         params = self._write_params(field_manager=field_manager)
         result: dict[str, Any] = await self.request(
-            "PUT", path, verb="update", resource=info.resource_label, params=params, body=payload
+            "PUT",
+            path,
+            verb="update",
+            resource=info.resource_label,
+            params=params,
+            body=payload,
+            decode=decode,
         )
         return result
 
@@ -231,8 +242,10 @@ class ResourceVerbs:
         subresource: str | None = None,
         field_manager: str | None = None,
         force: bool | None = None,
+        decode: bool = True,
     ) -> dict[str, Any]:
-        """Merge (default), JSON (a list of ops), strategic or apply patch of one object."""
+        """Merge (default), JSON (a list of ops), strategic or apply patch of one object; returns the
+        patched object (``{}`` with ``decode=False``)."""
         info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         if patch_type is PatchType.APPLY and not field_manager:
             raise ValueError(f"{gvk} {name}: server-side apply needs a field_manager")
@@ -250,6 +263,7 @@ class ResourceVerbs:
             params=params,
             body=patch,
             content_type=patch_type.value,
+            decode=decode,
         )
         return result
 

@@ -100,6 +100,24 @@ async def test_update_with_stale_resource_version_is_a_conflict(client: KubeClie
     assert not isinstance(caught.value, AlreadyExists)
 
 
+async def test_writes_whose_answer_is_dropped_return_nothing_but_still_fail_as_usual(
+    client: KubeClient, fake_api: FakeApi
+) -> None:
+    assert await client.create(CM, configmap("quiet", a="1"), namespace="ns", decode=False) == {}
+    stored = await client.get(CM, "quiet", namespace="ns")
+    assert stored["data"] == {"a": "1"}, "the write happened"
+    assert await client.patch(CM, "quiet", {"data": {"a": "2"}}, namespace="ns", decode=False) == {}
+    stored = await client.get(CM, "quiet", namespace="ns")
+    assert stored["data"] == {"a": "2"}
+    stored["data"] = {"a": "3"}
+    assert await client.update(CM, stored, namespace="ns", decode=False) == {}
+    assert (await client.get(CM, "quiet", namespace="ns"))["data"] == {"a": "3"}
+    with pytest.raises(Conflict):
+        await client.update(CM, stored, namespace="ns", decode=False)  # stale resourceVersion
+    with pytest.raises(AlreadyExists):
+        await client.create(CM, configmap("quiet"), namespace="ns", decode=False)
+
+
 async def test_update_requires_a_resource_version(client: KubeClient) -> None:
     with pytest.raises(ValueError, match=r"metadata\.resourceVersion is required"):
         await client.update(CM, configmap("a"))

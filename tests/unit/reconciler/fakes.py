@@ -165,7 +165,9 @@ class FakeCluster:
         return self.of_kind("PriorityClass")
 
     # --- ClusterWriter ----------------------------------------------------------------------------
-    async def create(self, gvk: GroupVersionKind, namespace: str | None, body: WireDict) -> WireDict:
+    async def create(
+        self, gvk: GroupVersionKind, namespace: str | None, body: WireDict, *, read_back: bool = True
+    ) -> WireDict:
         key = self._key(gvk, namespace, body["metadata"]["name"])
         if key in self.objects:
             raise ConflictError(f"{gvk.kind} {body['metadata']['name']} already exists")
@@ -177,7 +179,7 @@ class FakeCluster:
         stored["metadata"]["creationTimestamp"] = self._creation_timestamp()
         stored["metadata"]["resourceVersion"] = str(next(self._revision))
         self.objects[key] = stored
-        return copy.deepcopy(stored)
+        return copy.deepcopy(stored) if read_back else {}
 
     def _store_write(self, key: StoreKey, new: WireDict, *, subresource: str | None) -> WireDict:
         old = self.objects[key]
@@ -200,7 +202,13 @@ class FakeCluster:
         return copy.deepcopy(merged)
 
     async def update(
-        self, gvk: GroupVersionKind, namespace: str | None, body: WireDict, *, subresource: str | None = None
+        self,
+        gvk: GroupVersionKind,
+        namespace: str | None,
+        body: WireDict,
+        *,
+        subresource: str | None = None,
+        read_back: bool = True,
     ) -> WireDict:
         key = self._key(gvk, namespace, body["metadata"]["name"])
         if key not in self.objects:
@@ -211,7 +219,8 @@ class FakeCluster:
         self.writes.append(
             Write("update", gvk.kind, body["metadata"]["name"], subresource, copy.deepcopy(body))
         )
-        return self._store_write(key, body, subresource=subresource)
+        stored = self._store_write(key, body, subresource=subresource)
+        return stored if read_back else {}  # as KubeWriter: a caller that dropped it gets nothing
 
     async def merge_patch(
         self,
@@ -221,6 +230,7 @@ class FakeCluster:
         patch: WireDict,
         *,
         subresource: str | None = None,
+        read_back: bool = True,
     ) -> WireDict:
         key = self._key(gvk, namespace, name)
         if key not in self.objects:
@@ -230,7 +240,8 @@ class FakeCluster:
             raise ConflictError(f"{gvk.kind} {name} was modified")
         self.writes.append(Write("patch", gvk.kind, name, subresource, copy.deepcopy(patch)))
         patched = apply_merge_patch(self.objects[key], patch)
-        return self._store_write(key, patched, subresource=subresource)
+        stored = self._store_write(key, patched, subresource=subresource)
+        return stored if read_back else {}
 
     async def delete(
         self, gvk: GroupVersionKind, namespace: str | None, name: str, *, uid: str | None = None

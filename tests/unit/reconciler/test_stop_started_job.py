@@ -177,13 +177,13 @@ async def test_reset_is_decided_on_the_servers_answer_not_on_the_read(
     evict(cluster, reason="Preempted", message="Preempted to accommodate a workload")
     original_patch = cluster.merge_patch
 
-    async def job_controller_races(gvk, namespace, name, patch, *, subresource=None):
+    async def job_controller_races(gvk, namespace, name, patch, *, subresource=None, read_back=True):
         result = await original_patch(gvk, namespace, name, patch, subresource=subresource)
         if gvk.kind == "Job" and patch.get("spec", {}).get("suspend") is True:
             key = _job_key_tuple(cluster)
             cluster.objects[key]["status"] = {"startTime": STARTED, "active": 1}
             result = copy.deepcopy(cluster.objects[key])
-        return result
+        return result if read_back else {}
 
     cluster.merge_patch = job_controller_races  # type: ignore[method-assign]
     await reconciler.reconcile(job_key())
@@ -203,10 +203,10 @@ async def test_a_stop_interrupted_after_suspending_resumes_and_records_stopped_l
     original_patch = cluster.merge_patch
     failures = iter([True])
 
-    async def status_write_conflicts_once(gvk, namespace, name, patch, *, subresource=None):
+    async def status_write_conflicts_once(gvk, namespace, name, patch, *, subresource=None, read_back=True):
         if subresource == "status" and gvk.kind == "Job" and next(failures, False):
             raise ConflictError("Job sample was modified")
-        return await original_patch(gvk, namespace, name, patch, subresource=subresource)
+        return await original_patch(gvk, namespace, name, patch, subresource=subresource, read_back=read_back)
 
     cluster.merge_patch = status_write_conflicts_once  # type: ignore[method-assign]
     with pytest.raises(ConflictError):
@@ -232,11 +232,11 @@ async def test_a_rejected_restore_is_a_warning_naming_the_field_and_no_stopped_e
     evict(cluster, reason="Preempted", message="Preempted to accommodate a workload")
     original_patch = cluster.merge_patch
 
-    async def status_reset_ignored(gvk, namespace, name, patch, *, subresource=None):
+    async def status_reset_ignored(gvk, namespace, name, patch, *, subresource=None, read_back=True):
         if subresource == "status" and gvk.kind == "Job":
             cluster.writes.append(Write("patch", "Job", name, subresource, copy.deepcopy(patch)))
             return cluster.find("Job", namespace, name)  # a server that ignored the reset
-        return await original_patch(gvk, namespace, name, patch, subresource=subresource)
+        return await original_patch(gvk, namespace, name, patch, subresource=subresource, read_back=read_back)
 
     cluster.merge_patch = status_reset_ignored  # type: ignore[method-assign]
     with pytest.raises(InvalidError):
