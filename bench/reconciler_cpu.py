@@ -140,7 +140,9 @@ async def setup_queues(client: KubeClient, *, jobs: int) -> None:
                 "resourceGroups": [
                     {
                         "coveredResources": ["cpu"],
-                        "flavors": [{"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": quota}]}],
+                        "flavors": [
+                            {"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": quota}]}
+                        ],
                     }
                 ],
             },
@@ -279,13 +281,13 @@ class Lifecycles:
                 self.done.add(metadata["name"])
             self.changed.set()
 
-    async def wait_for(self, count: int, *, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
+    async def wait_for(self, count: int, *, within: float) -> None:
+        deadline = time.monotonic() + within
         while len(self.done) < count:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise RuntimeError(
-                    f"after {timeout:.0f}s only {len(self.done)} of {count} Workloads finished and released "
+                    f"after {within:.0f}s only {len(self.done)} of {count} Workloads finished and released "
                     f"({len(self.workloads)} seen)"
                 )
             self.changed.clear()
@@ -293,10 +295,10 @@ class Lifecycles:
                 await asyncio.wait_for(self.changed.wait(), min(remaining, 5.0))
 
 
-async def quiet(pid: int, *, timeout: float = 120.0) -> None:
+async def quiet(pid: int, *, within: float = 120.0) -> None:
     """Wait until the process used less than ``QUIET_SHARE`` of a CPU over ``QUIET_WINDOW`` seconds:
     its tail (queued Events, the last watch events) is written."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + within
     last = process_cpu_seconds(pid)
     while time.monotonic() < deadline:
         await asyncio.sleep(QUIET_WINDOW)
@@ -304,23 +306,26 @@ async def quiet(pid: int, *, timeout: float = 120.0) -> None:
         if now - last < QUIET_SHARE * QUIET_WINDOW:
             return
         last = now
-    raise RuntimeError(f"process {pid} still busy {timeout:.0f}s after the last lifecycle ended")
+    raise RuntimeError(f"process {pid} still busy {within:.0f}s after the last lifecycle ended")
 
 
 # --- py-spy ---------------------------------------------------------------------------------------
 class Sampler:
     """``py-spy record --nonblocking`` on a process (it is never paused), stopped with SIGINT."""
 
-    def __init__(self, pid: int, output: Path, *, rate: int) -> None:
+    def __init__(self, pid: int, output: Path, *, rate: int, native: bool = False) -> None:
         binary = Path(sys.executable).parent / "py-spy"
         command = [str(binary if binary.exists() else "py-spy"), "record", "--pid", str(pid)]
-        command += ["--rate", str(rate), "--format", "raw", "--output", str(output), "--nonblocking", "--gil"]
+        command += ["--rate", str(rate), "--format", "raw", "--output", str(output), "--gil"]
+        # --native shows C frames (the collector, orjson, ssl) but must pause the process per sample
+        command += ["--native"] if native else ["--nonblocking"]
         self.output = output
         self._process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
         )
 
-    def stop(self) -> None:
+    def stop(self) -> bool:
+        """Stop sampling; whether a profile was written (py-spy may lack the right to attach)."""
         if self._process.poll() is None:
             self._process.send_signal(signal.SIGINT)
         try:
@@ -328,8 +333,10 @@ class Sampler:
         except subprocess.TimeoutExpired:
             self._process.kill()
             _, stderr = self._process.communicate()
-        if not self.output.exists():
-            raise RuntimeError(f"py-spy wrote no profile: {stderr.decode(errors='replace')[-1000:]}")
+        if self.output.exists():
+            return True
+        print(f"py-spy wrote no profile: {stderr.decode(errors='replace')[-1000:]}", file=sys.stderr)
+        return False
 
 
 def py_spy_available() -> bool:
@@ -352,6 +359,8 @@ class RoundResult:
     breakdown: Breakdown | None = None
     profile: Path | None = None
     top: list[tuple[str, int, int]] = field(default_factory=list)
+    webhook_profile: Path | None = None
+    webhook_top: list[tuple[str, int, int]] = field(default_factory=list)
 
     @property
     def reconciler_ms_per_job(self) -> float:
@@ -392,13 +401,15 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
         async with contextlib.AsyncExitStack() as stack:
             client = await stack.enter_async_context(client_for(kubeconfig))
             await setup_queues(client, jobs=args.jobs + 1)
-            components = await start_components(stack, tmp=tmp, kubeconfig=kubeconfig, client=client, qps=args.qps)
+            components = await start_components(
+                stack, tmp=tmp, kubeconfig=kubeconfig, client=client, qps=args.qps
+            )
             lifecycles = Lifecycles()
             watcher = asyncio.create_task(lifecycles.watch(client))
             stack.callback(watcher.cancel)
             # warm-up: one whole lifecycle (caches synced, connections open, every code path imported)
             await client.create(JOB, job_body(-1, run_seconds=args.run_seconds), namespace=BENCH_NAMESPACE)
-            await lifecycles.wait_for(1, timeout=120)
+            await lifecycles.wait_for(1, within=120)
             reconciler_pid, webhook_pid = components.reconciler.pid, components.webhook.pid
             assert reconciler_pid is not None and webhook_pid is not None
             await quiet(reconciler_pid)
@@ -409,19 +420,22 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
                 await scrape(components.webhook_metrics, verify=components.verify),
                 "kueue_bridge_webhook_requests_total",
             )
-            sampler = None
+            samplers: list[Sampler] = []
             if args.profile:
-                sampler = Sampler(reconciler_pid, out / f"reconciler-round{number}.pyspy.txt", rate=args.rate)
+                for name, pid in (("reconciler", reconciler_pid), ("webhook", webhook_pid)):
+                    output = out / f"{name}-round{number}.pyspy.txt"
+                    samplers.append(Sampler(pid, output, rate=args.rate, native=args.native))
                 await asyncio.sleep(0.5)  # py-spy attaches
             cpu_before = (process_cpu_seconds(reconciler_pid), process_cpu_seconds(webhook_pid))
             started = time.monotonic()
-            await _create_jobs(client, jobs=args.jobs, concurrency=args.concurrency, run_seconds=args.run_seconds)
-            await lifecycles.wait_for(args.jobs + 1, timeout=LIFECYCLE_TIMEOUT)
+            await _create_jobs(
+                client, jobs=args.jobs, concurrency=args.concurrency, run_seconds=args.run_seconds
+            )
+            await lifecycles.wait_for(args.jobs + 1, within=LIFECYCLE_TIMEOUT)
             await quiet(reconciler_pid)
             cpu_after = (process_cpu_seconds(reconciler_pid), process_cpu_seconds(webhook_pid))
             seconds = time.monotonic() - started
-            if sampler is not None:
-                sampler.stop()
+            profiled = [sampler.stop() for sampler in samplers]
             load_after = load_average()
             admissions = (
                 total(
@@ -443,10 +457,13 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
         load=(load_before, load_after),
         work={key: delta(work_after[key], work_before.get(key, {})) for key in work_after},
     )
-    if sampler is not None:
-        result.breakdown, stacks = read_breakdown(sampler.output)
-        result.profile = sampler.output
+    if samplers and all(profiled):
+        result.breakdown, stacks = read_breakdown(samplers[0].output)
+        result.profile = samplers[0].output
         result.top = top_functions(stacks, limit=args.top)
+        _, webhook_stacks = read_breakdown(samplers[1].output)
+        result.webhook_profile = samplers[1].output
+        result.webhook_top = top_functions(webhook_stacks, limit=args.top)
     return result
 
 
@@ -473,9 +490,15 @@ def print_round(result: RoundResult) -> None:
         print(f"reconciler CPU by part ({result.breakdown.total} samples, {result.profile}):")
         for part in PARTS:
             share = result.breakdown.share(part)
-            print(f"  {part:<34} {share * 100:5.1f} %  {share * result.reconciler_ms_per_job:5.2f} ms per job")
+            print(
+                f"  {part:<34} {share * 100:5.1f} %  {share * result.reconciler_ms_per_job:5.2f} ms per job"
+            )
         print("  top functions by own samples (own, with callees):")
         for name, own, inclusive in result.top:
+            print(f"    {own:6d} {inclusive:6d}  {name}")
+    if result.webhook_profile is not None:
+        print(f"webhook top functions by own samples ({result.webhook_profile}):")
+        for name, own, inclusive in result.webhook_top:
             print(f"    {own:6d} {inclusive:6d}  {name}")
 
 
@@ -511,6 +534,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="folder for the profiles and logs (default: a new temp dir)")
     parser.add_argument("--no-profile", dest="profile", action="store_false", help="do not run py-spy")
     parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
+    parser.add_argument(
+        "--native", action="store_true", help="py-spy --native: C frames too (pauses the process per sample)"
+    )
     parser.add_argument("--top", type=int, default=15, help="functions to list from the profile")
     args = parser.parse_args(argv)
     if args.profile and not py_spy_available():
