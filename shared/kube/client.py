@@ -153,6 +153,7 @@ class KubeClient(ResourceVerbs):
         self._rng = rng or random.Random()
         self._limiter = TokenBucket(qps=settings.qps, burst=settings.burst, clock=self.clock)
         self._base_headers = {"Accept": JSON_CONTENT, "User-Agent": settings.user_agent}
+        self._queries: dict[tuple[tuple[str, str], ...], str] = {}
         self.mapper = RESTMapper(fetch=self._discovery_get, clock=self.clock)
 
     @classmethod
@@ -200,6 +201,20 @@ class KubeClient(ResourceVerbs):
         await self.aclose()
 
     # --- the request core ------------------------------------------------------------------------
+
+    def _query(self, params: Mapping[str, str]) -> str:
+        """``urlencode(params)``, remembered for the few parameter sets a controller repeats on every
+        write (``fieldManager=...``); urlencode was a fiftieth of the reconciler's CPU."""
+        key = tuple(params.items())
+        try:
+            query = self._queries.get(key)
+        except TypeError:  # an unhashable value: not one of those
+            return urlencode(params)
+        if query is None:
+            query = urlencode(params)
+            if len(self._queries) < 256:
+                self._queries[key] = query
+        return query
 
     def _url(self, path: str, query: str) -> str:
         return f"{self.server}{path}?{query}" if query else f"{self.server}{path}"
@@ -318,7 +333,7 @@ class KubeClient(ResourceVerbs):
     ) -> Any:
         """One API call with the retry policy; returns the decoded JSON (``{}`` for an empty body, and
         with ``decode=False``: a caller that drops the answer need not pay for parsing it)."""
-        query = urlencode(params) if params else ""
+        query = self._query(params) if params else ""
         content = orjson.dumps(body) if body is not None else None
         if content is not None and content_type is None:
             content_type = JSON_CONTENT
