@@ -56,10 +56,10 @@ def same_job(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:
     """Equal but for resourceVersion, generation and managedFields."""
     if first is second:
         return True
-    if first.keys() != second.keys():
-        return False
+    if first.keys() != second.keys() or first.get("status") != second.get("status"):
+        return False  # status first: small, and what most job updates change
     for key, value in first.items():
-        if key != "metadata" and value != second[key]:
+        if key not in ("metadata", "status") and value != second[key]:
             return False
     one, other = _metadata(first), _metadata(second)
     return {k: v for k, v in one.items() if k not in _VOLATILE_METADATA} == {
@@ -81,17 +81,20 @@ def same_workload_inputs(first: Mapping[str, Any], second: Mapping[str, Any]) ->
     """Equal in every part the verdict reads (module docstring)."""
     if first is second:
         return True
-    one, other = _metadata(first), _metadata(second)
-    if any(one.get(key) != other.get(key) for key in _WORKLOAD_METADATA):
-        return False
-    if first.get("spec") != second.get("spec"):
-        return False
     status_one = first.get("status") if isinstance(first.get("status"), Mapping) else {}
     status_other = second.get("status") if isinstance(second.get("status"), Mapping) else {}
     assert isinstance(status_one, Mapping) and isinstance(status_other, Mapping)
-    if any(status_one.get(key) != status_other.get(key) for key in _WORKLOAD_STATUS):
+    # small parts first, the pod templates of the spec last
+    for key in _WORKLOAD_STATUS:
+        if status_one.get(key) != status_other.get(key):
+            return False
+    if _condition_statuses(status_one) != _condition_statuses(status_other):
         return False
-    return _condition_statuses(status_one) == _condition_statuses(status_other)
+    one, other = _metadata(first), _metadata(second)
+    for key in _WORKLOAD_METADATA:
+        if one.get(key) != other.get(key):
+            return False
+    return first.get("spec") == second.get("spec")
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,6 @@ import asyncio
 import ssl
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -57,11 +56,25 @@ class ResponseHeaders(dict[str, str]):
         return super().__contains__(key.lower() if isinstance(key, str) else key)
 
 
-@dataclass(frozen=True, slots=True)
 class Http1Response:
-    status_code: int
-    headers: ResponseHeaders
-    body: bytes
+    """Status, body, and headers decoded only when asked for (callers of successful requests never
+    look at them; building the mapping for every answer cost as much as parsing it)."""
+
+    __slots__ = ("_headers", "_raw_headers", "body", "status_code")
+
+    def __init__(self, status_code: int, raw_headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+        self.status_code = status_code
+        self.body = body
+        self._raw_headers = raw_headers
+        self._headers: ResponseHeaders | None = None
+
+    @property
+    def headers(self) -> ResponseHeaders:
+        if self._headers is None:
+            self._headers = ResponseHeaders(
+                (name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in self._raw_headers
+            )
+        return self._headers
 
 
 class _Connection(asyncio.Protocol):
@@ -72,7 +85,7 @@ class _Connection(asyncio.Protocol):
         self.closed = False
         self._parser = httptools.HttpResponseParser(self)
         self._waiter: asyncio.Future[Http1Response] | None = None
-        self._headers = ResponseHeaders()
+        self._raw_headers: list[tuple[bytes, bytes]] = []
         self._body: list[bytes] = []
         self.idle_since = 0.0
 
@@ -97,15 +110,15 @@ class _Connection(asyncio.Protocol):
 
     # --- httptools callbacks --------------------------------------------------------------------
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+        self._raw_headers.append((name, value))
 
     def on_body(self, body: bytes) -> None:
         self._body.append(body)
 
     def on_message_complete(self) -> None:
         waiter, self._waiter = self._waiter, None
-        response = Http1Response(self._parser.get_status_code(), self._headers, b"".join(self._body))
-        self._headers, self._body = ResponseHeaders(), []
+        response = Http1Response(self._parser.get_status_code(), self._raw_headers, b"".join(self._body))
+        self._raw_headers, self._body = [], []
         if not self._parser.should_keep_alive():
             self.close()
         if waiter is not None and not waiter.done():

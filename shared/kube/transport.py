@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +38,7 @@ import aiohttp
 import httpx
 
 from shared.kube.errors import TransportError
-from shared.kube.http1 import Http1Pool
+from shared.kube.http1 import Http1Pool, Http1Response
 
 __all__ = ["AiohttpTransport", "BufferedResponse", "RawStream", "TransportSettings"]
 
@@ -84,6 +84,27 @@ class _AiohttpStream(httpx.AsyncByteStream):
 
     async def aclose(self) -> None:
         self._response.close()
+
+
+class _LazyHeaders(Mapping[str, str]):
+    """The headers of an ``Http1Response``, decoded on first use (only error answers read them)."""
+
+    __slots__ = ("_response",)
+
+    def __init__(self, response: Http1Response) -> None:
+        self._response = response
+
+    def __getitem__(self, key: str) -> str:
+        return self._response.headers[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._response.headers.get(key, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._response.headers)
+
+    def __len__(self) -> int:
+        return len(self._response.headers)
 
 
 class RawStream:
@@ -189,7 +210,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             path=path,
             total_timeout=self._settings.request_timeout if total_timeout is None else total_timeout,
         )
-        return BufferedResponse(response.status_code, response.headers, response.body)
+        return BufferedResponse(response.status_code, _LazyHeaders(response), response.body)
 
     async def open_stream(self, url: str, *, headers: Mapping[str, str], path: str) -> RawStream:
         """A streamed GET (watch) without httpx objects: status, headers, then ``chunks()``."""
