@@ -56,6 +56,14 @@ def truncate_event_message(message: str) -> str:
     return truncate_message(message, limit=MAX_EVENT_MESSAGE_LENGTH)
 
 
+def _snapshot(job: GenericJob) -> WireDict:
+    """The job as it is now, to diff against once the adapter changed it: the cached object itself
+    while a copy-on-write job is unchanged (its first change copies it), else a deep copy."""
+    if isinstance(job, CopyOnWriteJob) and not job.owned:
+        return job.obj
+    return copy_json(job.obj)
+
+
 def restore_infos(workload: Workload | None) -> list[PodSetInfo]:
     """The pod-set infos a stop restores: the Workload's *spec* pod sets (Kueue ``FromPodSet``)."""
     if workload is None:
@@ -89,7 +97,7 @@ class JobControl:
 
     async def start(self, job: GenericJob, *, infos: Sequence[PodSetInfo], cluster_queue: str) -> None:
         """Unsuspend with admission data injected; raises ``PodSetInfoError`` (permanent) on conflicts."""
-        before = copy_json(job.obj)
+        before = _snapshot(job)
         job.run_with_pod_sets_info(infos)
         await self.patch_job(job, before=before)
         self._events.record(
@@ -107,7 +115,7 @@ class JobControl:
             return await self._stop_in_steps(job, infos=infos, message=message)
         if job.is_suspended():
             return False
-        before = copy_json(job.obj)
+        before = _snapshot(job)
         job.suspend()
         if infos:
             job.restore_pod_sets_info(infos)
@@ -116,7 +124,7 @@ class JobControl:
         return True
 
     async def suspend_child(self, job: GenericJob) -> None:
-        before = copy_json(job.obj)
+        before = _snapshot(job)
         job.suspend()
         await self.patch_job(job, before=before)
         self._events.record(

@@ -61,6 +61,11 @@ class CopyOnWriteJob:
         return self._owned
 
     @property
+    def adapter_class(self) -> type:
+        """The class of the wrapped adapter (for decisions that depend on the kind's adapter)."""
+        return type(self._inner)
+
+    @property
     def obj(self) -> WireDict:
         return self._inner.obj
 

@@ -13,7 +13,8 @@ pod_set_infos_from_admission``), hence what is compared:
 
 * the **job**: all of it but ``metadata.resourceVersion``/``generation``/``managedFields``. Its pod
   sets come from the adapter, which may read any part of the object (an AppWrapper's come from its
-  ``status``), so nothing else is assumed;
+  ``status``); only for the adapters in ``STATUS_BLIND_ADAPTERS`` (batch/v1 Job) is ``status`` left
+  out;
 * the **Workload**: ``metadata`` name, uid, labels, annotations and ownerReferences, the whole
   ``spec``, ``status.admission``, ``status.admissionChecks`` and the status of its
   ``QuotaReserved`` and ``Admitted`` conditions;
@@ -35,9 +36,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from reconciler.shared_job import CopyOnWriteJob
 from shared.constants import Condition
+from shared.equivalence import equivalent_to_workload
+from shared.frameworks.base import GenericJob
+from shared.frameworks.batch_job import BatchJobAdapter
+from shared.jobmeta import max_exec_time_seconds
+from shared.models.workload import PodSet, Workload
 
-__all__ = ["EquivalenceVerdicts", "same_job", "same_workload_inputs"]
+__all__ = [
+    "STATUS_BLIND_ADAPTERS",
+    "EquivalenceVerdicts",
+    "decide",
+    "is_status_blind",
+    "same_job",
+    "same_workload_inputs",
+]
 
 WireDict = dict[str, Any]
 
@@ -52,11 +66,14 @@ def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return metadata if isinstance(metadata, Mapping) else {}
 
 
-def same_job(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:
-    """Equal but for resourceVersion, generation and managedFields."""
+def same_job(first: Mapping[str, Any], second: Mapping[str, Any], *, with_status: bool = True) -> bool:
+    """Equal but for resourceVersion, generation and managedFields (and ``status`` unless
+    ``with_status``)."""
     if first is second:
         return True
-    if first.keys() != second.keys() or first.get("status") != second.get("status"):
+    if first.keys() - {"status"} != second.keys() - {"status"}:
+        return False
+    if with_status and first.get("status") != second.get("status"):
         return False  # status first: small, and what most job updates change
     for key, value in first.items():
         if key not in ("metadata", "status") and value != second[key]:
@@ -97,12 +114,47 @@ def same_workload_inputs(first: Mapping[str, Any], second: Mapping[str, Any]) ->
     return first.get("spec") == second.get("spec")
 
 
+#: adapters whose pod sets and suspension come from the job's metadata and spec only: their
+#: verdicts ignore the job's ``status`` (the Job controller's updates, three per job life).
+#: ``tests/unit/reconciler/test_verdicts.py`` checks that no status changes what they answer.
+STATUS_BLIND_ADAPTERS: Final[tuple[type, ...]] = (BatchJobAdapter,)
+
+
+def decide(
+    job: GenericJob,
+    pod_sets: list[PodSet],
+    workload: Workload,
+    flavors: dict[str, Any],
+    *,
+    elastic_jobs: bool,
+) -> bool:
+    """The verdict itself: ``equivalent_to_workload`` for the job (its ``pod_sets``) and ``workload``."""
+    metadata = job.obj.get("metadata") or {}
+    return equivalent_to_workload(
+        job_pod_sets=pod_sets,
+        job_name=str(metadata.get("name")),
+        job_uid=str(metadata.get("uid")),
+        max_exec_seconds=max_exec_time_seconds(job.obj),
+        workload=workload,
+        job_suspended=job.is_suspended(),
+        flavors=flavors,
+        elastic_workload_slices=elastic_jobs,
+    )
+
+
+def is_status_blind(job: object) -> bool:
+    """Whether ``job``'s adapter (behind a copy-on-write wrapper or not) is status-blind."""
+    adapter_class = job.adapter_class if isinstance(job, CopyOnWriteJob) else type(job)
+    return issubclass(adapter_class, STATUS_BLIND_ADAPTERS)
+
+
 @dataclass(frozen=True, slots=True)
 class _Verdict:
     job: Mapping[str, Any]
     workload: Mapping[str, Any]
     flavors: Mapping[str, Any]
     equivalent: bool
+    status_blind: bool
 
 
 class EquivalenceVerdicts:
@@ -116,9 +168,16 @@ class EquivalenceVerdicts:
         return len(self._by_job)
 
     def recall(
-        self, job_key: str, *, job: Mapping[str, Any], workload: Mapping[str, Any], flavors: Mapping[str, Any]
+        self,
+        job_key: str,
+        *,
+        job: Mapping[str, Any],
+        workload: Mapping[str, Any],
+        flavors: Mapping[str, Any],
+        status_blind: bool = False,
     ) -> bool | None:
-        """The verdict reached on equal inputs, or ``None``."""
+        """The verdict reached on equal inputs, or ``None``; ``status_blind``: the job's adapter is
+        one of ``STATUS_BLIND_ADAPTERS``."""
         verdicts = self._by_job.get(job_key)
         if verdicts is None:
             return None
@@ -126,9 +185,10 @@ class EquivalenceVerdicts:
         if verdict is None:
             return None
         if (
-            verdict.flavors == flavors
+            verdict.status_blind == status_blind
+            and verdict.flavors == flavors
             and same_workload_inputs(verdict.workload, workload)
-            and same_job(verdict.job, job)
+            and same_job(verdict.job, job, with_status=not status_blind)
         ):
             return verdict.equivalent
         return None
@@ -141,6 +201,7 @@ class EquivalenceVerdicts:
         workload: Mapping[str, Any],
         flavors: Mapping[str, Any],
         equivalent: bool,
+        status_blind: bool = False,
     ) -> None:
         verdicts = self._by_job.get(job_key)
         if verdicts is None:
@@ -150,7 +211,9 @@ class EquivalenceVerdicts:
         uid = str(_metadata(workload).get("uid") or "")
         if uid not in verdicts and len(verdicts) >= 8:  # a job with many Workloads: keep it small
             verdicts.clear()
-        verdicts[uid] = _Verdict(job=job, workload=workload, flavors=flavors, equivalent=equivalent)
+        verdicts[uid] = _Verdict(
+            job=job, workload=workload, flavors=flavors, equivalent=equivalent, status_blind=status_blind
+        )
 
     def forget(self, job_key: str) -> None:
         self._by_job.pop(job_key, None)

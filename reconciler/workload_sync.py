@@ -39,7 +39,7 @@ from reconciler.ports import (
     NotFoundError,
 )
 from reconciler.priority import PriorityResolver
-from reconciler.verdicts import EquivalenceVerdicts
+from reconciler.verdicts import EquivalenceVerdicts, decide, is_status_blind
 from reconciler.workload_slices import SliceSync
 from shared.constants import (
     ADMISSION_GATED_BY_ANNOTATION,
@@ -48,14 +48,12 @@ from shared.constants import (
     EventReason,
     Reason,
 )
-from shared.equivalence import equivalent_to_workload
 from shared.frameworks.base import GenericJob, GroupVersionKind
 from shared.frameworks.strconv import quote
 from shared.jobmeta import (
     annotations_of,
     controller_owner_ref,
     is_valid_job_uid_label,
-    max_exec_time_seconds,
     prebuilt_workload_name,
     queue_name,
     workload_priority_class_name,
@@ -169,7 +167,7 @@ class WorkloadSync:
             return
 
     # --- reads ---------------------------------------------------------------------------------
-    async def _owned(self, *, gvk: GroupVersionKind, namespace: str, name: str) -> list[Workload]:
+    async def _owned_models(self, *, gvk: GroupVersionKind, namespace: str, name: str) -> list[Workload]:
         return [workload for _, workload in await self._owned_wires(gvk=gvk, namespace=namespace, name=name)]
 
     async def _owned_wires(
@@ -182,7 +180,7 @@ class WorkloadSync:
         metadata = owner.get("metadata") or {}
         gvk = gvk_of_reference(owner)
         workloads = sorted_unfinished(
-            await self._owned(
+            await self._owned_models(
                 gvk=gvk, namespace=str(metadata.get("namespace")), name=str(metadata.get("name"))
             )
         )
@@ -211,22 +209,7 @@ class WorkloadSync:
 
     async def _equivalent(self, job: GenericJob, pod_sets: list[PodSet], workload: Workload) -> bool:
         flavors = await self._flavors(workload) if has_quota_reservation(workload) else {}
-        return self._verdict(job, pod_sets, workload, flavors)
-
-    def _verdict(
-        self, job: GenericJob, pod_sets: list[PodSet], workload: Workload, flavors: dict[str, Any]
-    ) -> bool:
-        metadata = job.obj.get("metadata") or {}
-        return equivalent_to_workload(
-            job_pod_sets=pod_sets,
-            job_name=str(metadata.get("name")),
-            job_uid=str(metadata.get("uid")),
-            max_exec_seconds=max_exec_time_seconds(job.obj),
-            workload=workload,
-            job_suspended=job.is_suspended(),
-            flavors=flavors,
-            elastic_workload_slices=self._elastic_jobs,
-        )
+        return decide(job, pod_sets, workload, flavors, elastic_jobs=self._elastic_jobs)
 
     # --- ensure exactly one --------------------------------------------------------------------
     async def ensure_one(self, job: GenericJob) -> EnsuredWorkload:
@@ -252,6 +235,7 @@ class WorkloadSync:
                 return EnsuredWorkload(outcome.workload, pod_sets)
 
         job_key = f"{job.gvk.group}/{job.gvk.kind}/{namespace}/{name}"
+        status_blind = is_status_blind(job)
         match: Workload | None = None
         to_delete: list[Workload] = []
         for wire, workload in await self._owned_wires(gvk=job.gvk, namespace=namespace, name=name):
@@ -264,13 +248,20 @@ class WorkloadSync:
                 if pod_sets is None:
                     job.pod_sets()  # a malformed job is reported first, as when pod sets came first
                 raise
-            equivalent = self._verdicts.recall(job_key, job=job.obj, workload=wire, flavors=flavors)
+            equivalent = self._verdicts.recall(
+                job_key, job=job.obj, workload=wire, flavors=flavors, status_blind=status_blind
+            )
             if equivalent is None:
                 if pod_sets is None:
                     pod_sets = job.pod_sets()
-                equivalent = self._verdict(job, pod_sets, workload, flavors)
+                equivalent = decide(job, pod_sets, workload, flavors, elastic_jobs=self._elastic_jobs)
                 self._verdicts.remember(
-                    job_key, job=job.obj, workload=wire, flavors=flavors, equivalent=equivalent
+                    job_key,
+                    job=job.obj,
+                    workload=wire,
+                    flavors=flavors,
+                    equivalent=equivalent,
+                    status_blind=status_blind,
                 )
             if equivalent:
                 match = workload
@@ -483,7 +474,7 @@ class WorkloadSync:
     async def finalize_orphans(self, *, key: JobKey, job: WireDict | None) -> None:
         """The job is gone or deleting: finish (OwnerNotFound) and release its Workloads."""
         self._verdicts.forget(f"{key.gvk.group}/{key.gvk.kind}/{key.namespace}/{key.name}")
-        for workload in await self._owned(gvk=key.gvk, namespace=key.namespace, name=key.name):
+        for workload in await self._owned_models(gvk=key.gvk, namespace=key.namespace, name=key.name):
             controller = controller_owner_ref(workload.to_wire())
             owned_by_job = controller is not None and controller.get("name") == key.name
             if job is not None and controller is not None:

@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 
 from reconciler.job_reconciler import JobReconciler
-from reconciler.verdicts import EquivalenceVerdicts
+from reconciler.shared_job import copy_on_write
+from reconciler.verdicts import STATUS_BLIND_ADAPTERS, EquivalenceVerdicts, is_status_blind
+from shared.frameworks.batch_job import BatchJobAdapter
+from shared.jobmeta import max_exec_time_seconds
 from tests.unit.reconciler.conftest import admit, golden_job, job_key, set_condition
 from tests.unit.reconciler.fakes import FakeCluster
 from tests.unit.reconciler.test_job_lifecycle import WORKLOAD, evict
@@ -147,6 +150,45 @@ def test_workload_changes_the_verdict_reads_forget_it(change: str) -> None:
     wl = workload()
     READ_WORKLOAD_CHANGES[change](wl)
     assert recall(remembered(), golden_job(), wl) is None
+
+
+def test_a_status_blind_verdict_ignores_the_job_status_and_only_then() -> None:
+    verdicts = EquivalenceVerdicts()
+    verdicts.remember(
+        KEY, job=golden_job(), workload=workload(), flavors={}, equivalent=True, status_blind=True
+    )
+    running = golden_job()
+    running["status"] = {"active": 2, "startTime": "2026-11-22T02:34:05Z"}
+    assert verdicts.recall(KEY, job=running, workload=workload(), flavors={}, status_blind=True) is True
+    assert verdicts.recall(KEY, job=running, workload=workload(), flavors={}) is None
+    respecified = golden_job()
+    respecified["spec"]["parallelism"] = 3
+    assert verdicts.recall(KEY, job=respecified, workload=workload(), flavors={}, status_blind=True) is None
+
+
+STATUSES: list[dict[str, Any]] = [
+    {},
+    {"active": 2, "ready": 2, "startTime": "2026-11-22T02:34:05Z"},
+    {"succeeded": 4, "conditions": [{"type": "Complete", "status": "True"}]},
+    {"failed": 1, "conditions": [{"type": "Failed", "status": "True"}], "uncountedTerminatedPods": {}},
+    {"conditions": [{"type": "Suspended", "status": "True", "reason": "JobSuspended"}]},
+]
+
+
+@pytest.mark.parametrize("suspend", [True, False])
+def test_what_a_status_blind_adapter_answers_does_not_depend_on_the_status(suspend: bool) -> None:
+    """What the verdict reads from a job: pod sets, suspension, name, uid, labels (max exec time)."""
+    assert BatchJobAdapter in STATUS_BLIND_ADAPTERS
+    bare = golden_job(suspend=suspend)
+    expected = BatchJobAdapter(copy.deepcopy(bare))
+    for status in STATUSES:
+        job = copy.deepcopy(bare)
+        job["status"] = copy.deepcopy(status)
+        adapter = BatchJobAdapter(job)
+        assert [p.model_dump() for p in adapter.pod_sets()] == [p.model_dump() for p in expected.pod_sets()]
+        assert adapter.is_suspended() == expected.is_suspended()
+        assert max_exec_time_seconds(job) == max_exec_time_seconds(bare)
+    assert is_status_blind(copy_on_write(expected, BatchJobAdapter))
 
 
 def test_memory_is_bounded() -> None:
