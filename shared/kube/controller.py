@@ -25,7 +25,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from shared.kube.clock import Clock
 from shared.kube.informer import EventHandler, Informer
@@ -45,7 +45,7 @@ class Result:
 
     @classmethod
     def done(cls) -> Result:
-        return cls()
+        return _DONE
 
     @classmethod
     def again(cls) -> Result:
@@ -55,6 +55,9 @@ class Result:
     def after(cls, seconds: float) -> Result:
         return cls(requeue_after=seconds)
 
+
+#: the result of most passes; frozen, so one instance serves them all
+_DONE: Final = Result()
 
 Reconciler = Callable[[str], Awaitable[Result | None]]
 KeyMapper = Callable[[dict[str, Any]], Iterable[str]]
@@ -150,7 +153,7 @@ class Controller:
         outcome = "error"
         with reconcile_context(key):
             try:
-                result = await self._reconcile(key) or Result()
+                result = await self._reconcile(key) or _DONE
             except Exception:
                 logger.exception("reconcile failed", extra={"controller": self.name})
                 if self._metrics is not None:

@@ -167,9 +167,15 @@ class Store:
         return list(self._items.values())
 
     def by_index(self, name: str, value: str) -> builtins.list[Obj]:
-        if name not in self._indices:
+        index = self._indices.get(name)
+        if index is None:
             raise KeyError(f"no index named {name!r} (have: {sorted(self._indices)})")
-        return [self._items[key] for key in sorted(self._indices[name].get(value, ()))]
+        keys = index.get(value)
+        if not keys:  # the usual answer for child-job lookups: no sort, no list building
+            return []
+        if len(keys) == 1:
+            return [self._items[key] for key in keys]
+        return [self._items[key] for key in sorted(keys)]
 
     def index_values(self, name: str) -> builtins.list[str]:
         return sorted(self._indices[name])
