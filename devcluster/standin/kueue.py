@@ -62,9 +62,9 @@ from devcluster.standin.preemption import (
     queue_order,
     usage_of,
 )
-from devcluster.standin.quantity import format_usage, parse_quantity, pod_set_requests
 from devcluster.standin.slices import replaced_slice, retire_replaced_slice, slice_key
 from shared.constants import API_GROUP, CheckState, Condition, Reason
+from shared.quantity import format_usage, parse_quantity, pod_set_requests
 
 __all__ = [
     "CLUSTER_QUEUES",

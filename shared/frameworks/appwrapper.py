@@ -249,6 +249,9 @@ class AppWrapperAdapter(SpecManagedBy):
             )
         return pod_sets
 
+    def template_paths(self) -> list[str]:
+        return [self._template_path(pod_set).text for pod_set in self.resolved_pod_sets()]
+
     def run_with_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> None:
         resolved = self.resolved_pod_sets()
         if len(resolved) != len(infos):

@@ -95,7 +95,7 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
             id="standin-imports-apiserver-internals",
         ),
         pytest.param(
-            "devcluster/standin/quantity.py",
+            "devcluster/standin/conditions.py",
             "import devrun.progress",
             {STANDIN, NOBODY_IMPORTS_DEVRUN},
             id="standin-imports-runner",
