@@ -26,7 +26,7 @@ from shared.config import ConfigError, load_config
 from shared.frameworks.base import AdapterConfigError
 from shared.frameworks.registry import FrameworkRegistry
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main"]
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main", "render_yaml"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -43,6 +43,25 @@ def _parser() -> argparse.ArgumentParser:
     test.add_argument("--kind", required=True, help="the kind, as Kind.version.group (e.g. Job.v1.batch)")
     test.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
     return parser
+
+
+class _Dumper(yaml.SafeDumper):
+    """Short collections of scalars on one line (patch operations, requests); prose lists as blocks."""
+
+
+def _represent_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
+    prose = any(isinstance(item, str) and " " in item for item in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=False if prose else None)
+
+
+_Dumper.add_representer(list, _represent_list)
+
+
+def render_yaml(report: dict[str, Any]) -> str:
+    """The report as ``-o yaml`` prints it (key order kept)."""
+    return yaml.dump(
+        report, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=None, width=110
+    )
 
 
 class _Unreadable(Exception):
@@ -100,5 +119,5 @@ def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None
     if args.output == "json":
         out.write(json.dumps(report, indent=2) + "\n")
     else:
-        out.write(yaml.safe_dump(report, sort_keys=False, allow_unicode=True, default_flow_style=False))
+        out.write(render_yaml(report))
     return EXIT_OK

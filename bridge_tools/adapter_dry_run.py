@@ -103,8 +103,9 @@ class _Run:
         try:
             return call()
         except AdapterError as exc:
-            where = exc.field or field
-            path = "(CEL over the object)" if exc.path.startswith(base) else exc.path
+            through_cel = exc.path.startswith(base)  # a CEL failure names its configuration field
+            where = exc.path if through_cel else exc.field or field
+            path = "(CEL over the object)" if through_cel else exc.path
             self.report(f"{self.source}: {path}: {exc.message} (adapter field {where})")
         except PodSetInfoError as exc:
             self.report(f"{self.source}: {exc} (adapter field {field})")
@@ -288,12 +289,17 @@ def dry_run(*, framework: Framework, obj: WireDict, config: Configuration, sourc
     except WorkloadConstructionError as exc:
         raise DryRunFailed([f"{source}: {exc.path}: {exc}"]) from None
     if not job_uid(obj):
-        notes.append("no metadata.uid: the API server assigns one; the Workload's name hash and owner use it")
+        notes.append(
+            "the object has no metadata.uid, which the API server assigns; "
+            "the name hash and the owner reference of the Workload use it"
+        )
     report["workload"] = workload.to_wire()
     suspended_obj = copy_json(obj)
     if not suspended:
         framework.factory(suspended_obj).suspend()
-        notes.append("the object is not suspended: the webhook suspends it on create; start applies to that")
+        notes.append(
+            "the object is not suspended; the webhook suspends it on create, and start applies to that"
+        )
     nothing: tuple[WireDict, WireDict] = ({}, {})
     start, stop = run.check(
         "podSets", partial(_start_and_stop, run, suspended_obj=suspended_obj, workload=workload), nothing

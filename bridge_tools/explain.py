@@ -49,7 +49,7 @@ from shared.config import Configuration
 from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT, QUEUE_LABEL, Condition
 from shared.frameworks.base import AdapterError, GenericJob, GroupVersionKind
 from shared.frameworks.capabilities import has_managed_by, has_priority_class
-from shared.frameworks.registry import Framework, FrameworkRegistry, external_name
+from shared.frameworks.registry import Framework, FrameworkRegistry, UnknownKindError, external_name, gvk_of
 from shared.jobmeta import controller_owner_ref, job_uid, queue_name, workload_priority_class_name
 from shared.jsontree import copy_json
 from shared.labelselector import format_selector
@@ -58,7 +58,7 @@ from shared.models.workload import PodSet, Workload
 from shared.naming import workload_name_for_owner
 from shared.workload_builder import PriorityNotFound, pod_priority_class_name, resolve_priority
 
-__all__ = ["ExplainSettings", "ObjectNotFound", "explain", "explain_job"]
+__all__ = ["ExplainSettings", "ObjectNotFound", "explain", "explain_job", "reason_for"]
 
 WireDict = dict[str, Any]
 SECTIONS: Final = (
@@ -120,6 +120,15 @@ async def explain_job(
 ) -> Explanation:
     """The explanation for a job already read (the ``make dev`` table reads all jobs at once)."""
     return await _Chain(view, settings=settings, framework=framework, job=job, now=now).run()
+
+
+async def reason_for(view: ClusterView, *, settings: ExplainSettings, job: WireDict, now: datetime) -> str:
+    """The verdict's reason for ``job`` of any managed kind (``""`` for a kind not managed here)."""
+    try:
+        framework = settings.registry.framework_for(gvk_of(job))
+    except (UnknownKindError, AdapterError):
+        return ""
+    return (await explain_job(view, settings=settings, framework=framework, job=job, now=now)).reason
 
 
 class _Chain:
@@ -199,7 +208,6 @@ class _Chain:
             detail = f" ({outcome}{': ' + finished.message if finished.message else ''})" if outcome else ""
             section.add("finished", f"{str(finished.finished).lower()}{detail}")
         self.pod_sets = self._guard(self.adapter.pod_sets, None)
-        section.add("expected Workload", self._expected_workload_name())
         if self.adapter_error is not None:
             section.add("adapter error", str(self.adapter_error))
         return None
@@ -384,6 +392,7 @@ class _Chain:
         return None
 
     async def _without_workload(self, findings: QueueFindings) -> Verdict:
+        self.explanation.section("Job").add("expected Workload", self._expected_workload_name())
         if self.adapter_error is not None:
             return State.NOT_QUEUED, f"kueue-bridge cannot build its Workload: {self.adapter_error}"
         finished = self._guard(self.adapter.finished, None)

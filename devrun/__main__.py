@@ -34,11 +34,13 @@ import shutil
 import signal
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from bridge_tools.cluster_view import ClusterView
+from bridge_tools.explain import ExplainSettings, reason_for
 from devcluster.apiserver import ServerOptions
 from devcluster.server import DevClusterServer
 from devcluster.standin import WORKLOADS, start_addons
@@ -62,6 +64,7 @@ from devrun.samples import (
     recreate_jobs,
     write_runtime_config,
 )
+from shared.config import ConfigError, load_config
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient, KubeError, load_kubeconfig
 
@@ -226,7 +229,9 @@ async def _apply_samples(session: _Session, client: KubeClient) -> list[dict[str
     return created
 
 
-async def _rows(client: KubeClient, created: Sequence[dict[str, Any]]) -> list[JobRow]:
+async def _rows(
+    client: KubeClient, created: Sequence[dict[str, Any]], *, settings: ExplainSettings | None
+) -> list[JobRow]:
     namespaces = sorted({obj["metadata"]["namespace"] for obj in created})
     live: dict[str, dict[str, Any]] = {}
     workloads: list[dict[str, Any]] = []
@@ -237,6 +242,7 @@ async def _rows(client: KubeClient, created: Sequence[dict[str, Any]]) -> list[J
                     live[item["metadata"]["uid"]] = item
         workloads.extend((await client.list_all(_WORKLOAD_GVK, namespace=namespace)).items)
     now = datetime.now(UTC)
+    view = ClusterView(client)
     rows = []
     for obj in created:
         kind = next(k for k in SAMPLE_KINDS if k.gvk.kind == obj.get("kind"))
@@ -245,8 +251,19 @@ async def _rows(client: KubeClient, created: Sequence[dict[str, Any]]) -> list[J
             meta = obj["metadata"]
             rows.append(JobRow(obj["kind"], f"{meta['namespace']}/{meta['name']}", "Deleted", "-", "-", "-"))
             continue
-        rows.append(job_row(job=current, suspend_path=kind.suspend_path, workloads=workloads, now=now))
+        row = job_row(job=current, suspend_path=kind.suspend_path, workloads=workloads, now=now)
+        if settings is not None and not row.finished and row.state != "Running":
+            row = replace(row, why=await reason_for(view, settings=settings, job=current, now=now))
+        rows.append(row)
     return rows
+
+
+def _explain_settings(session: _Session) -> ExplainSettings | None:
+    """explain's view of the configuration the components run with (the WHY column needs it)."""
+    try:
+        return ExplainSettings.from_config(load_config(session.state / "config.yaml"))
+    except (ConfigError, ValueError):
+        return None
 
 
 def _check_components(session: _Session) -> None:
@@ -258,11 +275,12 @@ def _check_components(session: _Session) -> None:
 async def _watch(session: _Session, client: KubeClient, created: list[dict[str, Any]]) -> int:
     args = session.args
     display = TableDisplay(out=session.out, tty=args.tty)
+    settings = _explain_settings(session)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + args.timeout
     while True:
         _check_components(session)
-        rows = await _rows(client, created)
+        rows = await _rows(client, created, settings=settings)
         done = bool(rows) and all(row.finished for row in rows)
         if args.exit_when_done:
             if done:
