@@ -7,8 +7,9 @@ Workload builder and its naming, PodSetInfo merging, quantities -- so what they 
 webhook and the reconciler would do, not a second opinion.
 
 Import contract (``pyproject.toml``): this package may import ``shared`` only, never ``webhook``,
-``reconciler``, ``multikueue`` or ``devcluster``; the components never import it. The devcluster's
-``make dev`` table imports :mod:`bridge_tools.explain` for its WHY column.
+``reconciler``, ``multikueue``, ``devcluster`` or ``devrun``; the components and the devcluster
+never import it. The dev runner's ``make dev`` table (``devrun``) imports
+:mod:`bridge_tools.explain` for its WHY column.
 
 Modules: ``kinds`` (``KIND/NAME`` arguments to configured kinds), ``cluster_view`` (cached,
 read-only cluster reads), ``quota`` (ClusterQueue usage against a Workload's request), ``verdict``

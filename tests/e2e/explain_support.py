@@ -31,7 +31,7 @@ from bridge_tools.cluster_view import (
 from bridge_tools.explain import ExplainSettings, explain
 from bridge_tools.kinds import resolve_kind
 from bridge_tools.verdict import Explanation
-from devcluster.options import ServerOptions
+from devcluster.apiserver import ServerOptions
 from devcluster.server import ThreadedDevCluster
 from shared.config import Configuration, default_config
 from shared.frameworks.batch_job import BATCH_JOB_GVK

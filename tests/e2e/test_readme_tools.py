@@ -25,9 +25,9 @@ import yaml
 
 from bridge_tools.adapter_cli import main as adapter_main
 from bridge_tools.explain_cli import main as explain_main
-from devcluster.dev_samples import apply_queues, crd_files, install_crds, load_manifests
-from devcluster.options import ServerOptions
+from devcluster.apiserver import ServerOptions
 from devcluster.server import ThreadedDevCluster
+from devrun.samples import apply_queues, crd_files, install_crds, load_manifests
 from shared.config import Configuration, load_config
 from shared.frameworks.registry import gvk_of
 from tests.conftest import REPO_ROOT
