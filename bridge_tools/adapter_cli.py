@@ -22,6 +22,7 @@ import yaml
 
 from bridge_tools.adapter_dry_run import DryRunFailed, dry_run
 from bridge_tools.kinds import KindError, resolve_kind
+from shared.cli_args import EXIT_USAGE, parse_or_exit_code
 from shared.config import ConfigError, load_config
 from shared.frameworks.base import AdapterConfigError
 from shared.frameworks.registry import FrameworkRegistry
@@ -30,7 +31,6 @@ __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main", "render_yaml"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
-EXIT_USAGE = 2
 PROG = "kueue-bridge adapter"
 
 
@@ -87,10 +87,9 @@ def _read_object(path: str) -> dict[str, Any]:
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as exc:  # argparse exits on --help (0) and on usage errors (2)
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    args = parse_or_exit_code(_parser(), argv)
+    if isinstance(args, int):
+        return args
     try:
         config = load_config(args.config)
         registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())

@@ -24,6 +24,7 @@ from bridge_tools.cluster_view import ClusterView
 from bridge_tools.explain import ExplainSettings, ObjectNotFound, explain
 from bridge_tools.kinds import KindError, parse_object_ref
 from bridge_tools.verdict import Explanation, render_json, render_text
+from shared.cli_args import EXIT_USAGE, parse_or_exit_code
 from shared.config import ConfigError, Configuration, default_config, load_config
 from shared.kube import KubeClient, KubeError, load_connection
 
@@ -31,7 +32,6 @@ __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
-EXIT_USAGE = 2
 PROG = "kueue-bridge explain"
 
 
@@ -71,10 +71,9 @@ def _fail(err: TextIO, message: str) -> int:
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as exc:  # argparse exits on --help (0) and on usage errors (2)
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    args = parse_or_exit_code(_parser(), argv)
+    if isinstance(args, int):
+        return args
     try:
         config: Configuration = load_config(args.config) if args.config else default_config()
     except ConfigError as exc:

@@ -38,6 +38,7 @@ from shared.frameworks.batch_job import BATCH_JOB_GVK
 from shared.kube import KubeClient
 from shared.workload_builder import ResolvedPriority, construct_workload
 from tests.e2e.conftest import install_crds, kube_client
+from tests.e2e.test_reconciler_e2e import KUEUE_CRDS
 from tests.polling import eventually
 
 __all__ = [
@@ -52,14 +53,6 @@ __all__ = [
 ]
 
 JOB = BATCH_JOB_GVK
-KUEUE_CRDS = (
-    "workloads",
-    "resourceflavors",
-    "workloadpriorityclasses",
-    "clusterqueues",
-    "localqueues",
-    "admissionchecks",
-)
 
 
 def kueue_crds(shared_dir: Path) -> list[Path]:

@@ -8,7 +8,9 @@ backs it. Quota verdicts also run the real reconciler, so they cover the whole c
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -17,8 +19,15 @@ from typing import Any
 
 import pytest
 
-from bridge_tools.cluster_view import ADMISSION_CHECK, WORKLOAD, WORKLOAD_PRIORITY_CLASS
+from bridge_tools.cluster_view import (
+    ADMISSION_CHECK,
+    LOCAL_QUEUE,
+    NAMESPACE,
+    WORKLOAD,
+    WORKLOAD_PRIORITY_CLASS,
+)
 from bridge_tools.explain import ObjectNotFound
+from bridge_tools.explain_cli import main as explain_main
 from bridge_tools.verdict import Explanation, State, render_json, render_text
 from devcluster.server import ThreadedDevCluster
 from shared.config import Configuration, parse_config
@@ -184,8 +193,6 @@ async def test_local_queue_stopped(client: KubeClient) -> None:
 
 async def test_cluster_queue_missing(client: KubeClient) -> None:
     await create_queues(client, namespace="ex-nocq", cluster_queue="cq-nocq", local_queue=None)
-    from bridge_tools.cluster_view import LOCAL_QUEUE
-
     await client.create(
         LOCAL_QUEUE, {"metadata": {"name": "q"}, "spec": {"clusterQueue": "ghost"}}, namespace="ex-nocq"
     )
@@ -434,3 +441,26 @@ async def test_text_and_json_carry_the_same_evidence(client: KubeClient) -> None
         assert f"\n{section['title']}\n" in text
         for key, value in section["fields"].items():
             assert f"  {key}" in text and value in text
+
+
+def test_the_command_exits_0_with_a_verdict_and_1_when_the_job_does_not_exist(
+    cluster: ThreadedDevCluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kubeconfig = ["--kubeconfig", str(cluster.kubeconfig_path)]
+    assert explain_main(["job/ghost", "-n", "default", *kubeconfig]) == 1
+    assert capsys.readouterr() == (
+        "",
+        'kueue-bridge explain: jobs.batch "ghost" not found in namespace "default"\n',
+    )
+
+    async def job_without_label() -> None:
+        async with kube_client(cluster.kubeconfig_path) as client:
+            await client.create(NAMESPACE, {"metadata": {"name": "ex-cli"}})
+            await client.create(JOB, batch_job("plain", namespace="ex-cli", queue=None))
+
+    asyncio.run(job_without_label())
+    assert explain_main(["jobs.batch/plain", "-n", "ex-cli", "-o", "json", *kubeconfig]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["state"] == "NotQueued"
+    assert document["verdict"].startswith("Not queued: no kueue.x-k8s.io/queue-name label")
+    assert document["sections"][0]["fields"]["name"] == "ex-cli/plain"
