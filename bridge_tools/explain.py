@@ -26,25 +26,29 @@ the only exception is ``ObjectNotFound`` for a job that does not exist.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, Final
 
 from pydantic import ValidationError
 
 from bridge_tools.cluster_view import (
-    LEASE,
-    MUTATING_WEBHOOK_CONFIGURATION,
     NAMESPACE,
-    PRIORITY_CLASS,
     WORKLOAD,
-    WORKLOAD_PRIORITY_CLASS,
     ClusterView,
 )
+from bridge_tools.explain_evidence import (
+    add_events,
+    add_eviction_evidence,
+    add_workload_evidence,
+    mutating_webhooks_for,
+    priority_problem,
+    reconciler_lease_problem,
+)
 from bridge_tools.explain_queues import QueueFindings, analyse_queues, first_unready_check
-from bridge_tools.quota import format_amount, workload_requests
+from bridge_tools.quota import workload_requests
 from bridge_tools.verdict import Explanation, State
-from shared.ages import age_since, format_age, parse_timestamp
+from shared.ages import age_since, parse_timestamp
 from shared.config import Configuration
 from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT, QUEUE_LABEL, Condition
 from shared.frameworks.base import AdapterError, GenericJob, GroupVersionKind
@@ -56,7 +60,7 @@ from shared.labelselector import format_selector
 from shared.models.condition import find_condition
 from shared.models.workload import PodSet, Workload
 from shared.naming import workload_name_for_owner
-from shared.workload_builder import PriorityNotFound, pod_priority_class_name, resolve_priority
+from shared.workload_builder import pod_priority_class_name
 
 __all__ = ["ExplainSettings", "ObjectNotFound", "explain", "explain_job", "reason_for"]
 
@@ -71,8 +75,6 @@ SECTIONS: Final = (
     "Eviction and requeue",
     "Events",
 )
-MAX_EVENTS: Final = 10
-RECONCILER_COMPONENT: Final = "reconciler"
 
 
 class ObjectNotFound(LookupError):
@@ -174,8 +176,17 @@ class _Chain:
                 else await self._with_workload(workload, findings)
             )
         if workload is not None:
-            self._eviction_evidence(workload)
-        await self._events(workload)
+            add_eviction_evidence(self.explanation.section("Eviction and requeue"), workload, now=self.now)
+        subjects = [(f"{self.framework.gvk.kind}/{self.name}", job_uid(self.job))]
+        if workload is not None and workload.metadata.uid:
+            subjects.append((f"Workload/{workload.metadata.name}", workload.metadata.uid))
+        await add_events(
+            self.view,
+            self.explanation.section("Events"),
+            subjects=subjects,
+            namespace=self.namespace,
+            now=self.now,
+        )
         self.explanation.state, self.explanation.reason = verdict
         return self.explanation
 
@@ -309,7 +320,9 @@ class _Chain:
             workload = Workload.model_validate(raw)
         except ValidationError as exc:
             return None, (State.PENDING, f"Workload {name} cannot be read: {exc.errors()[0]['msg']}")
-        self._workload_evidence(workload)
+        add_workload_evidence(
+            self.explanation.section("Workload"), workload, requests=self._requests(workload), now=self.now
+        )
         return workload, None
 
     def _requests(self, workload: Workload | None) -> dict[str, Decimal] | None:
@@ -336,60 +349,15 @@ class _Chain:
     # --- no Workload ------------------------------------------------------------------------------
 
     async def _priority_problem(self) -> str | None:
-        wpc = workload_priority_class_name(self.job)
+        workload_class = workload_priority_class_name(self.job)
         pod_class = ""
-        if not wpc:
+        if not workload_class:
             pod_class = (self.adapter.priority_class() if has_priority_class(self.adapter) else None) or ""
             pod_class = pod_class or pod_priority_class_name(self.pod_sets or [])
-        wpc_obj = await self.view.get(WORKLOAD_PRIORITY_CLASS, wpc) if wpc else None
-        pc_obj = await self.view.get(PRIORITY_CLASS, pod_class) if pod_class else None
-        resolved = resolve_priority(
-            wpc_label=wpc,
-            pod_priority_class_name=pod_class,
-            wpc_lookup=lambda _: _value(wpc_obj),
-            pc_lookup=lambda _: _value(pc_obj),
-            global_default=None,
-        )
-        return resolved.event_message if isinstance(resolved, PriorityNotFound) else None
-
-    async def _webhooks_for_kind(self) -> list[str]:
-        gvk, plural = self.framework.gvk, self.framework.plural
-        found = []
-        for configuration in await self.view.items(MUTATING_WEBHOOK_CONFIGURATION):
-            for webhook in configuration.get("webhooks") or []:
-                for rule in webhook.get("rules") or []:
-                    if (
-                        _covers(rule.get("apiGroups"), gvk.group)
-                        and _covers(rule.get("resources"), plural)
-                        and _covers(rule.get("operations"), "CREATE")
-                    ):
-                        found.append(
-                            f"{(configuration.get('metadata') or {}).get('name')}/{webhook.get('name')}"
-                        )
-        return sorted(set(found))
+        return await priority_problem(self.view, workload_class=workload_class, pod_class=pod_class)
 
     async def _lease_problem(self) -> str | None:
-        election = self.config.leader_election
-        if not election.leader_elect:
-            return None
-        name = election.lease_name(RECONCILER_COMPONENT)
-        namespace = election.resource_namespace or self.config.namespace
-        lease = await self.view.get(LEASE, name, namespace=namespace)
-        spec = (lease or {}).get("spec") or {}
-        if not spec.get("holderIdentity"):
-            return f"no kueue-bridge reconciler holds the Lease {namespace}/{name}"
-        renewed = parse_timestamp(spec.get("renewTime"))
-        duration = spec.get("leaseDurationSeconds")
-        if (
-            renewed is not None
-            and isinstance(duration, int)
-            and renewed + timedelta(seconds=duration) < self.now
-        ):
-            return (
-                f"the Lease {namespace}/{name} of reconciler {spec['holderIdentity']} expired "
-                f"{age_since(spec.get('renewTime'), now=self.now)} ago"
-            )
-        return None
+        return await reconciler_lease_problem(self.view, self.config, now=self.now)
 
     async def _without_workload(self, findings: QueueFindings) -> Verdict:
         self.explanation.section("Job").add("expected Workload", self._expected_workload_name())
@@ -402,7 +370,9 @@ class _Chain:
             return State.NOT_QUEUED, problem
         lease = await self._lease_problem()
         if self.suspended is False:
-            hooks = await self._webhooks_for_kind()
+            hooks = await mutating_webhooks_for(
+                self.view, group=self.framework.gvk.group, plural=self.framework.plural
+            )
             self.explanation.section("Job").add("mutating webhooks", ", ".join(hooks) or "none")
             if not hooks:
                 return (
@@ -421,38 +391,6 @@ class _Chain:
         return State.WAITING, f"kueue-bridge's reconciler has not created Workload {expected} yet"
 
     # --- with a Workload --------------------------------------------------------------------------
-
-    def _workload_evidence(self, workload: Workload) -> None:
-        section = self.explanation.section("Workload")
-        spec = workload.spec
-        section.add("queue name", spec.queue_name or "-")
-        ref = spec.priority_class_ref
-        section.add(
-            "priority",
-            f"{spec.priority if spec.priority is not None else 0}{f' ({ref.kind} {ref.name})' if ref else ''}",
-        )
-        section.add("active", spec.active is not False)
-        requests = self._requests(workload)
-        if requests:
-            section.add(
-                "requests",
-                ", ".join(
-                    f"{resource}={format_amount(resource, amount)}"
-                    for resource, amount in sorted(requests.items())
-                ),
-            )
-        admission = workload.status.admission if workload.status else None
-        if admission is not None:
-            section.add("admitted to", admission.cluster_queue)
-        section.columns = ("CONDITION", "STATUS", "REASON", "AGE", "MESSAGE")
-        for condition in (workload.status.conditions if workload.status else None) or []:
-            section.row(
-                condition.type,
-                condition.status,
-                condition.reason or "-",
-                age_since(condition.last_transition_time, now=self.now),
-                condition.message or "-",
-            )
 
     async def _with_workload(self, workload: Workload, findings: QueueFindings) -> Verdict:
         name = workload.metadata.name
@@ -527,67 +465,3 @@ class _Chain:
         if reserved is not None and reserved.message:
             return f"{reserved.message}{where}"
         return f"fits in ClusterQueue {cluster_queue}'s free quota; waiting for Kueue's scheduler{where}"
-
-    def _eviction_evidence(self, workload: Workload) -> None:
-        section = self.explanation.section("Eviction and requeue")
-        status = workload.status
-        if status is None:
-            return
-        evictions = (status.scheduling_stats or {}).get("evictions") or []
-        if evictions:
-            section.add(
-                "evictions",
-                ", ".join(
-                    f"{e.get('reason')}{'/' + e['underlyingCause'] if e.get('underlyingCause') else ''} x{e.get('count', 0)}"
-                    for e in evictions
-                    if isinstance(e, dict)
-                ),
-            )
-        requeue = status.requeue_state
-        if requeue is not None:
-            section.add("requeue count", requeue.count if requeue.count is not None else 0)
-            at = parse_timestamp(requeue.requeue_at)
-            if at is not None:
-                when = "passed" if at <= self.now else f"in {format_age((at - self.now).total_seconds())}"
-                section.add("backoff until", f"{requeue.requeue_at} ({when})")
-
-    async def _events(self, workload: Workload | None) -> None:
-        subjects = [(f"{self.framework.gvk.kind}/{self.name}", job_uid(self.job))]
-        if workload is not None and workload.metadata.uid:
-            subjects.append((f"Workload/{workload.metadata.name}", workload.metadata.uid))
-        rows: list[tuple[str, WireDict]] = []
-        for label, uid in subjects:
-            rows.extend(
-                (label, event) for event in await self.view.events_about(uid=uid, namespace=self.namespace)
-            )
-        rows.sort(key=lambda item: _event_time(item[1]))
-        section = self.explanation.section("Events")
-        section.columns = ("AGE", "TYPE", "REASON", "OBJECT", "MESSAGE")
-        for label, event in rows[-MAX_EVENTS:]:
-            count = event.get("count")
-            repeat = f" (x{count})" if isinstance(count, int) and count > 1 else ""
-            section.row(
-                age_since(_event_time(event), now=self.now),
-                event.get("type") or "-",
-                event.get("reason") or "-",
-                label,
-                f"{event.get('message') or '-'}{repeat}",
-            )
-
-
-def _event_time(event: WireDict) -> str:
-    for key in ("lastTimestamp", "eventTime", "firstTimestamp"):
-        if event.get(key):
-            return str(event[key])
-    return str((event.get("metadata") or {}).get("creationTimestamp") or "")
-
-
-def _value(priority_class: WireDict | None) -> int | None:
-    if priority_class is None:
-        return None
-    value = priority_class.get("value")
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _covers(values: Any, wanted: str) -> bool:
-    return isinstance(values, list) and ("*" in values or wanted in values)
