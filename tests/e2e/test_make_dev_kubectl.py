@@ -18,6 +18,7 @@ One ``kueue-bridge dev --exit-when-done`` run per module; its ``.dev/data`` is t
 
 from __future__ import annotations
 
+import base64
 import collections
 import os
 import re
@@ -61,8 +62,6 @@ def _client(kubeconfig: Path) -> httpx.Client:
     cluster = config["clusters"][0]["cluster"]
     user = config["users"][0]["user"]
     ca = kubeconfig.parent / "served-ca.crt"
-    import base64
-
     ca.write_bytes(base64.b64decode(cluster["certificate-authority-data"]))
     return httpx.Client(
         base_url=cluster["server"],

@@ -5,7 +5,6 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import httpx
-import orjson
 import pytest
 from prometheus_client import CollectorRegistry
 
