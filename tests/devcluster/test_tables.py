@@ -311,3 +311,30 @@ def test_webhook_configuration_and_priority_class_columns(kube: KubeTarget) -> N
     assert [c[:2] for c in columns(hooks)] == [("Name", "string"), ("Webhooks", "integer"), ("Age", "string")]
     crds = table(kube, CRDS, limit="1")
     assert [c[:2] for c in columns(crds)] == [("Name", "string"), ("Created At", "date")]
+
+
+def test_pod_columns_of_a_pod_that_never_ran(kube: KubeTarget, namespace: str) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "idle"},
+        # bound to a node that does not exist: no kubelet ever runs it, on a real cluster either
+        "spec": {"nodeName": "no-such-node", "containers": [{"name": "c", "image": "busybox"}]},
+    }
+    response = kube.client.post(f"/api/v1/namespaces/{namespace}/pods", json=pod)
+    assert response.status_code == 201, response.text
+    body = table(kube, f"/api/v1/namespaces/{namespace}/pods/idle")
+    assert columns(body) == [
+        ("Name", "string", "name", 0),
+        ("Ready", "string", "", 0),
+        ("Status", "string", "", 0),
+        ("Restarts", "string", "", 0),
+        ("Age", "string", "", 0),
+        ("IP", "string", "", 1),
+        ("Node", "string", "", 1),
+        ("Nominated Node", "string", "", 1),
+        ("Readiness Gates", "string", "", 1),
+    ]
+    name, ready, status, restarts, _age, ip, node, nominated, gates = body["rows"][0]["cells"]
+    assert (name, ready, status, restarts) == ("idle", "0/1", "Pending", "0")
+    assert (ip, node, nominated, gates) == ("<none>", "no-such-node", "<none>", "<none>")
