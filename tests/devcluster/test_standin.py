@@ -1,7 +1,7 @@
 """Kueue stand-in and job runner against an in-memory fake API (httpx.MockTransport).
 
 The fake implements just the REST verbs the add-ons use (list, get, PUT /status with
-resourceVersion checks, merge-PATCH /status). Golden objects from real Kueue in ../shared pin the
+resourceVersion checks, merge-PATCH /status, and create / merge-PATCH of the Events they record). Golden objects from real Kueue in ../shared pin the
 exact status shapes, reasons and messages.
 """
 
@@ -87,6 +87,12 @@ class FakeApi:
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
         table = self.objects.get((group, version, rest[0]), {})
+        if len(rest) == 1 and request.method == "POST":  # the Events the add-ons record
+            self.writes.append(f"POST {request.url.path}")
+            if (namespace or "", json.loads(request.content)["metadata"]["name"]) in table:
+                return httpx.Response(409, json={"kind": "Status", "code": 409, "reason": "AlreadyExists"})
+            created = self.put(Resource(group, version, rest[0]), json.loads(request.content))
+            return httpx.Response(201, json=copy.deepcopy(created))
         if len(rest) == 1:
             items = [obj for (ns, _), obj in table.items() if namespace is None or ns == namespace]
             return httpx.Response(200, json={"kind": "List", "items": copy.deepcopy(items)})
@@ -104,8 +110,10 @@ class FakeApi:
             if body["metadata"].get("resourceVersion") != stored["metadata"]["resourceVersion"]:
                 return httpx.Response(409, json={"kind": "Status", "code": 409})
             stored["status"] = body.get("status", {})
-        else:
+        elif rest[-1] == "status":
             _merge(stored, {"status": body.get("status", {})})
+        else:
+            _merge(stored, body)
         self._version += 1
         stored["metadata"]["resourceVersion"] = str(self._version)
         return httpx.Response(200, json=copy.deepcopy(stored))
