@@ -37,6 +37,7 @@ NOBODY_IMPORTS_DEVRUN = "Nothing imports the dev runner"
 DEVRUN_PUBLIC_API = "The dev runner uses the API server and the stand-in through their packages' public API"
 DEVRUN_NO_COMPONENTS = "The dev runner starts the components as processes"
 PRODUCTION = "Production components never import the devcluster"
+INDEPENDENT = "Components never import each other"
 
 
 def _copy(tmp_path: Path) -> Path:
@@ -123,6 +124,18 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
             "import devcluster.apiserver",
             {PRODUCTION},
             id="component-imports-devcluster",
+        ),
+        pytest.param(
+            "appwrapper/phases.py",
+            "import reconciler.job_reconciler",
+            {INDEPENDENT},
+            id="appwrapper-imports-the-reconciler",
+        ),
+        pytest.param(
+            "appwrapper/__init__.py",
+            "import devcluster.standin",
+            {PRODUCTION},
+            id="appwrapper-imports-devcluster",
         ),
     ],
 )
