@@ -112,6 +112,11 @@ class AppWrapperAdapter(SpecManagedBy):
             return self._declared(index, declared_path)
         return self._inferred(index, component_path.key("template"))
 
+    def inferred_pod_sets(self, index: int) -> list[ResolvedPodSet]:
+        """The pod sets AppWrapper infers for component ``index``'s kind (empty for kinds it does not
+        know), whether or not the component declares its own: what declared ones must match."""
+        return self._inferred(index, _COMPONENTS.index(index).key("template"))
+
     def _declared(self, component: int, path: FieldPath) -> list[ResolvedPodSet]:
         out: list[ResolvedPodSet] = []
         for position, _ in enumerate(path.get_typed(self._obj, list, default=[])):
