@@ -8,7 +8,10 @@ controller may create. The AppWrapper operator closes that hole at admission (it
 * the review asks ``create`` on the component's group/version/resource in the AppWrapper's
   namespace, for the request's ``userInfo`` (username, uid, groups and extra, copied over);
 * the resource (plural) comes from discovery through the client's REST mapper (cached per kind);
-  when discovery cannot name it the review asks about ``*``, as the operator does;
+  when discovery fails the review asks about ``*``, as the operator does. When discovery *answers*
+  that the kind is not served (its CRD is not installed) the component is denied as not served:
+  it could never be created (the operator admits it and fails later; its issues #112/#150 ask for
+  this check at admission);
 * reviews of one request run concurrently and the whole set has a deadline (``timeout``) well
   under the API server's webhook timeout; an error or the deadline becomes an ``Internal error``
   for that component: the request is denied, never admitted unchecked (fail closed).
@@ -26,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from shared.frameworks.base import FieldError, GroupVersionKind
-from shared.kube import ApiError, KubeClient, KubeError
-from webhook.appwrapper_rules import INTERNAL, WrappedKind, not_authorized
+from shared.kube import ApiError, KubeClient, KubeError, UnknownKindError
+from webhook.appwrapper_rules import INTERNAL, WrappedKind, not_authorized, not_served
 
 __all__ = ["SAR_GVK", "AccessDecision", "AccessReviewer", "KubeAccessReviewer", "review_components"]
 
@@ -41,6 +44,9 @@ class AccessDecision:
     allowed: bool
     #: the plural resource that was asked about ("*" when discovery could not name it)
     resource: str
+    #: False when discovery answered that the kind is not served (its CRD is missing): nothing was
+    #: asked, and the component could never be created
+    served: bool = True
 
 
 class AccessReviewer(Protocol):
@@ -59,9 +65,12 @@ class KubeAccessReviewer:
     def __init__(self, client: KubeClient) -> None:
         self._client = client
 
-    async def _resource(self, gvk: GroupVersionKind) -> str:
+    async def _resource(self, gvk: GroupVersionKind) -> str | None:
+        """The plural; ``None`` when the kind is not served; ``*`` when discovery failed."""
         try:
             return (await self._client.mapper.resolve(gvk)).plural
+        except UnknownKindError:
+            return None
         except KubeError:
             return "*"
 
@@ -70,6 +79,8 @@ class KubeAccessReviewer:
     ) -> AccessDecision:
         gvk = _gvk(api_version, kind)
         resource = await self._resource(gvk)
+        if resource is None:
+            return AccessDecision(allowed=False, resource="*", served=False)
         spec: dict[str, Any] = {
             "resourceAttributes": {
                 "namespace": namespace,
@@ -112,6 +123,8 @@ async def review_components(
             log.warning("SubjectAccessReview failed", extra={"component": item.path, "error": str(exc)})
             detail = exc.message if isinstance(exc, ApiError) and exc.message else str(exc)
             return item.index, FieldError(item.path, INTERNAL, detail)
+        if not decision.served:
+            return item.index, not_served(item)
         if decision.allowed:
             return item.index, None
         user = str(user_info.get("username") or "")

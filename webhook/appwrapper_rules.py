@@ -10,7 +10,8 @@ On **create**, for every component ``spec.components[i]``, with the operator's p
 4. the requesting user may create the wrapped kind in the namespace: a SubjectAccessReview per
    component, made by the caller (it needs the API server) and passed in as ``access``
    ("User <name> is not authorized to create <resource> in <namespace>"; a failed review is an
-   ``Internal error``: fail closed);
+   ``Internal error``: fail closed); a kind the API server does not serve is denied too (our
+   addition: the operator admits it and fails at creation);
 5. every declared pod set names a path (``podspec must specify path``) that leads to a pod template
    ("path does not refer to a v1.PodSpecTemplate: <why>", with AppWrapper's path walker's own texts);
 6. for the kinds AppWrapper infers pod sets for, declared pod sets must match the inferred ones
@@ -45,6 +46,7 @@ __all__ = [
     "USER_NAME_LABEL",
     "WrappedKind",
     "not_authorized",
+    "not_served",
     "validate_appwrapper_create",
     "validate_appwrapper_update",
     "wrapped_kinds",
@@ -167,6 +169,17 @@ def not_authorized(wrapped: WrappedKind, *, user: str, resource: str, namespace:
     """The operator's denial for a SubjectAccessReview that was not allowed."""
     return FieldError(
         wrapped.path, FORBIDDEN, f"User {user} is not authorized to create {resource} in {namespace}"
+    )
+
+
+def not_served(wrapped: WrappedKind) -> FieldError:
+    """kueue-bridge's denial of a component whose kind the API server does not serve."""
+    return FieldError(
+        f"{wrapped.path}.kind",
+        INVALID,
+        f"no resource is served for {wrapped.api_version}, Kind={wrapped.kind}; "
+        "is its CustomResourceDefinition installed?",
+        wrapped.kind,
     )
 
 

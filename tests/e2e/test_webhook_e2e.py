@@ -456,6 +456,15 @@ async def test_appwrapper_wrapping_what_its_creator_may_not_create_is_denied(
         finally:
             await alice_client.aclose()
         assert (await admin.create(APPWRAPPER, with_config_map))["metadata"]["name"] == "with-config"
+        unserved = appwrapper("unserved", queue="lq-plain")
+        unserved["spec"]["components"].append(
+            {"template": {"apiVersion": "e2e.example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}}}
+        )
+        with pytest.raises(KubeError) as refused:
+            await admin.create(APPWRAPPER, unserved)
+        assert 'spec.components[1].template.kind: Invalid value: "Gadget": no resource is served for ' in str(
+            refused.value
+        )
 
 
 async def test_certificate_rotated_mid_run_causes_zero_failed_admissions(stack: Stack) -> None:

@@ -72,9 +72,16 @@ def review(obj: dict[str, Any], *, operation: str = "CREATE", old: dict[str, Any
 
 
 class FakeReviewer:
-    def __init__(self, *, denied: set[str] = frozenset(), failing: bool = False) -> None:  # type: ignore[assignment]
+    def __init__(
+        self,
+        *,
+        denied: frozenset[str] = frozenset(),
+        failing: bool = False,
+        unserved: frozenset[str] = frozenset(),
+    ) -> None:
         self.denied = denied
         self.failing = failing
+        self.unserved = unserved
         self.asked: list[tuple[str, str, str, str]] = []
 
     async def may_create(
@@ -83,6 +90,8 @@ class FakeReviewer:
         self.asked.append((str(user_info["username"]), namespace, api_version, kind))
         if self.failing:
             raise ServiceUnavailable(code=503, message="the server is currently unable to handle the request")
+        if kind in self.unserved:
+            return AccessDecision(allowed=False, resource="*", served=False)
         resource = {"Job": "jobs", "ConfigMap": "configmaps"}.get(kind, "*")
         return AccessDecision(allowed=kind not in self.denied, resource=resource)
 
@@ -117,7 +126,8 @@ def test_every_wrapped_component_is_reviewed_for_the_requesting_user() -> None:
 
 def test_a_user_who_may_not_create_a_wrapped_kind_is_denied_naming_kind_and_verb() -> None:
     answer = validate(
-        FakeReviewer(denied={"ConfigMap"}), review(appwrapper({"template": job()}, {"template": CONFIG_MAP}))
+        FakeReviewer(denied=frozenset({"ConfigMap"})),
+        review(appwrapper({"template": job()}, {"template": CONFIG_MAP})),
     )
     assert answer["allowed"] is False
     assert answer["status"] == {
@@ -125,6 +135,18 @@ def test_a_user_who_may_not_create_a_wrapped_kind_is_denied_naming_kind_and_verb
         "reason": "Forbidden",
         "message": "spec.components[1].template: Forbidden: User alice is not authorized to create configmaps in ns",
     }
+
+
+def test_a_wrapped_kind_the_api_server_does_not_serve_is_denied() -> None:
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    answer = validate(
+        FakeReviewer(unserved=frozenset({"Widget"})),
+        review(appwrapper({"template": job()}, {"template": widget})),
+    )
+    assert answer["status"]["message"] == (
+        'spec.components[1].template.kind: Invalid value: "Widget": no resource is served for '
+        "example.com/v1, Kind=Widget; is its CustomResourceDefinition installed?"
+    )
 
 
 def test_a_review_that_cannot_be_answered_denies() -> None:
@@ -136,7 +158,7 @@ def test_a_review_that_cannot_be_answered_denies() -> None:
 
 
 def test_updates_and_other_kinds_make_no_review() -> None:
-    reviewer = FakeReviewer(denied={"Job"})
+    reviewer = FakeReviewer(denied=frozenset({"Job"}))
     aw = appwrapper({"template": job()})
     resumed = copy.deepcopy(aw)
     resumed["spec"]["suspend"] = False
