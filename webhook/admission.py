@@ -50,7 +50,12 @@ import orjson
 from shared.frameworks.base import AdapterError, FieldError, GenericJob
 from shared.frameworks.capabilities import has_managed_by
 from webhook.access_review import AccessReviewer, review_components
-from webhook.appwrapper_rules import validate_appwrapper_create, validate_appwrapper_update, wrapped_kinds
+from webhook.appwrapper_rules import (
+    stamp_user_labels,
+    validate_appwrapper_create,
+    validate_appwrapper_update,
+    wrapped_kinds,
+)
 from webhook.defaulting import DefaultingError, default_job
 from webhook.fielderrors import INVALID, REQUIRED, format_field_error, to_aggregate
 from webhook.lookups import Lookups
@@ -359,7 +364,15 @@ class AdmissionHandler:
         assert request.object is not None
         try:
             ops = default_job(
-                request.object, framework=framework, settings=self.settings, lookups=self.lookups
+                request.object,
+                framework=framework,
+                settings=self.settings,
+                lookups=self.lookups,
+                finish=(
+                    functools.partial(stamp_user_labels, user_info=request.user_info)
+                    if framework.appwrapper_rules
+                    else None
+                ),
             )
         except DefaultingError as exc:
             if exc.status is not None:  # validationResponseFromStatus: the wrapped StatusError's Status

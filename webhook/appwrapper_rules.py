@@ -18,6 +18,10 @@ On **create**, for every component ``spec.components[i]``, with the operator's p
    (same count, every inferred path, same replicas; no duplicate paths);
 7. 1 to 8 pod sets in all (a Kueue Workload's limit).
 
+On **create** the mutating webhook also stamps the requesting user's name and UID as the labels
+``workload.codeflare.dev/user`` / ``workload.codeflare.dev/userid`` (sanitised as AppWrapper
+does; its values win over the user's), :func:`stamp_user_labels`.
+
 On **update** everything the create rules looked at is immutable ("attempt to change immutable
 field"): the number of components, each template, each declared pod set's path and replicas, the
 user-identity labels and ``spec.managedBy``. ``suspend`` and ``podSetInfos`` stay mutable: Kueue
@@ -29,6 +33,7 @@ into a typed ``PodSpec`` as Go's converter does; inference errors use our path m
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -47,6 +52,8 @@ __all__ = [
     "WrappedKind",
     "not_authorized",
     "not_served",
+    "sanitize_label",
+    "stamp_user_labels",
     "validate_appwrapper_create",
     "validate_appwrapper_update",
     "wrapped_kinds",
@@ -181,6 +188,27 @@ def not_served(wrapped: WrappedKind) -> FieldError:
         "is its CustomResourceDefinition installed?",
         wrapped.kind,
     )
+
+
+_LABEL_UNSAFE: Final = re.compile(r"[^-_.\w]", re.ASCII)
+
+
+def sanitize_label(value: str) -> str:
+    """AppWrapper's ``SanitizeLabel``: at most 63 characters, others than ``-_.`` and ASCII
+    alphanumerics replaced by ``_``, ``-_.`` trimmed from both ends."""
+    truncated = value.encode()[:63].decode(errors="replace")  # Go cuts bytes, not characters
+    return _LABEL_UNSAFE.sub("_", truncated).strip("-_.")
+
+
+def stamp_user_labels(obj: dict[str, Any], *, user_info: Mapping[str, Any]) -> None:
+    """The operator's defaulting on create: the requesting user's name and UID as labels; these
+    values win over any the user wrote, so they cannot be spoofed (and updates may not change them)."""
+    metadata = obj.setdefault("metadata", {})
+    labels = metadata.get("labels")
+    if not isinstance(labels, dict):
+        labels = metadata["labels"] = {}
+    labels[USER_NAME_LABEL] = sanitize_label(str(user_info.get("username") or ""))
+    labels[USER_ID_LABEL] = sanitize_label(str(user_info.get("uid") or ""))
 
 
 def _replicas(pod_set: Any) -> Any:

@@ -436,6 +436,11 @@ async def test_appwrapper_wrapping_what_its_creator_may_not_create_is_denied(
         try:
             allowed = await alice_client.create(APPWRAPPER, appwrapper("jobs-only", queue="lq-plain"))
             assert allowed["spec"]["suspend"] is True
+            labels = allowed["metadata"]["labels"]
+            assert (labels["workload.codeflare.dev/user"], labels["workload.codeflare.dev/userid"]) == (
+                "alice",
+                "alice-uid",
+            )
             with_config_map = appwrapper("with-config", queue="lq-plain")
             with_config_map["spec"]["components"].append(
                 {

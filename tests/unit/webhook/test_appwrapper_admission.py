@@ -12,10 +12,10 @@ import pytest
 
 from shared.frameworks.appwrapper import APPWRAPPER_GVK, AppWrapperAdapter
 from shared.kube import ServiceUnavailable
-from tests.unit.webhook.helpers import BATCH_JOB, response
+from tests.unit.webhook.helpers import BATCH_JOB, apply, response
 from webhook.access_review import AccessDecision
 from webhook.admission import AdmissionHandler
-from webhook.appwrapper_rules import validate_appwrapper_create, validate_appwrapper_update
+from webhook.appwrapper_rules import sanitize_label, validate_appwrapper_create, validate_appwrapper_update
 from webhook.fielderrors import to_aggregate
 from webhook.lookups import InMemoryLookups
 from webhook.metrics import WebhookMetrics
@@ -170,6 +170,38 @@ def test_updates_and_other_kinds_make_no_review() -> None:
 def test_without_a_reviewer_the_sync_path_still_applies_the_other_rules() -> None:
     _status, payload = handler(None).validate(review(appwrapper({"template": CONFIG_MAP})))
     assert response(payload)["status"]["message"].startswith("spec.components: Invalid value: ")
+
+
+# --- the operator's defaulting -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "label"),
+    [
+        ("alice", "alice"),
+        ("system:serviceaccount:ns:robot", "system_serviceaccount_ns_robot"),
+        ("-élan.", "lan"),
+        ("a" * 62 + "é", "a" * 62),
+        ("x" * 70, "x" * 63),
+        ("", ""),
+    ],
+)
+def test_user_names_are_sanitised_as_appwrapper_does(raw: str, label: str) -> None:
+    assert sanitize_label(raw) == label
+
+
+def test_create_stamps_the_requesting_user_over_any_spoofed_label() -> None:
+    aw = appwrapper({"template": job()})
+    aw["metadata"]["labels"]["workload.codeflare.dev/user"] = "mallory"
+    status, payload = handler(FakeReviewer()).mutate(review(aw))
+    assert status == 200
+    mutated = apply(aw, response(payload))
+    assert mutated["metadata"]["labels"] == {
+        "kueue.x-k8s.io/queue-name": "q",
+        "workload.codeflare.dev/user": "alice",
+        "workload.codeflare.dev/userid": "u-alice",
+    }
+    assert mutated["spec"]["suspend"] is True
 
 
 # --- the operator's create rules -----------------------------------------------------------------
