@@ -9,7 +9,8 @@ shows the tail of the failing component's log):
 3. certificates in ``.dev/certs``; ``.dev/config.yaml`` from ``examples/dev/config.yaml``;
 4. ``kueue-bridge webhook`` as a child process, ready (``/readyz``) before its Mutating/Validating
    WebhookConfigurations are registered (url form, caBundle = our CA);
-5. ``kueue-bridge reconciler`` as a child process, healthy (``/healthz``);
+5. ``kueue-bridge reconciler`` as a child process, healthy (``/healthz``), and, when the
+   configuration manages AppWrappers, ``kueue-bridge appwrapper`` likewise;
 6. ``examples/dev/queues.yaml`` applied, ``examples/dev/jobs.yaml`` (re)created through the API
    server, so the webhook suspends every sample on create;
 7. the progress table (:mod:`devrun.progress`) until Ctrl-C/SIGTERM, or, with
@@ -65,6 +66,7 @@ from devrun.samples import (
     write_runtime_config,
 )
 from shared.config import ConfigError, load_config
+from shared.frameworks.appwrapper import APPWRAPPER_GVK
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient, KubeError, load_kubeconfig
 
@@ -192,6 +194,28 @@ async def _start_components(session: _Session, stack: contextlib.AsyncExitStack,
         f"reconciler      probes on 127.0.0.1:{probe_port}  pid {reconciler.pid}, "
         f"log {_relative(reconciler.log_path)}, healthy"
     )
+    if manages_appwrappers(config):
+        appwrapper_port = free_port()
+        appwrapper = ComponentProcess(
+            name="appwrapper",
+            args=(
+                "appwrapper",
+                "--config",
+                str(config),
+                "--kubeconfig",
+                kubeconfig,
+                "--probe-address",
+                f"127.0.0.1:{appwrapper_port}",
+            ),
+            log_path=logs / "appwrapper.log",
+            health_url=f"http://127.0.0.1:{appwrapper_port}/healthz",
+            env=env,
+        )
+        await session.launch(stack, appwrapper)
+        session.say(
+            f"appwrapper      probes on 127.0.0.1:{appwrapper_port}  pid {appwrapper.pid}, "
+            f"log {_relative(appwrapper.log_path)}, healthy"
+        )
     for index, extra in enumerate(args.components):
         words = shlex.split(extra)
         name = f"{words[0] if words else 'with'}-{index}"
@@ -301,6 +325,11 @@ async def _watch(session: _Session, client: KubeClient, created: list[dict[str, 
         await asyncio.sleep(_REFRESH_SECONDS)
 
 
+def manages_appwrappers(config: Path) -> bool:
+    """Whether the run-time configuration manages AppWrappers (then their controller runs too)."""
+    return any(kind.gvk == APPWRAPPER_GVK for kind in load_config(config).managed_kinds())
+
+
 def _hints(session: _Session) -> None:
     kubeconfig = (session.state / "kubeconfig").resolve()
     logs = _relative(session.state / "logs")
@@ -308,7 +337,7 @@ def _hints(session: _Session) -> None:
         f"\nkubeconfig      {kubeconfig}\n"
         f"  kubectl --kubeconfig {kubeconfig} get workloads -A\n"
         f"  export KUBECONFIG={kubeconfig}\n"
-        f"logs            {logs}/webhook.log, {logs}/reconciler.log, {logs}/devcluster.log\n"
+        f"logs            {logs}/webhook.log, {logs}/reconciler.log, {logs}/appwrapper.log, {logs}/devcluster.log\n"
     )
 
 

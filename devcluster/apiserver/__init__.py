@@ -18,8 +18,9 @@ kube's printers for built-in kinds in :mod:`.printers` and CRD columns evaluated
 
 Deliberately not done (known differences from kube-apiserver, each documented in its module):
 
-* No RBAC: every authenticated user may do anything; SubjectAccessReviews are answered from a
-  static policy (:attr:`ServerOptions.access_rules`).
+* No RBAC enforcement: every authenticated user may do anything; SubjectAccessReviews are answered
+  from a static policy (:attr:`ServerOptions.access_rules`), then from the stored RBAC objects
+  (:mod:`.rbac`; no ClusterRole aggregation, no bootstrap roles).
 * Admission: ``matchConditions`` are not evaluated; ``matchPolicy: Equivalent`` is exact matching
   (one served version per resource). The built-in controllers' writes skip webhooks.
 * CRDs are Established at once; objects are stored once and served in every version with only

@@ -41,6 +41,7 @@ from devcluster.apiserver.errors import (
 )
 from devcluster.apiserver.events import EventsCodec
 from devcluster.apiserver.openapi import openapi_v3
+from devcluster.apiserver.rbac import RBAC_GROUP
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
 from devcluster.apiserver.selectors import Selector
@@ -395,6 +396,10 @@ class DevClusterApp:
             served_kind=rtype.kind,
         )
 
+    def _rbac_objects(self, plural: str, namespace: str | None) -> list[dict[str, Any]]:
+        table = self.cluster.store.tables.get((RBAC_GROUP, plural))
+        return [] if table is None else [obj for _, obj in table.sorted_items(namespace)]
+
     async def _access_review(
         self,
         request: Request,
@@ -418,7 +423,7 @@ class DevClusterApp:
             "apiVersion": api_version,
             "kind": rtype.kind,
             "metadata": {**(review.get("metadata") or {}), "creationTimestamp": None},
-            "status": review_access(spec, self.options),
+            "status": review_access(spec, self.options, self._rbac_objects),
         }
         await _respond(send, 201, orjson.dumps(review))
 

@@ -27,17 +27,25 @@ Deliberately not done (known differences from Kueue and the Job controller):
   Workload's status changes (Kueue repeats it at every scheduling attempt). Admission checks are listed as Pending and ``Admitted`` follows them, but no
   admission-check controller runs. On deactivation the reservation is released by the job reconciler, as with real Kueue.
 * Jobs: no Pods are created; a Job succeeds after ``kueue-bridge.dev/run-seconds`` (default
-  ``default_run_seconds``) and never fails; only ``/status`` is written.
+  ``default_run_seconds``), or fails then if annotated ``kueue-bridge.dev/outcome: Failed``; only
+  ``/status`` is written.
 """
 
 from devcluster.standin.client import ApiClient, ApiError, Resource
-from devcluster.standin.jobrunner import JOBS, RUN_SECONDS_ANNOTATION, DeclarativeCompletion, JobRunner
+from devcluster.standin.jobrunner import (
+    JOBS,
+    OUTCOME_ANNOTATION,
+    RUN_SECONDS_ANNOTATION,
+    DeclarativeCompletion,
+    JobRunner,
+)
 from devcluster.standin.kueue import CLUSTER_QUEUES, LOCAL_QUEUES, WORKLOADS, KueueStandin, start_addons
 
 __all__ = [
     "CLUSTER_QUEUES",
     "JOBS",
     "LOCAL_QUEUES",
+    "OUTCOME_ANNOTATION",
     "RUN_SECONDS_ANNOTATION",
     "WORKLOADS",
     "ApiClient",

@@ -508,6 +508,32 @@ async def test_job_runs_to_completion_like_the_job_controller(
     assert len(api.writes) == writes, "a finished job is left alone"
 
 
+async def test_a_job_annotated_to_fail_fails_like_one_past_its_backoff_limit(
+    api: FakeApi, runner: JobRunner, clock: FakeClock
+) -> None:
+    job = batch_job("doomed", suspend=False, backoffLimit=1)
+    job["metadata"]["annotations"]["kueue-bridge.dev/outcome"] = "Failed"
+    api.put(JOBS, job)
+    await runner.reconcile_once()
+    clock.advance(2)
+    await runner.reconcile_once()
+    status = api.get(JOBS, "doomed", "ns")["status"]
+    assert (status["failed"], status["ready"], "active" in status, "completionTime" in status) == (
+        2,
+        0,
+        False,
+        False,
+    )
+    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]] == [
+        ("FailureTarget", "True", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
+        ("Failed", "True", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
+    ]
+    writes = len(api.writes)
+    clock.advance(5)
+    await runner.reconcile_once()
+    assert len(api.writes) == writes, "a failed job is left alone"
+
+
 async def test_suspending_a_running_job_clears_its_start_time_like_the_1_36_job_controller(
     api: FakeApi, runner: JobRunner, clock: FakeClock
 ) -> None:

@@ -39,6 +39,7 @@ DEVRUN_NO_COMPONENTS = "The dev runner starts the components as processes"
 PRODUCTION = "Production components never import the devcluster"
 TOOLS = "Operator tools read the cluster through shared only"
 NOBODY_IMPORTS_TOOLS = "Production components and the devcluster never import the operator tools"
+INDEPENDENT = "Components never import each other"
 
 
 def _copy(tmp_path: Path) -> Path:
@@ -149,6 +150,18 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
             "import bridge_tools.quota",
             {NOBODY_IMPORTS_TOOLS},
             id="standin-imports-tools",
+        ),
+        pytest.param(
+            "appwrapper/phases.py",
+            "import reconciler.job_reconciler",
+            {INDEPENDENT},
+            id="appwrapper-imports-the-reconciler",
+        ),
+        pytest.param(
+            "appwrapper/__init__.py",
+            "import devcluster.standin",
+            {PRODUCTION},
+            id="appwrapper-imports-devcluster",
         ),
     ],
 )
