@@ -28,18 +28,19 @@ from __future__ import annotations
 import base64
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
 
-from shared.frameworks.base import AdapterError, FieldError, GenericJob
+from shared.frameworks.base import AdapterError, GenericJob
 from shared.frameworks.capabilities import has_managed_by
 from webhook.defaulting import DefaultingError, default_job
-from webhook.fielderrors import INVALID, REQUIRED, format_field_error, to_aggregate
+from webhook.fielderrors import format_field_error, to_aggregate
 from webhook.lookups import Lookups
 from webhook.metrics import WebhookMetrics
+from webhook.objectshape import check_object_shape
 from webhook.settings import Framework, WebhookSettings
 from webhook.validation import validate_create, validate_update
 
@@ -52,6 +53,7 @@ DEFAULT_MAX_BODY_BYTES: Final = 7 * 1024 * 1024
 ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
 _WRITE_OPERATIONS = frozenset({"CREATE", "UPDATE"})
 _OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
+_SHOWN_LIMIT: Final = 100
 
 
 class BadRequest(Exception):
@@ -77,6 +79,12 @@ def _string(value: Any, path: str, *, allow_empty: bool = False) -> str:
     return value
 
 
+def _shown(value: Any) -> str:
+    """``value`` as JSON, cut to a readable length (a reason is one short line, whatever was sent)."""
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= _SHOWN_LIMIT else text[:_SHOWN_LIMIT] + "..."
+
+
 def parse_review(body: bytes, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> ReviewRequest:
     """Check the envelope; raise ``BadRequest`` with a one-line reason."""
     if len(body) > max_body_bytes:
@@ -91,8 +99,8 @@ def parse_review(body: bytes, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -
         raise BadRequest("request body must be a JSON object (an AdmissionReview)")
     if review.get("apiVersion") != ADMISSION_API_VERSION or review.get("kind") != "AdmissionReview":
         raise BadRequest(
-            f"expected apiVersion {ADMISSION_API_VERSION!r} and kind 'AdmissionReview', "
-            f"got {review.get('apiVersion')!r} and {review.get('kind')!r}"
+            f'expected apiVersion "{ADMISSION_API_VERSION}" and kind "AdmissionReview", '
+            f"got {_shown(review.get('apiVersion'))} and {_shown(review.get('kind'))}"
         )
     request = review.get("request")
     if not isinstance(request, dict):
@@ -105,9 +113,10 @@ def parse_review(body: bytes, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -
     version = _string(kind.get("version"), "request.kind.version")
     kind_name = _string(kind.get("kind"), "request.kind.kind")
     operation = request.get("operation")
-    if operation not in _OPERATIONS:
+    # a list or an object is not hashable: test the type before membership
+    if not isinstance(operation, str) or operation not in _OPERATIONS:
         raise BadRequest(
-            f"request.operation: must be one of CREATE, UPDATE, DELETE, CONNECT, got {operation!r}"
+            f"request.operation: must be one of CREATE, UPDATE, DELETE, CONNECT, got {_shown(operation)}"
         )
     obj, old = request.get("object"), request.get("oldObject")
     if operation in _WRITE_OPERATIONS and not isinstance(obj, dict):
@@ -115,37 +124,6 @@ def parse_review(body: bytes, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -
     if old is not None and not isinstance(old, dict):
         raise BadRequest("request.oldObject: must be an object or null")
     return ReviewRequest(uid, group, version, kind_name, operation, obj, old)
-
-
-def _check_string_map(metadata: Mapping[str, Any], key: str, prefix: str) -> FieldError | None:
-    value = metadata.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        return FieldError(f"{prefix}metadata.{key}", INVALID, "must be a map of strings", None)
-    for item_key, item in value.items():
-        if not isinstance(item, str):
-            return FieldError(f"{prefix}metadata.{key}[{item_key}]", INVALID, "must be a string", None)
-    return None
-
-
-def check_object_shape(obj: Mapping[str, Any], *, prefix: str = "") -> FieldError | None:
-    """The first metadata field the rules read that has the wrong type (``None`` when all are fine)."""
-    metadata = obj.get("metadata")
-    if not isinstance(metadata, dict):
-        return FieldError(
-            f"{prefix}metadata", REQUIRED if metadata is None else INVALID, "must be an object", None
-        )
-    for key in ("labels", "annotations"):
-        error = _check_string_map(metadata, key, prefix)
-        if error is not None:
-            return error
-    references = metadata.get("ownerReferences")
-    if references is not None and (
-        not isinstance(references, list) or not all(isinstance(ref, dict) for ref in references)
-    ):
-        return FieldError(f"{prefix}metadata.ownerReferences", INVALID, "must be a list of objects", None)
-    return None
 
 
 def _review(uid: str, response: dict[str, Any]) -> bytes:
