@@ -1,0 +1,538 @@
+"""Generated and mutated AdmissionReviews for fuzzing ``/mutate`` and ``/validate``.
+
+One generator serves both the property test (``tests/unit/webhook/test_admission_fuzz.py``, a bounded
+number of examples in ``make test``) and the benchmark (``bench/fuzz_webhook.py``, 100,000 cases
+against a webhook process), so what the test proves on a few hundred cases is what the bench
+hammers at scale.
+
+A case starts from a **seed**: a well-formed AdmissionReview for every kind the fuzz webhook serves
+(batch Job, JobSet, AppWrapper, PipelineRun, a declarative ``SampleJob``) and operation, built in code
+so nothing outside the repository is needed; callers may add captured reviews (the real one in
+``../shared/fixtures``). Then up to a few **mutations**, each one of:
+
+* the envelope: a top-level or ``request`` field replaced by a value of any JSON type (``operation``
+  as a list, ``kind`` as a string, ``uid`` as a number, ...), set to null or removed;
+* deep inside ``object``/``oldObject``: any node replaced by a value of the wrong type, null, a huge
+  or odd string, removed, or a map turned into a list and back;
+* metadata the rules read: labels and annotations under Kueue's own keys (queue-name, priority
+  class, prebuilt workload, max-exec-time, elastic-job, admission-gated-by) and odd keys, with odd
+  string or non-string values; ``ownerReferences`` with controller owners of every shape;
+* the bytes: truncated, garbage appended, not JSON at all, another top-level JSON type.
+
+Invariant the callers assert: every answer is HTTP 200 (an AdmissionReview whose ``status.code`` is
+never 5xx: a denial names the field) or HTTP 400 with a one-line reason; never a 5xx.
+
+``fuzz_handler()`` builds the webhook every caller fuzzes: every built-in framework plus a
+declarative one, and lookups with a default LocalQueue, a default WorkloadPriorityClass, a
+MultiKueue-checked queue and an owner, so defaulting reaches every rule.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import jsonpatch
+import orjson
+from hypothesis import strategies as st
+
+from shared.config import parse_config
+from shared.constants import (
+    ADMISSION_GATED_BY_ANNOTATION,
+    ELASTIC_JOB_ANNOTATION,
+    MAX_EXEC_TIME_SECONDS_LABEL,
+    PREBUILT_WORKLOAD_ANNOTATION,
+    PREBUILT_WORKLOAD_LABEL,
+    QUEUE_LABEL,
+    WORKLOAD_PRIORITY_CLASS_LABEL,
+)
+from webhook.admission import AdmissionHandler
+from webhook.lookups import InMemoryLookups
+from webhook.metrics import WebhookMetrics
+from webhook.wiring import settings_from_config
+
+__all__ = ["FUZZ_CONFIG", "Case", "answer_problem", "cases", "classify", "fuzz_handler", "seed_reviews"]
+
+#: the configuration of the fuzzed webhook: every built-in framework and a declarative kind
+FUZZ_CONFIG: Final = """
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+manageJobsWithoutQueueName: true
+managedJobsNamespaceSelector:
+  matchExpressions:
+  - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system]}
+integrations:
+  frameworks: [batch/job, jobset.x-k8s.io/jobset, workload.codeflare.dev/appwrapper, tekton.dev/pipelinerun]
+  externalFrameworks:
+  - name: SampleJob.v1alpha1.samples.kueue-bridge.dev
+    resource: samplejobs
+    adapter:
+      suspend: {path: spec.suspend}
+      managedBy: {path: spec.managedBy}
+      podSets:
+      - name: main
+        template: spec.template
+        count: {path: spec.replicas, default: 1}
+      finished: "has(object.status) && has(object.status.phase)"
+"""
+
+_NAMESPACE: Final = "ns"
+_OWNER: Final = {
+    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+    "kind": "JobSet",
+    "metadata": {"name": "owner", "namespace": _NAMESPACE, "uid": "owner-uid", "labels": {QUEUE_LABEL: "q"}},
+    "spec": {"suspend": True, "replicatedJobs": []},
+}
+
+
+def fuzz_handler() -> AdmissionHandler:
+    """The webhook under fuzz (module level, so a spawned server process can build it by name)."""
+    lookups = InMemoryLookups(
+        namespaces={_NAMESPACE: {"kubernetes.io/metadata.name": _NAMESPACE}, "kube-system": {}},
+        local_queues={(_NAMESPACE, "default"): "cq", (_NAMESPACE, "q"): "cq", (_NAMESPACE, "mk"): "mk-cq"},
+        cluster_queue_checks={"mk-cq": ["multikueue"]},
+        admission_checks={"multikueue": "kueue.x-k8s.io/multikueue"},
+        priority_classes={"default"},
+    )
+    lookups.put_owner(copy.deepcopy(_OWNER))
+    settings = settings_from_config(parse_config(FUZZ_CONFIG, source="fuzz"))
+    return AdmissionHandler(settings=settings, lookups=lookups, metrics=WebhookMetrics())
+
+
+def _pod_template(name: str) -> dict[str, Any]:
+    return {
+        "metadata": {"labels": {"app": name}},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": name, "image": "busybox", "resources": {"requests": {"cpu": "1"}}}],
+        },
+    }
+
+
+def _metadata(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "namespace": _NAMESPACE,
+        "uid": f"{name}-uid",
+        "labels": {QUEUE_LABEL: "q", "app": name},
+        "annotations": {"note": "seed"},
+    }
+
+
+def _seed_objects() -> list[tuple[tuple[str, str, str], dict[str, Any]]]:
+    job: dict[str, Any] = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": _metadata("job"),
+        "spec": {"parallelism": 2, "completions": 4, "suspend": False, "template": _pod_template("job")},
+    }
+    elastic = copy.deepcopy(job)
+    elastic["metadata"]["annotations"] = {
+        ELASTIC_JOB_ANNOTATION: "true",
+        ADMISSION_GATED_BY_ANNOTATION: "a.io/b",
+    }
+    owned = copy.deepcopy(job)
+    owned["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "name": "owner",
+            "uid": "owner-uid",
+            "controller": True,
+        }
+    ]
+    jobset = copy.deepcopy(_OWNER)
+    jobset["metadata"] = _metadata("jobset")
+    jobset["spec"] = {
+        "managedBy": "jobset.sigs.k8s.io/jobset-controller",
+        "replicatedJobs": [
+            {
+                "name": "workers",
+                "replicas": 2,
+                "template": {"spec": {"parallelism": 2, "template": _pod_template("w")}},
+            }
+        ],
+    }
+    appwrapper = {
+        "apiVersion": "workload.codeflare.dev/v1beta2",
+        "kind": "AppWrapper",
+        "metadata": _metadata("aw"),
+        "spec": {"suspend": True, "components": [{"template": copy.deepcopy(job)}]},
+    }
+    pipelinerun = {
+        "apiVersion": "tekton.dev/v1",
+        "kind": "PipelineRun",
+        "metadata": _metadata("build") | {"labels": {"app": "build"}},
+        "spec": {"pipelineRef": {"name": "p"}},
+    }
+    samplejob = {
+        "apiVersion": "samples.kueue-bridge.dev/v1alpha1",
+        "kind": "SampleJob",
+        "metadata": _metadata("sample") | {"labels": {QUEUE_LABEL: "mk"}},
+        "spec": {"replicas": 2, "template": _pod_template("sample")},
+    }
+    return [
+        (("batch", "v1", "Job"), job),
+        (("batch", "v1", "Job"), elastic),
+        (("batch", "v1", "Job"), owned),
+        (("jobset.x-k8s.io", "v1alpha2", "JobSet"), jobset),
+        (("workload.codeflare.dev", "v1beta2", "AppWrapper"), appwrapper),
+        (("tekton.dev", "v1", "PipelineRun"), pipelinerun),
+        (("samples.kueue-bridge.dev", "v1alpha1", "SampleJob"), samplejob),
+    ]
+
+
+def _envelope(kind: tuple[str, str, str], operation: str, obj: Any, old: Any) -> dict[str, Any]:
+    group, version, name = kind
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "0b1d6a3c-5c2e-4d7e-9a57-2f1e0c9d8b7a",
+            "kind": {"group": group, "version": version, "kind": name},
+            "resource": {"group": group, "version": version, "resource": name.lower() + "s"},
+            "namespace": _NAMESPACE,
+            "operation": operation,
+            "userInfo": {"username": "fuzz"},
+            "object": obj,
+            "oldObject": old,
+            "dryRun": False,
+        },
+    }
+
+
+def seed_reviews() -> list[dict[str, Any]]:
+    """Well-formed AdmissionReviews: CREATE, UPDATE (suspended -> running) and DELETE of every seed."""
+    seeds: list[dict[str, Any]] = []
+    for kind, obj in _seed_objects():
+        old = copy.deepcopy(obj)
+        old.setdefault("spec", {})["suspend"] = True
+        seeds.append(_envelope(kind, "CREATE", obj, None))
+        seeds.append(_envelope(kind, "UPDATE", copy.deepcopy(obj), old))
+        seeds.append(_envelope(kind, "DELETE", None, copy.deepcopy(obj)))
+    return seeds
+
+
+# --- values ---------------------------------------------------------------------------------------
+
+_KUEUE_KEYS: Final = (
+    QUEUE_LABEL,
+    WORKLOAD_PRIORITY_CLASS_LABEL,
+    PREBUILT_WORKLOAD_LABEL,
+    PREBUILT_WORKLOAD_ANNOTATION,
+    MAX_EXEC_TIME_SECONDS_LABEL,
+    ELASTIC_JOB_ANNOTATION,
+    ADMISSION_GATED_BY_ANNOTATION,
+)
+_ODD_STRINGS: Final = (
+    "",
+    " ",
+    "true",
+    "false",
+    "0",
+    "-1",
+    "+7",
+    "2147483648",
+    "99999999999999999999",
+    "1e3",
+    "a" * 63,
+    "a" * 64,
+    "a" * 254,
+    "UPPER",
+    "a/b",
+    "a.io/b,a.io/b",
+    " , ,",
+    "a.io/" + "x" * 70,
+    "kueue.x-k8s.io/multikueue",
+    "default",
+    "-leading",
+    "trailing-",
+    "\x00\x01\x7f",
+    "\u2028\ud7ff\U0001f600",
+    "caf\u00e9",
+    "${x}",
+    '"quoted"',
+    "\\",
+)
+_SCALARS: Final = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**64 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+)
+
+
+#: built once: constructing strategies inside a draw costs more than drawing from them
+_HUGE_STRINGS: Final = st.builds(
+    lambda char, size: char * size, st.sampled_from("x\u00e9\U0001f600,/"), st.integers(1_000, 300_000)
+)
+#: empty, numeric-looking, boundary-length, non-ASCII, control characters, huge
+_ODD: Final = st.one_of(st.sampled_from(_ODD_STRINGS), st.text(max_size=80), _HUGE_STRINGS)
+#: any JSON value, small containers included (what a wrong type looks like)
+_JSON: Final = st.recursive(
+    st.one_of(_SCALARS, _ODD),
+    lambda children: st.one_of(
+        st.lists(children, max_size=4),
+        st.dictionaries(st.one_of(st.sampled_from(_KUEUE_KEYS), st.text(max_size=12)), children, max_size=4),
+    ),
+    max_leaves=8,
+)
+_OWNER_REFERENCE: Final = st.fixed_dictionaries(
+    {},
+    optional={
+        "apiVersion": st.one_of(st.sampled_from(("batch/v1", "jobset.x-k8s.io/v1alpha2", "apps/v1")), _JSON),
+        "kind": st.one_of(st.sampled_from(("Job", "JobSet", "ReplicaSet")), _JSON),
+        "name": st.one_of(st.sampled_from(("owner", "missing")), _JSON),
+        "uid": st.one_of(st.sampled_from(("owner-uid", "job-uid")), _JSON),
+        "controller": st.one_of(st.just(True), _JSON),
+    },
+)
+_LABEL_KEYS: Final = st.one_of(st.sampled_from(_KUEUE_KEYS), _ODD)
+_LABEL_VALUES: Final = st.one_of(_ODD, _ODD, _JSON)
+_VALUES: Final = {"value": _JSON, "null": st.none(), "huge": _HUGE_STRINGS, "odd": _ODD}
+
+
+# --- mutations ------------------------------------------------------------------------------------
+
+Path = tuple[str | int, ...]
+
+_ENVELOPE_PATHS: Final[tuple[Path, ...]] = (
+    ("request", "operation"),
+    ("request", "object"),
+    ("request", "oldObject"),
+    ("request", "kind", "kind"),
+    ("request", "kind", "group"),
+    ("request", "kind", "version"),
+    ("request", "uid"),
+    ("request", "kind"),
+    ("request", "namespace"),
+    ("request", "dryRun"),
+    ("request",),
+    ("apiVersion",),
+    ("kind",),
+)
+
+
+def _paths(node: Any, prefix: Path) -> list[Path]:
+    """Every path to a node under ``prefix`` (containers and leaves), parents first."""
+    found = [prefix]
+    if isinstance(node, dict):
+        for key, child in node.items():
+            found += _paths(child, (*prefix, key))
+    elif isinstance(node, list):
+        for index, child in enumerate(node):
+            found += _paths(child, (*prefix, index))
+    return found
+
+
+def _holds(node: Any, step: str | int) -> bool:
+    """Whether ``node[step]`` exists (a key of a map, an index of a list)."""
+    if isinstance(node, dict):
+        return isinstance(step, str) and step in node
+    return isinstance(node, list) and isinstance(step, int) and step < len(node)
+
+
+def _parent(review: Any, path: Path) -> Any:
+    node = review
+    for step in path[:-1]:
+        if not _holds(node, step):
+            return None
+        node = node[step]
+    return node
+
+
+def _set(review: Any, path: Path, value: Any) -> None:
+    parent, last = _parent(review, path), path[-1]
+    if _holds(parent, last) or (isinstance(parent, dict) and isinstance(last, str)):
+        parent[last] = value
+
+
+def _remove(review: Any, path: Path) -> None:
+    parent, last = _parent(review, path), path[-1]
+    if _holds(parent, last):
+        del parent[last]
+
+
+def _get(review: Any, path: Path) -> Any:
+    parent, last = _parent(review, path), path[-1]
+    return parent[last] if _holds(parent, last) else None
+
+
+def _flipped(value: Any) -> Any:
+    """A map as a list of its values, a list as a map of its indexes, a scalar in a list."""
+    if isinstance(value, dict):
+        return list(value.values())
+    if isinstance(value, list):
+        return {str(index): item for index, item in enumerate(value)}
+    return [value]
+
+
+@st.composite
+def _mutated(draw: st.DrawFn, review: dict[str, Any]) -> dict[str, Any]:
+    """Apply one mutation to ``review`` (in place) and return it."""
+    where = draw(
+        st.sampled_from(("deep", "metadata", "deep", "metadata", "deep", "metadata", "owner", "envelope"))
+    )
+    request = review.get("request")
+    objects = [
+        key
+        for key in ("object", "oldObject")
+        if isinstance(request, dict) and isinstance(request.get(key), dict)
+    ]
+    if where == "envelope" or not objects:
+        path = draw(st.sampled_from(_ENVELOPE_PATHS))
+    else:
+        target: Path = ("request", draw(st.sampled_from(objects)))
+        if where == "metadata":
+            section = draw(st.sampled_from(("labels", "annotations")))
+            key = draw(_LABEL_KEYS)
+            metadata = _get(review, (*target, "metadata"))
+            if isinstance(metadata, dict) and not isinstance(metadata.get(section), dict):
+                metadata[section] = {}
+            path = (*target, "metadata", section, key)
+            _set(review, path, draw(_LABEL_VALUES))
+            return review
+        if where == "owner":
+            reference = draw(_OWNER_REFERENCE)
+            shape = draw(st.sampled_from(("list", "list", "bare", "other")))
+            value = [reference] if shape == "list" else reference if shape == "bare" else draw(_JSON)
+            _set(review, (*target, "metadata", "ownerReferences"), value)
+            return review
+        path = draw(st.sampled_from(_paths(_get(review, target), target)))
+    action = draw(st.sampled_from(("value", "null", "remove", "huge", "odd", "flip")))
+    if action == "remove":
+        _remove(review, path)
+    elif action == "flip":
+        _set(review, path, _flipped(_get(review, path)))
+    else:
+        _set(review, path, draw(_VALUES[action]))
+    return review
+
+
+def _as_bytes(review: dict[str, Any]) -> bytes:
+    return orjson.dumps(review)
+
+
+@st.composite
+def _raw_bytes(draw: st.DrawFn, body: bytes) -> bytes:
+    """A body that is not a well-formed AdmissionReview at the byte level."""
+    how = draw(st.sampled_from(("truncate", "append", "splice", "other-json", "binary")))
+    if how == "truncate":
+        return body[: draw(st.integers(0, max(0, len(body) - 1)))]
+    if how == "append":
+        return body + draw(st.binary(min_size=1, max_size=16))
+    if how == "splice":
+        at = draw(st.integers(0, len(body)))
+        return body[:at] + draw(st.binary(min_size=1, max_size=8)) + body[at + 1 :]
+    if how == "other-json":
+        return orjson.dumps(draw(_JSON))
+    return draw(st.binary(max_size=64))
+
+
+_RAW_ONE_IN_20: Final = (False,) * 19 + (True,)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One request: the route, the body, and (for a reader of a failure) the review before bytes."""
+
+    path: str
+    body: bytes
+
+    def __repr__(self) -> str:
+        shown = self.body if len(self.body) <= 2000 else self.body[:2000] + b"...(%d bytes)" % len(self.body)
+        return f"Case(path={self.path!r}, body={shown!r})"
+
+
+@st.composite
+def _case(draw: st.DrawFn, seeds: Sequence[dict[str, Any]]) -> Case:
+    review = copy.deepcopy(draw(st.sampled_from(seeds)))
+    for _ in range(draw(st.integers(0, 4))):
+        review = draw(_mutated(review))
+    body = _as_bytes(review)
+    # hypothesis favours the first element and boundary integers: the rare branch goes last
+    if draw(st.sampled_from(_RAW_ONE_IN_20)):
+        body = draw(_raw_bytes(body))
+    return Case(path=draw(st.sampled_from(("/mutate", "/validate"))), body=body)
+
+
+def cases(*, seeds: Sequence[dict[str, Any]] | None = None) -> st.SearchStrategy[Case]:
+    """Fuzz cases mutated from ``seeds`` (default: ``seed_reviews()``; e.g. a captured review)."""
+    return _case(list(seed_reviews() if seeds is None else seeds))
+
+
+# --- answers --------------------------------------------------------------------------------------
+
+
+def classify(status: int, payload: bytes) -> str:
+    """The histogram bucket of one answer: ``400``, ``200 allowed``, ``200 patched``, ``200 denied 403``..."""
+    if status != 200:
+        return str(status)
+    try:
+        response = orjson.loads(payload)["response"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return "200 unreadable"
+    if response.get("allowed") is True:
+        return "200 patched" if "patch" in response else "200 allowed"
+    return f"200 denied {response.get('status', {}).get('code')}"
+
+
+def _request_of(case: Case) -> dict[str, Any]:
+    request: dict[str, Any] = orjson.loads(case.body)["request"]
+    return request
+
+
+def _patch_problem(response: dict[str, Any], request: dict[str, Any]) -> str | None:
+    if response.get("patchType") != "JSONPatch":
+        return f"patch without patchType JSONPatch: {response.get('patchType')!r}"
+    try:
+        ops = orjson.loads(base64.b64decode(response["patch"], validate=True))
+        jsonpatch.apply_patch(request["object"], ops)
+    except (
+        binascii.Error,
+        orjson.JSONDecodeError,
+        jsonpatch.JsonPatchException,
+        jsonpatch.JsonPointerException,
+    ) as exc:
+        return f"the patch does not apply to the request object: {exc}"
+    return None
+
+
+def answer_problem(case: Case, status: int, payload: bytes) -> str | None:
+    """What is wrong with the webhook's answer to ``case`` (``None``: a correct 200 or 400)."""
+    if status == 400:
+        text = payload.decode("utf-8", errors="replace")
+        if not text.endswith("\n") or text.count("\n") != 1 or len(text) < 2:
+            return f"400 without a one-line reason: {text[:200]!r}"
+        return None
+    if status != 200:
+        return f"HTTP {status}: {payload[:300]!r}"
+    try:
+        review = orjson.loads(payload)
+        response = review["response"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return f"200 that is not an AdmissionReview: {payload[:300]!r}"
+    if (review.get("apiVersion"), review.get("kind")) != ("admission.k8s.io/v1", "AdmissionReview"):
+        return f"answer has apiVersion/kind {review.get('apiVersion')!r}/{review.get('kind')!r}"
+    request = _request_of(case)  # a 200 means the envelope was valid
+    if response.get("uid") != request["uid"]:
+        return f"answer uid {response.get('uid')!r} is not the request's {request['uid']!r}"
+    if not isinstance(response.get("allowed"), bool):
+        return f"allowed is {response.get('allowed')!r}"
+    code = response.get("status", {}).get("code", 200)
+    if code >= 500:
+        return f"denied with code {code}: {response['status'].get('message')!r} (a rule raised)"
+    if not response["allowed"]:
+        message = response["status"].get("message")
+        if code not in (400, 403) or not isinstance(message, str) or not message:
+            return f"a denial must be a 400 or 403 with a message, got {code} {message!r}"
+        if code == 400 and ": " not in message:
+            return f"a 400 denial must name the field: {message!r}"
+    if "patch" in response:
+        return _patch_problem(response, request)
+    return None
