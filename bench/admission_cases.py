@@ -268,8 +268,17 @@ _SCALARS: Final = st.one_of(
 
 
 #: built once: constructing strategies inside a draw costs more than drawing from them
-_HUGE_STRINGS: Final = st.builds(
-    lambda char, size: char * size, st.sampled_from("x\u00e9\U0001f600,/"), st.integers(1_000, 300_000)
+_HUGE_STRINGS: Final = st.one_of(
+    st.builds(
+        lambda char, size: char * size, st.sampled_from("x\u00e9\U0001f600,/"), st.integers(1_000, 300_000)
+    ),
+    # lists of names (admission-gated-by): one repeated, or thousands each given twice
+    st.builds(
+        lambda name, size: ",".join([name] * size),
+        st.sampled_from(("a.io/b", " ", "UP")),
+        st.integers(1_000, 50_000),
+    ),
+    st.builds(lambda size: ",".join([f"a.io/g{i}" for i in range(size)] * 2), st.integers(1_000, 20_000)),
 )
 #: empty, numeric-looking, boundary-length, non-ASCII, control characters, huge
 _ODD: Final = st.one_of(st.sampled_from(_ODD_STRINGS), st.text(max_size=80), _HUGE_STRINGS)
