@@ -7,14 +7,19 @@ and the answer is serialised with orjson. The HTTP layer (``webhook.app``) only 
 Outcomes, and why:
 
 * **HTTP 400 + one-line reason** when the request cannot be answered as an AdmissionReview: body too
-  large, not JSON, wrong ``apiVersion``/``kind``, no ``request``/``uid``/``kind``/``operation``, or
-  no ``object`` for a CREATE/UPDATE. The API server then applies
+  large, not JSON, wrong ``apiVersion``/``kind``, no ``request``/``uid``/``kind``/``operation`` or one
+  of the wrong JSON type (an ``operation`` list is a 400 naming ``request.operation``, never a
+  ``TypeError``), or no ``object`` for a CREATE/UPDATE. The API server then applies
   ``failurePolicy: Fail`` - the request is rejected, never admitted by accident.
 * **A denial** (HTTP 200, ``allowed: false``) once the envelope is valid:
   code 400 naming the field when the object is malformed (``metadata.labels`` not a map of strings,
-  ``spec.suspend`` not a boolean, ...) or an UPDATE has no ``oldObject``; code 403 reason ``Forbidden`` with the aggregated field errors
-  for a validation failure or a defaulting error (controller-runtime's ``admission.Denied``); code 500
-  if a rule itself fails unexpectedly (controller-runtime's ``Errored``) - logged, never a crash.
+  ``spec.suspend`` not a boolean, ...: ``webhook.objectshape`` for metadata, ``AdapterError`` for
+  spec fields - what a typed decoding would refuse) or an UPDATE has no ``oldObject``; code 403
+  reason ``Forbidden`` with the aggregated field errors for a validation failure or a defaulting
+  error (controller-runtime's ``admission.Denied``); code 500 if a rule itself raises unexpectedly
+  (controller-runtime's ``Errored`` after a recovered panic) - logged at ERROR with the traceback,
+  fail closed, never a crash. That last one is a bug by definition: the fuzz test and
+  ``bench/fuzz_webhook.py`` count it as a failure, so it is a safety net, not a way to answer.
 * **Allowed unchanged** for a kind we are not configured for (counted as ``framework="unknown"``,
   ``result="skipped"``) and for DELETE/CONNECT (controller-runtime skips those for custom webhooks).
 * **Allowed with a JSON patch** when defaulting changed something; no ``patch`` at all otherwise.
