@@ -5,10 +5,9 @@ number of examples in ``make test``) and the benchmark (``bench/fuzz_webhook.py`
 against a webhook process), so what the test proves on a few hundred cases is what the bench
 hammers at scale.
 
-A case starts from a **seed**: a well-formed AdmissionReview for every kind the fuzz webhook serves
-(batch Job, JobSet, AppWrapper, PipelineRun, a declarative ``SampleJob``) and operation, built in code
-so nothing outside the repository is needed; callers may add captured reviews (the real one in
-``../shared/fixtures``). Then up to a few **mutations**, each one of:
+A case starts from a **seed** (``bench.admission_seeds.seed_reviews``: a well-formed AdmissionReview
+for every kind the fuzz webhook serves and operation; callers may pass captured reviews instead,
+e.g. the real one in ``../shared/fixtures``). Then up to a few **mutations**, each one of:
 
 * the envelope: a top-level or ``request`` field replaced by a value of any JSON type (``operation``
   as a list, ``kind`` as a string, ``uid`` as a number, ...), set to null or removed;
@@ -19,28 +18,21 @@ so nothing outside the repository is needed; callers may add captured reviews (t
   string or non-string values; ``ownerReferences`` with controller owners of every shape;
 * the bytes: truncated, garbage appended, not JSON at all, another top-level JSON type.
 
-Invariant the callers assert: every answer is HTTP 200 (an AdmissionReview whose ``status.code`` is
-never 5xx: a denial names the field) or HTTP 400 with a one-line reason; never a 5xx.
-
-``fuzz_handler()`` builds the webhook every caller fuzzes: every built-in framework plus a
-declarative one, and lookups with a default LocalQueue, a default WorkloadPriorityClass, a
-MultiKueue-checked queue and an owner, so defaulting reaches every rule.
+What a correct answer is lives in ``bench.admission_answers``; the webhook under test in
+``bench.admission_seeds.fuzz_handler``.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-import jsonpatch
 import orjson
 from hypothesis import strategies as st
 
-from shared.config import parse_config
+from bench.admission_seeds import seed_reviews
 from shared.constants import (
     ADMISSION_GATED_BY_ANNOTATION,
     ELASTIC_JOB_ANNOTATION,
@@ -50,171 +42,8 @@ from shared.constants import (
     QUEUE_LABEL,
     WORKLOAD_PRIORITY_CLASS_LABEL,
 )
-from webhook.admission import AdmissionHandler
-from webhook.lookups import InMemoryLookups
-from webhook.metrics import WebhookMetrics
-from webhook.wiring import settings_from_config
 
-__all__ = ["FUZZ_CONFIG", "Case", "answer_problem", "cases", "classify", "fuzz_handler", "seed_reviews"]
-
-#: the configuration of the fuzzed webhook: every built-in framework and a declarative kind
-FUZZ_CONFIG: Final = """
-apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-manageJobsWithoutQueueName: true
-managedJobsNamespaceSelector:
-  matchExpressions:
-  - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system]}
-integrations:
-  frameworks: [batch/job, jobset.x-k8s.io/jobset, workload.codeflare.dev/appwrapper, tekton.dev/pipelinerun]
-  externalFrameworks:
-  - name: SampleJob.v1alpha1.samples.kueue-bridge.dev
-    resource: samplejobs
-    adapter:
-      suspend: {path: spec.suspend}
-      managedBy: {path: spec.managedBy}
-      podSets:
-      - name: main
-        template: spec.template
-        count: {path: spec.replicas, default: 1}
-      finished: "has(object.status) && has(object.status.phase)"
-"""
-
-_NAMESPACE: Final = "ns"
-_OWNER: Final = {
-    "apiVersion": "jobset.x-k8s.io/v1alpha2",
-    "kind": "JobSet",
-    "metadata": {"name": "owner", "namespace": _NAMESPACE, "uid": "owner-uid", "labels": {QUEUE_LABEL: "q"}},
-    "spec": {"suspend": True, "replicatedJobs": []},
-}
-
-
-def fuzz_handler() -> AdmissionHandler:
-    """The webhook under fuzz (module level, so a spawned server process can build it by name)."""
-    lookups = InMemoryLookups(
-        namespaces={_NAMESPACE: {"kubernetes.io/metadata.name": _NAMESPACE}, "kube-system": {}},
-        local_queues={(_NAMESPACE, "default"): "cq", (_NAMESPACE, "q"): "cq", (_NAMESPACE, "mk"): "mk-cq"},
-        cluster_queue_checks={"mk-cq": ["multikueue"]},
-        admission_checks={"multikueue": "kueue.x-k8s.io/multikueue"},
-        priority_classes={"default"},
-    )
-    lookups.put_owner(copy.deepcopy(_OWNER))
-    settings = settings_from_config(parse_config(FUZZ_CONFIG, source="fuzz"))
-    return AdmissionHandler(settings=settings, lookups=lookups, metrics=WebhookMetrics())
-
-
-def _pod_template(name: str) -> dict[str, Any]:
-    return {
-        "metadata": {"labels": {"app": name}},
-        "spec": {
-            "restartPolicy": "Never",
-            "containers": [{"name": name, "image": "busybox", "resources": {"requests": {"cpu": "1"}}}],
-        },
-    }
-
-
-def _metadata(name: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "namespace": _NAMESPACE,
-        "uid": f"{name}-uid",
-        "labels": {QUEUE_LABEL: "q", "app": name},
-        "annotations": {"note": "seed"},
-    }
-
-
-def _seed_objects() -> list[tuple[tuple[str, str, str], dict[str, Any]]]:
-    job: dict[str, Any] = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": _metadata("job"),
-        "spec": {"parallelism": 2, "completions": 4, "suspend": False, "template": _pod_template("job")},
-    }
-    elastic = copy.deepcopy(job)
-    elastic["metadata"]["annotations"] = {
-        ELASTIC_JOB_ANNOTATION: "true",
-        ADMISSION_GATED_BY_ANNOTATION: "a.io/b",
-    }
-    owned = copy.deepcopy(job)
-    owned["metadata"]["ownerReferences"] = [
-        {
-            "apiVersion": "jobset.x-k8s.io/v1alpha2",
-            "kind": "JobSet",
-            "name": "owner",
-            "uid": "owner-uid",
-            "controller": True,
-        }
-    ]
-    jobset = copy.deepcopy(_OWNER)
-    jobset["metadata"] = _metadata("jobset")
-    jobset["spec"] = {
-        "managedBy": "jobset.sigs.k8s.io/jobset-controller",
-        "replicatedJobs": [
-            {
-                "name": "workers",
-                "replicas": 2,
-                "template": {"spec": {"parallelism": 2, "template": _pod_template("w")}},
-            }
-        ],
-    }
-    appwrapper = {
-        "apiVersion": "workload.codeflare.dev/v1beta2",
-        "kind": "AppWrapper",
-        "metadata": _metadata("aw"),
-        "spec": {"suspend": True, "components": [{"template": copy.deepcopy(job)}]},
-    }
-    pipelinerun = {
-        "apiVersion": "tekton.dev/v1",
-        "kind": "PipelineRun",
-        "metadata": _metadata("build") | {"labels": {"app": "build"}},
-        "spec": {"pipelineRef": {"name": "p"}},
-    }
-    samplejob = {
-        "apiVersion": "samples.kueue-bridge.dev/v1alpha1",
-        "kind": "SampleJob",
-        "metadata": _metadata("sample") | {"labels": {QUEUE_LABEL: "mk"}},
-        "spec": {"replicas": 2, "template": _pod_template("sample")},
-    }
-    return [
-        (("batch", "v1", "Job"), job),
-        (("batch", "v1", "Job"), elastic),
-        (("batch", "v1", "Job"), owned),
-        (("jobset.x-k8s.io", "v1alpha2", "JobSet"), jobset),
-        (("workload.codeflare.dev", "v1beta2", "AppWrapper"), appwrapper),
-        (("tekton.dev", "v1", "PipelineRun"), pipelinerun),
-        (("samples.kueue-bridge.dev", "v1alpha1", "SampleJob"), samplejob),
-    ]
-
-
-def _envelope(kind: tuple[str, str, str], operation: str, obj: Any, old: Any) -> dict[str, Any]:
-    group, version, name = kind
-    return {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "0b1d6a3c-5c2e-4d7e-9a57-2f1e0c9d8b7a",
-            "kind": {"group": group, "version": version, "kind": name},
-            "resource": {"group": group, "version": version, "resource": name.lower() + "s"},
-            "namespace": _NAMESPACE,
-            "operation": operation,
-            "userInfo": {"username": "fuzz"},
-            "object": obj,
-            "oldObject": old,
-            "dryRun": False,
-        },
-    }
-
-
-def seed_reviews() -> list[dict[str, Any]]:
-    """Well-formed AdmissionReviews: CREATE, UPDATE (suspended -> running) and DELETE of every seed."""
-    seeds: list[dict[str, Any]] = []
-    for kind, obj in _seed_objects():
-        old = copy.deepcopy(obj)
-        old.setdefault("spec", {})["suspend"] = True
-        seeds.append(_envelope(kind, "CREATE", obj, None))
-        seeds.append(_envelope(kind, "UPDATE", copy.deepcopy(obj), old))
-        seeds.append(_envelope(kind, "DELETE", None, copy.deepcopy(obj)))
-    return seeds
+__all__ = ["Case", "cases"]
 
 
 # --- values ---------------------------------------------------------------------------------------
@@ -473,75 +302,3 @@ def _case(draw: st.DrawFn, seeds: Sequence[dict[str, Any]]) -> Case:
 def cases(*, seeds: Sequence[dict[str, Any]] | None = None) -> st.SearchStrategy[Case]:
     """Fuzz cases mutated from ``seeds`` (default: ``seed_reviews()``; e.g. a captured review)."""
     return _case(list(seed_reviews() if seeds is None else seeds))
-
-
-# --- answers --------------------------------------------------------------------------------------
-
-
-def classify(status: int, payload: bytes) -> str:
-    """The histogram bucket of one answer: ``400``, ``200 allowed``, ``200 patched``, ``200 denied 403``..."""
-    if status != 200:
-        return str(status)
-    try:
-        response = orjson.loads(payload)["response"]
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        return "200 unreadable"
-    if response.get("allowed") is True:
-        return "200 patched" if "patch" in response else "200 allowed"
-    return f"200 denied {response.get('status', {}).get('code')}"
-
-
-def _request_of(case: Case) -> dict[str, Any]:
-    request: dict[str, Any] = orjson.loads(case.body)["request"]
-    return request
-
-
-def _patch_problem(response: dict[str, Any], request: dict[str, Any]) -> str | None:
-    if response.get("patchType") != "JSONPatch":
-        return f"patch without patchType JSONPatch: {response.get('patchType')!r}"
-    try:
-        ops = orjson.loads(base64.b64decode(response["patch"], validate=True))
-        jsonpatch.apply_patch(request["object"], ops)
-    except (
-        binascii.Error,
-        orjson.JSONDecodeError,
-        jsonpatch.JsonPatchException,
-        jsonpatch.JsonPointerException,
-    ) as exc:
-        return f"the patch does not apply to the request object: {exc}"
-    return None
-
-
-def answer_problem(case: Case, status: int, payload: bytes) -> str | None:
-    """What is wrong with the webhook's answer to ``case`` (``None``: a correct 200 or 400)."""
-    if status == 400:
-        text = payload.decode("utf-8", errors="replace")
-        if not text.endswith("\n") or text.count("\n") != 1 or len(text) < 2:
-            return f"400 without a one-line reason: {text[:200]!r}"
-        return None
-    if status != 200:
-        return f"HTTP {status}: {payload[:300]!r}"
-    try:
-        review = orjson.loads(payload)
-        response = review["response"]
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        return f"200 that is not an AdmissionReview: {payload[:300]!r}"
-    if (review.get("apiVersion"), review.get("kind")) != ("admission.k8s.io/v1", "AdmissionReview"):
-        return f"answer has apiVersion/kind {review.get('apiVersion')!r}/{review.get('kind')!r}"
-    request = _request_of(case)  # a 200 means the envelope was valid
-    if response.get("uid") != request["uid"]:
-        return f"answer uid {response.get('uid')!r} is not the request's {request['uid']!r}"
-    if not isinstance(response.get("allowed"), bool):
-        return f"allowed is {response.get('allowed')!r}"
-    code = response.get("status", {}).get("code", 200)
-    if code >= 500:
-        return f"denied with code {code}: {response['status'].get('message')!r} (a rule raised)"
-    if not response["allowed"]:
-        message = response["status"].get("message")
-        if code not in (400, 403) or not isinstance(message, str) or not message:
-            return f"a denial must be a 400 or 403 with a message, got {code} {message!r}"
-        if code == 400 and ": " not in message:
-            return f"a 400 denial must name the field: {message!r}"
-    if "patch" in response:
-        return _patch_problem(response, request)
-    return None

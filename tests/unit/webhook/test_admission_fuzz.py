@@ -23,7 +23,9 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from bench.admission_cases import Case, answer_problem, cases, fuzz_handler, seed_reviews
+from bench.admission_answers import answer_problem
+from bench.admission_cases import Case, cases
+from bench.admission_seeds import fuzz_handler, seed_reviews
 from tests.unit.webhook.helpers import call
 from webhook.app import create_app
 
@@ -41,7 +43,7 @@ APP = create_app(handler=fuzz_handler(), readiness_checks={})
 def send(case: Case) -> str | None:
     status, payload, _ = asyncio.run(call(APP, method="POST", path=case.path, chunks=[case.body]))
     assert status is not None
-    return answer_problem(case, status, payload)
+    return answer_problem(case, status=status, payload=payload)
 
 
 def test_every_seed_is_a_well_formed_review_the_webhook_answers_without_denial() -> None:
@@ -51,7 +53,7 @@ def test_every_seed_is_a_well_formed_review_the_webhook_answers_without_denial()
             case = Case(path=path, body=orjson.dumps(review))
             status, payload, _ = asyncio.run(call(APP, method="POST", path=path, chunks=[case.body]))
             assert status == 200, payload
-            assert answer_problem(case, status, payload) is None
+            assert answer_problem(case, status=status, payload=payload) is None
             response: dict[str, Any] = orjson.loads(payload)["response"]
             assert response["allowed"] is True, (review["request"]["kind"], path, response)
 
