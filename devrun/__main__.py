@@ -9,7 +9,8 @@ shows the tail of the failing component's log):
 3. certificates in ``.dev/certs``; ``.dev/config.yaml`` from ``examples/dev/config.yaml``;
 4. ``kueue-bridge webhook`` as a child process, ready (``/readyz``) before its Mutating/Validating
    WebhookConfigurations are registered (url form, caBundle = our CA);
-5. ``kueue-bridge reconciler`` as a child process, healthy (``/healthz``);
+5. ``kueue-bridge reconciler`` as a child process, healthy (``/healthz``), and, when the
+   configuration manages AppWrappers, ``kueue-bridge appwrapper`` likewise;
 6. ``examples/dev/queues.yaml`` applied, ``examples/dev/jobs.yaml`` (re)created through the API
    server, so the webhook suspends every sample on create;
 7. the progress table (:mod:`devrun.progress`) until Ctrl-C/SIGTERM, or, with
@@ -34,11 +35,13 @@ import shutil
 import signal
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from bridge_tools.cluster_view import ClusterView
+from bridge_tools.explain import ExplainSettings, reason_for
 from devcluster.apiserver import ServerOptions
 from devcluster.server import DevClusterServer
 from devcluster.standin import WORKLOADS, start_addons
@@ -62,6 +65,8 @@ from devrun.samples import (
     recreate_jobs,
     write_runtime_config,
 )
+from shared.config import ConfigError, load_config
+from shared.frameworks.appwrapper import APPWRAPPER_GVK
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient, KubeError, load_kubeconfig
 
@@ -189,6 +194,28 @@ async def _start_components(session: _Session, stack: contextlib.AsyncExitStack,
         f"reconciler      probes on 127.0.0.1:{probe_port}  pid {reconciler.pid}, "
         f"log {_relative(reconciler.log_path)}, healthy"
     )
+    if manages_appwrappers(config):
+        appwrapper_port = free_port()
+        appwrapper = ComponentProcess(
+            name="appwrapper",
+            args=(
+                "appwrapper",
+                "--config",
+                str(config),
+                "--kubeconfig",
+                kubeconfig,
+                "--probe-address",
+                f"127.0.0.1:{appwrapper_port}",
+            ),
+            log_path=logs / "appwrapper.log",
+            health_url=f"http://127.0.0.1:{appwrapper_port}/healthz",
+            env=env,
+        )
+        await session.launch(stack, appwrapper)
+        session.say(
+            f"appwrapper      probes on 127.0.0.1:{appwrapper_port}  pid {appwrapper.pid}, "
+            f"log {_relative(appwrapper.log_path)}, healthy"
+        )
     for index, extra in enumerate(args.components):
         words = shlex.split(extra)
         name = f"{words[0] if words else 'with'}-{index}"
@@ -226,7 +253,9 @@ async def _apply_samples(session: _Session, client: KubeClient) -> list[dict[str
     return created
 
 
-async def _rows(client: KubeClient, created: Sequence[dict[str, Any]]) -> list[JobRow]:
+async def _rows(
+    client: KubeClient, created: Sequence[dict[str, Any]], *, settings: ExplainSettings | None
+) -> list[JobRow]:
     namespaces = sorted({obj["metadata"]["namespace"] for obj in created})
     live: dict[str, dict[str, Any]] = {}
     workloads: list[dict[str, Any]] = []
@@ -237,6 +266,7 @@ async def _rows(client: KubeClient, created: Sequence[dict[str, Any]]) -> list[J
                     live[item["metadata"]["uid"]] = item
         workloads.extend((await client.list_all(_WORKLOAD_GVK, namespace=namespace)).items)
     now = datetime.now(UTC)
+    view = ClusterView(client)
     rows = []
     for obj in created:
         kind = next(k for k in SAMPLE_KINDS if k.gvk.kind == obj.get("kind"))
@@ -245,8 +275,19 @@ async def _rows(client: KubeClient, created: Sequence[dict[str, Any]]) -> list[J
             meta = obj["metadata"]
             rows.append(JobRow(obj["kind"], f"{meta['namespace']}/{meta['name']}", "Deleted", "-", "-", "-"))
             continue
-        rows.append(job_row(job=current, suspend_path=kind.suspend_path, workloads=workloads, now=now))
+        row = job_row(job=current, suspend_path=kind.suspend_path, workloads=workloads, now=now)
+        if settings is not None and not row.finished and row.state != "Running":
+            row = replace(row, why=await reason_for(view, settings=settings, job=current, now=now))
+        rows.append(row)
     return rows
+
+
+def _explain_settings(session: _Session) -> ExplainSettings | None:
+    """explain's view of the configuration the components run with (the WHY column needs it)."""
+    try:
+        return ExplainSettings.from_config(load_config(session.state / "config.yaml"))
+    except (ConfigError, ValueError):
+        return None
 
 
 def _check_components(session: _Session) -> None:
@@ -258,11 +299,12 @@ def _check_components(session: _Session) -> None:
 async def _watch(session: _Session, client: KubeClient, created: list[dict[str, Any]]) -> int:
     args = session.args
     display = TableDisplay(out=session.out, tty=args.tty)
+    settings = _explain_settings(session)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + args.timeout
     while True:
         _check_components(session)
-        rows = await _rows(client, created)
+        rows = await _rows(client, created, settings=settings)
         done = bool(rows) and all(row.finished for row in rows)
         if args.exit_when_done:
             if done:
@@ -283,6 +325,11 @@ async def _watch(session: _Session, client: KubeClient, created: list[dict[str, 
         await asyncio.sleep(_REFRESH_SECONDS)
 
 
+def manages_appwrappers(config: Path) -> bool:
+    """Whether the run-time configuration manages AppWrappers (then their controller runs too)."""
+    return any(kind.gvk == APPWRAPPER_GVK for kind in load_config(config).managed_kinds())
+
+
 def _hints(session: _Session) -> None:
     kubeconfig = (session.state / "kubeconfig").resolve()
     logs = _relative(session.state / "logs")
@@ -290,7 +337,7 @@ def _hints(session: _Session) -> None:
         f"\nkubeconfig      {kubeconfig}\n"
         f"  kubectl --kubeconfig {kubeconfig} get workloads -A\n"
         f"  export KUBECONFIG={kubeconfig}\n"
-        f"logs            {logs}/webhook.log, {logs}/reconciler.log, {logs}/devcluster.log\n"
+        f"logs            {logs}/webhook.log, {logs}/reconciler.log, {logs}/appwrapper.log, {logs}/devcluster.log\n"
     )
 
 

@@ -11,6 +11,9 @@ runner together:
 * ``Finished(Succeeded|Failed)`` — the Workload has ``Finished=True`` (the reconciler saw the job
   finish); the reason is the condition's.
 
+WHY, for a job that is neither running nor finished, is the reason of ``kueue-bridge explain``'s
+verdict (computed by the caller, which reads the queues; this module stays pure).
+
 ``Finished`` deliberately waits for the *Workload*, not the job: a job completed by the job runner
 whose Workload is never finished means the reconciler is broken, and ``--exit-when-done`` must not
 succeed then. Rendering is pure (:func:`render_table`); :class:`TableDisplay` redraws in place on a
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, TextIO
 
+from shared.ages import age_since, format_age
 from shared.constants import Condition
 
 __all__ = [
@@ -38,7 +42,7 @@ __all__ = [
 ]
 
 FINISHED_PREFIX: Final = "Finished"
-HEADERS: Final = ("KIND", "NAMESPACE/NAME", "STATE", "WORKLOAD", "CLUSTERQUEUE", "AGE")
+HEADERS: Final = ("KIND", "NAMESPACE/NAME", "STATE", "WORKLOAD", "CLUSTERQUEUE", "AGE", "WHY")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,13 +53,14 @@ class JobRow:
     workload: str
     cluster_queue: str
     age: str
+    why: str = ""
 
     @property
     def finished(self) -> bool:
         return self.state.startswith(FINISHED_PREFIX)
 
     def cells(self) -> tuple[str, ...]:
-        return (self.kind, self.key, self.state, self.workload, self.cluster_queue, self.age)
+        return (self.kind, self.key, self.state, self.workload, self.cluster_queue, self.age, self.why)
 
 
 def _condition(obj: Mapping[str, Any], condition_type: str) -> Mapping[str, Any] | None:
@@ -68,27 +73,6 @@ def _condition(obj: Mapping[str, Any], condition_type: str) -> Mapping[str, Any]
 def _is_true(obj: Mapping[str, Any], condition_type: str) -> bool:
     condition = _condition(obj, condition_type)
     return condition is not None and condition.get("status") == "True"
-
-
-def _parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-def format_age(seconds: float) -> str:
-    """kubectl's short age: ``7s``, ``3m12s``, ``2h5m``."""
-    whole = max(int(seconds), 0)
-    if whole < 60:
-        return f"{whole}s"
-    minutes, secs = divmod(whole, 60)
-    if minutes < 60:
-        return f"{minutes}m{secs}s" if secs else f"{minutes}m"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes}m" if minutes else f"{hours}h"
 
 
 def workload_of(job: Mapping[str, Any], workloads: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -122,15 +106,17 @@ def job_row(
     suspend_path: Sequence[str],
     workloads: Sequence[Mapping[str, Any]],
     now: datetime,
+    why: str = "",
 ) -> JobRow:
-    """One table row for ``job``; ``suspend_path`` is where its kind keeps the suspend flag."""
+    """One table row for ``job``; ``suspend_path`` is where its kind keeps the suspend flag.
+
+    ``why`` is ``kueue-bridge explain``'s reason for a job that is not running (empty otherwise).
+    """
     metadata = job.get("metadata") or {}
     value: Any = job
     for key in suspend_path:
         value = value.get(key) if isinstance(value, Mapping) else None
     workload = workload_of(job, workloads)
-    created = _parse_time(metadata.get("creationTimestamp"))
-    age = format_age((now - created).total_seconds()) if created else "-"
     admission = ((workload or {}).get("status") or {}).get("admission") or {}
     return JobRow(
         kind=str(job.get("kind", "?")),
@@ -138,7 +124,8 @@ def job_row(
         state=_state(suspended=value is True, workload=workload),
         workload=str((workload or {}).get("metadata", {}).get("name") or "-"),
         cluster_queue=str(admission.get("clusterQueue") or "-"),
-        age=age,
+        age=age_since(metadata.get("creationTimestamp"), now=now),
+        why=why,
     )
 
 
@@ -172,7 +159,7 @@ class TableDisplay:
         # a wrapped line would break the cursor-up count of the next redraw: cut at the width
         self._width = width or (lambda: shutil.get_terminal_size().columns)
         self._drawn_lines = 0
-        self._last_states: tuple[tuple[str, str], ...] | None = None
+        self._last_states: tuple[tuple[str, str, str], ...] | None = None
         self._clock = clock or (lambda: datetime.now(UTC))
 
     def show(self, rows: Sequence[JobRow], *, footer: str = "") -> None:
@@ -189,7 +176,7 @@ class TableDisplay:
             self._out.write(prefix + "\n".join(lines) + "\n")
             self._drawn_lines = len(lines)
         else:
-            states = tuple((row.key, row.state) for row in rows)
+            states = tuple((row.key, row.state, row.why) for row in rows)
             if states == self._last_states:
                 return
             self._last_states = states

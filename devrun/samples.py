@@ -5,8 +5,9 @@ Sources and why:
 * **Kueue CRDs** come from the reference folder beside the repository (``../shared/crds/kueue``, or
   ``$KUEUE_BRIDGE_SHARED_DIR/crds/kueue``), read in place and never copied, because the real schemas
   default and validate like Kueue does. Without that folder the project's own minimal definitions
-  (``examples/dev/crds/kueue-minimal.yaml``) are used and the runner says so. Other CRDs in the
-  reference folder (JobSet, AppWrapper, Tekton) are installed too so they can be tried by hand.
+  (``examples/dev/crds/kueue-minimal.yaml``, and ``appwrapper-minimal.yaml`` for the AppWrapper
+  sample) are used and the runner says so. Other CRDs in the reference folder (JobSet, AppWrapper,
+  Tekton) are installed too so they can be tried by hand.
 * **Our sample CRD** (``examples/dev/crds/samplejob.yaml``) is always the project's own.
 * **The configuration** is ``examples/dev/config.yaml`` with the run-time values filled in
   (webhook host/port/certDir) and written to ``.dev/config.yaml``: the file the components run
@@ -62,6 +63,7 @@ class SampleKind:
 SAMPLE_KINDS: Final = (
     SampleKind(GroupVersionKind("batch", "v1", "Job"), "jobs"),
     SampleKind(GroupVersionKind("samples.kueue-bridge.dev", "v1alpha1", "SampleJob"), "samplejobs"),
+    SampleKind(GroupVersionKind("workload.codeflare.dev", "v1beta2", "AppWrapper"), "appwrappers"),
 )
 
 
@@ -90,7 +92,11 @@ def crd_files(*, examples: Path = EXAMPLES_DIR) -> tuple[list[Path], str]:
         f"{crds / 'kueue'} not found (set KUEUE_BRIDGE_SHARED_DIR to the reference folder for the real "
         f"schemas); using the minimal Kueue CRDs in {examples / 'crds' / 'kueue-minimal.yaml'}"
     )
-    return [examples / "crds" / "kueue-minimal.yaml", *own], note
+    return [
+        examples / "crds" / "kueue-minimal.yaml",
+        examples / "crds" / "appwrapper-minimal.yaml",
+        *own,
+    ], note
 
 
 def load_manifests(path: Path) -> list[dict[str, Any]]:

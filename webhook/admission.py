@@ -7,8 +7,9 @@ and the answer is serialised with orjson. The HTTP layer (``webhook.app``) only 
 Outcomes, and why:
 
 * **HTTP 400 + one-line reason** when the request cannot be answered as an AdmissionReview: body too
-  large, not JSON, wrong ``apiVersion``/``kind``, no ``request``/``uid``/``kind``/``operation``, or
-  no ``object`` for a CREATE/UPDATE. The API server then applies
+  large, not JSON, wrong ``apiVersion``/``kind``, no ``request``/``uid``/``kind``/``operation`` or one
+  of the wrong JSON type (an ``operation`` list is a 400 naming ``request.operation``, never a
+  ``TypeError``), or no ``object`` for a CREATE/UPDATE. The API server then applies
   ``failurePolicy: Fail`` - the request is rejected, never admitted by accident.
 * **A denial** (HTTP 200, ``allowed: false``) once the envelope is valid, shaped as
   controller-runtime shapes Kueue's (``admission.Errored`` sets only code and message,
@@ -16,16 +17,24 @@ Outcomes, and why:
 
   - code 400, no reason (``Errored(400)``, what a failed decode gets) naming the field when the
     object is malformed (``metadata.labels`` not a map of strings, ``spec.suspend`` not a boolean,
-    ...); the text is ours, Kueue's would be a Go JSON decoder error. An UPDATE without
+    ...: ``webhook.objectshape`` for metadata, ``AdapterError`` for spec fields - what a typed
+    decoding would refuse); the text is ours, Kueue's would be a Go JSON decoder error. An UPDATE without
     ``oldObject`` gets the decoder's own ``there is no content to decode``;
   - code 403 reason ``Forbidden`` with the aggregated field errors for a validation failure, or with
     a plain defaulting error (``cyclic ownership``);
   - the cached client's NotFound Status (code 404 reason ``NotFound``, ``details``) when defaulting
     looked up an owner or the namespace that is not there (``webhook.defaulting``);
-  - code 500 if a rule itself fails unexpectedly (``Errored(500)``) - logged, never a crash.
+  - code 500 if a rule itself raises unexpectedly (``Errored(500)`` after a recovered panic) -
+    logged at ERROR with the traceback, fail closed, never a crash. That one is a bug by
+    definition: the fuzz test and ``bench/fuzz_webhook.py`` count it as a failure, so it is a
+    safety net, not a way to answer.
 * **Allowed unchanged** for a kind we are not configured for (counted as ``framework="unknown"``,
   ``result="skipped"``) and for DELETE/CONNECT (controller-runtime skips those for custom webhooks).
 * **Allowed with a JSON patch** when defaulting changed something; no ``patch`` at all otherwise.
+
+AppWrappers also get the AppWrapper operator's own rules (``webhook.appwrapper_rules``); on create
+that includes one SubjectAccessReview per wrapped component for ``request.userInfo``
+(``webhook.access_review``), the only admission rule that waits for the API server.
 
 Response shapes follow controller-runtime: a mutation without changes is ``{"allowed": true}``; an
 allowed validation carries ``status.code: 200``.
@@ -34,20 +43,29 @@ allowed validation carries ``status.code: 200``.
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import orjson
 
 from shared.frameworks.base import AdapterError, FieldError, GenericJob
 from shared.frameworks.capabilities import has_managed_by
+from webhook.access_review import AccessReviewer, review_components
+from webhook.appwrapper_rules import (
+    stamp_user_labels,
+    validate_appwrapper_create,
+    validate_appwrapper_update,
+    wrapped_kinds,
+)
 from webhook.defaulting import DefaultingError, default_job
-from webhook.fielderrors import INVALID, REQUIRED, format_field_error, to_aggregate
+from webhook.fielderrors import format_field_error, to_aggregate
 from webhook.lookups import Lookups
 from webhook.metrics import WebhookMetrics
+from webhook.objectshape import check_object_shape
 from webhook.settings import Framework, WebhookSettings
 from webhook.validation import validate_create, validate_update
 
@@ -60,6 +78,9 @@ DEFAULT_MAX_BODY_BYTES: Final = 7 * 1024 * 1024
 ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
 _WRITE_OPERATIONS = frozenset({"CREATE", "UPDATE"})
 _OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
+#: all SubjectAccessReviews of one admission (the API server waits at most ``timeoutSeconds``, <= 10)
+ACCESS_REVIEW_TIMEOUT: Final = 5.0
+_SHOWN_LIMIT: Final = 100
 
 
 class BadRequest(Exception):
@@ -75,6 +96,9 @@ class ReviewRequest:
     operation: str
     object: dict[str, Any] | None
     old_object: dict[str, Any] | None
+    #: ``request.namespace`` and ``request.userInfo`` (empty when absent)
+    namespace: str = ""
+    user_info: dict[str, Any] = field(default_factory=dict)
 
 
 def _string(value: Any, path: str, *, allow_empty: bool = False) -> str:
@@ -83,6 +107,12 @@ def _string(value: Any, path: str, *, allow_empty: bool = False) -> str:
             f"{path}: must be a non-empty string" if not allow_empty else f"{path}: must be a string"
         )
     return value
+
+
+def _shown(value: Any) -> str:
+    """``value`` as JSON, cut to a readable length (a reason is one short line, whatever was sent)."""
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= _SHOWN_LIMIT else text[:_SHOWN_LIMIT] + "..."
 
 
 def parse_review(body: bytes, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> ReviewRequest:
@@ -99,8 +129,8 @@ def parse_review(body: bytes, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -
         raise BadRequest("request body must be a JSON object (an AdmissionReview)")
     if review.get("apiVersion") != ADMISSION_API_VERSION or review.get("kind") != "AdmissionReview":
         raise BadRequest(
-            f"expected apiVersion {ADMISSION_API_VERSION!r} and kind 'AdmissionReview', "
-            f"got {review.get('apiVersion')!r} and {review.get('kind')!r}"
+            f'expected apiVersion "{ADMISSION_API_VERSION}" and kind "AdmissionReview", '
+            f"got {_shown(review.get('apiVersion'))} and {_shown(review.get('kind'))}"
         )
     request = review.get("request")
     if not isinstance(request, dict):
@@ -113,47 +143,29 @@ def parse_review(body: bytes, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -
     version = _string(kind.get("version"), "request.kind.version")
     kind_name = _string(kind.get("kind"), "request.kind.kind")
     operation = request.get("operation")
-    if operation not in _OPERATIONS:
+    # a list or an object is not hashable: test the type before membership
+    if not isinstance(operation, str) or operation not in _OPERATIONS:
         raise BadRequest(
-            f"request.operation: must be one of CREATE, UPDATE, DELETE, CONNECT, got {operation!r}"
+            f"request.operation: must be one of CREATE, UPDATE, DELETE, CONNECT, got {_shown(operation)}"
         )
     obj, old = request.get("object"), request.get("oldObject")
     if operation in _WRITE_OPERATIONS and not isinstance(obj, dict):
         raise BadRequest("request.object: must be an object for CREATE and UPDATE")
     if old is not None and not isinstance(old, dict):
         raise BadRequest("request.oldObject: must be an object or null")
-    return ReviewRequest(uid, group, version, kind_name, operation, obj, old)
-
-
-def _check_string_map(metadata: Mapping[str, Any], key: str, prefix: str) -> FieldError | None:
-    value = metadata.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        return FieldError(f"{prefix}metadata.{key}", INVALID, "must be a map of strings", None)
-    for item_key, item in value.items():
-        if not isinstance(item, str):
-            return FieldError(f"{prefix}metadata.{key}[{item_key}]", INVALID, "must be a string", None)
-    return None
-
-
-def check_object_shape(obj: Mapping[str, Any], *, prefix: str = "") -> FieldError | None:
-    """The first metadata field the rules read that has the wrong type (``None`` when all are fine)."""
-    metadata = obj.get("metadata")
-    if not isinstance(metadata, dict):
-        return FieldError(
-            f"{prefix}metadata", REQUIRED if metadata is None else INVALID, "must be an object", None
-        )
-    for key in ("labels", "annotations"):
-        error = _check_string_map(metadata, key, prefix)
-        if error is not None:
-            return error
-    references = metadata.get("ownerReferences")
-    if references is not None and (
-        not isinstance(references, list) or not all(isinstance(ref, dict) for ref in references)
-    ):
-        return FieldError(f"{prefix}metadata.ownerReferences", INVALID, "must be a list of objects", None)
-    return None
+    namespace = request.get("namespace")
+    user_info = request.get("userInfo")
+    return ReviewRequest(
+        uid,
+        group,
+        version,
+        kind_name,
+        operation,
+        obj,
+        old,
+        namespace=namespace if isinstance(namespace, str) else "",
+        user_info=user_info if isinstance(user_info, dict) else {},
+    )
 
 
 def _review(uid: str, response: dict[str, Any]) -> bytes:
@@ -192,8 +204,27 @@ def _decoded(job: GenericJob) -> GenericJob:
     return job
 
 
+class _Answer:
+    """An answer decided before any rule ran (bad envelope, kind not ours, operation not checked)."""
+
+    __slots__ = ("payload", "status")
+
+    def __init__(self, status: int, payload: bytes) -> None:
+        self.status = status
+        self.payload = payload
+
+
+Rule = Callable[[ReviewRequest, Framework], tuple[str, bytes]]
+
+
 class AdmissionHandler:
-    """Answers AdmissionReviews for every configured framework; safe to share between requests."""
+    """Answers AdmissionReviews for every configured framework; safe to share between requests.
+
+    ``mutate``/``validate`` are synchronous: every rule is a cache read. ``validate_async`` is what
+    the server calls for ``/validate``: for a framework with AppWrapper's rules it first asks the
+    API server (``access``) whether the user may create each wrapped component, then runs the same
+    synchronous rules with those answers; for every other framework it is ``validate``.
+    """
 
     def __init__(
         self,
@@ -203,53 +234,92 @@ class AdmissionHandler:
         metrics: WebhookMetrics,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         timer: Callable[[], float] = time.perf_counter,
+        access: AccessReviewer | None = None,
+        access_timeout: float = ACCESS_REVIEW_TIMEOUT,
     ) -> None:
         self.settings = settings
         self.lookups = lookups
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
         self._timer = timer
+        self.access = access
+        self._access_timeout = access_timeout
 
     def mutate(self, body: bytes) -> tuple[int, bytes]:
         """(HTTP status, response body) for ``/mutate``."""
         return self._handle("mutate", body, self._mutate)
 
     def validate(self, body: bytes) -> tuple[int, bytes]:
-        """(HTTP status, response body) for ``/validate``."""
+        """(HTTP status, response body) for ``/validate`` (no SubjectAccessReviews)."""
         return self._handle("validate", body, self._validate)
 
-    def _handle(
-        self, webhook: str, body: bytes, rule: Callable[[ReviewRequest, Framework], tuple[str, bytes]]
-    ) -> tuple[int, bytes]:
+    async def mutate_async(self, body: bytes) -> tuple[int, bytes]:
+        return self.mutate(body)
+
+    async def validate_async(self, body: bytes) -> tuple[int, bytes]:
+        """(HTTP status, response body) for ``/validate``, with AppWrapper's access reviews."""
         started = self._timer()
-        framework_name, operation = "none", ""
+        routed = self._route("validate", body, started)
+        if isinstance(routed, _Answer):
+            return routed.status, routed.payload
+        request, framework = routed
+        if not (framework.appwrapper_rules and request.operation == "CREATE" and self.access is not None):
+            return self._apply("validate", request, framework, self._validate, started)
+        assert request.object is not None
+        metadata = request.object.get("metadata")
+        namespace = request.namespace or (
+            str(metadata.get("namespace") or "") if isinstance(metadata, dict) else ""
+        )
+        denials = await review_components(
+            self.access,
+            wrapped=wrapped_kinds(request.object),
+            user_info=request.user_info,
+            namespace=namespace,
+            timeout=self._access_timeout,
+        )
+        return self._apply(
+            "validate", request, framework, functools.partial(self._validate, access=denials), started
+        )
+
+    def _handle(self, webhook: str, body: bytes, rule: Rule) -> tuple[int, bytes]:
+        started = self._timer()
+        routed = self._route(webhook, body, started)
+        if isinstance(routed, _Answer):
+            return routed.status, routed.payload
+        return self._apply(webhook, routed[0], routed[1], rule, started)
+
+    def _route(self, webhook: str, body: bytes, started: float) -> _Answer | tuple[ReviewRequest, Framework]:
         try:
             request = parse_review(body, max_body_bytes=self.max_body_bytes)
         except BadRequest as exc:
-            self._observe(webhook, framework_name, operation, "bad_request", started)
-            return 400, (str(exc) + "\n").encode()
+            self._observe(webhook, "none", "", "bad_request", started)
+            return _Answer(400, (str(exc) + "\n").encode())
         operation = request.operation
         framework = self.settings.framework_for(
             group=request.group, version=request.version, kind=request.kind
         )
         if framework is None:
             self._observe(webhook, "unknown", operation, "skipped", started)
-            return 200, _allowed(request.uid, with_status=webhook == "validate")
-        framework_name = framework.name
+            return _Answer(200, _allowed(request.uid, with_status=webhook == "validate"))
         if operation not in _WRITE_OPERATIONS or (webhook == "mutate" and operation != "CREATE"):
-            self._observe(webhook, framework_name, operation, "allowed", started)
-            return 200, _allowed(request.uid, with_status=webhook == "validate")
+            self._observe(webhook, framework.name, operation, "allowed", started)
+            return _Answer(200, _allowed(request.uid, with_status=webhook == "validate"))
+        return request, framework
+
+    def _apply(
+        self, webhook: str, request: ReviewRequest, framework: Framework, rule: Rule, started: float
+    ) -> tuple[int, bytes]:
         try:
             result, answer = rule(request, framework)
         except AdapterError as exc:
             result, answer = "invalid", _denied(request.uid, code=400, message=str(exc))
         except Exception:  # a bug in a rule must deny (fail closed), never crash the server
-            log.exception("admission rule failed for %s %s", framework_name, operation)
+            log.exception("admission rule failed for %s %s", framework.name, request.operation)
             result, answer = (
                 "denied",
                 _denied(request.uid, code=500, message="internal error evaluating admission rules"),
             )
-        self._observe(webhook, framework_name, operation, result, started)
+        self._observe(webhook, framework.name, request.operation, result, started)
         return 200, answer
 
     def _observe(self, webhook: str, framework: str, operation: str, result: str, started: float) -> None:
@@ -277,7 +347,15 @@ class AdmissionHandler:
         assert request.object is not None
         try:
             ops = default_job(
-                request.object, framework=framework, settings=self.settings, lookups=self.lookups
+                request.object,
+                framework=framework,
+                settings=self.settings,
+                lookups=self.lookups,
+                finish=(
+                    functools.partial(stamp_user_labels, user_info=request.user_info)
+                    if framework.appwrapper_rules
+                    else None
+                ),
             )
         except DefaultingError as exc:
             if exc.status is not None:  # validationResponseFromStatus: the wrapped StatusError's Status
@@ -287,7 +365,9 @@ class AdmissionHandler:
             return "allowed", _allowed(request.uid, with_status=False)
         return "patched", _patched(request.uid, ops)
 
-    def _validate(self, request: ReviewRequest, framework: Framework) -> tuple[str, bytes]:
+    def _validate(
+        self, request: ReviewRequest, framework: Framework, *, access: Mapping[int, FieldError] | None = None
+    ) -> tuple[str, bytes]:
         if request.operation == "UPDATE" and request.old_object is None:
             # controller-runtime's decoder on an empty oldObject, answered with Errored(400, err)
             return "invalid", _denied(request.uid, code=400, message="there is no content to decode")
@@ -302,6 +382,12 @@ class AdmissionHandler:
             assert request.old_object is not None
             old_job = _decoded(framework.adapter(request.old_object))
             errors = validate_update(old_job, new_job, framework=framework, lookups=self.lookups)
+        if framework.appwrapper_rules:
+            if request.operation == "CREATE":
+                errors += validate_appwrapper_create(request.object, access=access)
+            else:
+                assert request.old_object is not None
+                errors += validate_appwrapper_update(request.old_object, request.object)
         message = to_aggregate(errors)
         if message is None:
             return "allowed", _allowed(request.uid, with_status=True)

@@ -41,7 +41,7 @@ exactly as controller-runtime does, which depends on whether an API ``StatusErro
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -197,12 +197,19 @@ def _multikueue_behind(obj: Mapping[str, Any], *, settings: WebhookSettings, loo
 
 
 def default_job(
-    obj: dict[str, Any], *, framework: Framework, settings: WebhookSettings, lookups: Lookups
+    obj: dict[str, Any],
+    *,
+    framework: Framework,
+    settings: WebhookSettings,
+    lookups: Lookups,
+    finish: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """The JSON patch (possibly empty) that applies Kueue's defaults to the raw ``obj``.
 
-    ``obj`` is not modified. Raises ``DefaultingError`` (deny) and ``shared.frameworks.AdapterError``
-    (the object has a field of the wrong type; the caller answers 400 naming the path).
+    ``finish`` applies a framework's own defaults to the defaulted copy last (AppWrapper's user
+    labels). ``obj`` is not modified. Raises ``DefaultingError`` (deny) and
+    ``shared.frameworks.AdapterError`` (the object has a field of the wrong type; the caller
+    answers 400 naming the path).
     """
     working: dict[str, Any] = orjson.loads(orjson.dumps(obj))
     namespace = job_namespace(working)
@@ -242,6 +249,8 @@ def default_job(
     if framework.elastic_gate_template_path is not None and framework.is_elastic(job.obj):
         _gate_template(job.obj, framework.elastic_gate_template_path, ELASTIC_JOB_SCHEDULING_GATE)
 
+    if finish is not None:
+        finish(job.obj)
     return diff_ops(obj, job.obj)
 
 

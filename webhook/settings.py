@@ -58,6 +58,9 @@ class Framework:
     #: Kueue's ``ElasticJobsViaWorkloadSlices`` feature gate: when off, ``kueue.x-k8s.io/elastic-job``
     #: means nothing (no scheduling gate, no elastic validation rule), as ``workloadslicing.Enabled``
     elastic_jobs: bool = True
+    #: the AppWrapper operator's own admission rules (``webhook.appwrapper_rules``), including a
+    #: SubjectAccessReview per wrapped component for the requesting user
+    appwrapper_rules: bool = False
 
     @property
     def supports_prebuilt_workload(self) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 from shared.config import Configuration
+from shared.frameworks.appwrapper import APPWRAPPER_GVK
 from shared.frameworks.batch_job import BATCH_JOB_FRAMEWORK, BatchJobAdapter
 from shared.frameworks.registry import FrameworkRegistry
 from shared.labelselector import selector_from_label_selector
@@ -36,6 +37,7 @@ def frameworks_from_config(config: Configuration) -> tuple[Framework, ...]:
             revalidate_create_on_update=entry.name == BATCH_JOB_FRAMEWORK,
             elastic_gate_template_path="spec.template" if entry.name == BATCH_JOB_FRAMEWORK else None,
             elastic_jobs=elastic_jobs,
+            appwrapper_rules=entry.gvk == APPWRAPPER_GVK,
         )
         for entry in registry
     )

@@ -11,13 +11,16 @@ schema pruning, defaulting and validation (:mod:`.crds`, :mod:`.schema`); the fo
 (:mod:`.patching`); mutating and validating admission webhooks called like the real server calls
 them (:mod:`.admission`); the garbage collector, namespace and CRD cleanup controllers
 (:mod:`.gc`); bearer-token authentication and SubjectAccessReview answers (:mod:`.authz`);
-optional SQLite persistence (:mod:`.persistence`). :class:`DevClusterApp` is the ASGI app;
+server-side printing, the ``meta.k8s.io`` Tables ``kubectl get`` asks for (:mod:`.tables`, with
+kube's printers for built-in kinds in :mod:`.printers` and CRD columns evaluated by
+:mod:`.jsonpath`); optional SQLite persistence (:mod:`.persistence`). :class:`DevClusterApp` is the ASGI app;
 :mod:`devcluster.server` hosts it.
 
 Deliberately not done (known differences from kube-apiserver, each documented in its module):
 
-* No RBAC: every authenticated user may do anything; SubjectAccessReviews are answered from a
-  static policy (:attr:`ServerOptions.access_rules`).
+* No RBAC enforcement: every authenticated user may do anything; SubjectAccessReviews are answered
+  from a static policy (:attr:`ServerOptions.access_rules`), then from the stored RBAC objects
+  (:mod:`.rbac`; no ClusterRole aggregation, no bootstrap roles).
 * Admission: ``matchConditions`` are not evaluated; ``matchPolicy: Equivalent`` is exact matching
   (one served version per resource). The built-in controllers' writes skip webhooks.
 * CRDs are Established at once; objects are stored once and served in every version with only

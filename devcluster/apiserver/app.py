@@ -41,9 +41,11 @@ from devcluster.apiserver.errors import (
 )
 from devcluster.apiserver.events import EventsCodec
 from devcluster.apiserver.openapi import openapi_v3
+from devcluster.apiserver.rbac import RBAC_GROUP
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
 from devcluster.apiserver.selectors import Selector
+from devcluster.apiserver.tables import TableWriter, negotiate, printer_for
 from devcluster.apiserver.views import View
 from devcluster.apiserver.watch import stream_watch
 
@@ -120,7 +122,8 @@ class DevClusterApp:
         if method in {"POST", "PUT", "PATCH", "DELETE"}:
             body = await read_body(headers, receive, self.options.max_body_bytes)
         content_type = headers.get(b"content-type", b"").decode("latin-1").split(";", 1)[0].strip().lower()
-        request = Request(method, path, params, content_type, body)
+        accept = headers.get(b"accept", b"").decode("latin-1")
+        request = Request(method, path, params, content_type, body, accept)
         caller = Caller(user=user, user_agent=headers.get(b"user-agent", b"").decode("latin-1"))
         parts = [p for p in path.split("/") if p]
         if not parts:
@@ -212,6 +215,7 @@ class DevClusterApp:
                     fields=view.fields(params.get("fieldSelector", "")),
                     allowed_fields=rtype.selectable_fields,
                 )
+                tables = self._tables(request, view)
                 if params.get("watch") in {"true", "1"}:
                     await stream_watch(
                         store=self.cluster.store,
@@ -225,9 +229,10 @@ class DevClusterApp:
                         send=send,
                         receive=receive,
                         served_as=view.served_as,
+                        render=tables.frame if tables is not None else None,
                     )
                     return
-                await self._list(view, namespace, selector, params, send)
+                await self._list(view, namespace, selector, params, send, tables)
                 return
             if method == "POST":
                 if rtype.namespaced and namespace is None:
@@ -267,6 +272,11 @@ class DevClusterApp:
             raise method_not_allowed()
         if method == "GET":
             obj = self.rest.get(rtype, namespace=ns, name=name)
+            tables = self._tables(request, view) if not subresource else None
+            if tables is not None:
+                meta = {"resourceVersion": str(obj["metadata"].get("resourceVersion") or "")}
+                await _respond(send, 200, tables.render([obj], meta))
+                return
             await _respond(send, 200, view.dump(obj))
             return
         if method == "PUT":
@@ -320,8 +330,27 @@ class DevClusterApp:
             return
         raise method_not_allowed()
 
+    def _tables(self, request: Request, view: View) -> TableWriter | None:
+        """A Table writer when the client asked for server-side printing (kubectl get), else None."""
+        api_version = negotiate(request.accept) if request.accept else None
+        if api_version is None:
+            return None
+        return TableWriter(
+            printer=printer_for(view.rtype, view.version),
+            api_version=api_version,
+            include_object=request.params.get("includeObject", ""),
+            served=view.convert,
+            clock=self.cluster.clock,
+        )
+
     async def _list(
-        self, view: View, namespace: str | None, selector: Selector, params: dict[str, str], send: Send
+        self,
+        view: View,
+        namespace: str | None,
+        selector: Selector,
+        params: dict[str, str],
+        send: Send,
+        tables: TableWriter | None = None,
     ) -> None:
         try:
             limit = int(params.get("limit") or 0)
@@ -340,6 +369,9 @@ class DevClusterApp:
             if page.remaining is not None:
                 meta["remainingItemCount"] = page.remaining
         items = page.items
+        if tables is not None:
+            await _respond(send, 200, tables.render(items, meta))
+            return
         if view.codec is not None or any(item.get("apiVersion") != view.api_version for item in items):
             items = [view.convert(item) for item in items]
         body = {
@@ -364,6 +396,10 @@ class DevClusterApp:
             served_kind=rtype.kind,
         )
 
+    def _rbac_objects(self, plural: str, namespace: str | None) -> list[dict[str, Any]]:
+        table = self.cluster.store.tables.get((RBAC_GROUP, plural))
+        return [] if table is None else [obj for _, obj in table.sorted_items(namespace)]
+
     async def _access_review(
         self,
         request: Request,
@@ -387,7 +423,7 @@ class DevClusterApp:
             "apiVersion": api_version,
             "kind": rtype.kind,
             "metadata": {**(review.get("metadata") or {}), "creationTimestamp": None},
-            "status": review_access(spec, self.options),
+            "status": review_access(spec, self.options, self._rbac_objects),
         }
         await _respond(send, 201, orjson.dumps(review))
 

@@ -1,12 +1,14 @@
-"""Authentication by bearer token and SubjectAccessReview answers from a small static policy.
+"""Authentication by bearer token, and SubjectAccessReview answers from a static policy and RBAC.
 
 Every API request needs ``Authorization: Bearer <token>`` (401 ``Unauthorized`` otherwise), except
 the public health and version endpoints, which kube-apiserver also serves to anonymous users.
-Authenticated users may do anything: the devcluster does not enforce RBAC. What it does do is
-answer ``SubjectAccessReview`` / ``SelfSubjectAccessReview`` / ``LocalSubjectAccessReview`` from
-:attr:`ServerOptions.access_rules` (members of ``system:masters`` are always allowed), so code that
-*asks* the API server "may user X do Y" (webhooks checking a requester, for instance) can be tested
-against both answers.
+Authenticated users may do anything: the devcluster does not enforce RBAC on its own requests.
+What it does do is answer ``SubjectAccessReview`` / ``SelfSubjectAccessReview`` /
+``LocalSubjectAccessReview``, so code that *asks* the API server "may user X do Y" (the AppWrapper
+webhook checking the creator of every wrapped object, for instance) can be tested against both
+answers. In order: members of ``system:masters`` are always allowed (kube's privileged-group
+authorizer); then :attr:`ServerOptions.access_rules`, a static list; then the Roles, ClusterRoles,
+RoleBindings and ClusterRoleBindings stored in the cluster (:mod:`.rbac`, kube's RBAC authorizer).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import hmac
 from typing import Any
 
 from devcluster.apiserver.options import ADMIN_USER, ServerOptions
+from devcluster.apiserver.rbac import RbacLister, rbac_decision
 
 __all__ = ["PUBLIC_PATHS", "authenticate", "review_access"]
 
@@ -36,8 +39,10 @@ def _matches(values: list[str] | None, value: str) -> bool:
     return values is None or "*" in values or value in values
 
 
-def review_access(spec: dict[str, Any], options: ServerOptions) -> dict[str, Any]:
-    """The ``status`` of a SubjectAccessReview with this ``spec``."""
+def review_access(
+    spec: dict[str, Any], options: ServerOptions, rbac: RbacLister | None = None
+) -> dict[str, Any]:
+    """The ``status`` of a SubjectAccessReview with this ``spec`` (``rbac`` lists stored RBAC objects)."""
     user = str(spec.get("user") or "")
     groups = [str(g) for g in spec.get("groups") or []]
     if "system:masters" in groups:
@@ -73,4 +78,4 @@ def review_access(spec: dict[str, Any], options: ServerOptions) -> dict[str, Any
             "allowed": True,
             "reason": f"allowed by devcluster access rule {rule.get('name', '')}".strip(),
         }
-    return {"allowed": False}
+    return rbac_decision(spec, rbac) if rbac is not None else {"allowed": False}

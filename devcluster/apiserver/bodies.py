@@ -33,16 +33,24 @@ BODY_TYPES = ["application/json", "application/yaml", "application/vnd.kubernete
 
 
 class Request:
-    __slots__ = ("body", "content_type", "method", "params", "path")
+    __slots__ = ("accept", "body", "content_type", "method", "params", "path")
 
     def __init__(
-        self, method: str, path: str, params: dict[str, str], content_type: str, body: bytes
+        self,
+        method: str,
+        path: str,
+        params: dict[str, str],
+        content_type: str,
+        body: bytes,
+        accept: str = "",
     ) -> None:
         self.method = method
         self.path = path
         self.params = params
         self.content_type = content_type
         self.body = body
+        #: the Accept header (server-side printing: see devcluster.apiserver.tables)
+        self.accept = accept
 
 
 def dry_run_flag(params: dict[str, str]) -> bool:

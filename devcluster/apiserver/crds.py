@@ -99,7 +99,11 @@ def resource_type_for(crd: dict[str, Any]) -> ResourceType:
     served.sort(key=lambda v: _version_priority(v["name"]))
     subresources: set[str] = set()
     schemas: dict[str, Any] = {}
+    columns: dict[str, tuple[dict[str, Any], ...]] = {}
     for version in served:
+        printer_columns = version.get("additionalPrinterColumns")
+        if isinstance(printer_columns, list):
+            columns[version["name"]] = tuple(c for c in printer_columns if isinstance(c, dict))
         subs = version.get("subresources") or {}
         if "status" in subs:
             subresources.add("status")  # /scale is not served (no client of ours uses it)
@@ -122,6 +126,7 @@ def resource_type_for(crd: dict[str, Any]) -> ResourceType:
         tracks_generation=True,
         schemas=schemas,
         crd_uid=crd["metadata"].get("uid", ""),
+        printer_columns=columns,
     )
 
 

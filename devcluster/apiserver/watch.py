@@ -120,8 +120,10 @@ async def stream_watch(
     send: Send,
     receive: Receive,
     served_as: tuple[str, Callable[[dict[str, Any]], dict[str, Any]]] | None = None,
+    render: Callable[[str, dict[str, Any]], bytes] | None = None,
 ) -> None:
-    """``served_as`` = (apiVersion, converter) when the stored kind is served in another shape."""
+    """``served_as`` = (apiVersion, converter) when the stored kind is served in another shape;
+    ``render(event_type, stored_object)`` writes each event's frame itself (Tables, per watcher)."""
     api_version = rtype.api_version(version)
     convert = None
     if served_as is not None:
@@ -153,7 +155,10 @@ async def stream_watch(
         if start_rv is None:
             for _key, obj in table.sorted_items(namespace):
                 if watcher.matches is None or watcher.matches(obj):
-                    first.append(_added_frame(convert(obj) if convert else obj, api_version))
+                    if render is not None:
+                        first.append(render(ADDED, obj))
+                    else:
+                        first.append(_added_frame(convert(obj) if convert else obj, api_version))
             if initial_events:
                 first.append(_bookmark(rtype, api_version, store.revision, initial_end=True))
         else:
@@ -163,7 +168,17 @@ async def stream_watch(
         if first:
             await send({"type": "http.response.body", "body": b"".join(first), "more_body": True})
         await _pump(
-            watcher, store, rtype, api_version, bookmarks, bookmark_interval, timeout, send, receive, convert
+            watcher,
+            store,
+            rtype,
+            api_version,
+            bookmarks,
+            bookmark_interval,
+            timeout,
+            send,
+            receive,
+            convert,
+            render,
         )
     finally:
         table.watchers.discard(watcher)
@@ -190,6 +205,7 @@ async def _pump(
     send: Send,
     receive: Receive,
     convert: Callable[[dict[str, Any]], dict[str, Any]] | None,
+    render: Callable[[str, dict[str, Any]], bytes] | None = None,
 ) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + lifetime
@@ -209,6 +225,9 @@ async def _pump(
                 chunks = []
                 while watcher.queue:
                     event_type, event = watcher.queue.popleft()
+                    if render is not None:
+                        chunks.append(render(event_type, event.obj))
+                        continue
                     chunks.append(
                         event.frame(event_type=event_type, api_version=api_version, convert=convert)
                     )

@@ -22,21 +22,30 @@ Deliberately not done (known differences from Kueue and the Job controller):
 * Kueue: no cohorts (no borrowing, reclaim or fair sharing), so no preemption beyond the
   ClusterQueue, none across flavors and no priority boosts; no partial admission; no
   topology-aware scheduling; a requested resource always takes the first flavor of its resource
-  group; ClusterQueue ``namespaceSelector`` and ``stopPolicy`` are ignored; no requeue backoff; no
-  events. Admission checks are listed as Pending and ``Admitted`` follows them, but no
+  group; ClusterQueue ``namespaceSelector`` and ``stopPolicy`` are ignored; no requeue backoff.
+  Kueue's Workload events are recorded (:mod:`.workload_events`), the pending Warning only when the
+  Workload's status changes (Kueue repeats it at every scheduling attempt). Admission checks are listed as Pending and ``Admitted`` follows them, but no
   admission-check controller runs. On deactivation the reservation is released by the job reconciler, as with real Kueue.
 * Jobs: no Pods are created; a Job succeeds after ``kueue-bridge.dev/run-seconds`` (default
-  ``default_run_seconds``) and never fails; only ``/status`` is written.
+  ``default_run_seconds``), or fails then if annotated ``kueue-bridge.dev/outcome: Failed``; only
+  ``/status`` is written.
 """
 
 from devcluster.standin.client import ApiClient, ApiError, Resource
-from devcluster.standin.jobrunner import JOBS, RUN_SECONDS_ANNOTATION, DeclarativeCompletion, JobRunner
+from devcluster.standin.jobrunner import (
+    JOBS,
+    OUTCOME_ANNOTATION,
+    RUN_SECONDS_ANNOTATION,
+    DeclarativeCompletion,
+    JobRunner,
+)
 from devcluster.standin.kueue import CLUSTER_QUEUES, LOCAL_QUEUES, WORKLOADS, KueueStandin, start_addons
 
 __all__ = [
     "CLUSTER_QUEUES",
     "JOBS",
     "LOCAL_QUEUES",
+    "OUTCOME_ANNOTATION",
     "RUN_SECONDS_ANNOTATION",
     "WORKLOADS",
     "ApiClient",

@@ -7,7 +7,7 @@ working while that runtime is being changed, and a bug there must not be hidden 
 
 Only what the add-ons need: list (optionally across namespaces), replace the ``/status``
 subresource with optimistic concurrency (409 means "someone else wrote first; retry next pass"),
-and a merge-patch of ``/status``.
+a merge-patch of ``/status``, and create/merge-patch of whole objects (the Events they record).
 """
 
 from __future__ import annotations
@@ -114,6 +114,30 @@ class ApiClient:
             path, json=patch, headers={"Content-Type": "application/merge-patch+json"}
         )
         if response.status_code in (404, 409):
+            return None
+        _raise_for(response)
+        body: dict[str, Any] = response.json()
+        return body
+
+    async def create(
+        self, resource: Resource, *, namespace: str | None, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        """POST a new object; raises ApiError on any refusal (409 AlreadyExists included)."""
+        response = await self._http.post(resource.path(namespace=namespace), json=body)
+        _raise_for(response)
+        created: dict[str, Any] = response.json()
+        return created
+
+    async def merge_patch(
+        self, resource: Resource, *, namespace: str | None, name: str, patch: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """JSON merge-patch of the object itself; None when it does not exist (any more)."""
+        response = await self._http.patch(
+            resource.path(namespace=namespace, name=name),
+            json=patch,
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        if response.status_code == 404:
             return None
         _raise_for(response)
         body: dict[str, Any] = response.json()

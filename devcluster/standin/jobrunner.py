@@ -18,7 +18,11 @@ only ever make status writes kube-apiserver accepts (:mod:`devcluster.apiserver.
 * after the run time -> ``succeeded`` = completions (parallelism when unset), ``active``/``ready``
   0, ``completionTime``, and the conditions ``SuccessCriteriaMet`` then ``Complete``, both
   "CompletionsReached"/"Reached expected number of succeeded pods" (Indexed jobs also get
-  ``completedIndexes``).
+  ``completedIndexes``);
+* annotated ``kueue-bridge.dev/outcome: Failed``, after the run time it fails instead, as when its
+  pods exhausted the backoff limit: ``failed`` = ``backoffLimit`` + 1 (default 6 + 1),
+  ``active``/``ready`` 0, no ``completionTime``, and the conditions ``FailureTarget`` then
+  ``Failed``, both "BackoffLimitExceeded"/"Job has reached the specified backoff limit".
 
 The run time comes from the annotation ``kueue-bridge.dev/run-seconds`` (default
 ``default_run_seconds``). Declarative CRDs are listed as :class:`DeclarativeCompletion` entries:
@@ -45,13 +49,24 @@ from devcluster.standin.conditions import (
     utc_now,
 )
 
-__all__ = ["JOBS", "JOB_CONTROLLER_NAME", "RUN_SECONDS_ANNOTATION", "DeclarativeCompletion", "JobRunner"]
+__all__ = [
+    "JOBS",
+    "JOB_CONTROLLER_NAME",
+    "OUTCOME_ANNOTATION",
+    "RUN_SECONDS_ANNOTATION",
+    "DeclarativeCompletion",
+    "JobRunner",
+]
 
 JOBS: Final = Resource("batch", "v1", "jobs")
 RUN_SECONDS_ANNOTATION: Final = "kueue-bridge.dev/run-seconds"
+#: "Failed" makes a batch Job fail after its run time (anything else: it succeeds)
+OUTCOME_ANNOTATION: Final = "kueue-bridge.dev/outcome"
 #: ``batchv1.JobControllerName``: the only ``spec.managedBy`` the job controller acts on
 JOB_CONTROLLER_NAME: Final = "kubernetes.io/job-controller"
 _COMPLETED_MESSAGE: Final = "Reached expected number of succeeded pods"
+_BACKOFF_LIMIT_MESSAGE: Final = "Job has reached the specified backoff limit"
+_DEFAULT_BACKOFF_LIMIT: Final = 6
 
 _log = logging.getLogger(__name__)
 
@@ -178,7 +193,13 @@ class JobRunner:
             changed = True
         started = self._started.setdefault(_uid(job), parse_time(status["startTime"]) or now)
         if now - started >= self._run_time(job):
-            self._complete_job(job, succeeded=int(completions) if completions is not None else pods, now=now)
+            annotations = (job.get("metadata") or {}).get("annotations") or {}
+            if annotations.get(OUTCOME_ANNOTATION) == "Failed":
+                self._fail_job(job, now=now)
+            else:
+                self._complete_job(
+                    job, succeeded=int(completions) if completions is not None else pods, now=now
+                )
             self._started.pop(_uid(job), None)
             changed = True
         elif status.get("active") != pods or status.get("ready") != pods:
@@ -205,6 +226,25 @@ class JobRunner:
                 status="True",
                 reason="CompletionsReached",
                 message=_COMPLETED_MESSAGE,
+                now=now,
+                with_generation=False,
+            )
+
+    @staticmethod
+    def _fail_job(job: dict[str, Any], *, now: datetime) -> None:
+        status = job["status"]
+        backoff_limit = (job.get("spec") or {}).get("backoffLimit", _DEFAULT_BACKOFF_LIMIT)
+        status.pop("active", None)
+        status["ready"] = 0
+        status["failed"] = max(int(status.get("failed") or 0), int(backoff_limit) + 1)
+        status["uncountedTerminatedPods"] = {}
+        for condition_type in ("FailureTarget", "Failed"):
+            set_condition(
+                job,
+                condition_type=condition_type,
+                status="True",
+                reason="BackoffLimitExceeded",
+                message=_BACKOFF_LIMIT_MESSAGE,
                 now=now,
                 with_generation=False,
             )

@@ -27,8 +27,12 @@ validated exactly like the real controller's):
   ``QuotaReserved=False`` reason ``Deactivated``. Reactivation of a Workload evicted as Deactivated
   -> ``Requeued=True`` reason ``Reactivated`` "The workload was reactivated", then normal admission.
 
+* **Events.** Kueue's Workload events (QuotaReserved, Admitted, the pending Warning,
+  EvictedDueToDeactivated, EvictedDueToPreempted, Preempted, PreemptedWorkload,
+  WorkloadSliceReplaced) with its reporting controllers and messages (:mod:`.workload_events`).
+
 Not modelled: cohorts/borrowing and preemption beyond the ClusterQueue, partial admission, TAS, namespaceSelector and stopPolicy
-of ClusterQueues, requeue backoff, events. Polling (``poll_interval`` seconds, default 0.2) instead
+of ClusterQueues, requeue backoff. Polling (``poll_interval`` seconds, default 0.2) instead
 of watches keeps it simple; one pass is :meth:`KueueStandin.reconcile_once`.
 """
 
@@ -44,11 +48,11 @@ from typing import Any, Final
 
 import httpx
 
+from devcluster.standin.checks import check_names, sync_admitted
 from devcluster.standin.client import ApiClient, Resource, poll_forever
 from devcluster.standin.conditions import (
     count_eviction,
     find_condition,
-    format_time,
     is_true,
     set_condition,
     status_of,
@@ -62,9 +66,10 @@ from devcluster.standin.preemption import (
     queue_order,
     usage_of,
 )
-from devcluster.standin.quantity import format_usage, parse_quantity, pod_set_requests
 from devcluster.standin.slices import replaced_slice, retire_replaced_slice, slice_key
-from shared.constants import API_GROUP, CheckState, Condition, Reason
+from devcluster.standin.workload_events import WorkloadEvents
+from shared.constants import API_GROUP, Condition, Reason
+from shared.quantity import format_usage, parse_quantity, pod_set_requests
 
 __all__ = [
     "CLUSTER_QUEUES",
@@ -82,11 +87,6 @@ _REACTIVATED_MESSAGE: Final = "The workload was reactivated"
 _INADMISSIBLE: Final = "Inadmissible"
 
 _log = logging.getLogger(__name__)
-
-
-def _check_names(cluster_queue: dict[str, Any]) -> list[str]:
-    strategy = (cluster_queue.get("spec") or {}).get("admissionChecksStrategy") or {}
-    return [rule["name"] for rule in strategy.get("admissionChecks") or [] if rule.get("name")]
 
 
 class _Quota:
@@ -131,6 +131,7 @@ class KueueStandin:
         self._clock = clock
         self._poll_interval = poll_interval
         self._missing_queue_reason = missing_queue_reason
+        self._events = WorkloadEvents(client=client, clock=clock)
 
     async def run(self) -> None:
         await poll_forever(self.reconcile_once, interval=self._poll_interval, what="kueue stand-in", log=_log)
@@ -205,10 +206,12 @@ class KueueStandin:
         active = (workload.get("spec") or {}).get("active") is not False
         reserved = is_true(workload, Condition.QUOTA_RESERVED)
         evicted = find_condition(workload, Condition.EVICTED)
+        was_admitted = is_true(workload, Condition.ADMITTED)
+        deactivating = False
         changed = False
         if not active:
             if reserved and not is_true(workload, Condition.EVICTED):
-                changed = set_condition(
+                changed = deactivating = set_condition(
                     workload,
                     condition_type=Condition.EVICTED,
                     status="True",
@@ -245,9 +248,14 @@ class KueueStandin:
             admission = (workload.get("status") or {}).get("admission") or {}
             cluster_queue = cluster_queues.get(admission.get("clusterQueue", ""))
             if cluster_queue is not None:
-                changed = _sync_admitted(workload, _check_names(cluster_queue), now)
+                changed = sync_admitted(workload, check_names(cluster_queue), now)
         if changed:
-            await self._client.replace_status(WORKLOADS, workload)
+            stored = await self._client.replace_status(WORKLOADS, workload)
+            if stored is not None and deactivating:
+                await self._events.deactivated(stored, message=_DEACTIVATED_MESSAGE)
+            elif stored is not None and not was_admitted and is_true(stored, Condition.ADMITTED):
+                cq_name = ((stored.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
+                await self._events.admitted_by_checks(stored, cluster_queue=cq_name, now=now)
         return changed
 
     @staticmethod
@@ -263,8 +271,9 @@ class KueueStandin:
 
     async def _set_not_reserved(
         self, workload: dict[str, Any], reason: str, message: str, now: datetime
-    ) -> None:
-        """``QuotaReserved=False`` with ``reason``/``message``; the status is written only on change."""
+    ) -> dict[str, Any] | None:
+        """``QuotaReserved=False`` with ``reason``/``message``; the status is written only on change
+        (the stored Workload is returned then)."""
         if set_condition(
             workload,
             condition_type=Condition.QUOTA_RESERVED,
@@ -273,7 +282,8 @@ class KueueStandin:
             message=message,
             now=now,
         ):
-            await self._client.replace_status(WORKLOADS, workload)
+            return await self._client.replace_status(WORKLOADS, workload)
+        return None
 
     # --- scheduler ---------------------------------------------------------------------------------
     async def _try_admit(
@@ -292,12 +302,17 @@ class KueueStandin:
         quota.charge(freed, sign=-1)
         others = [candidate for candidate in admitted if candidate is not replaced]
         stored = await self._admit_within(workload, cq_name, cluster_queue, quota, now, admitted=others)
-        retired = (
-            replaced is not None
+        retired_slice = (
+            await self._client.replace_status(WORKLOADS, replaced)
+            if replaced is not None
             and stored is not None
             and retire_replaced_slice(replaced, new_slice=stored, now=now)
-            and await self._client.replace_status(WORKLOADS, replaced) is not None
+            else None
         )
+        retired = retired_slice is not None
+        if retired_slice is not None:
+            finished = find_condition(retired_slice, Condition.FINISHED) or {}
+            await self._events.slice_replaced(retired_slice, message=str(finished.get("message", "")))
         if not retired:
             quota.charge(freed)  # not admitted, or the old slice still holds its quota
         return stored is not None
@@ -373,11 +388,12 @@ class KueueStandin:
                     message=f"Previously: {previous.get('message', '')}",
                     now=now,
                 )
-        _sync_admitted(workload, _check_names(cluster_queue), now)
+        sync_admitted(workload, check_names(cluster_queue), now)
         stored = await self._client.replace_status(WORKLOADS, workload)
         if stored is None:
             return None
         quota.charge(admission)
+        await self._events.admitted_by_scheduler(stored, cluster_queue=cq_name, now=now)
         return stored
 
     async def _preempt_for(
@@ -395,52 +411,17 @@ class KueueStandin:
         message = preemption_message(workload, cluster_queue=cq_name)
         for victim in victims or []:
             if mark_preempted(victim, message=message, now=now):
-                await self._client.replace_status(WORKLOADS, victim)
+                stored = await self._client.replace_status(WORKLOADS, victim)
+                if stored is not None:
+                    await self._events.preempted(
+                        stored, preemptor=workload, cluster_queue=cq_name, message=message
+                    )
 
     async def _mark_pending(self, workload: dict[str, Any], message: str, now: datetime) -> bool:
-        await self._set_not_reserved(workload, Reason.PENDING, message, now)
+        stored = await self._set_not_reserved(workload, Reason.PENDING, message, now)
+        if stored is not None:
+            await self._events.pending(stored, reason=Reason.PENDING, message=message)
         return False
-
-
-def _sync_admitted(workload: dict[str, Any], check_names: list[str], now: datetime) -> bool:
-    """Add Pending entries for the ClusterQueue's checks; Admitted=True iff all of them are Ready."""
-    status = status_of(workload)
-    changed = False
-    states: list[dict[str, Any]] = status.setdefault("admissionChecks", []) if check_names else []
-    known = {state.get("name") for state in states}
-    for name in check_names:
-        if name not in known:
-            states.append(
-                {
-                    "name": name,
-                    "state": CheckState.PENDING,
-                    "message": "",
-                    "lastTransitionTime": format_time(now),
-                }
-            )
-            changed = True
-    ready = all(
-        state.get("state") == CheckState.READY for state in states if state.get("name") in check_names
-    )
-    if ready:
-        changed |= set_condition(
-            workload,
-            condition_type=Condition.ADMITTED,
-            status="True",
-            reason=Reason.ADMITTED,
-            message="The workload is admitted",
-            now=now,
-        )
-    else:
-        changed |= set_condition(
-            workload,
-            condition_type=Condition.ADMITTED,
-            status="False",
-            reason=Reason.UNSATISFIED_ADMISSION_CHECKS,
-            message="The workload has not all checks ready",
-            now=now,
-        )
-    return changed
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

@@ -21,8 +21,8 @@ from decimal import Decimal
 from typing import Any, Final
 
 from devcluster.standin.conditions import count_eviction, find_condition, is_true, set_condition
-from devcluster.standin.quantity import parse_quantity
 from shared.constants import JOB_UID_LABEL, Condition, Reason
+from shared.quantity import parse_quantity
 
 __all__ = [
     "IN_CLUSTER_QUEUE",

@@ -36,6 +36,7 @@ __all__ = [
     "JobWithPodLabelSelector",
     "JobWithPriorityClass",
     "JobWithReclaimablePods",
+    "JobWithTemplatePaths",
     "JobWithValidation",
     "ReclaimablePodCount",
     "StopPhase",
@@ -71,12 +72,18 @@ def guess_plural(kind: str) -> str:
 
 
 class AdapterError(ValueError):
-    """The object does not match what its adapter expects; ``path`` names the offending field."""
+    """The object does not match what its adapter expects; ``path`` names the offending field.
 
-    def __init__(self, path: str, message: str) -> None:
+    ``field``, when known, names the adapter *configuration* field being evaluated (a declarative
+    adapter's ``...podSets[1].count``), so a tool can say both where in the object and why there;
+    it is not part of the message.
+    """
+
+    def __init__(self, path: str, message: str, *, field: str | None = None) -> None:
         super().__init__(f"{path}: {message}")
         self.path = path
         self.message = message
+        self.field = field
 
 
 class AdapterConfigError(AdapterError):
@@ -181,6 +188,16 @@ class JobWithPodLabelSelector(Protocol):
 class JobWithPriorityClass(Protocol):
     def priority_class(self) -> str | None:
         """The pod PriorityClass name, when the kind keeps it somewhere other than the templates."""
+
+
+@runtime_checkable
+class JobWithTemplatePaths(Protocol):
+    def template_paths(self) -> list[str]:
+        """Where each pod set's ``PodTemplateSpec`` lives in the object, in ``pod_sets()`` order.
+
+        Only for display (``kueue-bridge adapter test``); kinds whose pod sets are synthetic (Tekton's
+        PipelineRun) do not implement it.
+        """
 
 
 @dataclass(frozen=True)

@@ -211,6 +211,9 @@ class BatchJobAdapter(SpecManagedBy):
             )
         ]
 
+    def template_paths(self) -> list[str]:
+        return [_TEMPLATE.text]
+
     def run_with_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> None:
         _SUSPEND.set(self._obj, False)  # Kueue unsuspends before checking the infos
         if len(infos) != 1:

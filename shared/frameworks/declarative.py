@@ -59,6 +59,13 @@ def _path(text: str, *, field: str) -> FieldPath:
         raise AdapterConfigError(field, f"invalid field path {text!r}: {exc.message}") from None
 
 
+def _tagged(exc: AdapterError, field: str) -> AdapterError:
+    """``exc`` naming the adapter field being evaluated, unless a narrower one is already named."""
+    if exc.field is None:
+        exc.field = field
+    return exc
+
+
 def _json_equal(left: Any, right: Any) -> bool:
     """JSON equality: ``true != 1`` (Python says they are equal)."""
     if isinstance(left, bool) or isinstance(right, bool):
@@ -99,15 +106,18 @@ class _CompiledCount:
         )
 
     def evaluate(self, obj: dict[str, Any], scope: _Scope) -> int:
-        if self.expression is not None:
-            value = self.expression.evaluate_int(obj, element=scope.element, index=scope.index)
-            where = self.expression.field
-        else:
-            assert self.path is not None  # CountSource guarantees exactly one source
-            where = scope.resolve(self.path).text
-            value = scope.resolve(self.path).get_typed(obj, int, default=self.default)
+        try:
+            if self.expression is not None:
+                value = self.expression.evaluate_int(obj, element=scope.element, index=scope.index)
+                where = self.expression.field
+            else:
+                assert self.path is not None  # CountSource guarantees exactly one source
+                where = scope.resolve(self.path).text
+                value = scope.resolve(self.path).get_typed(obj, int, default=self.default)
+        except AdapterError as exc:
+            raise _tagged(exc, self.field) from None
         if value < 0:
-            raise AdapterError(where, f"pod count must not be negative, got {value}")
+            raise AdapterError(where, f"pod count must not be negative, got {value}", field=self.field)
         return value
 
 
@@ -250,7 +260,10 @@ class DeclarativeAdapter:
         return self._framework.gvk
 
     def is_suspended(self) -> bool:
-        value = self._framework.suspend_path.get(self._obj, default=None)
+        try:
+            value = self._framework.suspend_path.get(self._obj, default=None)
+        except AdapterError as exc:
+            raise _tagged(exc, f"{self._framework.field}.suspend.path") from None
         return _json_equal(value, self._framework.spec.suspend.suspended_value)
 
     def suspend(self) -> None:
@@ -264,41 +277,59 @@ class DeclarativeAdapter:
             self._framework.suspend_path.set(self._obj, running)
 
     def _expanded(self) -> list[tuple[_CompiledPodSet, _Scope]]:
-        return [
-            (pod_set, scope) for pod_set in self._framework.pod_sets for scope in pod_set.scopes(self._obj)
-        ]
+        expanded: list[tuple[_CompiledPodSet, _Scope]] = []
+        for pod_set in self._framework.pod_sets:
+            try:
+                scopes = pod_set.scopes(self._obj)
+            except AdapterError as exc:
+                raise _tagged(exc, f"{pod_set.field}.forEach") from None
+            expanded.extend((pod_set, scope) for scope in scopes)
+        return expanded
 
     def _template_paths(self) -> list[FieldPath]:
         return [scope.resolve(pod_set.template) for pod_set, scope in self._expanded()]
+
+    def template_paths(self) -> list[str]:
+        return [path.text for path in self._template_paths()]
 
     def pod_sets(self) -> list[PodSet]:
         out: list[PodSet] = []
         seen: dict[str, str] = {}
         for pod_set, scope in self._expanded():
-            name = pod_set.name(self._obj, scope)
+            try:
+                name = pod_set.name(self._obj, scope)
+            except AdapterError as exc:
+                raise _tagged(exc, f"{pod_set.field}.name") from None
             if name in seen:
                 raise AdapterError(
                     f"{pod_set.field}.name", f"pod set name {name!r} is used twice ({seen[name]})"
                 )
             template_path = scope.resolve(pod_set.template)
             seen[name] = template_path.text
-            template = template_copy(self._obj, template_path)
+            try:
+                template = template_copy(self._obj, template_path)
+            except AdapterError as exc:
+                raise _tagged(exc, f"{pod_set.field}.template") from None
             sub_group_count = (
                 pod_set.sub_group_count.evaluate(self._obj, scope) if pod_set.sub_group_count else None
             )
+            try:
+                topology_request = build_topology_request(
+                    template,
+                    template_path=template_path.text,
+                    pod_index_label=pod_set.pod_index_label,
+                    sub_group_index_label=pod_set.sub_group_index_label,
+                    sub_group_count=sub_group_count,
+                )
+            except AdapterError as exc:
+                raise _tagged(exc, f"{pod_set.field}.template") from None
             out.append(
                 PodSet(
                     name=name,
                     template=template,
                     count=pod_set.count.evaluate(self._obj, scope),
                     min_count=pod_set.min_count.evaluate(self._obj, scope) if pod_set.min_count else None,
-                    topology_request=build_topology_request(
-                        template,
-                        template_path=template_path.text,
-                        pod_index_label=pod_set.pod_index_label,
-                        sub_group_index_label=pod_set.sub_group_index_label,
-                        sub_group_count=sub_group_count,
-                    ),
+                    topology_request=topology_request,
                 )
             )
         if not out:

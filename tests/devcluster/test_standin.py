@@ -1,7 +1,7 @@
 """Kueue stand-in and job runner against an in-memory fake API (httpx.MockTransport).
 
 The fake implements just the REST verbs the add-ons use (list, get, PUT /status with
-resourceVersion checks, merge-PATCH /status). Golden objects from real Kueue in ../shared pin the
+resourceVersion checks, merge-PATCH /status, and create / merge-PATCH of the Events they record). Golden objects from real Kueue in ../shared pin the
 exact status shapes, reasons and messages.
 """
 
@@ -87,6 +87,12 @@ class FakeApi:
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
         table = self.objects.get((group, version, rest[0]), {})
+        if len(rest) == 1 and request.method == "POST":  # the Events the add-ons record
+            self.writes.append(f"POST {request.url.path}")
+            if (namespace or "", json.loads(request.content)["metadata"]["name"]) in table:
+                return httpx.Response(409, json={"kind": "Status", "code": 409, "reason": "AlreadyExists"})
+            created = self.put(Resource(group, version, rest[0]), json.loads(request.content))
+            return httpx.Response(201, json=copy.deepcopy(created))
         if len(rest) == 1:
             items = [obj for (ns, _), obj in table.items() if namespace is None or ns == namespace]
             return httpx.Response(200, json={"kind": "List", "items": copy.deepcopy(items)})
@@ -104,8 +110,10 @@ class FakeApi:
             if body["metadata"].get("resourceVersion") != stored["metadata"]["resourceVersion"]:
                 return httpx.Response(409, json={"kind": "Status", "code": 409})
             stored["status"] = body.get("status", {})
-        else:
+        elif rest[-1] == "status":
             _merge(stored, {"status": body.get("status", {})})
+        else:
+            _merge(stored, body)
         self._version += 1
         stored["metadata"]["resourceVersion"] = str(self._version)
         return httpx.Response(200, json=copy.deepcopy(stored))
@@ -498,6 +506,32 @@ async def test_job_runs_to_completion_like_the_job_controller(
     clock.advance(5)
     await runner.reconcile_once()
     assert len(api.writes) == writes, "a finished job is left alone"
+
+
+async def test_a_job_annotated_to_fail_fails_like_one_past_its_backoff_limit(
+    api: FakeApi, runner: JobRunner, clock: FakeClock
+) -> None:
+    job = batch_job("doomed", suspend=False, backoffLimit=1)
+    job["metadata"]["annotations"]["kueue-bridge.dev/outcome"] = "Failed"
+    api.put(JOBS, job)
+    await runner.reconcile_once()
+    clock.advance(2)
+    await runner.reconcile_once()
+    status = api.get(JOBS, "doomed", "ns")["status"]
+    assert (status["failed"], status["ready"], "active" in status, "completionTime" in status) == (
+        2,
+        0,
+        False,
+        False,
+    )
+    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]] == [
+        ("FailureTarget", "True", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
+        ("Failed", "True", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
+    ]
+    writes = len(api.writes)
+    clock.advance(5)
+    await runner.reconcile_once()
+    assert len(api.writes) == writes, "a failed job is left alone"
 
 
 async def test_suspending_a_running_job_clears_its_start_time_like_the_1_36_job_controller(

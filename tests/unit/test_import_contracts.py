@@ -37,6 +37,9 @@ NOBODY_IMPORTS_DEVRUN = "Nothing imports the dev runner"
 DEVRUN_PUBLIC_API = "The dev runner uses the API server and the stand-in through their packages' public API"
 DEVRUN_NO_COMPONENTS = "The dev runner starts the components as processes"
 PRODUCTION = "Production components never import the devcluster"
+TOOLS = "Operator tools read the cluster through shared only"
+NOBODY_IMPORTS_TOOLS = "Production components and the devcluster never import the operator tools"
+INDEPENDENT = "Components never import each other"
 
 
 def _copy(tmp_path: Path) -> Path:
@@ -95,7 +98,7 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
             id="standin-imports-apiserver-internals",
         ),
         pytest.param(
-            "devcluster/standin/quantity.py",
+            "devcluster/standin/conditions.py",
             "import devrun.progress",
             {STANDIN, NOBODY_IMPORTS_DEVRUN},
             id="standin-imports-runner",
@@ -123,6 +126,42 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
             "import devcluster.apiserver",
             {PRODUCTION},
             id="component-imports-devcluster",
+        ),
+        pytest.param(
+            "bridge_tools/quota.py",
+            "import reconciler.ancestry",
+            {TOOLS, DEVRUN_NO_COMPONENTS},  # the runner imports the tools, so it would reach it too
+            id="tools-import-a-component",
+        ),
+        pytest.param(
+            "bridge_tools/kinds.py",
+            "import devrun.progress",
+            {TOOLS},
+            id="tools-import-the-runner",
+        ),
+        pytest.param(
+            "webhook/__init__.py",
+            "import bridge_tools.explain",
+            {NOBODY_IMPORTS_TOOLS},
+            id="component-imports-tools",
+        ),
+        pytest.param(
+            "devcluster/standin/client.py",
+            "import bridge_tools.quota",
+            {NOBODY_IMPORTS_TOOLS},
+            id="standin-imports-tools",
+        ),
+        pytest.param(
+            "appwrapper/phases.py",
+            "import reconciler.job_reconciler",
+            {INDEPENDENT},
+            id="appwrapper-imports-the-reconciler",
+        ),
+        pytest.param(
+            "appwrapper/__init__.py",
+            "import devcluster.standin",
+            {PRODUCTION},
+            id="appwrapper-imports-devcluster",
         ),
     ],
 )

@@ -1,9 +1,11 @@
-"""Resource quantities for the Kueue stand-in (LOCAL RUNS ONLY): parse, sum and print like Kubernetes.
+"""Resource quantities as Kueue computes and prints them: per-pod requests, sums, canonical strings.
 
-The stand-in writes ``status.admission.podSetAssignments[].resourceUsage`` the way Kueue's scheduler
-does, so the printed quantities must be the canonical Kubernetes strings (``"2"``, ``"400Mi"``,
-``"1500m"``). Kueue keeps CPU as milli-units in decimal SI, memory/ephemeral storage/hugepages in
-binary SI and everything else as plain decimal SI; :func:`format_usage` follows that rule.
+Kueue's scheduler writes ``status.admission.podSetAssignments[].resourceUsage`` and a ClusterQueue's
+usage as canonical Kubernetes strings (``"2"``, ``"400Mi"``, ``"1500m"``): CPU as milli-units in
+decimal SI, memory/ephemeral storage/hugepages in binary SI, everything else as plain decimal SI;
+:func:`format_usage` follows that rule. The devcluster's Kueue stand-in writes admissions with these
+functions and ``kueue-bridge explain`` / ``adapter test`` print requests and quota with them, so both
+show what Kueue would.
 
 Per-pod requests follow Kueue's ``PodRequests``: containers are summed, init containers are maxed
 against that sum, ``limits`` stand in for missing ``requests``, and ``overhead`` is added.
@@ -29,8 +31,8 @@ _BINARY_RESOURCES: Final = frozenset({"memory", "ephemeral-storage"})
 def parse_quantity(value: Any) -> Decimal:
     """A Kubernetes quantity (string or number) as an exact Decimal; ValueError when malformed.
 
-    The parsing is :func:`shared.equivalence.parse_quantity`'s; the stand-in only trims surrounding
-    blanks first and raises instead of answering ``None``.
+    The parsing is :func:`shared.equivalence.parse_quantity`'s; this one trims surrounding blanks
+    first and raises instead of answering ``None``.
     """
     parsed = shared_parse_quantity(value.strip() if isinstance(value, str) else value)
     if parsed is None:
