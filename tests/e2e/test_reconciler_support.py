@@ -85,7 +85,7 @@ def new_job(name: str, *, queue: str = "q", namespace: str = "e2e", parallelism:
 
 
 class ReconcilerProcess:
-    """One ``kueue-bridge reconciler`` subprocess; its combined output goes to ``log_path``."""
+    """One ``kueue-bridge reconciler`` (or ``component``) subprocess; output goes to ``log_path``."""
 
     def __init__(
         self,
@@ -95,6 +95,7 @@ class ReconcilerProcess:
         identity: str,
         log_path: Path,
         extra_args: tuple[str, ...] = (),
+        component: str = "reconciler",
     ) -> None:
         self.identity = identity
         self.log_path = log_path
@@ -102,7 +103,7 @@ class ReconcilerProcess:
             sys.executable,
             "-m",
             "kueue_bridge.cli",
-            "reconciler",
+            component,
             "--config",
             str(config),
             "--kubeconfig",
