@@ -27,6 +27,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from prometheus_client import Counter
+
+from multikueue.adapters import MultiKueueAdapters
 from multikueue.admissioncheck import (
     ADMISSION_CHECK_GVK,
     MULTIKUEUE_CONFIG_GVK,
@@ -37,10 +40,13 @@ from multikueue.admissioncheck import (
 )
 from multikueue.clusters import MULTIKUEUE_CLUSTER_GVK, ClusterReconciler
 from multikueue.conditions import condition_of
+from multikueue.dispatcher import IncrementalDispatcher
+from multikueue.gc import GarbageCollector
 from multikueue.kubeconfig import DEFAULT_KUBECONFIG_PATH_PREFIX, LoadedKubeConfig, connection_for
 from multikueue.remote import WORKLOAD_GVK, ClientFactory, RemoteCluster
-from shared.config import Configuration
-from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE
+from multikueue.workload import ReconcilerSettings, WorkloadReconciler
+from shared.config import INCREMENTAL_DISPATCHER, Configuration
+from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_EVENT_REASON
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import ClientSettings, Controller, EventHandler, Informer, KubeClient, WatchSettings
 from shared.kube.events import EventRecorder
@@ -55,6 +61,7 @@ SECRET_GVK = GroupVersionKind("", "v1", "Secret")
 CONFIG_INDEX = "config"  # AdmissionChecks by the MultiKueueConfig they name
 CLUSTER_INDEX = "cluster"  # MultiKueueConfigs by the clusters they list
 SECRET_INDEX = "secret"  # MultiKueueClusters by the Secret holding their kubeconfig
+CHECK_INDEX = "check"  # Workloads by the admission checks in their status
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,23 @@ def remote_client_factory(settings: ClientSettings) -> ClientFactory:
 
 def _name(obj: dict[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def _key(obj: dict[str, Any]) -> str:
+    metadata = obj.get("metadata") or {}
+    return f"{metadata.get('namespace')}/{metadata.get('name')}"
+
+
+def _config_name(check: dict[str, Any]) -> str:
+    try:
+        return parameters_config_name(check)
+    except ParametersError:
+        return ""
+
+
+def _index_workloads_by_check(workload: dict[str, Any]) -> list[str]:
+    checks = (workload.get("status") or {}).get("admissionChecks") or []
+    return [str(item["name"]) for item in checks if isinstance(item, dict) and item.get("name")]
 
 
 def _index_checks_by_config(controller_name: str) -> Callable[[dict[str, Any]], list[str]]:
@@ -121,7 +145,9 @@ class MultiKueueManager:
                 qps=config.client_connection.qps, burst=config.client_connection.burst, max_attempts=2
             )
         )
-        self.workloads = Informer(client, WORKLOAD_GVK, resync_period=600.0)
+        self.workloads = Informer(
+            client, WORKLOAD_GVK, indexers={CHECK_INDEX: _index_workloads_by_check}, resync_period=600.0
+        )
         self.checks = Informer(
             client,
             ADMISSION_CHECK_GVK,
@@ -133,7 +159,8 @@ class MultiKueueManager:
         )
         self.secrets = Informer(client, SECRET_GVK, namespace=config.namespace)
         self._informers = [self.workloads, self.checks, self.configs, self.clusters, self.secrets]
-        self.job_kinds: tuple[GroupVersionKind, ...] = ()
+        self.adapters = MultiKueueAdapters.from_config(config)
+        self.job_kinds: tuple[GroupVersionKind, ...] = self.adapters.gvks
         self.cluster_reconciler = ClusterReconciler(
             client=client,
             clusters=_getter(self.clusters.store),
@@ -166,9 +193,88 @@ class MultiKueueManager:
             workers=2,
             metrics=metrics,
         )
-        self.controllers: list[Controller] = [self.cluster_controller, self.check_controller]
+        self.workload_reconciler = WorkloadReconciler(
+            client=client,
+            settings=ReconcilerSettings(
+                controller_name=self.controller_name,
+                origin=self.origin,
+                worker_lost_timeout=config.multi_kueue.worker_lost_timeout.total_seconds(),
+                dispatcher_name=config.multi_kueue.dispatcher_name,
+                workload_identifier_annotations=config.feature_gate(
+                    "WorkloadIdentifierAnnotations", default=True
+                ),
+            ),
+            adapters=self.adapters,
+            workloads=_getter(self.workloads.store),
+            checks=_getter(self.checks.store),
+            configs=_getter(self.configs.store),
+            remotes=self.cluster_reconciler.remote,
+            events=self._event,
+            clock=client.clock,
+            now=options.now,
+            dispatched=lambda cluster: self._counted(self._dispatched, cluster),
+            admitted=lambda cluster: self._counted(self._admitted, cluster),
+        )
+        self.workload_controller = Controller(
+            name="multikueue_workload",
+            reconcile=self.workload_reconciler.reconcile,
+            clock=client.clock,
+            workers=options.workers,
+            metrics=metrics,
+        )
+        self.controllers: list[Controller] = [
+            self.cluster_controller,
+            self.check_controller,
+            self.workload_controller,
+        ]
+        self.dispatcher: IncrementalDispatcher | None = None
+        if config.multi_kueue.dispatcher_name == INCREMENTAL_DISPATCHER:
+            self.dispatcher = IncrementalDispatcher(
+                client=client,
+                workloads=_getter(self.workloads.store),
+                checks=_getter(self.checks.store),
+                configs=_getter(self.configs.store),
+                multikueue_check=self.workload_reconciler.multikueue_check,
+                step_size=config.multi_kueue.incremental_step_size,
+                respect_config_order=config.feature_gate(
+                    "MultiKueueIncrementalDispatcherRespectConfigOrder", default=True
+                ),
+                clock=client.clock,
+                now=options.now,
+            )
+            dispatcher_controller = Controller(
+                name="multikueue_incremental_dispatcher",
+                reconcile=self.dispatcher.reconcile,
+                clock=client.clock,
+                workers=options.workers,
+                metrics=metrics,
+            )
+            dispatcher_controller.watch(self.workloads)
+            self.controllers.append(dispatcher_controller)
+        self.gc = GarbageCollector(
+            interval=config.multi_kueue.gc_interval.total_seconds(),
+            origin=self.origin,
+            adapters=self.adapters,
+            remotes=lambda: list(self.cluster_reconciler.remotes.values()),
+            local_workload=_getter(self.workloads.store),
+            clock=client.clock,
+        )
+        registry = metrics.registry if metrics is not None else None
+        self._dispatched = Counter(
+            "kueue_bridge_multikueue_workloads_dispatched_total",
+            "Workload copies created on worker clusters, by cluster.",
+            ["cluster"],
+            registry=registry,
+        )
+        self._admitted = Counter(
+            "kueue_bridge_multikueue_workloads_admitted_total",
+            "Workloads whose MultiKueue check became Ready (admitted on a worker), by cluster.",
+            ["cluster"],
+            registry=registry,
+        )
         self._wire_cluster_triggers()
         self._wire_check_triggers()
+        self._wire_workload_triggers()
 
     # --- worker connections --------------------------------------------------------------------------
     def _new_remote(self, name: str) -> RemoteCluster:
@@ -184,7 +290,26 @@ class MultiKueueManager:
         )
 
     def remote_workload_event(self, namespace: str, name: str) -> None:
-        """A worker's watch saw something about the local Workload ``namespace/name`` (step 3 hooks in)."""
+        """A worker's watch saw something about the local Workload ``namespace/name``."""
+        key = f"{namespace}/{name}"
+        if self.workloads.store.get(key) is not None:
+            self.workload_controller.queue.add_after(key, self._options.events_batch_period)
+
+    def _event(self, workload: dict[str, Any], event_type: str, message: str) -> None:
+        if self._recorder is None:
+            logger.info("workload event", extra={"type": event_type, "note": message})
+            return
+        self._recorder.event(
+            workload,
+            type=event_type,
+            reason=MULTIKUEUE_EVENT_REASON,
+            note=message,
+            action=MULTIKUEUE_EVENT_REASON,
+        )
+
+    @staticmethod
+    def _counted(counter: Counter, cluster: str) -> None:
+        counter.labels(cluster).inc()
 
     # --- triggers ------------------------------------------------------------------------------------
     def _wire_cluster_triggers(self) -> None:
@@ -258,6 +383,51 @@ class MultiKueueManager:
             EventHandler(on_add=cluster_event, on_update=cluster_updated, on_delete=cluster_event)
         )
 
+    def _workloads_using_config(self, config_name: str) -> list[str]:
+        keys: list[str] = []
+        for check in self._checks_using_config(config_name):
+            keys.extend(_key(w) for w in self.workloads.store.by_index(CHECK_INDEX, check))
+        return keys
+
+    def _wire_workload_triggers(self) -> None:
+        queue = self.workload_controller.queue
+        reconciler = self.workload_reconciler
+
+        def deleted(workload: dict[str, Any]) -> None:
+            reconciler.workload_deleted(workload)
+            queue.add(_key(workload))
+
+        self.workloads.add_handler(
+            EventHandler(
+                on_add=lambda obj: queue.add(_key(obj)),
+                on_update=lambda old, new: queue.add(_key(new)),
+                on_delete=deleted,
+            )
+        )
+        period = self._options.events_batch_period
+
+        def config_changed(config: dict[str, Any]) -> None:
+            for key in self._workloads_using_config(_name(config)):
+                queue.add_after(key, period)
+
+        def config_updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+            if config_clusters(old) != config_clusters(new):
+                config_changed(new)
+
+        self.configs.add_handler(EventHandler(on_update=config_updated, on_delete=config_changed))
+
+        def check_event(check: dict[str, Any]) -> None:
+            if (check.get("spec") or {}).get("controllerName") != self.controller_name:
+                return
+            for workload in self.workloads.store.by_index(CHECK_INDEX, _name(check)):
+                queue.add_after(_key(workload), period)
+
+        def check_updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+            if _config_name(old) != _config_name(new):
+                check_event(new)
+
+        self.checks.add_handler(EventHandler(on_add=check_event, on_update=check_updated))
+
     # --- running -------------------------------------------------------------------------------------
     @property
     def informers(self) -> list[Informer]:
@@ -285,8 +455,8 @@ class MultiKueueManager:
             await self.cluster_reconciler.close()
 
     def _background(self) -> list[Coroutine[Any, Any, None]]:
-        """Coroutines running beside the controllers (the garbage collector, step 3)."""
-        return []
+        """Coroutines running beside the controllers: the garbage collector."""
+        return [self.gc.run()]
 
     async def shutdown(self, *, drain_seconds: float = 30.0) -> None:
         await asyncio.gather(*(c.shutdown(drain_seconds=drain_seconds) for c in self.controllers))

@@ -196,6 +196,10 @@ class DeclarativeFramework:
             if spec.priority_class is not None
             else None
         )
+        self.remote_drop_paths = tuple(
+            _path(text, field=f"{field}.remoteDropPaths[{index}]")
+            for index, text in enumerate(spec.remote_drop_paths)
+        )
         adapter_class: type[DeclarativeAdapter] = DeclarativeAdapter
         if self.managed_by_path is not None and self.priority_class is not None:
             adapter_class = _WithManagedByAndPriorityClass

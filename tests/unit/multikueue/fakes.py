@@ -63,9 +63,7 @@ WORKER_KINDS = (WORKLOAD, JOB, JOBSET)
 
 
 class FakeCluster:
-    def __init__(
-        self, name: str, *, clock: Clock, kinds: tuple[ResourceInfo, ...] = MANAGER_KINDS
-    ) -> None:
+    def __init__(self, name: str, *, clock: Clock, kinds: tuple[ResourceInfo, ...] = MANAGER_KINDS) -> None:
         self.name = name
         self.api = FakeApi(list(kinds))
         self.client = KubeClient(

@@ -1,0 +1,314 @@
+"""``reconcileGroup``: Kueue's MultiKueue decisions for one Workload and its copies, in Kueue's order.
+
+1. (Elastic workloads: not supported by kueue-bridge; Kueue skips replaced slices here.)
+2. Local Workload finished, or without quota -> remove every copy (job first) from the usable
+   workers; with some workers unavailable, look again after ``workerLostTimeout``.
+3. A copy finished (the earliest ``Finished=True``): reason ``OutOfSync`` (or ``OwnerNotFound``,
+   Kueue #14997) is a sync failure, never a completion -> while the check is ``Ready``, ``Retry``
+   "Remote workload on worker cluster "<c>" is out of sync with its user job, resetting for
+   re-dispatch" and a Warning event. Any other reason -> the remote job must be ours, its status is
+   copied a last time, and the local Workload gets ``Finished`` with the remote reason and message.
+4. A copy evicted (the earliest ``Evicted=True``): if the local Workload is evicted too, its job
+   status is synced; else, while the check is ``Ready``, ``Retry`` "Workload evicted on worker
+   cluster: "<c>", resetting for re-admission. Previously: "Ready"" and a Normal event.
+5. Copies whose spec differs from the local one (preemption gates aside): a priority change is
+   written to the copy, any other difference removes it (it is re-created).
+6. The admitting worker = the copy admitted first.
+   a. None, while the check is ``Ready``: its worker unreachable -> stay ``Ready`` until
+      ``workerLostTimeout`` has passed since the connection was first lost, then ``Retry``
+      "Admitting remote lost"; ``status.clusterName`` empty -> ``Retry`` (Kueue's "please report it");
+      reachable but its copy gone -> ``Retry`` "Admitting remote no longer exists".
+   b. One -> every other copy is removed in this same pass; a Workload evicted on the manager sets
+      ``DeactivationTarget`` ``EvictedOnManagerCluster`` "Evicted on manager: <message>" on the copy;
+      else the job is created on that worker (only there, only now) or its status mirrored, and the
+      check becomes ``Ready`` "The workload was admitted on "<c>"" with ``status.clusterName`` set
+      (never changed once set) and ``nominatedClusterNames`` cleared, with a Normal event.
+      Requeue after ``workerLostTimeout`` (2 s while the job status is deferred).
+8. Dispatch, only while the check is ``Pending``, no cluster is recorded and every other check is
+   ``Ready``: AllAtOnce nominates every usable worker (``nominatedClusterNames``, sorted, written
+   only when the set changes); Incremental and External use ``nominatedClusterNames`` as written
+   by their dispatcher. A copy is created on each nominated worker without one and removed from
+   each worker no longer nominated; a nominated worker without a connection is an error (retry).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from multikueue.remote import WORKLOAD_GVK
+from multikueue.workload_group import WorkloadGroup
+from multikueue.workload_status import (
+    check_state,
+    condition,
+    earliest_true,
+    has_quota_reservation,
+    is_evicted,
+    is_finished,
+    set_check_state,
+    set_condition,
+    status_of,
+)
+from shared.constants import (
+    EVICTED_ON_MANAGER_CLUSTER,
+    MULTIKUEUE_DISPATCHER_ALL_AT_ONCE,
+    CheckState,
+    Condition,
+    Reason,
+)
+from shared.jsontree import json_tree_copy
+from shared.kube import NORMAL, WARNING, Result
+from shared.remote_copy import remote_workload_copy
+
+if TYPE_CHECKING:
+    from multikueue.workload import WorkloadReconciler
+
+__all__ = ["SYNC_DEFERRED_REQUEUE_SECONDS", "reconcile_group"]
+
+SYNC_DEFERRED_REQUEUE_SECONDS: Final = 2.0
+#: remote Finished reasons that are sync failures, not completions (Kueue #13047, #14997)
+SYNC_FAILURE_REASONS: Final = frozenset({Reason.OUT_OF_SYNC, Reason.OWNER_NOT_FOUND})
+
+
+class NominationError(Exception):
+    """``ErrNoRemoteClientForNominatedCluster`` (and friends): retried with backoff."""
+
+
+async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result:
+    local = group.local
+    check = check_state(local, group.check_name) or {"name": group.check_name, "state": CheckState.PENDING}
+
+    # 2. nothing to run: remove the copies
+    if is_finished(local) or not has_quota_reservation(local):
+        errors: list[BaseException] = []
+        for cluster in list(group.remotes):
+            try:
+                await group.remove_remote_objects(cluster)
+            except Exception as exc:
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+        if group.unavailable:
+            return Result.after(r.settings.worker_lost_timeout)
+        return Result.done()
+
+    # 3. a copy finished
+    finished = earliest_true(group.remotes, Condition.FINISHED)
+    if finished is not None:
+        cluster, remote_finished = finished
+        if remote_finished.get("reason") in SYNC_FAILURE_REASONS:
+            if check.get("state") != CheckState.READY:
+                return Result.done()
+            message = (
+                f'Remote workload on worker cluster "{cluster}" is out of sync with its user job, '
+                "resetting for re-dispatch"
+            )
+            updated = await r.update_check(local, check, CheckState.RETRY, message)
+            r.event(
+                updated, WARNING, str((check_state(updated, group.check_name) or {}).get("message", message))
+            )
+            return Result.done()
+        await group.validate_ownership(cluster)
+        await group.sync_job(cluster, now=r.now())
+        await _finish(
+            r, local, str(remote_finished.get("reason") or ""), str(remote_finished.get("message") or "")
+        )
+        return Result.done()
+
+    # 4. a copy evicted
+    evicted = earliest_true(group.remotes, Condition.EVICTED)
+    if evicted is not None:
+        cluster, _ = evicted
+        if is_evicted(local):
+            await group.validate_ownership(cluster)
+            deferred = await group.sync_job(cluster, now=r.now())
+            return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS) if deferred else Result.done()
+        if check.get("state") == CheckState.READY:
+            cluster_name = str(status_of(local).get("clusterName") or "")
+            message = (
+                f'Workload evicted on worker cluster: "{cluster_name}", resetting for re-admission. '
+                f'Previously: "{check.get("state")}"'
+            )
+            updated = await r.write_check(local, group.check_name, CheckState.RETRY, message)
+            r.event(updated, NORMAL, message)
+            return Result.done()
+
+    # 5. copies out of sync with the local spec
+    for cluster, remote in list(group.remotes.items()):
+        if remote is None or not _spec_out_of_sync(local, remote):
+            continue
+        if _priority_changed(local, remote):
+            updated_remote = json_tree_copy(remote)
+            spec = updated_remote.setdefault("spec", {})
+            for key in ("priorityClassRef", "priority"):
+                if key in (local.get("spec") or {}):
+                    spec[key] = json_tree_copy(local["spec"][key])
+            await group.client(cluster).update(WORKLOAD_GVK, updated_remote)
+            continue
+        await group.remove_remote_objects(cluster)
+
+    # 6. the admitting worker
+    admitted = earliest_true(group.remotes, Condition.ADMITTED)
+    if admitted is None and check.get("state") == CheckState.READY:
+        return await _admitting_remote_gone(r, group, check)
+    if admitted is not None:
+        return await _converge_on(r, group, check, admitted[0])
+
+    # 8. dispatch
+    if check.get("state") != CheckState.PENDING or status_of(local).get("clusterName"):
+        return Result.done()
+    return await _nominate_and_synchronize(r, group)
+
+
+async def _finish(r: WorkloadReconciler, local: dict[str, Any], reason: str, message: str) -> None:
+    if is_finished(local):
+        return
+    updated = json_tree_copy(local)
+    set_condition(
+        updated, condition_type=Condition.FINISHED, status="True", reason=reason, message=message, now=r.now()
+    )
+    await r.client.update_status(WORKLOAD_GVK, updated)
+
+
+def _comparable_spec(workload: dict[str, Any]) -> dict[str, Any]:
+    spec = dict(workload.get("spec") or {})
+    spec.pop("preemptionGates", None)
+    return spec
+
+
+def _spec_out_of_sync(local: dict[str, Any], remote: dict[str, Any]) -> bool:
+    return _comparable_spec(local) != _comparable_spec(remote)
+
+
+def _priority_changed(local: dict[str, Any], remote: dict[str, Any]) -> bool:
+    """Kueue's ``PriorityChanged`` for WorkloadPriorityClass-based priorities (pod priority is fixed)."""
+    new_ref = (local.get("spec") or {}).get("priorityClassRef") or {}
+    old_ref = (remote.get("spec") or {}).get("priorityClassRef") or {}
+    if old_ref.get("kind") == "PriorityClass" or new_ref.get("kind") != "WorkloadPriorityClass":
+        return False
+    if new_ref.get("name") and new_ref.get("name") != old_ref.get("name"):
+        return True
+    return (local.get("spec") or {}).get("priority") != (remote.get("spec") or {}).get("priority")
+
+
+async def _admitting_remote_gone(
+    r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any]
+) -> Result:
+    local = group.local
+    admitting = str(status_of(local).get("clusterName") or "")
+    if admitting and admitting in group.unavailable:
+        remote = r.remote(admitting)
+        lost_since = (
+            remote.lost_since if remote is not None and remote.lost_since is not None else r.clock.now()
+        )
+        remaining = r.settings.worker_lost_timeout - (r.clock.now() - lost_since)
+        if remaining > 0:
+            return Result.after(remaining)
+        await r.update_check(local, check, CheckState.RETRY, "Admitting remote lost")
+        return Result.done()
+    if not admitting:
+        await r.update_check(
+            local,
+            check,
+            CheckState.RETRY,
+            "Admission check is Ready but no admitting cluster is recorded; this is unexpected, please report it",
+        )
+        return Result.done()
+    await r.update_check(local, check, CheckState.RETRY, "Admitting remote no longer exists")
+    return Result.done()
+
+
+async def _converge_on(
+    r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any], cluster: str
+) -> Result:
+    local = group.local
+    for other, remote in list(group.remotes.items()):
+        if remote is not None and other != cluster:
+            await group.remove_remote_objects(other)
+    evicted = condition(local, Condition.EVICTED)
+    if has_quota_reservation(local) and evicted is not None and evicted.get("status") == "True":
+        remote = json_tree_copy(group.remotes[cluster] or {})
+        if set_condition(
+            remote,
+            condition_type=Condition.DEACTIVATION_TARGET,
+            status="True",
+            reason=EVICTED_ON_MANAGER_CLUSTER,
+            message=f"Evicted on manager: {evicted.get('message', '')}",
+            now=r.now(),
+        ):
+            await group.client(cluster).update_status(WORKLOAD_GVK, remote)
+        return Result.done()
+    await group.validate_ownership(cluster)
+    deferred = await group.sync_job(cluster, now=r.now())
+    state = check.get("state")
+    if state not in (CheckState.RETRY, CheckState.REJECTED):
+        recorded = status_of(local).get("clusterName")
+        if recorded and recorded != cluster:
+            raise RuntimeError(f'attempting to change immutable ClusterName from "{recorded}" to "{cluster}"')
+        updated = json_tree_copy(local)
+        message = f'The workload was admitted on "{cluster}"'
+        changed = set_check_state(
+            updated, group.check_name, state=CheckState.READY, message=message, now=r.now()
+        )
+        status = status_of(updated)
+        if not recorded:
+            status["clusterName"] = cluster
+            changed = True
+        if status.pop("nominatedClusterNames", None) is not None:
+            changed = True
+        if changed:
+            await r.client.update_status(WORKLOAD_GVK, updated)
+            if state != CheckState.READY:
+                r.event(updated, NORMAL, message)
+                r.admitted(cluster)
+    return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS if deferred else r.settings.worker_lost_timeout)
+
+
+def _other_checks_ready(local: dict[str, Any], check_name: str) -> bool:
+    return all(
+        item.get("state") == CheckState.READY
+        for item in status_of(local).get("admissionChecks") or []
+        if isinstance(item, dict) and item.get("name") != check_name
+    )
+
+
+async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup) -> Result:
+    local = group.local
+    if not _other_checks_ready(local, group.check_name):
+        return Result.done()
+    if r.settings.dispatcher_name == MULTIKUEUE_DISPATCHER_ALL_AT_ONCE:
+        nominated = sorted(group.remotes)
+        current = status_of(local).get("nominatedClusterNames") or []
+        if set(current) != set(nominated):
+            updated = json_tree_copy(local)
+            if nominated:
+                status_of(updated)["nominatedClusterNames"] = nominated
+            else:
+                status_of(updated).pop("nominatedClusterNames", None)
+            group.local = local = await r.client.update_status(WORKLOAD_GVK, updated)
+    else:
+        nominated = [str(name) for name in status_of(local).get("nominatedClusterNames") or []]
+    errors: list[Exception] = [
+        NominationError(f"cluster {name}: no remote client for nominated cluster")
+        for name in nominated
+        if name not in group.remotes
+    ]
+    for cluster, remote in list(group.remotes.items()):
+        if cluster in nominated:
+            if remote is None:
+                try:
+                    await group.client(cluster).create(
+                        WORKLOAD_GVK,
+                        remote_workload_copy(local, origin=group.origin),
+                        namespace=group.namespace,
+                    )
+                    r.dispatched(cluster)
+                except Exception as exc:
+                    errors.append(exc)
+        elif remote is not None:
+            try:
+                await group.remove_remote_objects(cluster)
+            except Exception as exc:
+                errors.append(exc)
+    if errors:
+        raise errors[0]
+    return Result.done()
