@@ -22,6 +22,18 @@ validated exactly like the real controller's):
   released the reservation (as with real Kueue, the stand-in never does that part),
   ``QuotaReserved=False`` reason ``Deactivated``. Reactivation of a Workload evicted as Deactivated
   -> ``Requeued=True`` reason ``Reactivated`` "The workload was reactivated", then normal admission.
+* **Admission checks** (``reconcileCheckBasedEviction``, ``evict.go``): a reserved Workload is
+  ``Admitted`` only when every check of its ClusterQueue is ``Ready``. A ``Retry`` check evicts it:
+  ``Evicted=True`` reason ``AdmissionCheck`` "Evicted due to AdmissionCheck in Retry state: "<name>"
+  (<message>)", ``clusterName``/``nominatedClusterNames`` cleared, every non-Pending check reset to
+  ``Pending`` "Reset to Pending after eviction. Previously: <state>" (``retryCount`` + 1 for Retry);
+  once the job reconciler has released the quota (``Requeued=False`` reason ``AdmissionCheck``) it
+  is requeued (``Requeued=True`` ``BackoffFinished`` "The workload backoff was finished"; the
+  backoff itself is not modelled). A ``Rejected`` check sets ``DeactivationTarget`` reason
+  ``AdmissionCheck`` "AdmissionCheck in Rejected state: ..."; any ``DeactivationTarget`` (also
+  MultiKueue's ``EvictedOnManagerCluster`` on a worker) deactivates the Workload (``spec.active:
+  false``), whose eviction then reads ``DeactivatedDueTo<reason>`` "The workload is deactivated due
+  to <message>" and drops the target.
 
 Not modelled: cohorts/borrowing/preemption, partial admission, TAS, namespaceSelector and stopPolicy
 of ClusterQueues, requeue backoff, events. Polling (``poll_interval`` seconds, default 0.2) instead
@@ -67,6 +79,8 @@ LOCAL_QUEUES: Final = Resource(API_GROUP, "v1beta2", "localqueues")
 _DEACTIVATED_MESSAGE: Final = "The workload is deactivated"
 _REACTIVATED_MESSAGE: Final = "The workload was reactivated"
 _INADMISSIBLE: Final = "Inadmissible"
+_BACKOFF_FINISHED: Final = "BackoffFinished"
+_BACKOFF_FINISHED_MESSAGE: Final = "The workload backoff was finished"
 
 _log = logging.getLogger(__name__)
 
@@ -182,22 +196,32 @@ class KueueStandin:
     async def _workload_controller(
         self, workload: dict[str, Any], cluster_queues: dict[str, dict[str, Any]], now: datetime
     ) -> bool:
-        """Deactivation, reactivation and admission-check sync; True when it wrote the Workload."""
+        """Deactivation, reactivation, check-based eviction and admission-check sync; True when it wrote."""
         active = (workload.get("spec") or {}).get("active") is not False
         reserved = is_true(workload, Condition.QUOTA_RESERVED)
         evicted = find_condition(workload, Condition.EVICTED)
+        target = find_condition(workload, Condition.DEACTIVATION_TARGET)
         changed = False
+        if active and target is not None and target.get("status") == "True":
+            workload.setdefault("spec", {})["active"] = False
+            await self._client.replace(WORKLOADS, workload)
+            return True
         if not active:
             if reserved and not is_true(workload, Condition.EVICTED):
+                reason, message = Reason.DEACTIVATED, _DEACTIVATED_MESSAGE
+                if target is not None and target.get("status") == "True":
+                    reason = f"{Reason.DEACTIVATED}DueTo{target.get('reason', '')}"
+                    message = f"{_DEACTIVATED_MESSAGE} due to {target.get('message', '')}"
+                    _remove_condition(workload, Condition.DEACTIVATION_TARGET)
                 changed = set_condition(
                     workload,
                     condition_type=Condition.EVICTED,
                     status="True",
-                    reason=Reason.DEACTIVATED,
-                    message=_DEACTIVATED_MESSAGE,
+                    reason=reason,
+                    message=message,
                     now=now,
                 )
-                _count_eviction(workload, Reason.DEACTIVATED)
+                _count_eviction(workload, Reason.DEACTIVATED, str((target or {}).get("reason", "")))
             elif not reserved:
                 changed = set_condition(
                     workload,
@@ -210,7 +234,7 @@ class KueueStandin:
         elif (
             evicted is not None
             and evicted.get("status") == "True"
-            and evicted.get("reason") == Reason.DEACTIVATED
+            and str(evicted.get("reason", "")).startswith(Reason.DEACTIVATED)
             and not reserved
             and not is_true(workload, Condition.REQUEUED)
         ):
@@ -222,10 +246,20 @@ class KueueStandin:
                 message=_REACTIVATED_MESSAGE,
                 now=now,
             )
+        elif _requeued_false(workload, Reason.ADMISSION_CHECK) and not reserved:
+            changed = set_condition(
+                workload,
+                condition_type=Condition.REQUEUED,
+                status="True",
+                reason=_BACKOFF_FINISHED,
+                message=_BACKOFF_FINISHED_MESSAGE,
+                now=now,
+            )
         elif reserved and not is_true(workload, Condition.FINISHED):
+            changed = _check_based_eviction(workload, now)
             admission = (workload.get("status") or {}).get("admission") or {}
             cluster_queue = cluster_queues.get(admission.get("clusterQueue", ""))
-            if cluster_queue is not None:
+            if not changed and cluster_queue is not None:
                 changed = _sync_admitted(workload, _check_names(cluster_queue), now)
         if changed:
             await self._client.replace_status(WORKLOADS, workload)
@@ -332,14 +366,78 @@ class KueueStandin:
         return False
 
 
-def _count_eviction(workload: dict[str, Any], reason: str) -> None:
+def _count_eviction(workload: dict[str, Any], reason: str, underlying_cause: str = "") -> None:
     stats = status_of(workload).setdefault("schedulingStats", {})
     evictions: list[dict[str, Any]] = stats.setdefault("evictions", [])
     for entry in evictions:
-        if entry.get("reason") == reason and entry.get("underlyingCause", "") == "":
+        if entry.get("reason") == reason and entry.get("underlyingCause", "") == underlying_cause:
             entry["count"] = int(entry.get("count", 0)) + 1
             return
-    evictions.append({"reason": reason, "underlyingCause": "", "count": 1})
+    evictions.append({"reason": reason, "underlyingCause": underlying_cause, "count": 1})
+
+
+def _remove_condition(workload: dict[str, Any], condition_type: str) -> None:
+    status = status_of(workload)
+    status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != condition_type]
+
+
+def _requeued_false(workload: dict[str, Any], reason: str) -> bool:
+    requeued = find_condition(workload, Condition.REQUEUED)
+    return requeued is not None and requeued.get("status") == "False" and requeued.get("reason") == reason
+
+
+def _checks_message(checks: list[dict[str, Any]], state: str) -> str:
+    """Kueue's ``buildAdmissionChecksMessage``."""
+    parts = [
+        f'"{check.get("name")}" ({check["message"]})' if check.get("message") else f'"{check.get("name")}"'
+        for check in sorted(checks, key=lambda item: str(item.get("name", "")))
+    ]
+    noun = "AdmissionChecks" if len(checks) > 1 else "AdmissionCheck"
+    return f"{noun} in {state} state: {'; '.join(parts)}"
+
+
+def _check_based_eviction(workload: dict[str, Any], now: datetime) -> bool:
+    """Kueue's ``reconcileCheckBasedEviction``: Rejected -> DeactivationTarget, Retry -> evicted."""
+    if is_true(workload, Condition.EVICTED):
+        return False
+    checks = [c for c in status_of(workload).get("admissionChecks") or [] if isinstance(c, dict)]
+    rejected = [c for c in checks if c.get("state") == CheckState.REJECTED]
+    if rejected:
+        return set_condition(
+            workload,
+            condition_type=Condition.DEACTIVATION_TARGET,
+            status="True",
+            reason=Reason.ADMISSION_CHECK,
+            message=_checks_message(rejected, CheckState.REJECTED),
+            now=now,
+        )
+    retry = [c for c in checks if c.get("state") == CheckState.RETRY]
+    if not retry:
+        return False
+    set_condition(
+        workload,
+        condition_type=Condition.EVICTED,
+        status="True",
+        reason=Reason.ADMISSION_CHECK,
+        message=f"Evicted due to {_checks_message(retry, CheckState.RETRY)}",
+        now=now,
+    )
+    status = status_of(workload)
+    status.pop("clusterName", None)
+    status.pop("nominatedClusterNames", None)
+    for check in checks:
+        previous = check.get("state")
+        if previous == CheckState.PENDING:
+            continue
+        check["state"] = CheckState.PENDING
+        check["message"] = f"Reset to Pending after eviction. Previously: {previous}"
+        check["lastTransitionTime"] = format_time(now)
+        if previous == CheckState.RETRY:
+            check["retryCount"] = int(check.get("retryCount", 0)) + 1
+        else:
+            check.pop("retryCount", None)
+    _count_eviction(workload, Reason.ADMISSION_CHECK)
+    return True
 
 
 def _sync_admitted(workload: dict[str, Any], check_names: list[str], now: datetime) -> bool:
