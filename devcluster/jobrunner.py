@@ -17,7 +17,10 @@ batch/v1 Jobs follow the real job controller's visible status, as in the golden 
   ``completedIndexes``).
 
 The run time comes from the annotation ``kueue-bridge.dev/run-seconds`` (default
-``default_run_seconds``). Declarative CRDs are listed as :class:`DeclarativeCompletion` entries:
+``default_run_seconds``). Like the real job controller, the runner leaves alone a Job whose
+``spec.managedBy`` names another controller (a MultiKueue manager's copy is run by a worker, and
+only its status is mirrored), and a declarative object whose ``managed_by_field`` names anything
+but ``own_controller``. Declarative CRDs are listed as :class:`DeclarativeCompletion` entries:
 an object is running while the field at ``suspend_field`` is not true, and after its run time the
 ``status_patch`` (a dict, or a function of the completion time returning one) is merge-patched
 into ``status``, once.
@@ -41,9 +44,10 @@ from devcluster.standin_conditions import (
     utc_now,
 )
 
-__all__ = ["JOBS", "RUN_SECONDS_ANNOTATION", "DeclarativeCompletion", "JobRunner"]
+__all__ = ["JOBS", "JOB_CONTROLLER", "RUN_SECONDS_ANNOTATION", "DeclarativeCompletion", "JobRunner"]
 
 JOBS: Final = Resource("batch", "v1", "jobs")
+JOB_CONTROLLER: Final = "kubernetes.io/job-controller"
 RUN_SECONDS_ANNOTATION: Final = "kueue-bridge.dev/run-seconds"
 _COMPLETED_MESSAGE: Final = "Reached expected number of succeeded pods"
 
@@ -59,6 +63,9 @@ class DeclarativeCompletion:
     resource: Resource
     status_patch: StatusPatch
     suspend_field: tuple[str, ...] = ("spec", "suspend")
+    #: an object whose field here names a controller other than ``own_controller`` is not run
+    managed_by_field: tuple[str, ...] = ("spec", "managedBy")
+    own_controller: str | None = None
 
 
 def _field(obj: Mapping[str, Any], path: Sequence[str]) -> Any:
@@ -121,6 +128,8 @@ class JobRunner:
         return timedelta(seconds=max(seconds, 0.0))
 
     async def _sync_job(self, job: dict[str, Any], now: datetime) -> None:
+        if (job.get("spec") or {}).get("managedBy") not in (None, JOB_CONTROLLER):
+            return  # another controller's Job (MultiKueue): the job controller does not touch it
         if is_true(job, "Complete") or is_true(job, "Failed"):
             self._started.pop(_uid(job), None)
             return
@@ -202,6 +211,9 @@ class JobRunner:
         self, completion: DeclarativeCompletion, obj: dict[str, Any], now: datetime
     ) -> None:
         uid = _uid(obj)
+        manager = _field(obj, completion.managed_by_field)
+        if isinstance(manager, str) and manager and manager != completion.own_controller:
+            return
         if _field(obj, completion.suspend_field) is True:
             self._started.pop(uid, None)
             return
