@@ -11,7 +11,8 @@
 4. A copy evicted (the earliest ``Evicted=True``): if the local Workload is evicted too, its job
    status is synced; else, while the check is ``Ready``, ``Retry`` "Workload evicted on worker
    cluster: "<c>", resetting for re-admission. Previously: "Ready"" and a Normal event.
-5. Copies whose spec differs from the local one (preemption gates aside): a priority change is
+5. Copies whose spec differs from the local one (preemption gates aside, and -- kueue-bridge -- the
+   ``active: false`` a worker writes to carry out our ``DeactivationTarget``): a priority change is
    written to the copy, any other difference removes it (it is re-created).
 6. The admitting worker = the copy admitted first.
    a. None, while the check is ``Ready``: its worker unreachable -> stay ``Ready`` until
@@ -175,8 +176,25 @@ def _comparable_spec(workload: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
+def _deactivated_on_our_request(remote: dict[str, Any]) -> bool:
+    """The copy is being deactivated because we set ``DeactivationTarget`` on it (a manager eviction)."""
+    target = condition(remote, Condition.DEACTIVATION_TARGET)
+    if target is not None and target.get("reason") == EVICTED_ON_MANAGER_CLUSTER:
+        return True
+    evicted = condition(remote, Condition.EVICTED)
+    return evicted is not None and str(evicted.get("reason") or "").endswith(EVICTED_ON_MANAGER_CLUSTER)
+
+
 def _spec_out_of_sync(local: dict[str, Any], remote: dict[str, Any]) -> bool:
-    return _comparable_spec(local) != _comparable_spec(remote)
+    """Kueue's ``isRemoteSpecOutOfSync`` (preemption gates aside). kueue-bridge also ignores the copy's
+    ``spec.active: false`` while the worker carries out our ``DeactivationTarget``: Kueue would remove
+    such a copy before the worker evicts it, and the manager job, stopped while its copy ran, would
+    keep the copy's last ``active`` count and never release its quota."""
+    local_spec, remote_spec = _comparable_spec(local), _comparable_spec(remote)
+    if _deactivated_on_our_request(remote):
+        local_spec.pop("active", None)
+        remote_spec.pop("active", None)
+    return local_spec != remote_spec
 
 
 def _priority_changed(local: dict[str, Any], remote: dict[str, Any]) -> bool:

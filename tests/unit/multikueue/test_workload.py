@@ -261,3 +261,33 @@ async def test_external_dispatcher_uses_the_nominated_clusters() -> None:
     await mk.reconcile()
     assert mk.remote("w1") is None and mk.remote("w2") is not None
     await mk.close()
+
+
+async def test_a_copy_deactivated_on_our_request_is_not_out_of_sync(mk: Harness) -> None:
+    await admitted_on(mk, "w1")
+    local = mk.local()
+    local["status"]["conditions"].append(
+        {
+            "type": "Evicted",
+            "status": "True",
+            "reason": "Preempted",
+            "message": "p",
+            "lastTransitionTime": "2026-01-01T00:00:30Z",
+        }
+    )
+    mk.manager.put(WORKLOAD, local)
+    await mk.reconcile()
+    remote = mk.remote("w1")
+    assert remote is not None
+    remote["spec"]["active"] = False  # the worker's Kueue carries out the DeactivationTarget
+    mk.workers["w1"].put(WORKLOAD, remote)
+    await mk.reconcile()
+    assert mk.remote("w1") is not None and mk.remote_job("w1") is not None
+    remote = mk.remote("w1")
+    assert remote is not None
+    remote["status"]["conditions"] = [
+        c for c in remote["status"]["conditions"] if c["type"] != "DeactivationTarget"
+    ]
+    mk.workers["w1"].put(WORKLOAD, remote)
+    await mk.reconcile()  # any other spec change of a copy is drift: the copy is removed (Kueue)
+    assert mk.remote("w1") is None
