@@ -10,6 +10,9 @@
    that is not managed by MultiKueue -> ``Rejected`` ``The owner is not managed by Kueue: <why>``.
 4. The group: the check's MultiKueueConfig's clusters, split into usable workers (connected, and
    for kueue-bridge also able to watch this job kind) and unavailable ones; each usable worker's copy.
+   kueue-bridge extends Kueue's ownership rule to the copy itself: a worker holding a Workload of
+   that name *without* our origin label is not used for it (Kueue would sync, finish from and
+   delete it as if it were its copy).
 5. Deleted -> remote objects removed from every usable worker (the unavailable ones are left to GC).
 6. Otherwise ``multikueue.workload_steps.reconcile_group``.
 
@@ -35,6 +38,7 @@ from shared.constants import (
     JOB_OWNER_GVK_ANNOTATION,
     JOB_OWNER_NAME_ANNOTATION,
     MULTIKUEUE_EVENT_REASON,
+    MULTIKUEUE_ORIGIN_LABEL,
     CheckState,
 )
 from shared.frameworks.base import GroupVersionKind
@@ -224,13 +228,29 @@ class WorkloadReconciler:
             if remote is None or remote.client is None or not remote.usable_for(adapter.gvk):
                 group.unavailable.append(cluster)
                 continue
-            group.clients[cluster] = remote
             try:
-                group.remotes[cluster] = await remote.client.get(
+                copy = await remote.client.get(
                     WORKLOAD_GVK, str(metadata.get("name")), namespace=str(metadata.get("namespace"))
                 )
             except NotFound:
-                group.remotes[cluster] = None
+                copy = None
+            if (
+                copy is not None
+                and ((copy.get("metadata") or {}).get("labels") or {}).get(MULTIKUEUE_ORIGIN_LABEL)
+                != self.settings.origin
+            ):
+                # a Workload of that name that is not ours: never synced, finished from or deleted
+                logger.warning(
+                    "worker has a Workload of this name without our origin label; not using that worker",
+                    extra={
+                        "cluster": cluster,
+                        "workload": f"{metadata.get('namespace')}/{metadata.get('name')}",
+                    },
+                )
+                group.unavailable.append(cluster)
+                continue
+            group.clients[cluster] = remote
+            group.remotes[cluster] = copy
         return group
 
     def remote(self, cluster: str) -> RemoteCluster | None:

@@ -34,12 +34,16 @@ from tests.e2e.conftest import install_crds, wait_served
 from tests.polling import eventually
 
 __all__ = [
+    "ADMISSION_CHECK",
     "JOB",
+    "MK_CLUSTER",
+    "MK_CONFIG",
     "MK_CONTROLLER",
     "NAMESPACE",
     "WORKLOAD",
     "CuttableProxy",
     "Fleet",
+    "add_worker_cluster",
     "condition",
     "fleet",
     "new_job",
@@ -161,6 +165,8 @@ class Fleet:
     proxies: dict[str, CuttableProxy]
     multikueue: MultiKueueManager
     config: Configuration
+    #: each worker's kubeconfig as put in its Secret (through its proxy)
+    kubeconfigs: dict[str, str] = field(default_factory=dict)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def get(
@@ -182,6 +188,13 @@ class Fleet:
             ):
                 return dict(item)
         return None
+
+    async def copy_of(self, job: str, client: KubeClient) -> dict[str, Any] | None:
+        """The worker's copy of the manager Workload of ``job`` (same name)."""
+        local = await self.workload_of(job)
+        if local is None:
+            return None
+        return await self.get(client, WORKLOAD, local["metadata"]["name"])
 
     async def check_of(self, job: str) -> dict[str, Any] | None:
         workload = await self.workload_of(job)
@@ -286,6 +299,7 @@ async def fleet(
         for name, cluster in clusters.items()
     }
     proxies: dict[str, CuttableProxy] = {}
+    kubeconfigs: dict[str, str] = {}
     config = parse_config(
         "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nnamespace: kueue-system\n"
         + multikueue,
@@ -299,9 +313,8 @@ async def fleet(
             port = int(clusters[name].url.rsplit(":", 1)[1])
             proxy = proxies[name] = CuttableProxy("127.0.0.1", port)
             await proxy.start()
-            await add_worker_cluster(
-                clients["manager"], name, worker_kubeconfig(clusters[name], port=proxy.port)
-            )
+            kubeconfigs[name] = worker_kubeconfig(clusters[name], port=proxy.port)
+            await add_worker_cluster(clients["manager"], name, kubeconfigs[name])
         await clients["manager"].create(
             MK_CONFIG, {"metadata": {"name": "cfg"}, "spec": {"clusters": list(worker_cpu)}}
         )
@@ -327,6 +340,7 @@ async def fleet(
             proxies=proxies,
             multikueue=mk,
             config=config,
+            kubeconfigs=kubeconfigs,
             tasks=tasks,
         )
     finally:

@@ -12,9 +12,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from shared.kube import Watch
-from tests.e2e.multikueue_support import JOB, NAMESPACE, WORKLOAD, Fleet, condition, fleet, new_job
+from tests.e2e.multikueue_support import (
+    ADMISSION_CHECK,
+    JOB,
+    MK_CLUSTER,
+    MK_CONFIG,
+    MK_CONTROLLER,
+    NAMESPACE,
+    WORKLOAD,
+    Fleet,
+    add_worker_cluster,
+    condition,
+    fleet,
+    new_job,
+)
 from tests.polling import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared, pytest.mark.slow]
@@ -32,7 +46,7 @@ async def jobs_on(f: Fleet, name: str) -> dict[str, dict[str, Any]]:
 
 
 async def copies_on(f: Fleet, job: str) -> list[str]:
-    return [worker for worker, client in f.workers.items() if await f.workload_of(job, client) is not None]
+    return [worker for worker, client in f.workers.items() if await f.copy_of(job, client) is not None]
 
 
 async def test_dispatch_first_admitted_wins_status_mirrored_and_finish(
@@ -111,7 +125,7 @@ async def test_remote_sync_failure_resets_for_re_dispatch_and_never_finishes(
     async with fleet(devcluster_factory, shared_dir) as f:
         await f.manager.create(JOB, new_job("sync", run_seconds=60), namespace=NAMESPACE)
         winner = await running_on(f, "sync")
-        remote = await f.workload_of("sync", f.workers[winner])
+        remote = await f.copy_of("sync", f.workers[winner])
         assert remote is not None
         remote["status"]["conditions"].append(
             {
@@ -148,7 +162,7 @@ async def test_evictions_both_ways(devcluster_factory: Any, shared_dir: Path) ->
         # Kueue removes such a copy and the admitting remote "no longer exists")
         await f.manager.create(JOB, new_job("evicted-there", run_seconds=3), namespace=NAMESPACE)
         winner = await running_on(f, "evicted-there")
-        remote = await f.workload_of("evicted-there", f.workers[winner])
+        remote = await f.copy_of("evicted-there", f.workers[winner])
         assert remote is not None
         remote["status"]["conditions"].append(  # the worker's Kueue preempts its copy
             {
@@ -247,3 +261,238 @@ async def test_admitting_worker_lost_then_back(devcluster_factory: Any, shared_d
             return not await jobs_on(f, "lost") and not await copies_on(f, "lost")
 
         await eventually(cleaned, what="nothing left on the workers", within_seconds=40)
+
+
+async def test_deletion_gc_and_ownership(devcluster_factory: Any, shared_dir: Path) -> None:
+    async with fleet(devcluster_factory, shared_dir, multikueue="multiKueue: {gcInterval: 1s}\n") as f:
+        # deleting the manager's job removes its copies from the workers
+        await f.manager.create(JOB, new_job("doomed", run_seconds=60), namespace=NAMESPACE)
+        winner = await running_on(f, "doomed")
+        await f.manager.delete(JOB, "doomed", namespace=NAMESPACE, propagation_policy="Background")
+
+        async def gone() -> bool:
+            return not await jobs_on(f, "doomed") and not await copies_on(f, "doomed")
+
+        await eventually(gone, what=f"the copy and the job removed from {winner}", within_seconds=30)
+
+        # the garbage collector removes orphans by origin label, and only those
+        w2 = f.workers["w2"]
+        ours = {ORIGIN: "multikueue"}
+        job = new_job("orphan", managed_by="example.com/other")
+        job["metadata"]["labels"] = ours
+        created = await w2.create(JOB, job, namespace=NAMESPACE)
+        owner = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "name": "orphan",
+            "uid": created["metadata"]["uid"],
+            "controller": True,
+        }
+        spec = {
+            "queueName": "q",
+            "podSets": [
+                {
+                    "name": "main",
+                    "count": 1,
+                    "template": {"spec": {"containers": [{"name": "c", "image": "x"}]}},
+                }
+            ],
+        }
+        for name, labels, owners in (
+            ("orphan", ours, [owner]),
+            ("another-manager", {ORIGIN: "elsewhere"}, []),
+            ("worker-own", {}, []),
+        ):
+            metadata = {"name": name, "namespace": NAMESPACE, "labels": labels, "ownerReferences": owners}
+            await w2.create(
+                WORKLOAD, {"metadata": metadata, "spec": {**spec, "active": False}}, namespace=NAMESPACE
+            )
+
+        async def collected() -> bool:
+            return await f.get(w2, WORKLOAD, "orphan") is None and await f.get(w2, JOB, "orphan") is None
+
+        await eventually(collected, what="the orphan and its job collected", within_seconds=20)
+        assert await f.get(w2, WORKLOAD, "another-manager") is not None
+        assert await f.get(w2, WORKLOAD, "worker-own") is not None
+
+        # a worker's own Job of the same name is never touched, and blocks the dispatch until it goes
+        for client in f.workers.values():
+            theirs = new_job("mine", managed_by="example.com/other")
+            theirs["metadata"]["labels"] = {"team": "worker"}
+            await client.create(JOB, theirs, namespace=NAMESPACE)
+        await f.manager.create(JOB, new_job("mine", run_seconds=1), namespace=NAMESPACE)
+
+        async def admitted_copy() -> bool:
+            for client in f.workers.values():
+                if condition(await f.copy_of("mine", client), "Admitted") is not None:
+                    return True
+            return False
+
+        await eventually(admitted_copy, what="a copy admitted by a worker")
+        check = await f.check_of("mine")
+        assert check is not None and check["state"] == "Pending"
+        for client in f.workers.values():
+            theirs_now = await f.get(client, JOB, "mine")
+            assert theirs_now is not None and theirs_now["metadata"]["labels"] == {"team": "worker"}
+            await client.delete(JOB, "mine", namespace=NAMESPACE, propagation_policy="Background")
+        await f.wait_finished("mine", within_seconds=60)
+
+
+async def test_bad_clusters_and_checks_leave_the_good_workers_working(
+    devcluster_factory: Any, shared_dir: Path
+) -> None:
+    async with fleet(devcluster_factory, shared_dir) as f:
+        good = worker_kubeconfig_text(f)
+        insecure = yaml.safe_load(good)
+        insecure["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
+        unreachable = yaml.safe_load(good)
+        unreachable["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:1"
+        await add_worker_cluster(f.manager, "insecure", yaml.safe_dump(insecure))
+        await add_worker_cluster(f.manager, "garbage", "clusters: [unclosed")
+        await add_worker_cluster(f.manager, "unreachable", yaml.safe_dump(unreachable))
+        await f.manager.create(
+            MK_CLUSTER,
+            {
+                "metadata": {"name": "nosecret"},
+                "spec": {"clusterSource": {"kubeConfig": {"location": "absent"}}},
+            },
+        )
+        config = await f.get(f.manager, MK_CONFIG, "cfg", namespace=None)
+        assert config is not None
+        config["spec"]["clusters"] = ["w1", "w2", "insecure", "garbage", "unreachable", "nosecret", "missing"]
+        await f.manager.update(MK_CONFIG, config)
+
+        async def active_of(name: str) -> tuple[str, str, str] | None:
+            found = condition(await f.get(f.manager, MK_CLUSTER, name, namespace=None), "Active")
+            return (found["status"], found["reason"], found["message"]) if found else None
+
+        expected = {
+            "insecure": (
+                "False",
+                "InsecureKubeConfig",
+                "load client config failed: insecure TLS verification is not allowed for cluster devcluster",
+            ),
+            "nosecret": ("False", "BadKubeConfig", 'load client config failed: secrets "absent" not found'),
+        }
+        for name, wanted in expected.items():
+
+            async def reached(name: str = name, wanted: tuple[str, str, str] = wanted) -> bool:
+                return await active_of(name) == wanted
+
+            await eventually(reached, what=f"{name}'s Active condition")
+        garbage = await eventually(lambda: active_of("garbage"), what="garbage's Active condition")
+        assert garbage[:2] == ("False", "InsecureKubeConfig")
+        assert garbage[2].startswith("load client config failed: failed to parse kubeconfig(apiconfig): ")
+        unreachable_state = await eventually(
+            lambda: active_of("unreachable"), what="unreachable's Active condition"
+        )
+        assert unreachable_state[:2] == ("False", "ClientConnectionFailed")
+        assert "; connection attempts: 1, next connection attempt: " in unreachable_state[2]
+
+        async def check_condition() -> tuple[str, str, str] | None:
+            found = condition(await f.get(f.manager, ADMISSION_CHECK, "mk", namespace=None), "Active")
+            return (found["status"], found["reason"], found["message"]) if found else None
+
+        await eventually(
+            lambda: _equals(
+                check_condition(),
+                (
+                    "True",
+                    "SomeActiveClusters",
+                    "Missing clusters: [missing], Inactive clusters: [insecure garbage unreachable nosecret]",
+                ),
+            ),
+            what="the check listing its unusable clusters",
+        )
+        await f.manager.create(
+            ADMISSION_CHECK,
+            {
+                "metadata": {"name": "bad"},
+                "spec": {
+                    "controllerName": MK_CONTROLLER,
+                    "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ConfigMap", "name": "x"},
+                },
+            },
+        )
+
+        async def bad_check() -> tuple[str, str, str] | None:
+            found = condition(await f.get(f.manager, ADMISSION_CHECK, "bad", namespace=None), "Active")
+            return (found["status"], found["reason"], found["message"]) if found else None
+
+        await eventually(
+            lambda: _equals(
+                bad_check(),
+                (
+                    "False",
+                    "BadConfig",
+                    'Cannot load the AdmissionChecks parameters: wrong kind "ConfigMap", expecting "MultiKueueConfig": bad parameters reference',
+                ),
+            ),
+            what="the bad check's condition",
+        )
+        await f.manager.create(JOB, new_job("still-works", run_seconds=1), namespace=NAMESPACE)
+        await f.wait_finished("still-works")
+
+
+async def _equals(value: Any, wanted: Any) -> bool:
+    return bool(await value == wanted)
+
+
+def worker_kubeconfig_text(f: Fleet) -> str:
+    return f.kubeconfigs["w1"]
+
+
+async def test_incremental_dispatcher_nominates_step_by_step(
+    devcluster_factory: Any, shared_dir: Path
+) -> None:
+    incremental = (
+        "multiKueue: {dispatcherName: kueue.x-k8s.io/multikueue-dispatcher-incremental, "
+        "incrementalDispatcherConfig: {stepSize: 1}}\n"
+    )
+    async with fleet(devcluster_factory, shared_dir, multikueue=incremental) as f:
+        seen: list[dict[str, Any]] = []
+        recorder = asyncio.create_task(record_workloads(f.workers["w2"], seen))
+        try:
+            await f.manager.create(JOB, new_job("step", run_seconds=1), namespace=NAMESPACE)
+            check = await wait_check(f, "step", "Ready")
+            assert check["message"] == 'The workload was admitted on "w1"'
+            await f.wait_finished("step")
+            assert seen == [], "the first round nominated only w1 (stepSize 1, the config's order)"
+        finally:
+            recorder.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await recorder
+
+
+async def test_external_dispatcher_uses_nominated_cluster_names(
+    devcluster_factory: Any, shared_dir: Path
+) -> None:
+    async with fleet(
+        devcluster_factory, shared_dir, multikueue="multiKueue: {dispatcherName: example.com/external}\n"
+    ) as f:
+        seen: list[dict[str, Any]] = []
+        recorder = asyncio.create_task(record_workloads(f.workers["w1"], seen))
+        try:
+            await f.manager.create(JOB, new_job("ext", run_seconds=1), namespace=NAMESPACE)
+
+            async def reserved() -> dict[str, Any] | None:
+                workload = await f.workload_of("ext")
+                found = condition(workload, "QuotaReserved")
+                return workload if found and found["status"] == "True" else None
+
+            workload = await eventually(reserved, what="quota reserved on the manager")
+            assert not await copies_on(f, "ext"), "nothing is dispatched before a nomination"
+            await f.manager.patch_status(
+                WORKLOAD,
+                workload["metadata"]["name"],
+                {"status": {"nominatedClusterNames": ["w2"]}},
+                namespace=NAMESPACE,
+            )
+            check = await wait_check(f, "ext", "Ready")
+            assert check["message"] == 'The workload was admitted on "w2"'
+            await f.wait_finished("ext")
+            assert seen == []
+        finally:
+            recorder.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await recorder

@@ -291,3 +291,22 @@ async def test_a_copy_deactivated_on_our_request_is_not_out_of_sync(mk: Harness)
     mk.workers["w1"].put(WORKLOAD, remote)
     await mk.reconcile()  # any other spec change of a copy is drift: the copy is removed (Kueue)
     assert mk.remote("w1") is None
+
+
+async def test_a_workers_own_workload_of_the_same_name_is_never_used_nor_deleted(mk: Harness) -> None:
+    theirs = {
+        "metadata": {"name": "wl", "namespace": "ns", "labels": {"team": "worker"}},
+        "spec": {"queueName": "q"},
+    }
+    mk.workers["w1"].put(WORKLOAD, theirs)
+    mk.job()
+    mk.workload()
+    await mk.reconcile()
+    assert mk.local()["status"]["nominatedClusterNames"] == ["w2"]
+    mk.set_remote_condition("w2", "Admitted")
+    await mk.reconcile()
+    assert mk.check()["message"] == 'The workload was admitted on "w2"'
+    mk.reconciler.workload_deleted(mk.local())
+    mk.manager.api.remove_object(WORKLOAD.resource_label, "ns", "wl")
+    await mk.reconcile()
+    assert mk.remote("w1") == theirs and mk.remote("w2") is None
