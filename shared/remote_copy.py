@@ -52,7 +52,11 @@ def sanitized_object(local: Mapping[str, Any]) -> dict[str, Any]:
     annotations = _string_map(metadata.get("annotations"))
     if annotations:
         copied_metadata["annotations"] = annotations
-    copy: dict[str, Any] = {"apiVersion": local.get("apiVersion"), "kind": local.get("kind"), "metadata": copied_metadata}
+    copy: dict[str, Any] = {
+        "apiVersion": local.get("apiVersion"),
+        "kind": local.get("kind"),
+        "metadata": copied_metadata,
+    }
     if "spec" in local:
         copy["spec"] = json_tree_copy(local["spec"])
     return copy
@@ -79,7 +83,9 @@ def remote_job_copy(
         except ValueError:  # a field of an unexpected shape on the way: nothing to drop there
             continue
     _mark_ours(copy, origin)
-    set_prebuilt_workload_name(copy, workload_name, workload_identifier_annotations=workload_identifier_annotations)
+    set_prebuilt_workload_name(
+        copy, workload_name, workload_identifier_annotations=workload_identifier_annotations
+    )
     return copy
 
 
