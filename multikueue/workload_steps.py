@@ -25,6 +25,12 @@
       check becomes ``Ready`` "The workload was admitted on "<c>"" with ``status.clusterName`` set
       (never changed once set) and ``nominatedClusterNames`` cleared, with a Normal event.
       Requeue after ``workerLostTimeout`` (2 s while the job status is deferred).
+Kinds kept pending (no manager field, kueue-bridge's extension for CRDs that know nothing about
+MultiKueue, Kueue's former ``KeepAdmissionCheckPending``): in 6b the check stays ``Pending`` (with
+the same message and ``status.clusterName``), so the manager's Workload holds its quota without being
+admitted and its job stays suspended while the copy runs and its status is mirrored; a ``Pending``
+check with a recorded cluster then counts as ``Ready`` does in 3, 4 and 6a.
+
 8. Dispatch, only while the check is ``Pending``, no cluster is recorded and every other check is
    ``Ready``: AllAtOnce nominates every usable worker (``nominatedClusterNames``, sorted, written
    only when the set changes); Incremental and External use ``nominatedClusterNames`` as written
@@ -74,9 +80,23 @@ class NominationError(Exception):
     """``ErrNoRemoteClientForNominatedCluster`` (and friends): retried with backoff."""
 
 
+def _dispatched(local: dict[str, Any], check: dict[str, Any], group: WorkloadGroup) -> bool:
+    """The check vouches for a worker: ``Ready`` -- or, for a kind kept pending, ``Pending`` with the
+    admitting cluster recorded (kueue-bridge's extension, module doc)."""
+    state = check.get("state")
+    if state == CheckState.READY:
+        return True
+    return (
+        group.adapter.keep_pending
+        and state == CheckState.PENDING
+        and bool(status_of(local).get("clusterName"))
+    )
+
+
 async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result:
     local = group.local
     check = check_state(local, group.check_name) or {"name": group.check_name, "state": CheckState.PENDING}
+    dispatched = _dispatched(local, check, group)
 
     # 2. nothing to run: remove the copies
     if is_finished(local) or not has_quota_reservation(local):
@@ -97,7 +117,7 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
     if finished is not None:
         cluster, remote_finished = finished
         if remote_finished.get("reason") in SYNC_FAILURE_REASONS:
-            if check.get("state") != CheckState.READY:
+            if not dispatched:
                 return Result.done()
             message = (
                 f'Remote workload on worker cluster "{cluster}" is out of sync with its user job, '
@@ -123,7 +143,7 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
             await group.validate_ownership(cluster)
             deferred = await group.sync_job(cluster, now=r.now())
             return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS) if deferred else Result.done()
-        if check.get("state") == CheckState.READY:
+        if dispatched:
             cluster_name = str(status_of(local).get("clusterName") or "")
             message = (
                 f'Workload evicted on worker cluster: "{cluster_name}", resetting for re-admission. '
@@ -149,7 +169,7 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
 
     # 6. the admitting worker
     admitted = earliest_true(group.remotes, Condition.ADMITTED)
-    if admitted is None and check.get("state") == CheckState.READY:
+    if admitted is None and dispatched:
         return await _admitting_remote_gone(r, group, check)
     if admitted is not None:
         return await _converge_on(r, group, check, admitted[0])
@@ -264,9 +284,8 @@ async def _converge_on(
             raise RuntimeError(f'attempting to change immutable ClusterName from "{recorded}" to "{cluster}"')
         updated = json_tree_copy(local)
         message = f'The workload was admitted on "{cluster}"'
-        changed = set_check_state(
-            updated, group.check_name, state=CheckState.READY, message=message, now=r.now()
-        )
+        wanted = CheckState.PENDING if group.adapter.keep_pending else CheckState.READY
+        changed = set_check_state(updated, group.check_name, state=wanted, message=message, now=r.now())
         status = status_of(updated)
         if not recorded:
             status["clusterName"] = cluster
@@ -275,7 +294,7 @@ async def _converge_on(
             changed = True
         if changed:
             await r.client.update_status(WORKLOAD_GVK, updated)
-            if state != CheckState.READY:
+            if not recorded:
                 r.event(updated, NORMAL, message)
                 r.admitted(cluster)
     return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS if deferred else r.settings.worker_lost_timeout)

@@ -17,16 +17,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from devcluster.jobrunner import DeclarativeCompletion
+from devcluster.kueue_standin import start_addons
 from multikueue.manager import ManagerOptions, MultiKueueManager
 from reconciler.manager import ReconcilerManager, settings_from_config
-from shared.config import Configuration, default_config, parse_config
+from shared.config import Configuration, parse_config
 from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import KubeClient, NotFound, load_kubeconfig
@@ -72,6 +74,7 @@ KUEUE_CRDS = (
 NAMESPACE = "team"
 SYSTEM = "kueue-system"
 MK_CONTROLLER = "kueue-bridge.dev/multikueue"
+_HEADER = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nnamespace: kueue-system\n"
 
 
 def condition(obj: dict[str, Any] | None, condition_type: str) -> dict[str, Any] | None:
@@ -270,8 +273,7 @@ class _Events:
         self.items.append((event_type, reason, message))
 
 
-def _reconciler(client: KubeClient) -> ReconcilerManager:
-    config = default_config()
+def _reconciler(client: KubeClient, config: Configuration) -> ReconcilerManager:
     registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
     return ReconcilerManager(
         client=client,
@@ -288,11 +290,17 @@ async def fleet(
     *,
     worker_cpu: dict[str, str] | None = None,
     multikueue: str = "",
+    crds: dict[str, list[Path]] | None = None,
+    declarative: Sequence[DeclarativeCompletion] = (),
+    reconciler_configs: dict[str, str] | None = None,
 ) -> AsyncIterator[Fleet]:
-    """The fleet of the module docstring; ``multikueue`` is extra YAML for the Configuration."""
+    """The fleet of the module docstring; ``multikueue`` is extra YAML for the Configuration (every
+    component's), ``crds`` more CRDs per cluster name, ``declarative`` how the workers' job runners
+    finish declarative kinds, ``reconciler_configs`` a cluster's own reconciler configuration (YAML)."""
     worker_cpu = worker_cpu or {"w1": "2", "w2": "2"}
     clusters = {
-        name: devcluster_factory(kueue_standin=True, job_runner=True) for name in ("manager", *worker_cpu)
+        name: devcluster_factory(kueue_standin=True, job_runner=name == "manager" or not declarative)
+        for name in ("manager", *worker_cpu)
     }
     clients = {
         name: KubeClient.from_connection(load_kubeconfig(cluster.kubeconfig_path))
@@ -300,13 +308,24 @@ async def fleet(
     }
     proxies: dict[str, CuttableProxy] = {}
     kubeconfigs: dict[str, str] = {}
-    config = parse_config(
-        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nnamespace: kueue-system\n"
-        + multikueue,
-        source="fleet",
-    )
+    config = parse_config(_HEADER + multikueue, source="fleet")
     tasks: list[asyncio.Task[None]] = []
+    addons = contextlib.AsyncExitStack()
     try:
+        for name, paths in (crds or {}).items():
+            await install_crds(clients[name], paths)
+        if declarative:
+            for name in worker_cpu:
+                cluster = clusters[name]
+                stack = await start_addons(
+                    url=cluster.url,
+                    token=cluster.token,
+                    ca_file=str(cluster.ca_file),
+                    kueue_standin=False,
+                    job_runner=True,
+                    declarative=declarative,
+                )
+                addons.push_async_callback(stack.aclose)
         await _setup_cluster(clients["manager"], shared_dir, cpu="4", check=True)
         for name, cpu in worker_cpu.items():
             await _setup_cluster(clients[name], shared_dir, cpu=cpu, check=False)
@@ -328,8 +347,10 @@ async def fleet(
                 },
             },
         )
-        for client in clients.values():
-            tasks.append(asyncio.create_task(_reconciler(client).run()))
+        for name, client in clients.items():
+            own = (reconciler_configs or {}).get(name)
+            own_config = parse_config(_HEADER + own, source=name) if own is not None else config
+            tasks.append(asyncio.create_task(_reconciler(client, own_config).run()))
         mk = MultiKueueManager(
             client=clients["manager"], config=config, options=ManagerOptions(events_batch_period=0.05)
         )
@@ -349,6 +370,7 @@ async def fleet(
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await addons.aclose()
         for proxy in proxies.values():
             await proxy.cut()
         for client in clients.values():

@@ -14,6 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
+from devcluster.jobrunner import DeclarativeCompletion
+from devcluster.standin_client import Resource
+from shared.frameworks.base import GroupVersionKind
 from shared.kube import Watch
 from tests.e2e.multikueue_support import (
     ADMISSION_CHECK,
@@ -496,3 +499,120 @@ async def test_external_dispatcher_uses_nominated_cluster_names(
             recorder.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await recorder
+
+
+SAMPLE_JOB = GroupVersionKind("samples.kueue-bridge.dev", "v1alpha1", "SampleJob")
+SAMPLE_NAME = "SampleJob.v1alpha1.samples.kueue-bridge.dev"
+SAMPLE_CRD = Path(__file__).resolve().parents[2] / "examples" / "dev" / "crds" / "samplejob.yaml"
+SAMPLE_CONFIG = f"""
+integrations:
+  frameworks: [batch/job]
+  externalFrameworks:
+  - name: {SAMPLE_NAME}
+    resource: samplejobs
+    adapter:
+      suspend: {{path: spec.suspend}}
+      podSets: [{{name: main, template: spec.template, count: {{path: spec.replicas, default: 1}}}}]
+      finished: "has(object.status) && has(object.status.phase) && object.status.phase in ['Succeeded', 'Failed']"
+      succeeded: "object.status.phase == 'Succeeded'"
+      message: "has(object.status.message) ? object.status.message : ''"
+multiKueue:
+  externalFrameworks: [{{name: {SAMPLE_NAME}}}]
+"""
+
+
+async def test_beyond_kueue_kept_pending_kind_per_kind_health_and_no_worker_ttl(
+    devcluster_factory: Any, shared_dir: Path
+) -> None:
+    completion = DeclarativeCompletion(
+        resource=Resource("samples.kueue-bridge.dev", "v1alpha1", "samplejobs"),
+        status_patch={"phase": "Succeeded", "message": "finished on the worker"},
+    )
+    async with fleet(
+        devcluster_factory,
+        shared_dir,
+        multikueue=SAMPLE_CONFIG,
+        crds={"manager": [SAMPLE_CRD], "w1": [SAMPLE_CRD]},  # w2 lacks the SampleJob CRD
+        declarative=[completion],
+        reconciler_configs={"w2": "integrations: {frameworks: [batch/job]}\n"},
+    ) as f:
+        # per-kind health: w2 is Active for batch Jobs, and says which kind it cannot take
+        async def w2_active() -> dict[str, Any] | None:
+            found = condition(await f.get(f.manager, MK_CLUSTER, "w2", namespace=None), "Active")
+            return found if found and found["status"] == "True" else None
+
+        active = await eventually(w2_active, what="w2 Active")
+        assert active["reason"] == "Active"
+        assert active["message"].startswith(f"Connected; unavailable kinds: {SAMPLE_NAME} (")
+
+        # a kind without spec.managedBy: the manager's copy stays suspended, its check Pending
+        seen: list[dict[str, Any]] = []
+        recorder = asyncio.create_task(record(f.manager, SAMPLE_JOB, seen))
+        try:
+            sample = {
+                "apiVersion": SAMPLE_JOB.api_version,
+                "kind": "SampleJob",
+                "metadata": {
+                    "name": "train",
+                    "namespace": NAMESPACE,
+                    "labels": {"kueue.x-k8s.io/queue-name": "q"},
+                    "annotations": {"kueue-bridge.dev/run-seconds": "2"},
+                },
+                "spec": {
+                    "suspend": True,
+                    "replicas": 1,
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}
+                            ]
+                        }
+                    },
+                },
+            }
+            await f.manager.create(SAMPLE_JOB, sample, namespace=NAMESPACE)
+
+            async def admitted_pending() -> dict[str, Any] | None:
+                check = await f.check_of("train")
+                return (
+                    check if check and check["message"].startswith("The workload was admitted on") else None
+                )
+
+            check = await eventually(
+                admitted_pending, what="the kept-pending check naming its worker", within_seconds=40
+            )
+            assert (check["state"], check["message"]) == ("Pending", 'The workload was admitted on "w1"')
+            finished = await f.wait_finished("train")
+            assert (finished["reason"], finished["message"]) == ("Succeeded", "finished on the worker")
+            final = await f.get(f.manager, SAMPLE_JOB, "train")
+            assert final is not None and final["status"] == {
+                "phase": "Succeeded",
+                "message": "finished on the worker",
+            }
+            assert seen and all(obj["spec"]["suspend"] is True for obj in seen), (
+                "the manager's copy never ran"
+            )
+        finally:
+            recorder.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await recorder
+
+        # batch Jobs still use both workers, and their copies never carry a TTL
+        await f.manager.create(
+            JOB,
+            {
+                **new_job("ttl", run_seconds=2),
+                "spec": {**new_job("ttl")["spec"], "ttlSecondsAfterFinished": 0},
+            },
+            namespace=NAMESPACE,
+        )
+        winner = await running_on(f, "ttl")
+        remote_job = (await jobs_on(f, "ttl"))[winner]
+        assert "ttlSecondsAfterFinished" not in remote_job["spec"]
+        await f.wait_finished("ttl")
+
+
+async def record(client: Any, gvk: GroupVersionKind, seen: list[dict[str, Any]]) -> None:
+    async for event in Watch(client, gvk, namespace=NAMESPACE).events():
+        if event.object:
+            seen.append(event.object)

@@ -27,6 +27,7 @@ __all__ = [
     "MK_CLUSTER",
     "MK_CONFIG",
     "SECRET",
+    "TRAINING",
     "WORKLOAD",
     "FakeCluster",
     "kubeconfig_for",
@@ -58,8 +59,9 @@ MK_CLUSTER = _info("kueue.x-k8s.io", "v1beta2", "MultiKueueCluster", "multikueue
 SECRET = _info("", "v1", "Secret", "secrets", namespaced=True, status=False)
 JOB = _info("batch", "v1", "Job", "jobs", namespaced=True)
 JOBSET = _info("jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets", namespaced=True)
-MANAGER_KINDS = (WORKLOAD, ADMISSION_CHECK, MK_CONFIG, MK_CLUSTER, SECRET, JOB, JOBSET)
-WORKER_KINDS = (WORKLOAD, JOB, JOBSET)
+TRAINING = _info("ml.example.com", "v1alpha1", "TrainingRun", "trainingruns", namespaced=True)
+MANAGER_KINDS = (WORKLOAD, ADMISSION_CHECK, MK_CONFIG, MK_CLUSTER, SECRET, JOB, JOBSET, TRAINING)
+WORKER_KINDS = (WORKLOAD, JOB, JOBSET, TRAINING)
 
 
 class FakeCluster:

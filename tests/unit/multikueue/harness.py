@@ -44,7 +44,11 @@ def condition(obj: dict[str, Any] | None, condition_type: str) -> dict[str, Any]
 
 class Harness:
     def __init__(
-        self, *, dispatcher: str = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once", config: str = ""
+        self,
+        *,
+        dispatcher: str = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
+        config: str = "",
+        external: tuple[str, ...] = (),
     ) -> None:
         self.clock = FakeClock(wall_start=WALL)
         self.manager = FakeCluster("manager", clock=self.clock)
@@ -53,7 +57,8 @@ class Harness:
         }
         self.config = parse_config(
             "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
-            f"multiKueue: {{dispatcherName: {dispatcher}, workerLostTimeout: 15m}}\n{config}",
+            f"multiKueue: {{dispatcherName: {dispatcher}, workerLostTimeout: 15m, "
+            f"externalFrameworks: {[{'name': name} for name in external]}}}\n{config}",
             source="test",
         )
         self.events: list[tuple[str, str, str]] = []

@@ -8,7 +8,7 @@ import pytest
 
 from multikueue.workload_group import RemoteObjectNotOwnedError
 from shared.kube import Result
-from tests.unit.multikueue.fakes import JOB, WORKLOAD
+from tests.unit.multikueue.fakes import JOB, TRAINING, WORKLOAD
 from tests.unit.multikueue.harness import ORIGIN_LABEL, Harness, condition
 
 
@@ -310,3 +310,56 @@ async def test_a_workers_own_workload_of_the_same_name_is_never_used_nor_deleted
     mk.manager.api.remove_object(WORKLOAD.resource_label, "ns", "wl")
     await mk.reconcile()
     assert mk.remote("w1") == theirs and mk.remote("w2") is None
+
+
+KEEP_PENDING = """
+integrations:
+  frameworks: [batch/job]
+  externalFrameworks:
+  - name: TrainingRun.v1alpha1.ml.example.com
+    adapter:
+      suspend: {path: spec.paused}
+      podSets: [{template: spec.template}]
+      finished: "has(object.status) && has(object.status.phase)"
+"""
+
+
+async def test_a_kind_without_managed_by_is_kept_pending_while_its_copy_runs() -> None:
+    mk = Harness(config=KEEP_PENDING, external=("TrainingRun.v1alpha1.ml.example.com",))
+    await mk.connect()
+    mk.manager.put(
+        TRAINING,
+        {
+            "metadata": {"name": "train", "namespace": "ns"},
+            "spec": {"paused": True, "template": {}},
+            "status": {"phase": ""},
+        },
+    )
+    mk.workload(job="train", kind="TrainingRun", api_version="ml.example.com/v1alpha1")
+    await mk.reconcile()
+    assert mk.remote("w1") is not None
+    mk.set_remote_condition("w1", "Admitted")
+    assert await mk.reconcile() == Result.after(900.0)
+    check = mk.check()
+    assert (check["state"], check["message"]) == ("Pending", 'The workload was admitted on "w1"')
+    assert mk.local()["status"]["clusterName"] == "w1" and mk.remote("w2") is None
+    copy = mk.workers["w1"].get(TRAINING, "train", "ns")
+    assert copy is not None and copy["spec"] == {"paused": True, "template": {}}
+    copy["status"] = {"phase": "Running"}
+    mk.workers["w1"].put(TRAINING, copy)
+    await mk.reconcile()
+    local_job = mk.manager.get(TRAINING, "train", "ns")
+    assert (
+        local_job is not None
+        and local_job["status"] == {"phase": "Running"}
+        and local_job["spec"]["paused"] is True
+    )
+    await mk.clock.advance(10)
+    mk.remotes["w1"].mark_disconnected()
+    await mk.clock.advance(900)
+    await mk.reconcile()  # a kept-pending check is dispatched too: losing its worker is a Retry
+    assert (mk.check()["state"], mk.check()["message"]) == (
+        "Retry",
+        'Admitting remote lost, Previously: "Pending"',
+    )
+    await mk.close()
