@@ -17,7 +17,8 @@ Kueue's ``clustersReconciler`` (``multikueuecluster.go``), reconcile by reconcil
 
 Triggers (wired in ``multikueue.manager``): the cluster's create, delete and *spec* changes (its
 own status writes are ignored, as Kueue's generation predicate does), changes of the Secret it
-names, and a lost watch.
+names, and a lost watch. A ``locationType: Path`` kubeconfig is read again every 10 s (Kueue
+watches the file with fsnotify); an unchanged file costs no reconnect.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import external_name
 from shared.kube import KubeClient, Result
 from shared.models.condition import Condition
-from shared.models.multikueue import MultiKueueCluster
+from shared.models.multikueue import KUBECONFIG_LOCATION_PATH, MultiKueueCluster
 
 __all__ = ["MULTIKUEUE_CLUSTER_GVK", "ClusterReconciler"]
 
@@ -50,6 +51,8 @@ logger = logging.getLogger(__name__)
 
 MULTIKUEUE_CLUSTER_GVK = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "MultiKueueCluster")
 CLIENT_CONNECTION_FAILED = "ClientConnectionFailed"
+#: how often a connected cluster's ``locationType: Path`` kubeconfig is read again for changes
+PATH_RECHECK_SECONDS = 10.0
 
 
 class ClusterReconciler:
@@ -125,6 +128,9 @@ class ClusterReconciler:
         await self._set_active(
             obj, active=True, reason="Active", message=_connected_message(remote.kind_errors.items())
         )
+        source = cluster.spec.cluster_source.kube_config
+        if source is not None and source.effective_location_type == KUBECONFIG_LOCATION_PATH:
+            return Result.after(PATH_RECHECK_SECONDS)  # Kueue watches the file (fsnotify); we re-read it
         return Result.done()
 
     async def _disconnect(self, name: str) -> None:

@@ -29,7 +29,9 @@ WALL = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 class Harness:
-    def __init__(self, *, kinds: tuple[GroupVersionKind, ...] = (JOB.gvk,)) -> None:
+    def __init__(
+        self, *, kinds: tuple[GroupVersionKind, ...] = (JOB.gvk,), path_prefix: str = "/nonexistent"
+    ) -> None:
         self.clock = FakeClock(wall_start=WALL)
         self.manager = FakeCluster("manager", clock=self.clock)
         self.workers = {"w1": FakeCluster("w1", clock=self.clock, kinds=WORKER_KINDS)}
@@ -49,6 +51,7 @@ class Harness:
                 on_lost=self.lost.append,
             ),
             now=self.clock.wall,
+            path_prefix=path_prefix,
         )
 
     def add_cluster(self, name: str = "w1", *, secret: str = "w1-secret") -> None:
@@ -230,3 +233,29 @@ async def test_deleted_cluster_closes_its_connection() -> None:
     assert await harness.reconciler.reconcile("w1") == Result.done()
     assert harness.reconciler.remote("w1") is None
     assert remote is not None and not remote.connected
+
+
+async def test_a_path_kubeconfig_is_read_again_and_a_change_reconnects(tmp_path: Any) -> None:
+    import yaml
+
+    harness = Harness(path_prefix=str(tmp_path))
+    path = tmp_path / "w1.yaml"
+    path.write_text(yaml.safe_dump(kubeconfig_for("w1")))
+    harness.manager.put(
+        MK_CLUSTER,
+        {
+            "metadata": {"name": "w1"},
+            "spec": {"clusterSource": {"kubeConfig": {"location": str(path), "locationType": "Path"}}},
+        },
+    )
+    assert await harness.reconciler.reconcile("w1") == Result.after(10.0)
+    lists = len([r for r in harness.workers["w1"].api.requests if r.method == "GET"])
+    assert await harness.reconciler.reconcile("w1") == Result.after(10.0)
+    assert (
+        len([r for r in harness.workers["w1"].api.requests if r.method == "GET"]) == lists
+    )  # unchanged file
+    path.write_text(yaml.safe_dump(kubeconfig_for("w1", token="rotated")))
+    await harness.reconciler.reconcile("w1")
+    assert len([r for r in harness.workers["w1"].api.requests if r.method == "GET"]) > lists  # reconnected
+    assert harness.active()["message"] == "Connected"
+    await harness.reconciler.close()
