@@ -170,6 +170,8 @@ class Fleet:
     config: Configuration
     #: each worker's kubeconfig as put in its Secret (through its proxy)
     kubeconfigs: dict[str, str] = field(default_factory=dict)
+    #: the devclusters by name ("manager", "w1", ...)
+    clusters: dict[str, Any] = field(default_factory=dict)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def get(
@@ -293,8 +295,11 @@ async def fleet(
     crds: dict[str, list[Path]] | None = None,
     declarative: Sequence[DeclarativeCompletion] = (),
     reconciler_configs: dict[str, str] | None = None,
+    manager_cpu: str = "4",
+    run_multikueue: bool = True,
 ) -> AsyncIterator[Fleet]:
-    """The fleet of the module docstring; ``multikueue`` is extra YAML for the Configuration (every
+    """The fleet of the module docstring (``run_multikueue=False``: the test runs the component itself,
+    ``clusters`` gives it the devclusters); ``multikueue`` is extra YAML for the Configuration (every
     component's), ``crds`` more CRDs per cluster name, ``declarative`` how the workers' job runners
     finish declarative kinds, ``reconciler_configs`` a cluster's own reconciler configuration (YAML)."""
     worker_cpu = worker_cpu or {"w1": "2", "w2": "2"}
@@ -326,7 +331,7 @@ async def fleet(
                     declarative=declarative,
                 )
                 addons.push_async_callback(stack.aclose)
-        await _setup_cluster(clients["manager"], shared_dir, cpu="4", check=True)
+        await _setup_cluster(clients["manager"], shared_dir, cpu=manager_cpu, check=True)
         for name, cpu in worker_cpu.items():
             await _setup_cluster(clients[name], shared_dir, cpu=cpu, check=False)
             port = int(clusters[name].url.rsplit(":", 1)[1])
@@ -354,7 +359,8 @@ async def fleet(
         mk = MultiKueueManager(
             client=clients["manager"], config=config, options=ManagerOptions(events_batch_period=0.05)
         )
-        tasks.append(asyncio.create_task(mk.run()))
+        if run_multikueue:
+            tasks.append(asyncio.create_task(mk.run()))
         yield Fleet(
             manager=clients["manager"],
             workers={name: clients[name] for name in worker_cpu},
@@ -362,6 +368,7 @@ async def fleet(
             multikueue=mk,
             config=config,
             kubeconfigs=kubeconfigs,
+            clusters=clusters,
             tasks=tasks,
         )
     finally:
