@@ -13,7 +13,9 @@ Kueue's ``clustersReconciler`` (``multikueuecluster.go``), reconcile by reconcil
    Within the backoff window the reconcile only requeues.
 4. Connected: ``Active=True`` reason ``Active`` message ``Connected`` -- kueue-bridge appends
    ``; unavailable kinds: <Kind.version.group> (<error>), ...`` when some job kinds could not be
-   watched on that worker (per-kind health, see ``multikueue.remote``).
+   watched on that worker (per-kind health, see ``multikueue.remote``). A cluster that just
+   (re)connected is announced (``on_connected``): Workloads that could not use it meanwhile are
+   reconciled again (Kueue relies on its ClusterQueue staying inactive until the check is Active).
 
 Triggers (wired in ``multikueue.manager``): the cluster's create, delete and *spec* changes (its
 own status writes are ignored, as Kueue's generation predicate does), changes of the Secret it
@@ -65,6 +67,7 @@ class ClusterReconciler:
         clusters: Callable[[str], dict[str, Any] | None],
         secrets: SecretLookup,
         new_remote: Callable[[str], RemoteCluster],
+        on_connected: Callable[[str], None] = lambda name: None,
         now: Callable[[], datetime],
         path_prefix: str = DEFAULT_KUBECONFIG_PATH_PREFIX,
         validate_path: bool = True,
@@ -73,6 +76,7 @@ class ClusterReconciler:
         self._clusters = clusters
         self._secrets = secrets
         self._new_remote = new_remote
+        self._on_connected = on_connected
         self._now = now
         self._path_prefix = path_prefix
         self._validate_path = validate_path
@@ -117,6 +121,7 @@ class ClusterReconciler:
         remote = self.remotes.get(name)
         if remote is None:
             remote = self.remotes[name] = self._new_remote(name)
+        was_connected = remote.connected
         retry, error = await remote.refresh(loaded.raw, loaded.document)
         if error is not None:
             logger.warning("connecting to worker cluster failed", extra={"cluster": name, "error": error})
@@ -128,6 +133,8 @@ class ClusterReconciler:
         await self._set_active(
             obj, active=True, reason="Active", message=_connected_message(remote.kind_errors.items())
         )
+        if not was_connected and remote.connected:
+            self._on_connected(name)
         source = cluster.spec.cluster_source.kube_config
         if source is not None and source.effective_location_type == KUBECONFIG_LOCATION_PATH:
             return Result.after(PATH_RECHECK_SECONDS)  # Kueue watches the file (fsnotify); we re-read it

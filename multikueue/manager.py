@@ -166,6 +166,7 @@ class MultiKueueManager:
             clusters=_getter(self.clusters.store),
             secrets=lambda name: self.secrets.store.get(f"{config.namespace}/{name}"),
             new_remote=self._new_remote,
+            on_connected=self._cluster_connected,
             now=options.now,
             path_prefix=options.path_prefix,
             validate_path=config.feature_gate("MultiKueueKubeConfigPathValidation", default=True),
@@ -294,6 +295,12 @@ class MultiKueueManager:
         key = f"{namespace}/{name}"
         if self.workloads.store.get(key) is not None:
             self.workload_controller.queue.add_after(key, self._options.events_batch_period)
+
+    def _cluster_connected(self, cluster: str) -> None:
+        """Reconcile every Workload whose check's config lists ``cluster`` (it may dispatch there now)."""
+        for config in self.configs.store.by_index(CLUSTER_INDEX, cluster):
+            for key in self._workloads_using_config(_name(config)):
+                self.workload_controller.queue.add(key)
 
     def _event(self, workload: dict[str, Any], event_type: str, message: str) -> None:
         if self._recorder is None:

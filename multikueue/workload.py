@@ -22,6 +22,7 @@ written with the Workload's resourceVersion (a stale cache is a ``Conflict`` and
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -183,6 +184,7 @@ class WorkloadReconciler:
             return Result.done()
         namespace = str((workload.get("metadata") or {}).get("namespace") or "")
         owner_name = str(owner.get("name") or "")
+        local_job: dict[str, Any] | None = None
         if not deleted:
             local_job = await self.client.get(adapter.gvk, owner_name, namespace=namespace)
             managed, reason = adapter.is_managed(local_job)
@@ -192,6 +194,7 @@ class WorkloadReconciler:
                 )
                 return Result.done()
         group = await self.read_group(workload, check, adapter, owner_name)
+        group.local_job = local_job
         if deleted:
             for cluster in list(group.remotes):
                 await group.remove_remote_objects(cluster)
@@ -223,29 +226,29 @@ class WorkloadReconciler:
             workload_identifier_annotations=self.settings.workload_identifier_annotations,
         )
         metadata = workload.get("metadata") or {}
+        usable: list[tuple[str, RemoteCluster, KubeClient]] = []
         for cluster in config_clusters(config):
             remote = self._remotes(cluster)
             if remote is None or remote.client is None or not remote.usable_for(adapter.gvk):
                 group.unavailable.append(cluster)
-                continue
+            else:
+                usable.append((cluster, remote, remote.client))
+        name, namespace = str(metadata.get("name")), str(metadata.get("namespace"))
+
+        async def read(client: KubeClient) -> dict[str, Any] | None:
             try:
-                copy = await remote.client.get(
-                    WORKLOAD_GVK, str(metadata.get("name")), namespace=str(metadata.get("namespace"))
-                )
+                return await client.get(WORKLOAD_GVK, name, namespace=namespace)
             except NotFound:
-                copy = None
-            if (
-                copy is not None
-                and ((copy.get("metadata") or {}).get("labels") or {}).get(MULTIKUEUE_ORIGIN_LABEL)
-                != self.settings.origin
-            ):
+                return None
+
+        copies = await asyncio.gather(*(read(client) for _, _, client in usable))
+        for (cluster, remote, _), copy in zip(usable, copies, strict=True):
+            labels = ((copy or {}).get("metadata") or {}).get("labels") or {}
+            if copy is not None and labels.get(MULTIKUEUE_ORIGIN_LABEL) != self.settings.origin:
                 # a Workload of that name that is not ours: never synced, finished from or deleted
                 logger.warning(
                     "worker has a Workload of this name without our origin label; not using that worker",
-                    extra={
-                        "cluster": cluster,
-                        "workload": f"{metadata.get('namespace')}/{metadata.get('name')}",
-                    },
+                    extra={"cluster": cluster, "workload": f"{namespace}/{name}"},
                 )
                 group.unavailable.append(cluster)
                 continue

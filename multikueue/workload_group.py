@@ -9,7 +9,7 @@ a remote job is synced, finished from or deleted only if it carries our
   ours is skipped silently), then the remote Workload: its ``kueue.x-k8s.io/resource-in-use``
   finalizer is removed (an update, guarded by its resourceVersion) and it is deleted. The job goes
   first because the garbage collector finds a remote job only through its remote Workload.
-* ``sync_job(cluster)``: create the job on the worker if it is not there (sanitised by the adapter),
+* ``sync_owned_job(cluster)``: create the job on the worker if it is not there (sanitised by the adapter),
   else copy its status to the local job when it differs. A remote job that exists but is not ours
   is an error (``RemoteObjectNotOwnedError``): the reconcile fails and is retried, nothing is written.
 """
@@ -49,6 +49,8 @@ class WorkloadGroup:
     #: workers of the config that are not usable now (disconnected, or not for this kind)
     unavailable: list[str] = field(default_factory=list)
     workload_identifier_annotations: bool = True
+    #: the manager's job as read by this reconcile (``None``: read it when needed)
+    local_job: dict[str, Any] | None = None
 
     @property
     def namespace(self) -> str:
@@ -75,18 +77,6 @@ class WorkloadGroup:
         labels = (job.get("metadata") or {}).get("labels") or {}
         return bool(labels.get(MULTIKUEUE_ORIGIN_LABEL) == self.origin)
 
-    async def validate_ownership(self, cluster: str) -> bool:
-        """``ValidateRemoteObjectOwnership``: ``True`` if our job is there, ``False`` if none is."""
-        job = await self._remote_job(cluster)
-        if job is None:
-            return False
-        if not self._owned(job):
-            raise RemoteObjectNotOwnedError(
-                f'remote object is not owned by MultiKueue: expected "{MULTIKUEUE_ORIGIN_LABEL}"="{self.origin}" '
-                f'on {self.adapter.gvk.kind} "{self.namespace}/{self.owner_name}" in cluster {cluster}'
-            )
-        return True
-
     async def delete_remote_job(self, cluster: str) -> None:
         """``DeleteRemoteObjectIfOwned``: delete the remote job only when it is ours."""
         job = await self._remote_job(cluster)
@@ -108,10 +98,20 @@ class WorkloadGroup:
         except NotFound:
             return
 
-    async def sync_job(self, cluster: str, *, now: datetime) -> bool:
-        """``SyncJob``: create the remote job, or mirror its status; returns ``deferred``."""
-        local_job = await self.local_client.get(self.adapter.gvk, self.owner_name, namespace=self.namespace)
+    async def sync_owned_job(self, cluster: str, *, now: datetime) -> bool:
+        """``ValidateRemoteObjectOwnership`` then ``SyncJob`` (one read of the remote job): create the
+        remote job, or mirror its status; returns ``deferred``."""
         remote_job = await self._remote_job(cluster)
+        if remote_job is not None and not self._owned(remote_job):
+            raise RemoteObjectNotOwnedError(
+                f'remote object is not owned by MultiKueue: expected "{MULTIKUEUE_ORIGIN_LABEL}"="{self.origin}" '
+                f'on {self.adapter.gvk.kind} "{self.namespace}/{self.owner_name}" in cluster {cluster}'
+            )
+        local_job = self.local_job
+        if local_job is None:
+            local_job = await self.local_client.get(
+                self.adapter.gvk, self.owner_name, namespace=self.namespace
+            )
         if remote_job is None:
             copy = self.adapter.remote_copy(
                 local_job,

@@ -40,6 +40,7 @@ check with a recorded cluster then counts as ``Ready`` does in 3, 4 and 6a.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, Final
 
 from multikueue.remote import WORKLOAD_GVK
@@ -128,8 +129,7 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
                 updated, WARNING, str((check_state(updated, group.check_name) or {}).get("message", message))
             )
             return Result.done()
-        await group.validate_ownership(cluster)
-        await group.sync_job(cluster, now=r.now())
+        await group.sync_owned_job(cluster, now=r.now())
         await _finish(
             r, local, str(remote_finished.get("reason") or ""), str(remote_finished.get("message") or "")
         )
@@ -140,8 +140,7 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
     if evicted is not None:
         cluster, _ = evicted
         if is_evicted(local):
-            await group.validate_ownership(cluster)
-            deferred = await group.sync_job(cluster, now=r.now())
+            deferred = await group.sync_owned_job(cluster, now=r.now())
             return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS) if deferred else Result.done()
         if dispatched:
             cluster_name = str(status_of(local).get("clusterName") or "")
@@ -275,8 +274,7 @@ async def _converge_on(
         ):
             await group.client(cluster).update_status(WORKLOAD_GVK, remote)
         return Result.done()
-    await group.validate_ownership(cluster)
-    deferred = await group.sync_job(cluster, now=r.now())
+    deferred = await group.sync_owned_job(cluster, now=r.now())
     state = check.get("state")
     if state not in (CheckState.RETRY, CheckState.REJECTED):
         recorded = status_of(local).get("clusterName")
@@ -329,23 +327,20 @@ async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup)
         for name in nominated
         if name not in group.remotes
     ]
-    for cluster, remote in list(group.remotes.items()):
-        if cluster in nominated:
-            if remote is None:
-                try:
-                    await group.client(cluster).create(
-                        WORKLOAD_GVK,
-                        remote_workload_copy(local, origin=group.origin),
-                        namespace=group.namespace,
-                    )
-                    r.dispatched(cluster)
-                except Exception as exc:
-                    errors.append(exc)
-        elif remote is not None:
-            try:
-                await group.remove_remote_objects(cluster)
-            except Exception as exc:
-                errors.append(exc)
+
+    async def create(cluster: str) -> None:
+        await group.client(cluster).create(
+            WORKLOAD_GVK, remote_workload_copy(local, origin=group.origin), namespace=group.namespace
+        )
+        r.dispatched(cluster)
+
+    work = [
+        create(cluster) if cluster in nominated else group.remove_remote_objects(cluster)
+        for cluster, remote in list(group.remotes.items())
+        if (cluster in nominated) == (remote is None)
+    ]
+    results = await asyncio.gather(*work, return_exceptions=True)
+    errors.extend(result for result in results if isinstance(result, Exception))
     if errors:
         raise errors[0]
     return Result.done()

@@ -17,7 +17,7 @@ import yaml
 from devcluster.jobrunner import DeclarativeCompletion
 from devcluster.standin_client import Resource
 from shared.frameworks.base import GroupVersionKind
-from shared.kube import Watch
+from shared.kube import Conflict, Watch
 from tests.e2e.multikueue_support import (
     ADMISSION_CHECK,
     JOB,
@@ -100,6 +100,21 @@ async def record_workloads(client: Any, seen: list[dict[str, Any]]) -> None:
             seen.append(event.object)
 
 
+async def add_condition(f: Fleet, client: Any, job: str, added: dict[str, Any]) -> None:
+    """Write a condition onto the Workload of ``job`` on ``client``'s cluster as its Kueue would: read,
+    change, write with the resourceVersion, again on a conflict (the components write it too)."""
+    for _ in range(20):
+        workload = await (f.workload_of(job) if client is f.manager else f.copy_of(job, client))
+        assert workload is not None
+        workload["status"]["conditions"].append(added)
+        try:
+            await client.update_status(WORKLOAD, workload)
+            return
+        except Conflict:
+            continue
+    raise AssertionError(f"could not write {added['type']} on the Workload of {job}")
+
+
 async def wait_check(f: Fleet, job: str, state: str, *, within_seconds: float = 40) -> dict[str, Any]:
     async def reached() -> dict[str, Any] | None:
         check = await f.check_of(job)
@@ -118,8 +133,29 @@ async def running_on(f: Fleet, job: str) -> str:
                 return worker
         return None
 
-    worker: str = await eventually(active, what=f"{job} running on a worker", within_seconds=40)
+    try:
+        worker: str = await eventually(active, what=f"{job} running on a worker", within_seconds=40)
+    except AssertionError:
+        print("STATE", await describe(f, job))
+        raise
     return worker
+
+
+async def describe(f: Fleet, job: str) -> str:
+    """Everything a failed wait needs to be understood: the job's Workloads, copies and clusters."""
+    lines = []
+    local = await f.workload_of(job)
+    lines.append(f"manager workload: {(local or {}).get('status')}")
+    manager_job = await f.get(f.manager, JOB, job)
+    lines.append(
+        f"manager job: spec.suspend={((manager_job or {}).get('spec') or {}).get('suspend')} status={(manager_job or {}).get('status')}"
+    )
+    for worker, client in f.workers.items():
+        lines.append(f"{worker} copy: {(await f.copy_of(job, client) or {}).get('status')}")
+        lines.append(f"{worker} job: {await f.get(client, JOB, job)}")
+        cluster = await f.get(f.manager, MK_CLUSTER, worker, namespace=None)
+        lines.append(f"{worker} cluster: {(cluster or {}).get('status')}")
+    return "\n".join(lines)
 
 
 async def test_remote_sync_failure_resets_for_re_dispatch_and_never_finishes(
@@ -128,18 +164,14 @@ async def test_remote_sync_failure_resets_for_re_dispatch_and_never_finishes(
     async with fleet(devcluster_factory, shared_dir) as f:
         await f.manager.create(JOB, new_job("sync", run_seconds=60), namespace=NAMESPACE)
         winner = await running_on(f, "sync")
-        remote = await f.copy_of("sync", f.workers[winner])
-        assert remote is not None
-        remote["status"]["conditions"].append(
-            {
-                "type": "Finished",
-                "status": "True",
-                "reason": "OutOfSync",
-                "message": "out of sync",
-                "lastTransitionTime": "2030-01-01T00:00:00Z",
-            }
-        )
-        await f.workers[winner].update_status(WORKLOAD, remote)
+        finished = {
+            "type": "Finished",
+            "status": "True",
+            "reason": "OutOfSync",
+            "message": "out of sync",
+            "lastTransitionTime": "2030-01-01T00:00:00Z",
+        }
+        await add_condition(f, f.workers[winner], "sync", finished)
 
         async def evicted() -> dict[str, Any] | None:
             found = condition(await f.workload_of("sync"), "Evicted")
@@ -165,18 +197,14 @@ async def test_evictions_both_ways(devcluster_factory: Any, shared_dir: Path) ->
         # Kueue removes such a copy and the admitting remote "no longer exists")
         await f.manager.create(JOB, new_job("evicted-there", run_seconds=3), namespace=NAMESPACE)
         winner = await running_on(f, "evicted-there")
-        remote = await f.copy_of("evicted-there", f.workers[winner])
-        assert remote is not None
-        remote["status"]["conditions"].append(  # the worker's Kueue preempts its copy
-            {
-                "type": "Evicted",
-                "status": "True",
-                "reason": "Preempted",
-                "message": "Preempted to accommodate a workload",
-                "lastTransitionTime": "2030-01-01T00:00:00Z",
-            }
-        )
-        await f.workers[winner].update_status(WORKLOAD, remote)
+        preempted = {  # the worker's Kueue preempts its copy
+            "type": "Evicted",
+            "status": "True",
+            "reason": "Preempted",
+            "message": "Preempted to accommodate a workload",
+            "lastTransitionTime": "2030-01-01T00:00:00Z",
+        }
+        await add_condition(f, f.workers[winner], "evicted-there", preempted)
         await f.wait_finished("evicted-there", within_seconds=60)
         local = await f.workload_of("evicted-there")
         evicted = condition(local, "Evicted")
@@ -194,18 +222,14 @@ async def test_evictions_both_ways(devcluster_factory: Any, shared_dir: Path) ->
         seen: list[dict[str, Any]] = []
         recorder = asyncio.create_task(record_workloads(f.workers[winner], seen))
         try:
-            local = await f.workload_of("evicted-here")
-            assert local is not None
-            local["status"]["conditions"].append(
-                {
-                    "type": "Evicted",
-                    "status": "True",
-                    "reason": "Preempted",
-                    "message": "Preempted on the manager",
-                    "lastTransitionTime": "2030-01-01T00:00:00Z",
-                }
-            )
-            await f.manager.update_status(WORKLOAD, local)
+            preempted = {
+                "type": "Evicted",
+                "status": "True",
+                "reason": "Preempted",
+                "message": "Preempted on the manager",
+                "lastTransitionTime": "2030-01-01T00:00:00Z",
+            }
+            await add_condition(f, f.manager, "evicted-here", preempted)
 
             async def targeted() -> dict[str, Any] | None:
                 for obj in seen:

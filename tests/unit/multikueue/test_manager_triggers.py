@@ -19,10 +19,12 @@ from shared.kube import SystemClock
 from tests.polling import eventually
 from tests.unit.multikueue.fakes import (
     ADMISSION_CHECK,
+    JOB,
     MK_CLUSTER,
     MK_CONFIG,
     SECRET,
     WORKER_KINDS,
+    WORKLOAD,
     FakeCluster,
     kubeconfig_for,
     secret_for,
@@ -119,4 +121,66 @@ async def test_secret_cluster_config_and_check_converge(order: str) -> None:
                 == "Missing clusters: [w2], Inactive clusters: [w1]",
             ),
             what="the check following its config's cluster list",
+        )
+
+
+async def test_a_cluster_that_connects_late_gets_the_waiting_workloads() -> None:
+    clock = SystemClock()
+    manager = FakeCluster("manager", clock=clock)
+    workers = {"w1": FakeCluster("w1", clock=clock, kinds=WORKER_KINDS)}
+    manager.put(
+        MK_CLUSTER,
+        {"metadata": {"name": "w1"}, "spec": {"clusterSource": {"kubeConfig": {"location": "w1-secret"}}}},
+    )
+    manager.put(MK_CONFIG, {"metadata": {"name": "cfg"}, "spec": {"clusters": ["w1"]}})
+    manager.put(
+        ADMISSION_CHECK,
+        {
+            "metadata": {"name": "mk"},
+            "spec": {
+                "controllerName": "kueue-bridge.dev/multikueue",
+                "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "cfg"},
+            },
+        },
+    )
+    manager.put(
+        JOB,
+        {"metadata": {"name": "job", "namespace": "ns"}, "spec": {"managedBy": "kueue.x-k8s.io/multikueue"}},
+    )
+    manager.put(
+        WORKLOAD,
+        {
+            "metadata": {
+                "name": "wl",
+                "namespace": "ns",
+                "ownerReferences": [
+                    {"apiVersion": "batch/v1", "kind": "Job", "name": "job", "uid": "u", "controller": True}
+                ],
+            },
+            "spec": {"queueName": "q"},
+            "status": {
+                "conditions": [
+                    {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": ""}
+                ],
+                "admissionChecks": [{"name": "mk", "state": "Pending", "message": ""}],
+            },
+        },
+    )
+    async with running(manager, workers) as mk:
+        await eventually(lambda: asyncio.sleep(0, mk.synced()), what="caches synced")
+        await eventually(
+            lambda: asyncio.sleep(0, condition(manager, MK_CLUSTER, "w1") == ("False", "BadKubeConfig")),
+            what="w1 waiting for its Secret",
+        )
+        queue = mk.workload_controller.queue
+
+        async def idle() -> bool:
+            return not len(queue) and not queue.processing and not queue.waiting
+
+        await eventually(idle, what="the Workload reconciled with no worker to dispatch to, nothing pending")
+        assert workers["w1"].get(WORKLOAD, "wl", "ns") is None
+        manager.put(SECRET, secret_for("w1-secret", kubeconfig_for("w1")))
+        await eventually(
+            lambda: asyncio.sleep(0, workers["w1"].get(WORKLOAD, "wl", "ns") is not None),
+            what="the waiting Workload dispatched once w1 connected",
         )
