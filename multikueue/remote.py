@@ -3,7 +3,9 @@
 Kueue's ``remoteClient`` (``multikueuecluster.go``), with the same life cycle:
 
 * **Connect** (``refresh``): with a new kubeconfig (or after a lost connection), stop the old
-  watches, build a client, and *establish* every watch -- Workloads, then each synced job kind --
+  watches, build a client (a new kubeconfig only: a reconnect reuses the client, which reconciles in
+  flight may still hold -- a closed client would quietly open a new connection pool), and
+  *establish* every watch -- Workloads, then each synced job kind --
   all filtered by the ``kueue.x-k8s.io/multikueue-origin=<origin>`` label. Establishing is a list
   of that selection (it proves the kind is served and listable with our RBAC); only when the
   Workload watch is established is the cluster ``connected``, and only then do the watch loops
@@ -155,11 +157,14 @@ class RemoteCluster:
                 wait = self._retry_at - self._clock.now()
                 if wait > 0:
                     return wait, None
-            try:
-                client = self._factory(raw, document)
-            except ValueError as exc:
-                return self._failed(), _describe(exc)
-            await self._replace_client(client)
+            client = self.client
+            if changed or client is None:
+                # a reconnect with the same kubeconfig reuses the client: reconciles may hold it
+                try:
+                    client = self._factory(raw, document)
+                except ValueError as exc:
+                    return self._failed(), _describe(exc)
+                await self._replace_client(client)
             try:
                 await client.list(WORKLOAD_GVK, label_selector=self.selector, limit=1)
             except (KubeError, ValueError) as exc:

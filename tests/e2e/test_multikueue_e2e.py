@@ -231,8 +231,13 @@ async def test_evictions_both_ways(devcluster_factory: Any, shared_dir: Path) ->
             }
             await add_condition(f, f.manager, "evicted-here", preempted)
 
+            local = await f.workload_of("evicted-here")
+            assert local is not None
+
             async def targeted() -> dict[str, Any] | None:
                 for obj in seen:
+                    if obj["metadata"]["name"] != local["metadata"]["name"]:
+                        continue  # the copies of earlier jobs may still be on their way out
                     found = condition(obj, "DeactivationTarget")
                     if found is not None:
                         return found
