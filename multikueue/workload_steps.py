@@ -23,7 +23,9 @@
       ``DeactivationTarget`` ``EvictedOnManagerCluster`` "Evicted on manager: <message>" on the copy;
       else the job is created on that worker (only there, only now) or its status mirrored, and the
       check becomes ``Ready`` "The workload was admitted on "<c>"" with ``status.clusterName`` set
-      (never changed once set) and ``nominatedClusterNames`` cleared, with a Normal event.
+      (never changed once set) and ``nominatedClusterNames`` cleared, with a Normal event; a pod
+      set whose topology request the manager delayed becomes ``Ready`` once the copy has a
+      topology assignment for it.
       Requeue after ``workerLostTimeout`` (2 s while the job status is deferred).
 Kinds kept pending (no manager field, kueue-bridge's extension for CRDs that know nothing about
 MultiKueue, Kueue's former ``KeepAdmissionCheckPending``): in 6b the check stays ``Pending`` (with
@@ -275,27 +277,45 @@ async def _converge_on(
             await group.client(cluster).update_status(WORKLOAD_GVK, remote)
         return Result.done()
     deferred = await group.sync_owned_job(cluster, now=r.now())
-    state = check.get("state")
-    if state not in (CheckState.RETRY, CheckState.REJECTED):
-        recorded = status_of(local).get("clusterName")
+    updated = json_tree_copy(local)
+    changed = _release_delayed_topology(updated, group.remotes.get(cluster))
+    recorded = status_of(local).get("clusterName")
+    message = f'The workload was admitted on "{cluster}"'
+    needs_check_update = check.get("state") not in (CheckState.RETRY, CheckState.REJECTED)
+    if needs_check_update:
         if recorded and recorded != cluster:
             raise RuntimeError(f'attempting to change immutable ClusterName from "{recorded}" to "{cluster}"')
-        updated = json_tree_copy(local)
-        message = f'The workload was admitted on "{cluster}"'
         wanted = CheckState.PENDING if group.adapter.keep_pending else CheckState.READY
-        changed = set_check_state(updated, group.check_name, state=wanted, message=message, now=r.now())
+        changed |= set_check_state(updated, group.check_name, state=wanted, message=message, now=r.now())
         status = status_of(updated)
         if not recorded:
             status["clusterName"] = cluster
             changed = True
         if status.pop("nominatedClusterNames", None) is not None:
             changed = True
-        if changed:
-            await r.client.update_status(WORKLOAD_GVK, updated)
-            if not recorded:
-                r.event(updated, NORMAL, message)
-                r.admitted(cluster)
+    if changed:
+        await r.client.update_status(WORKLOAD_GVK, updated)
+        if needs_check_update and not recorded:
+            r.event(updated, NORMAL, message)
+            r.admitted(cluster)
     return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS if deferred else r.settings.worker_lost_timeout)
+
+
+def _release_delayed_topology(local: dict[str, Any], remote: dict[str, Any] | None) -> bool:
+    """Kueue's ``updateDelayedTopologyRequest``: a pod set whose topology the manager delayed is
+    ``Ready`` once the admitting copy has a topology assignment for it."""
+    remote_admission = ((remote or {}).get("status") or {}).get("admission") or {}
+    local_admission = status_of(local).get("admission") or {}
+    local_sets = {item.get("name"): item for item in local_admission.get("podSetAssignments") or []}
+    changed = False
+    for assignment in remote_admission.get("podSetAssignments") or []:
+        if not assignment.get("topologyAssignment"):
+            continue
+        mine = local_sets.get(assignment.get("name"))
+        if mine is not None and mine.get("delayedTopologyRequest") == "Pending":
+            mine["delayedTopologyRequest"] = "Ready"
+            changed = True
+    return changed
 
 
 def _other_checks_ready(local: dict[str, Any], check_name: str) -> bool:

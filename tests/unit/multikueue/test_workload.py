@@ -363,3 +363,34 @@ async def test_a_kind_without_managed_by_is_kept_pending_while_its_copy_runs() -
         'Admitting remote lost, Previously: "Pending"',
     )
     await mk.close()
+
+
+async def test_a_delayed_topology_request_is_released_by_the_admitting_copy(mk: Harness) -> None:
+    mk.job()
+    assignment = {"name": "main", "count": 1, "delayedTopologyRequest": "Pending"}
+    mk.workload(admission={"clusterQueue": "cq", "podSetAssignments": [assignment]})
+    await mk.reconcile()
+    remote = mk.remote("w1")
+    assert remote is not None
+    remote["status"] = {
+        "admission": {
+            "clusterQueue": "cq",
+            "podSetAssignments": [
+                {"name": "main", "count": 1, "topologyAssignment": {"levels": ["host"], "slices": []}}
+            ],
+        },
+        "conditions": [
+            {
+                "type": "Admitted",
+                "status": "True",
+                "reason": "Admitted",
+                "message": "",
+                "lastTransitionTime": "2026-01-01T00:00:10Z",
+            }
+        ],
+    }
+    mk.workers["w1"].put(WORKLOAD, remote)
+    await mk.reconcile()
+    [local_assignment] = mk.local()["status"]["admission"]["podSetAssignments"]
+    assert local_assignment["delayedTopologyRequest"] == "Ready"
+    assert mk.check()["state"] == "Ready"
