@@ -471,7 +471,7 @@ async def main_async(args: argparse.Namespace) -> None:
     print(f"python {sys.version.split()[0]}, httpx {httpx.__version__}, aiohttp {aiohttp.__version__}")
     served: bytes | None = None
     if args.devcluster:
-        from devcluster.options import ServerOptions
+        from devcluster.apiserver import ServerOptions
         from devcluster.server import ThreadedDevCluster
 
         cluster = await asyncio.to_thread(ThreadedDevCluster(options=ServerOptions()).start)

@@ -17,7 +17,7 @@ import signal
 import sys
 from pathlib import Path
 
-from devcluster.options import ServerOptions
+from devcluster.apiserver import ServerOptions
 from devcluster.server import DevClusterServer
 
 __all__ = ["build_parser", "main", "options_from_args"]

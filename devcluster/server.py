@@ -1,10 +1,15 @@
 """Running a devcluster: the asyncio server and a background-thread runner for tests and tools.
 
-:class:`DevClusterServer` serves one :class:`~devcluster.core.Cluster` over HTTPS with uvicorn
-(httptools parser, uvloop when available) on a socket bound before start, so the port is known
+:class:`DevClusterServer` serves one :class:`~devcluster.apiserver.Cluster` over HTTPS with
+uvicorn (httptools parser, uvloop when available) on a socket bound before start, so the port is known
 (and free) before any client connects, and several servers can run in one process: each
 :class:`ThreadedDevCluster` runs its own event loop in its own thread, which is what the pytest
 fixtures and the MultiKueue tests (one manager, two workers) use.
+
+This module (with :mod:`devcluster.tls`) is where the two subpackages meet: it hosts
+:mod:`devcluster.apiserver` and, when :class:`~devcluster.apiserver.ServerOptions` asks for them,
+starts :mod:`devcluster.standin`'s add-ons, which it hands only the URL, token and CA file (they are
+HTTPS clients like any other). The API server itself never imports the stand-in.
 
 Stopping ends every open watch first (clients see the stream close, as when an apiserver restarts),
 then the controllers and add-ons, then the listener; persistence is closed last.
@@ -14,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import socket
 import tempfile
@@ -26,18 +30,13 @@ from typing import Any
 
 import uvicorn
 
-from devcluster.app import DevClusterApp
-from devcluster.core import Cluster
-from devcluster.gc import Controllers
-from devcluster.options import ServerOptions
+from devcluster.apiserver import Cluster, Controllers, DevClusterApp, ServerOptions
+from devcluster.standin import start_addons
 from devcluster.tls import ServingFiles, write_kubeconfig, write_serving_files
 
-__all__ = ["ADDON_MODULE", "DevClusterServer", "ThreadedDevCluster"]
+__all__ = ["DevClusterServer", "ThreadedDevCluster"]
 
 log = logging.getLogger(__name__)
-
-#: the module providing ``start_addons(*, url, token, ca_file, kueue_standin, job_runner, clock)``
-ADDON_MODULE = "devcluster.kueue_standin"
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -120,12 +119,7 @@ class DevClusterServer:
             self._addons.push_async_callback(self.cluster.admission.aclose)
         if not (options.kueue_standin or options.job_runner):
             return
-        try:
-            module = importlib.import_module(ADDON_MODULE)
-        except ModuleNotFoundError:
-            log.warning("devcluster: add-ons requested but %s is not available; skipped", ADDON_MODULE)
-            return
-        started: Any = module.start_addons(
+        started = await start_addons(
             url=self.url,
             token=options.token,
             ca_file=str(self.files.ca_file),
@@ -133,10 +127,7 @@ class DevClusterServer:
             job_runner=options.job_runner,
             clock=options.clock,
         )
-        if asyncio.iscoroutine(started):
-            started = await started
-        if hasattr(started, "aclose"):
-            self._addons.push_async_callback(started.aclose)
+        self._addons.push_async_callback(started.aclose)
 
     async def serve_forever(self) -> None:
         await self.start()

@@ -20,9 +20,15 @@ COMPONENTS: dict[str, tuple[str, str]] = {
     "webhook": ("webhook.__main__", "run the admission webhook server (or render its manifests)"),
     "reconciler": ("reconciler.__main__", "run the job <-> Workload reconciler"),
     "multikueue": ("multikueue.__main__", "run the MultiKueue sync worker"),
+    "appwrapper": (
+        "appwrapper.__main__",
+        "run the AppWrapper controller (creates and follows wrapped resources)",
+    ),
     "certs": ("certs.__main__", "generate certificates and inject caBundles"),
     "devcluster": ("devcluster.__main__", "run the embedded development API server"),
-    "dev": ("devcluster.dev", "run the whole system on the devcluster (make dev)"),
+    "dev": ("devrun.__main__", "run the whole system on the devcluster (make dev)"),
+    "explain": ("bridge_tools.explain_cli", "say why a job is (not) running: a verdict, then the evidence"),
+    "adapter": ("bridge_tools.adapter_cli", "try an adapter on a sample object (adapter test)"),
 }
 
 

@@ -20,7 +20,8 @@ Workload reconciler makes the API calls. An adapter answers three questions:
   ``determineStatusUpdate``: while the local Job is still suspended and the remote one runs, the
   status is *deferred* (not copied; the local Job only gets ``Suspended=True``
   "MultiKueueAdapter"/"Set by MultiKueue adapter", which newer Kubernetes requires for spec
-  updates), and the caller re-checks 2 s later.
+  updates), and the caller re-checks 2 s later. kueue-bridge also keeps the mirrored Job status
+  within kube-apiserver's Job status rules (``_within_job_status_rules``).
 
 Adapters exist for the built-in frameworks enabled in ``integrations`` (batch Job, JobSet,
 AppWrapper, PipelineRun) and for every ``multiKueue.externalFrameworks`` entry: a declarative kind
@@ -133,6 +134,8 @@ class MultiKueueJobAdapter:
         )
         if not isinstance(wanted, dict):
             return StatusSync(None, deferred)
+        if self.batch_job:
+            wanted = _within_job_status_rules(local, current_status, wanted)
         patch = create_merge_patch(current_status, wanted)
         return StatusSync({"status": patch} if patch else None, deferred)
 
@@ -142,6 +145,30 @@ def _is_true(conditions: Any, condition_type: str) -> bool:
         if isinstance(condition, dict) and condition.get("type") == condition_type:
             return bool(condition.get("status") == "True")
     return False
+
+
+def _within_job_status_rules(
+    local: Mapping[str, Any], current: dict[str, Any], wanted: dict[str, Any]
+) -> dict[str, Any]:
+    """The mirrored status, kept within kube-apiserver's Job status rules for the manager's Job.
+
+    Since JobManagedBy is GA, every ``/status`` write of a Job is validated as an external
+    controller's: ``startTime`` of an unsuspended Job may not change once set, ``failed`` and
+    ``succeeded`` never decrease, ``completionTime`` never changes once set. A copy on another
+    worker (after a re-dispatch), or one not started yet, reports less than the manager's Job already
+    shows; Kueue copies it verbatim and gets 422 until the copy catches up (kueue-bridge keeps the
+    manager's values for exactly those fields instead).
+    """
+    adjusted = dict(wanted)
+    if _SUSPEND.get(local, default=False) is not True and current.get("startTime"):
+        adjusted["startTime"] = current["startTime"]
+    for counter in ("failed", "succeeded"):
+        mine, theirs = current.get(counter), adjusted.get(counter)
+        if isinstance(mine, int) and mine > (theirs if isinstance(theirs, int) else 0):
+            adjusted[counter] = mine
+    if current.get("completionTime") and adjusted.get("completionTime") != current["completionTime"]:
+        adjusted["completionTime"] = current["completionTime"]
+    return adjusted
 
 
 def _batch_status(local: Mapping[str, Any], remote: Mapping[str, Any], *, now: datetime) -> tuple[Any, bool]:

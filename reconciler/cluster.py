@@ -1,21 +1,23 @@
 """Binding the reconciler's ports to a real API server (``shared.kube``).
 
 ``KubeWriter`` sends every write through ``KubeClient`` (rate-limited, typed errors, retries only
-where safe) and translates the client's errors into the port's two meaningful outcomes:
-``NotFoundError`` and ``ConflictError`` (409 Conflict and AlreadyExists alike: both mean "your view
-is stale; requeue"). ``CachedReader`` answers reads from informer stores and falls back to a live
+where safe) and translates the client's errors into the port's three meaningful outcomes:
+``NotFoundError``, ``ConflictError`` (409 Conflict and AlreadyExists alike: both mean "your view
+is stale; requeue") and ``InvalidError`` (422: the server refuses this write; the caller says so in
+a Warning event and backs off). ``CachedReader`` answers reads from informer stores and falls back to a live
 GET for kinds without an informer (owners met during the ancestor walk), so steady-state reconciles
 cost no read round trips.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Protocol
 
-from reconciler.ports import WORKLOAD_GVK, ConflictError, NotFoundError
+from reconciler.ports import WORKLOAD_GVK, ConflictError, InvalidError, NotFoundError
 from shared.frameworks.base import GroupVersionKind
-from shared.kube import AlreadyExists, Conflict, KubeClient, NotFound
+from shared.kube import Conflict, Invalid, KubeClient, NotFound
 
 __all__ = ["CachedReader", "KubeWriter", "ObjectStore", "owner_index_key"]
 
@@ -55,30 +57,38 @@ class ObjectStore(Protocol):
     def list(self) -> list[WireDict]: ...
 
 
+@contextmanager
+def _port_errors() -> Iterator[None]:
+    """Translate the client's typed errors into the port's outcomes (one place for every write)."""
+    try:
+        yield
+    except NotFound as exc:
+        raise NotFoundError(str(exc)) from exc
+    except Conflict as exc:  # AlreadyExists included
+        raise ConflictError(str(exc)) from exc
+    except Invalid as exc:
+        fields = tuple(dict.fromkeys(cause.field for cause in exc.causes if cause.field))
+        raise InvalidError(exc.message or str(exc), fields=fields) from exc
+
+
 class KubeWriter:
     def __init__(self, *, client: KubeClient, field_manager: str) -> None:
         self._client = client
         self._field_manager = field_manager
 
     async def create(self, gvk: GroupVersionKind, namespace: str | None, body: WireDict) -> WireDict:
-        try:
+        with _port_errors():
             return await self._client.create(
                 gvk, body, namespace=namespace, field_manager=self._field_manager
             )
-        except AlreadyExists as exc:
-            raise ConflictError(str(exc)) from exc
 
     async def update(
         self, gvk: GroupVersionKind, namespace: str | None, body: WireDict, *, subresource: str | None = None
     ) -> WireDict:
-        try:
+        with _port_errors():
             return await self._client.update(
                 gvk, body, namespace=namespace, subresource=subresource, field_manager=self._field_manager
             )
-        except NotFound as exc:
-            raise NotFoundError(str(exc)) from exc
-        except Conflict as exc:
-            raise ConflictError(str(exc)) from exc
 
     async def merge_patch(
         self,
@@ -89,7 +99,7 @@ class KubeWriter:
         *,
         subresource: str | None = None,
     ) -> WireDict:
-        try:
+        with _port_errors():
             return await self._client.patch(
                 gvk,
                 name,
@@ -98,22 +108,14 @@ class KubeWriter:
                 subresource=subresource,
                 field_manager=self._field_manager,
             )
-        except NotFound as exc:
-            raise NotFoundError(str(exc)) from exc
-        except Conflict as exc:
-            raise ConflictError(str(exc)) from exc
 
     async def delete(
         self, gvk: GroupVersionKind, namespace: str | None, name: str, *, uid: str | None = None
     ) -> None:
-        try:
+        with _port_errors():
             await self._client.delete(
                 gvk, name, namespace=namespace, propagation_policy="Background", uid=uid
             )
-        except NotFound as exc:
-            raise NotFoundError(str(exc)) from exc
-        except Conflict as exc:
-            raise ConflictError(str(exc)) from exc
 
 
 class CachedReader:

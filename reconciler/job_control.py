@@ -8,10 +8,16 @@ Invariants:
 
 * **No blind writes.** Every job write is a merge patch carrying the resourceVersion the decision was
   based on; a concurrent change turns into ``ConflictError`` and a retry with fresh data.
-* **Multi-step stops resume.** Adapters with ``JobWithCustomStop`` return the remaining steps for
-  the object's *current* state and we apply them in order, each locked on the resourceVersion the
-  previous write returned; a crash between steps (batch Job: suspend, clear startTime, restore
-  templates) leaves the ``kueue.x-k8s.io/stopping`` mark, so the next reconcile plans the rest.
+* **Multi-step stops are planned on the server's answers.** Adapters with ``JobWithCustomStop``
+  return the remaining steps for an object's state. We apply one step, then ask the adapter again
+  with the object the server returned, and apply the next step not yet applied: so whether a batch
+  Job still has ``status.startTime`` (kube-apiserver refuses template changes until it is cleared)
+  is decided on the write's result, never on a possibly older read. Each write is locked on the
+  resourceVersion the previous one returned; a crash between steps (batch Job: suspend, clear
+  startTime, restore templates) leaves the ``kueue.x-k8s.io/stopping`` mark, so the next reconcile
+  plans the rest.
+* **``Stopped`` is recorded as Kueue records it**: when this call suspended the job, also if the
+  status reset then failed, but not if the template restore failed (``jobframework.stopJob``).
 * **Restores use the Workload's spec pod sets**, never the admitted ones, so a stop gives back the
   user's exact template.
 """
@@ -22,13 +28,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from reconciler.ports import ClusterWriter, EventSink
-from shared.constants import STOPPING_ANNOTATION, EventReason
-from shared.frameworks.base import GenericJob, JobWithCustomStop
+from shared.constants import EventReason
+from shared.frameworks.base import STOP_PHASE_ORDER, GenericJob, JobWithCustomStop, StopStep
 from shared.frameworks.capabilities import has_custom_stop
 from shared.jsontree import copy_json
 from shared.merge_patch import create_merge_patch, with_optimistic_lock
 from shared.models.workload import Workload
 from shared.podset import PodSetInfo, pod_set_info_from_pod_set
+from shared.workload_state import truncate_message
 
 __all__ = [
     "MAX_EVENT_MESSAGE_LENGTH",
@@ -44,10 +51,8 @@ MAX_STOP_STEPS = 8
 
 
 def truncate_event_message(message: str) -> str:
-    """Kueue's ``api.TruncateEventMessage``: events carry at most 1 KiB of message."""
-    if len(message) <= MAX_EVENT_MESSAGE_LENGTH:
-        return message
-    return message[: MAX_EVENT_MESSAGE_LENGTH - 3] + "..."
+    """Kueue's ``api.TruncateEventMessage``: events carry at most 1 KiB (bytes) of message."""
+    return truncate_message(message, limit=MAX_EVENT_MESSAGE_LENGTH)
 
 
 def restore_infos(workload: Workload | None) -> list[PodSetInfo]:
@@ -93,25 +98,18 @@ class JobControl:
     async def stop(self, job: GenericJob, *, workload: Workload | None, message: str) -> bool:
         """Suspend and restore templates; return whether the job was stopped by this call."""
         infos = restore_infos(workload)
-        if has_custom_stop(job):
-            stopped_now = await self._run_stop_steps(job, infos=infos)
-        else:
-            if job.is_suspended():
-                return False
-            before = copy_json(job.obj)
-            job.suspend()
-            if infos:
-                job.restore_pod_sets_info(infos)
-            await self.patch_job(job, before=before)
-            stopped_now = True
-        if stopped_now:
-            self._events.record(
-                regarding=job.obj,
-                event_type="Normal",
-                reason=EventReason.STOPPED,
-                message=truncate_event_message(message),
-            )
-        return stopped_now
+        custom: object = job
+        if has_custom_stop(custom):
+            return await self._stop_in_steps(job, infos=infos, message=message)
+        if job.is_suspended():
+            return False
+        before = copy_json(job.obj)
+        job.suspend()
+        if infos:
+            job.restore_pod_sets_info(infos)
+        await self.patch_job(job, before=before)
+        self._record_stopped(job, message)
+        return True
 
     async def suspend_child(self, job: GenericJob) -> None:
         before = copy_json(job.obj)
@@ -124,25 +122,51 @@ class JobControl:
             message="Kueue managed child job suspended",
         )
 
-    async def _run_stop_steps(self, job: JobWithCustomStop, *, infos: Sequence[PodSetInfo]) -> bool:
-        generic = job if isinstance(job, GenericJob) else None
-        assert generic is not None, "custom-stop adapters are GenericJobs"
-        annotations = (generic.obj.get("metadata") or {}).get("annotations") or {}
-        resuming = annotations.get(STOPPING_ANNOTATION) == "true"
-        applied = 0
-        for step in job.stop_steps(infos)[:MAX_STOP_STEPS]:
-            metadata = generic.obj.get("metadata") or {}
+    def _record_stopped(self, job: GenericJob, message: str) -> None:
+        self._events.record(
+            regarding=job.obj,
+            event_type="Normal",
+            reason=EventReason.STOPPED,
+            message=truncate_event_message(message),
+        )
+
+    async def _stop_in_steps(self, job: GenericJob, *, infos: Sequence[PodSetInfo], message: str) -> bool:
+        assert isinstance(job, JobWithCustomStop), "custom-stop adapters implement stop_steps"
+        applied: list[StopStep] = []
+        stopped_now = False
+        for _ in range(MAX_STOP_STEPS):
+            step = _next_step(job.stop_steps(infos), applied=applied)
+            if step is None:
+                break
+            metadata = job.obj.get("metadata") or {}
             locked = with_optimistic_lock(
                 step.merge_patch, resource_version=str(metadata.get("resourceVersion", ""))
             )
-            updated = await self._writer.merge_patch(
-                generic.gvk,
-                metadata.get("namespace"),
-                str(metadata.get("name")),
-                locked,
-                subresource=step.subresource,
-            )
-            generic.obj.clear()
-            generic.obj.update(updated)
-            applied += 1
-        return applied > 0 and not resuming
+            try:
+                updated = await self._writer.merge_patch(
+                    job.gvk,
+                    metadata.get("namespace"),
+                    str(metadata.get("name")),
+                    locked,
+                    subresource=step.subresource,
+                )
+            except Exception:
+                if stopped_now and step.phase != "restore":
+                    self._record_stopped(job, message)
+                raise
+            job.obj.clear()
+            job.obj.update(updated)
+            applied.append(step)
+            stopped_now = stopped_now or step.phase == "suspend"
+        if stopped_now:
+            self._record_stopped(job, message)
+        return stopped_now
+
+
+def _next_step(plan: Sequence[StopStep], *, applied: Sequence[StopStep]) -> StopStep | None:
+    """The first planned step not applied yet and not earlier in Kueue's order than the last one."""
+    floor = STOP_PHASE_ORDER[applied[-1].phase] if applied else -1
+    for step in plan:
+        if STOP_PHASE_ORDER[step.phase] >= floor and step not in applied:
+            return step
+    return None

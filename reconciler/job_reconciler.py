@@ -5,8 +5,12 @@ Workload, exactly in Kueue's order (reference notes §2): finalize a deleted job
 the namespace selector; find a managed ancestor (children are only kept suspended); gate on the
 queue name; ensure exactly one matching Workload; then, first match wins: Workload finished ->
 drop its finalizer; Workload deleting -> stop; job finished -> finish the Workload; no Workload ->
-create it; reclaimable pods; PodsReady; evicted -> stop and release quota once the job is idle;
-suspended -> start when admitted, else sync the queue name; running but not admitted -> stop.
+create it; reclaimable pods; PodsReady; evicted -> stop and release quota once the job is idle,
+then delete the job once a Kueue deactivation's retention period has passed
+(``reconciler.retention``); suspended -> start when admitted, else sync the queue name; running but
+not admitted -> stop (except an elastic job: its pods wait behind the ``kueue.x-k8s.io/elastic-job``
+scheduling gate while a new slice is admitted, and Kueue's ElasticJobUngater, not this reconciler,
+releases them).
 
 Invariants:
 
@@ -18,7 +22,9 @@ Invariants:
   the job is suspended and holds no quota; otherwise deleted (``DeletedWorkload``) before a new one
   is created with the deterministic name, so a retried create is ``AlreadyExists``, not a duplicate.
 * **Bad jobs do not stop the controller.** An object its adapter cannot read yields one Warning
-  event naming the path and no Workload (``UnretryableError``: no hot retry loop).
+  event naming the path and no Workload (``UnretryableError``: no hot retry loop). A write the API
+  server refuses as invalid (422) yields a Warning ``WriteRejected`` naming the refused fields and is
+  re-raised, so the work queue retries it with exponential backoff, never in a hot loop.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from reconciler.ancestry import (
@@ -35,7 +41,8 @@ from reconciler.ancestry import (
     find_managed_ancestor,
 )
 from reconciler.job_control import JobControl, truncate_event_message
-from reconciler.ports import ClusterReader, ClusterWriter, EventSink, JobKey
+from reconciler.ports import ClusterReader, ClusterWriter, EventSink, InvalidError, JobKey, NotFoundError
+from reconciler.retention import DELETED_JOB_MESSAGE, DeactivationRetention
 from reconciler.workload_sync import WorkloadSync, is_deleting
 from shared.constants import Condition, EventReason, Reason
 from shared.frameworks.base import AdapterError, GenericJob, GroupVersionKind, JobWithReclaimablePods
@@ -44,6 +51,8 @@ from shared.jobmeta import queue_name
 from shared.models.condition import find_condition, set_condition
 from shared.models.workload import PodSet, ReclaimablePod, Workload
 from shared.podset import PodSetInfoError
+from shared.workload_slicing import FEATURE_GATE_DEFAULT
+from shared.workload_slicing import enabled as slicing_enabled
 from shared.workload_state import (
     desired_pods_ready_condition,
     ensure_status,
@@ -51,6 +60,7 @@ from shared.workload_state import (
     finish_workload,
     has_quota_reservation,
     is_admitted,
+    is_evicted,
     is_finished,
     set_requeued_condition,
     unset_quota_reservation,
@@ -92,6 +102,10 @@ class ReconcilerSettings:
     wait_for_pods_ready: bool = True
     label_keys_to_copy: tuple[str, ...] = ()
     workload_name_max_length: int = 253
+    #: ``objectRetentionPolicies.workloads.afterDeactivatedByKueue``; ``None``: never delete
+    deactivation_retention: timedelta | None = None
+    #: Kueue's ``ElasticJobsViaWorkloadSlices`` feature gate
+    elastic_jobs_via_workload_slices: bool = FEATURE_GATE_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -125,6 +139,7 @@ class JobReconciler:
         self._settings = settings
         self._clock = clock
         self._control = JobControl(writer=writer, events=events)
+        self._retention = DeactivationRetention(after=settings.deactivation_retention)
         self._workloads = WorkloadSync(
             reader=reader,
             writer=writer,
@@ -133,6 +148,7 @@ class JobReconciler:
             label_keys_to_copy=settings.label_keys_to_copy,
             name_max_length=settings.workload_name_max_length,
             clock=clock,
+            elastic_jobs=settings.elastic_jobs_via_workload_slices,
         )
 
     async def reconcile(self, key: JobKey) -> ReconcileResult:
@@ -186,6 +202,15 @@ class JobReconciler:
         except AdapterError as exc:
             self._warn_malformed(obj, exc)
             raise UnretryableError(str(exc)) from exc
+        except InvalidError as exc:
+            fields = ", ".join(exc.fields) or "the object"
+            self._events.record(
+                regarding=obj,
+                event_type="Warning",
+                reason=EventReason.WRITE_REJECTED,
+                message=truncate_event_message(f"The API server rejected a write to {fields}: {exc.message}"),
+            )
+            raise
 
     def _adapter(self, obj: WireDict) -> GenericJob:
         try:
@@ -206,7 +231,15 @@ class JobReconciler:
         if job.finished().finished or job.is_suspended():
             return
         ancestor_workload = await self._workloads.latest_unfinished_for(ancestor)
-        if ancestor_workload is None or not is_admitted(ancestor_workload):
+        if ancestor_workload is None:
+            await self._control.suspend_child(job)
+            return
+        gate = self._settings.elastic_jobs_via_workload_slices
+        if self._workloads.slicing(job) or slicing_enabled(ancestor, feature_gate=gate):
+            # during a scale-up the newest slice is not admitted yet: only eviction suspends
+            if is_evicted(ancestor_workload):
+                await self._control.suspend_child(job)
+        elif not is_admitted(ancestor_workload):
             await self._control.suspend_child(job)
 
     async def _sync(
@@ -262,7 +295,7 @@ class JobReconciler:
                     workload, reason=Reason.PENDING_EVALUATION, message=evicted.message, now=now
                 )
                 await self._workloads.write_status(workload)
-            return DONE
+            return await self._delete_after_deactivation_retention(job, workload)
 
         if job.is_suspended():
             if is_admitted(workload):
@@ -273,8 +306,39 @@ class JobReconciler:
             await self._workloads.sync_queue_name(job, workload)
             return DONE
 
-        if not is_admitted(workload):
+        if not is_admitted(workload) and not self._workloads.slicing(job):
             await self._control.stop(job, workload=workload, message="Not admitted by cluster queue")
+        return DONE
+
+    async def _delete_after_deactivation_retention(
+        self, job: GenericJob, workload: Workload
+    ) -> ReconcileResult:
+        """Kueue's ``handleWorkloadAfterDeactivatedPolicy``, the last act of the evicted step: delete
+        the job (background propagation) once Kueue's deactivation has outlived the retention period,
+        else come back when it will have. Nothing to do for other evictions or an unset policy."""
+        remaining = self._retention.remaining(workload, now=self._clock())
+        if remaining is None:
+            return DONE
+        if remaining > timedelta(0):
+            return ReconcileResult(requeue_after=remaining.total_seconds())
+        metadata = job.obj.get("metadata") or {}
+        logger.info(
+            "deleting %s %s/%s: deactivation retention period expired (retention %s)",
+            job.gvk.kind,
+            metadata.get("namespace"),
+            metadata.get("name"),
+            self._settings.deactivation_retention,
+        )
+        try:
+            # The UID precondition (Kueue sends none) only spares a same-named job created since.
+            await self._writer.delete(
+                job.gvk, metadata.get("namespace"), str(metadata.get("name")), uid=metadata.get("uid")
+            )
+        except NotFoundError:
+            return DONE
+        self._events.record(
+            regarding=job.obj, event_type="Normal", reason=EventReason.DELETED, message=DELETED_JOB_MESSAGE
+        )
         return DONE
 
     async def _start(self, job: GenericJob, workload: Workload) -> None:

@@ -41,6 +41,8 @@ from shared.kube import KubeClient
 from shared.kube.controller import Controller, Result
 from shared.kube.informer import Informer, StoreView, index_by_controller_uid
 from shared.labelselector import selector_from_label_selector
+from shared.workload_slicing import FEATURE_GATE as SLICING_FEATURE_GATE
+from shared.workload_slicing import FEATURE_GATE_DEFAULT as SLICING_FEATURE_GATE_DEFAULT
 
 __all__ = [
     "CONTROLLER_UID_INDEX",
@@ -272,4 +274,8 @@ def settings_from_config(config: Configuration, *, registry: FrameworkRegistry) 
         namespace_selector=selector_from_label_selector(config.managed_jobs_namespace_selector),
         wait_for_pods_ready=config.feature_gate("DisableWaitForPodsReady", default=False) is False,
         label_keys_to_copy=tuple(config.integrations.label_keys_to_copy),
+        deactivation_retention=config.deactivation_retention(),
+        elastic_jobs_via_workload_slices=config.feature_gate(
+            SLICING_FEATURE_GATE, default=SLICING_FEATURE_GATE_DEFAULT
+        ),
     )

@@ -27,6 +27,7 @@ __all__ = [
     "ClusterWriter",
     "ConflictError",
     "EventSink",
+    "InvalidError",
     "JobKey",
     "NotFoundError",
 ]
@@ -42,6 +43,19 @@ class NotFoundError(Exception):
 
 class ConflictError(Exception):
     """The object changed since it was read (resourceVersion precondition failed) or already exists."""
+
+
+class InvalidError(Exception):
+    """The API server rejected a write as invalid (422): retrying the same write cannot help.
+
+    ``message`` is the server's (``Job.batch "low" is invalid: spec.template: ...``); ``fields`` the
+    paths its ``details.causes`` name, so the Warning event can say which field was refused.
+    """
+
+    def __init__(self, message: str, *, fields: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields = fields
 
 
 @dataclass(frozen=True, order=True)

@@ -13,7 +13,12 @@ Invariants:
   sync, finished ``OutOfSync``; they are never created by us.
 * Priority follows the ``kueue.x-k8s.io/priority-class`` label, except for Workloads whose priority
   comes from a pod PriorityClass or that reserved quota without any priority reference (the API
-  forbids adding one then).
+  forbids adding one then); the ``kueue.x-k8s.io/admission-gated-by`` annotation follows the job's
+  (``UpdateAdmissionGatedBy``, event ``UpdatedWorkload``), before the priority, as in Kueue.
+* Elastic jobs (``shared.workload_slicing``, gate ``ElasticJobsViaWorkloadSlices``) take Kueue's
+  slice path first (``reconciler.workload_slices``): their Workloads are *slices*, named with the
+  job's generation, matched on pod set names and counts only, and never deleted; only a change of
+  pod set names falls back to the matching above. A running elastic job may get a new slice.
 """
 
 from __future__ import annotations
@@ -34,7 +39,9 @@ from reconciler.ports import (
     NotFoundError,
 )
 from reconciler.priority import PriorityResolver
+from reconciler.workload_slices import SliceSync
 from shared.constants import (
+    ADMISSION_GATED_BY_ANNOTATION,
     JOB_UID_LABEL,
     RESOURCE_IN_USE_FINALIZER,
     EventReason,
@@ -42,7 +49,9 @@ from shared.constants import (
 )
 from shared.equivalence import equivalent_to_workload
 from shared.frameworks.base import GenericJob, GroupVersionKind
+from shared.frameworks.strconv import quote
 from shared.jobmeta import (
+    annotations_of,
     controller_owner_ref,
     is_valid_job_uid_label,
     max_exec_time_seconds,
@@ -53,7 +62,9 @@ from shared.jobmeta import (
 from shared.models.meta import OwnerReference
 from shared.models.workload import PodSet, Workload
 from shared.podset import PodSetInfo, pod_set_infos_from_admission
-from shared.workload_builder import construct_workload
+from shared.workload_builder import construct_workload, propagate_admission_gated_by
+from shared.workload_slicing import FEATURE_GATE_DEFAULT, name_extra, scaled_up, sorted_unfinished
+from shared.workload_slicing import enabled as slicing_enabled
 from shared.workload_state import finish_workload, has_quota_reservation, is_finished
 
 __all__ = [
@@ -108,6 +119,7 @@ class WorkloadSync:
         label_keys_to_copy: tuple[str, ...],
         name_max_length: int,
         clock: Callable[[], datetime],
+        elastic_jobs: bool = FEATURE_GATE_DEFAULT,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -117,6 +129,12 @@ class WorkloadSync:
         self._name_max_length = name_max_length
         self._clock = clock
         self._priority = PriorityResolver(reader=reader, events=events)
+        self._elastic_jobs = elastic_jobs
+        self._slices = SliceSync(reader=reader, writer=writer, clock=clock)
+
+    def slicing(self, job: GenericJob) -> bool:
+        """``WorkloadSliceEnabled``: the gate is on and the job is annotated elastic."""
+        return slicing_enabled(job.obj, feature_gate=self._elastic_jobs)
 
     # --- writes --------------------------------------------------------------------------------
     async def write_status(self, workload: Workload) -> Workload:
@@ -150,14 +168,11 @@ class WorkloadSync:
     async def latest_unfinished_for(self, owner: WireDict) -> Workload | None:
         metadata = owner.get("metadata") or {}
         gvk = gvk_of_reference(owner)
-        workloads = [
-            wl
-            for wl in await self._owned(
+        workloads = sorted_unfinished(
+            await self._owned(
                 gvk=gvk, namespace=str(metadata.get("namespace")), name=str(metadata.get("name"))
             )
-            if not is_finished(wl)
-        ]
-        workloads.sort(key=lambda wl: (wl.metadata.creation_timestamp or "", wl.metadata.name or ""))
+        )
         return workloads[-1] if workloads else None
 
     async def _flavors(self, workload: Workload) -> dict[str, Any]:
@@ -175,7 +190,11 @@ class WorkloadSync:
         return flavors
 
     async def pod_set_infos_for_start(self, workload: Workload) -> list[PodSetInfo]:
-        return pod_set_infos_from_admission(workload=workload, flavors=await self._flavors(workload))
+        return pod_set_infos_from_admission(
+            workload=workload,
+            flavors=await self._flavors(workload),
+            elastic_workload_slices=self._elastic_jobs,
+        )
 
     async def _equivalent(self, job: GenericJob, pod_sets: list[PodSet], workload: Workload) -> bool:
         metadata = job.obj.get("metadata") or {}
@@ -188,6 +207,7 @@ class WorkloadSync:
             workload=workload,
             job_suspended=job.is_suspended(),
             flavors=flavors,
+            elastic_workload_slices=self._elastic_jobs,
         )
 
     # --- ensure exactly one --------------------------------------------------------------------
@@ -200,6 +220,12 @@ class WorkloadSync:
         prebuilt = prebuilt_workload_name(job.obj)
         if prebuilt:
             return EnsuredWorkload(await self._ensure_prebuilt(job, pod_sets, name=prebuilt), pod_sets)
+        if self.slicing(job):
+            outcome = await self._slices.ensure(job, pod_sets)
+            if outcome.compatible:
+                for live in outcome.live:  # ``syncWorkloadSlicePriority``
+                    await self._update_priority(job, pod_sets, live)
+                return EnsuredWorkload(outcome.workload, pod_sets)
 
         match: Workload | None = None
         to_delete: list[Workload] = []
@@ -242,6 +268,7 @@ class WorkloadSync:
         if to_update is not None:
             return EnsuredWorkload(await self._update_to_match(job, pod_sets, to_update), unchanged_pod_sets)
         if match is not None:
+            match = await self._update_admission_gated_by(job, match)
             await self._update_priority(job, pod_sets, match)
         return EnsuredWorkload(match, unchanged_pod_sets)
 
@@ -279,6 +306,8 @@ class WorkloadSync:
             if is_valid_job_uid_label(uid):
                 workload.metadata.labels = {**(workload.metadata.labels or {}), JOB_UID_LABEL: uid}
             workload = await self.write_spec(workload)
+        if self.slicing(job) and scaled_up(workload):
+            return workload  # a scale-up replacement is not checked against the job (not synced yet)
         if not await self._equivalent(job, pod_sets, workload):
             finish_workload(
                 workload,
@@ -310,12 +339,18 @@ class WorkloadSync:
             pod_sets=pod_sets,
             priority=priority,
             label_keys_to_copy=self._label_keys_to_copy,
+            name_extra=name_extra(job.obj, feature_gate=self._elastic_jobs),
             max_name_length=self._name_max_length,
         )
 
     async def _update_to_match(self, job: GenericJob, pod_sets: list[PodSet], workload: Workload) -> Workload:
         fresh = await self._construct(job, pod_sets)
-        fresh.spec.active = workload.spec.active
+        if self.slicing(job):
+            # Kueue's prepareWorkload: the slice annotations (only their error matters, the spec is
+            # what is copied) replace the step that keeps spec.active, so it is reset here too
+            await self._slices.annotate_new(job, fresh)
+        else:
+            fresh.spec.active = workload.spec.active
         workload.spec = fresh.spec
         updated = await self.write_spec(workload)
         self._events.record(
@@ -323,6 +358,20 @@ class WorkloadSync:
             event_type="Normal",
             reason=EventReason.UPDATED_WORKLOAD,
             message=f"Updated not matching Workload for suspended job: {workload.metadata.namespace}/{workload.metadata.name}",
+        )
+        return updated
+
+    async def _update_admission_gated_by(self, job: GenericJob, workload: Workload) -> Workload:
+        """Kueue's ``UpdateAdmissionGatedBy``: the job's admission gates onto its matching Workload."""
+        if not propagate_admission_gated_by(job.obj, workload):
+            return workload
+        updated = await self.write_spec(workload)
+        gates = annotations_of(job.obj).get(ADMISSION_GATED_BY_ANNOTATION, "")
+        self._events.record(
+            regarding=job.obj,
+            event_type="Normal",
+            reason=EventReason.UPDATED_WORKLOAD,
+            message=f"Updated workload AdmissionGatedBy to {quote(gates)}",
         )
         return updated
 
@@ -355,11 +404,14 @@ class WorkloadSync:
         prebuilt = prebuilt_workload_name(job.obj)
         if prebuilt:
             await self._control.stop(job, workload=None, message="missing workload")
-        if job.is_active():
+        slicing = self.slicing(job)
+        if job.is_active() and not slicing:  # a running elastic job may scale up: it gets a new slice
             return
         if prebuilt:
             raise PrebuiltWorkloadNotFoundError(f"prebuilt workload not found: {prebuilt}")
         workload = await self._construct(job, job.pod_sets() if pod_sets is None else pod_sets)
+        if slicing:
+            await self._slices.annotate_new(job, workload)
         created = await self._writer.create(WORKLOAD_GVK, workload.metadata.namespace, workload.to_wire())
         self._events.record(
             regarding=job.obj,

@@ -20,6 +20,7 @@ from typing import TextIO
 
 import yaml
 
+from shared.cli_args import EXIT_USAGE, parse_or_exit_code
 from shared.config import (
     DEFAULT_NAMESPACE,
     ConfigError,
@@ -33,7 +34,6 @@ __all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "main", "render_config"]
 
 EXIT_OK = 0
 EXIT_INVALID = 1
-EXIT_USAGE = 2
 
 
 def render_config(config: Configuration) -> str:
@@ -61,10 +61,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as exc:  # argparse exits on --help (0) and on usage errors (2)
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    args = parse_or_exit_code(_parser(), argv)
+    if isinstance(args, int):
+        return args
     try:
         if args.command == "default":
             config = default_config(namespace=args.namespace)

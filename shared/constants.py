@@ -172,6 +172,7 @@ class Reason:
     OUT_OF_SYNC: Final = "OutOfSync"
     OWNER_NOT_FOUND: Final = "OwnerNotFound"
     FAILED_TO_START: Final = "FailedToStart"
+    WORKLOAD_SLICE_REPLACED: Final = "WorkloadSliceReplaced"
     # QuotaReserved / Admitted
     QUOTA_RESERVED: Final = "QuotaReserved"
     ADMITTED: Final = "Admitted"
@@ -222,6 +223,8 @@ class EventReason:
     UPDATED_ADMISSION_CHECK: Final = "UpdatedAdmissionCheck"
     JOB_NESTING_TOO_DEEP: Final = "JobNestingTooDeep"
     WORKLOAD_PRIORITY_CLASS_NOT_FOUND: Final = "WorkloadPriorityClassNotFound"
+    # kueue-bridge's own (Kueue only logs): a write the API server refused as invalid (422)
+    WRITE_REJECTED: Final = "WriteRejected"
 
 
 class CheckState:

@@ -13,7 +13,8 @@ Invariants:
   admitted state accumulates ``accumulatedPastExecutionTimeSeconds``.
 * Clearing a quota reservation always clears ``status.admission`` and re-syncs ``Admitted`` in the
   same change (``unset_quota_reservation``), so no reader ever sees a half-evicted Workload.
-* Condition messages are truncated to Kubernetes' 32 KiB limit as ``api.TruncateConditionMessage``.
+* Condition messages are truncated to 32 KiB as ``api.TruncateConditionMessage`` does (bytes, then
+  ``" ..."``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "set_requeued_condition",
     "sync_admitted_condition",
     "truncate_condition_message",
+    "truncate_message",
     "unset_quota_reservation",
 ]
 
@@ -52,11 +54,25 @@ PODS_WAITING_FOR_RECOVERY_MESSAGE = "At least one pod has failed, waiting for re
 PODS_READY_MESSAGE = "All pods reached readiness and the workload is running"
 
 
-def truncate_condition_message(message: str) -> str:
-    if len(message) <= MAX_CONDITION_MESSAGE_LENGTH:
+def truncate_message(message: str, *, limit: int) -> str:
+    """Kueue's ``api.truncateMessage``: at most ``limit`` *bytes*, the cut marked with ``" ..."``.
+
+    Go slices the UTF-8 bytes, so a cut inside a multi-byte character leaves invalid bytes, which Go's
+    JSON encoder writes as one U+FFFD each; so do we.
+    """
+    encoded = message.encode("utf-8", errors="surrogatepass")
+    if len(encoded) <= limit:
         return message
-    suffix = "..."
-    return message[: MAX_CONDITION_MESSAGE_LENGTH - len(suffix)] + suffix
+    suffix = " ..."
+    kept = encoded[: limit - len(suffix)]
+    text = kept.decode("utf-8", errors="ignore")
+    dangling = len(kept) - len(text.encode("utf-8", errors="surrogatepass"))
+    return text + "\ufffd" * dangling + suffix
+
+
+def truncate_condition_message(message: str) -> str:
+    """``api.TruncateConditionMessage``: 32 KiB."""
+    return truncate_message(message, limit=MAX_CONDITION_MESSAGE_LENGTH)
 
 
 def ensure_status(workload: Workload) -> WorkloadStatus:

@@ -10,14 +10,26 @@ Outcomes, and why:
   large, not JSON, wrong ``apiVersion``/``kind``, no ``request``/``uid``/``kind``/``operation``, or
   no ``object`` for a CREATE/UPDATE. The API server then applies
   ``failurePolicy: Fail`` - the request is rejected, never admitted by accident.
-* **A denial** (HTTP 200, ``allowed: false``) once the envelope is valid:
-  code 400 naming the field when the object is malformed (``metadata.labels`` not a map of strings,
-  ``spec.suspend`` not a boolean, ...) or an UPDATE has no ``oldObject``; code 403 reason ``Forbidden`` with the aggregated field errors
-  for a validation failure or a defaulting error (controller-runtime's ``admission.Denied``); code 500
-  if a rule itself fails unexpectedly (controller-runtime's ``Errored``) - logged, never a crash.
+* **A denial** (HTTP 200, ``allowed: false``) once the envelope is valid, shaped as
+  controller-runtime shapes Kueue's (``admission.Errored`` sets only code and message,
+  ``admission.Denied`` adds reason ``Forbidden``, an API StatusError is passed through whole):
+
+  - code 400, no reason (``Errored(400)``, what a failed decode gets) naming the field when the
+    object is malformed (``metadata.labels`` not a map of strings, ``spec.suspend`` not a boolean,
+    ...); the text is ours, Kueue's would be a Go JSON decoder error. An UPDATE without
+    ``oldObject`` gets the decoder's own ``there is no content to decode``;
+  - code 403 reason ``Forbidden`` with the aggregated field errors for a validation failure, or with
+    a plain defaulting error (``cyclic ownership``);
+  - the cached client's NotFound Status (code 404 reason ``NotFound``, ``details``) when defaulting
+    looked up an owner or the namespace that is not there (``webhook.defaulting``);
+  - code 500 if a rule itself fails unexpectedly (``Errored(500)``) - logged, never a crash.
 * **Allowed unchanged** for a kind we are not configured for (counted as ``framework="unknown"``,
   ``result="skipped"``) and for DELETE/CONNECT (controller-runtime skips those for custom webhooks).
 * **Allowed with a JSON patch** when defaulting changed something; no ``patch`` at all otherwise.
+
+AppWrappers also get the AppWrapper operator's own rules (``webhook.appwrapper_rules``); on create
+that includes one SubjectAccessReview per wrapped component for ``request.userInfo``
+(``webhook.access_review``), the only admission rule that waits for the API server.
 
 Response shapes follow controller-runtime: a mutation without changes is ``{"allowed": true}``; an
 allowed validation carries ``status.code: 200``.
@@ -26,16 +38,24 @@ allowed validation carries ``status.code: 200``.
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import orjson
 
 from shared.frameworks.base import AdapterError, FieldError, GenericJob
 from shared.frameworks.capabilities import has_managed_by
+from webhook.access_review import AccessReviewer, review_components
+from webhook.appwrapper_rules import (
+    stamp_user_labels,
+    validate_appwrapper_create,
+    validate_appwrapper_update,
+    wrapped_kinds,
+)
 from webhook.defaulting import DefaultingError, default_job
 from webhook.fielderrors import INVALID, REQUIRED, format_field_error, to_aggregate
 from webhook.lookups import Lookups
@@ -52,6 +72,8 @@ DEFAULT_MAX_BODY_BYTES: Final = 7 * 1024 * 1024
 ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
 _WRITE_OPERATIONS = frozenset({"CREATE", "UPDATE"})
 _OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
+#: all SubjectAccessReviews of one admission (the API server waits at most ``timeoutSeconds``, <= 10)
+ACCESS_REVIEW_TIMEOUT: Final = 5.0
 
 
 class BadRequest(Exception):
@@ -67,6 +89,9 @@ class ReviewRequest:
     operation: str
     object: dict[str, Any] | None
     old_object: dict[str, Any] | None
+    #: ``request.namespace`` and ``request.userInfo`` (empty when absent)
+    namespace: str = ""
+    user_info: dict[str, Any] = field(default_factory=dict)
 
 
 def _string(value: Any, path: str, *, allow_empty: bool = False) -> str:
@@ -114,7 +139,19 @@ def parse_review(body: bytes, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -
         raise BadRequest("request.object: must be an object for CREATE and UPDATE")
     if old is not None and not isinstance(old, dict):
         raise BadRequest("request.oldObject: must be an object or null")
-    return ReviewRequest(uid, group, version, kind_name, operation, obj, old)
+    namespace = request.get("namespace")
+    user_info = request.get("userInfo")
+    return ReviewRequest(
+        uid,
+        group,
+        version,
+        kind_name,
+        operation,
+        obj,
+        old,
+        namespace=namespace if isinstance(namespace, str) else "",
+        user_info=user_info if isinstance(user_info, dict) else {},
+    )
 
 
 def _check_string_map(metadata: Mapping[str, Any], key: str, prefix: str) -> FieldError | None:
@@ -184,8 +221,27 @@ def _decoded(job: GenericJob) -> GenericJob:
     return job
 
 
+class _Answer:
+    """An answer decided before any rule ran (bad envelope, kind not ours, operation not checked)."""
+
+    __slots__ = ("payload", "status")
+
+    def __init__(self, status: int, payload: bytes) -> None:
+        self.status = status
+        self.payload = payload
+
+
+Rule = Callable[[ReviewRequest, Framework], tuple[str, bytes]]
+
+
 class AdmissionHandler:
-    """Answers AdmissionReviews for every configured framework; safe to share between requests."""
+    """Answers AdmissionReviews for every configured framework; safe to share between requests.
+
+    ``mutate``/``validate`` are synchronous: every rule is a cache read. ``validate_async`` is what
+    the server calls for ``/validate``: for a framework with AppWrapper's rules it first asks the
+    API server (``access``) whether the user may create each wrapped component, then runs the same
+    synchronous rules with those answers; for every other framework it is ``validate``.
+    """
 
     def __init__(
         self,
@@ -195,53 +251,92 @@ class AdmissionHandler:
         metrics: WebhookMetrics,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         timer: Callable[[], float] = time.perf_counter,
+        access: AccessReviewer | None = None,
+        access_timeout: float = ACCESS_REVIEW_TIMEOUT,
     ) -> None:
         self.settings = settings
         self.lookups = lookups
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
         self._timer = timer
+        self.access = access
+        self._access_timeout = access_timeout
 
     def mutate(self, body: bytes) -> tuple[int, bytes]:
         """(HTTP status, response body) for ``/mutate``."""
         return self._handle("mutate", body, self._mutate)
 
     def validate(self, body: bytes) -> tuple[int, bytes]:
-        """(HTTP status, response body) for ``/validate``."""
+        """(HTTP status, response body) for ``/validate`` (no SubjectAccessReviews)."""
         return self._handle("validate", body, self._validate)
 
-    def _handle(
-        self, webhook: str, body: bytes, rule: Callable[[ReviewRequest, Framework], tuple[str, bytes]]
-    ) -> tuple[int, bytes]:
+    async def mutate_async(self, body: bytes) -> tuple[int, bytes]:
+        return self.mutate(body)
+
+    async def validate_async(self, body: bytes) -> tuple[int, bytes]:
+        """(HTTP status, response body) for ``/validate``, with AppWrapper's access reviews."""
         started = self._timer()
-        framework_name, operation = "none", ""
+        routed = self._route("validate", body, started)
+        if isinstance(routed, _Answer):
+            return routed.status, routed.payload
+        request, framework = routed
+        if not (framework.appwrapper_rules and request.operation == "CREATE" and self.access is not None):
+            return self._apply("validate", request, framework, self._validate, started)
+        assert request.object is not None
+        metadata = request.object.get("metadata")
+        namespace = request.namespace or (
+            str(metadata.get("namespace") or "") if isinstance(metadata, dict) else ""
+        )
+        denials = await review_components(
+            self.access,
+            wrapped=wrapped_kinds(request.object),
+            user_info=request.user_info,
+            namespace=namespace,
+            timeout=self._access_timeout,
+        )
+        return self._apply(
+            "validate", request, framework, functools.partial(self._validate, access=denials), started
+        )
+
+    def _handle(self, webhook: str, body: bytes, rule: Rule) -> tuple[int, bytes]:
+        started = self._timer()
+        routed = self._route(webhook, body, started)
+        if isinstance(routed, _Answer):
+            return routed.status, routed.payload
+        return self._apply(webhook, routed[0], routed[1], rule, started)
+
+    def _route(self, webhook: str, body: bytes, started: float) -> _Answer | tuple[ReviewRequest, Framework]:
         try:
             request = parse_review(body, max_body_bytes=self.max_body_bytes)
         except BadRequest as exc:
-            self._observe(webhook, framework_name, operation, "bad_request", started)
-            return 400, (str(exc) + "\n").encode()
+            self._observe(webhook, "none", "", "bad_request", started)
+            return _Answer(400, (str(exc) + "\n").encode())
         operation = request.operation
         framework = self.settings.framework_for(
             group=request.group, version=request.version, kind=request.kind
         )
         if framework is None:
             self._observe(webhook, "unknown", operation, "skipped", started)
-            return 200, _allowed(request.uid, with_status=webhook == "validate")
-        framework_name = framework.name
+            return _Answer(200, _allowed(request.uid, with_status=webhook == "validate"))
         if operation not in _WRITE_OPERATIONS or (webhook == "mutate" and operation != "CREATE"):
-            self._observe(webhook, framework_name, operation, "allowed", started)
-            return 200, _allowed(request.uid, with_status=webhook == "validate")
+            self._observe(webhook, framework.name, operation, "allowed", started)
+            return _Answer(200, _allowed(request.uid, with_status=webhook == "validate"))
+        return request, framework
+
+    def _apply(
+        self, webhook: str, request: ReviewRequest, framework: Framework, rule: Rule, started: float
+    ) -> tuple[int, bytes]:
         try:
             result, answer = rule(request, framework)
         except AdapterError as exc:
-            result, answer = "invalid", _denied(request.uid, code=400, reason="BadRequest", message=str(exc))
+            result, answer = "invalid", _denied(request.uid, code=400, message=str(exc))
         except Exception:  # a bug in a rule must deny (fail closed), never crash the server
-            log.exception("admission rule failed for %s %s", framework_name, operation)
+            log.exception("admission rule failed for %s %s", framework.name, request.operation)
             result, answer = (
                 "denied",
                 _denied(request.uid, code=500, message="internal error evaluating admission rules"),
             )
-        self._observe(webhook, framework_name, operation, result, started)
+        self._observe(webhook, framework.name, request.operation, result, started)
         return 200, answer
 
     def _observe(self, webhook: str, framework: str, operation: str, result: str, started: float) -> None:
@@ -260,7 +355,7 @@ class AdmissionHandler:
             error = check_object_shape(request.old_object, prefix="oldObject.")
         if error is None:
             return None
-        return _denied(request.uid, code=400, reason="BadRequest", message=format_field_error(error))
+        return _denied(request.uid, code=400, message=format_field_error(error))
 
     def _mutate(self, request: ReviewRequest, framework: Framework) -> tuple[str, bytes]:
         invalid = self._shape_error(request)
@@ -269,19 +364,30 @@ class AdmissionHandler:
         assert request.object is not None
         try:
             ops = default_job(
-                request.object, framework=framework, settings=self.settings, lookups=self.lookups
+                request.object,
+                framework=framework,
+                settings=self.settings,
+                lookups=self.lookups,
+                finish=(
+                    functools.partial(stamp_user_labels, user_info=request.user_info)
+                    if framework.appwrapper_rules
+                    else None
+                ),
             )
         except DefaultingError as exc:
+            if exc.status is not None:  # validationResponseFromStatus: the wrapped StatusError's Status
+                return "denied", _review(request.uid, {"allowed": False, "status": dict(exc.status)})
             return "denied", _denied(request.uid, code=403, reason="Forbidden", message=str(exc))
         if not ops:
             return "allowed", _allowed(request.uid, with_status=False)
         return "patched", _patched(request.uid, ops)
 
-    def _validate(self, request: ReviewRequest, framework: Framework) -> tuple[str, bytes]:
+    def _validate(
+        self, request: ReviewRequest, framework: Framework, *, access: Mapping[int, FieldError] | None = None
+    ) -> tuple[str, bytes]:
         if request.operation == "UPDATE" and request.old_object is None:
-            return "invalid", _denied(
-                request.uid, code=400, reason="BadRequest", message="request.oldObject: Required value"
-            )
+            # controller-runtime's decoder on an empty oldObject, answered with Errored(400, err)
+            return "invalid", _denied(request.uid, code=400, message="there is no content to decode")
         invalid = self._shape_error(request)
         if invalid is not None:
             return "invalid", invalid
@@ -293,6 +399,12 @@ class AdmissionHandler:
             assert request.old_object is not None
             old_job = _decoded(framework.adapter(request.old_object))
             errors = validate_update(old_job, new_job, framework=framework, lookups=self.lookups)
+        if framework.appwrapper_rules:
+            if request.operation == "CREATE":
+                errors += validate_appwrapper_create(request.object, access=access)
+            else:
+                assert request.old_object is not None
+                errors += validate_appwrapper_update(request.old_object, request.object)
         message = to_aggregate(errors)
         if message is None:
             return "allowed", _allowed(request.uid, with_status=True)

@@ -76,9 +76,9 @@ class WebhookApp:
     def __init__(self, *, handler: AdmissionHandler, operations: FastAPI) -> None:
         self.handler = handler
         self.operations = operations
-        self._routes: dict[str, Callable[[bytes], tuple[int, bytes]]] = {
-            "/mutate": handler.mutate,
-            "/validate": handler.validate,
+        self._routes: dict[str, Callable[[bytes], Awaitable[tuple[int, bytes]]]] = {
+            "/mutate": handler.mutate_async,
+            "/validate": handler.validate_async,
         }
         self._limit = handler.max_body_bytes
 
@@ -94,7 +94,7 @@ class WebhookApp:
         if body is None:
             # let the handler produce the uniform one-line reason and count it
             body = b" " * (self._limit + 1)
-        status, payload = answer(body)
+        status, payload = await answer(body)
         await send(
             {
                 "type": "http.response.start",

@@ -15,7 +15,7 @@ Order and rules (``jobframework/defaults.go``, ``utils.go`` at the commit in the
    queue-name label whose LocalQueue -> ClusterQueue uses an AdmissionCheck run by a MultiKueue
    controller -> ``set_managed_by("kueue.x-k8s.io/multikueue")``.
 5. **Elastic scheduling gate** (batch Job only, ``applyWorkloadSliceSchedulingGate``; feature gate
-   ``ElasticJobsViaWorkloadSlices``, Beta and on since Kueue 0.18): a job annotated
+   ``ElasticJobsViaWorkloadSlices``, Beta and on since Kueue 0.18, ``Framework.elastic_jobs``): a job annotated
    ``kueue.x-k8s.io/elastic-job: "true"`` gets the scheduling gate ``kueue.x-k8s.io/elastic-job``
    appended to its pod template's ``spec.schedulingGates`` unless already there
    (``Framework.elastic_gate_template_path``). A template that is not an object is a 400 naming it.
@@ -24,13 +24,24 @@ The rules mutate a copy of the request object (labels directly, suspend/managedB
 adapter, which knows its kind's field paths) and ``patch.diff_ops`` produces add/replace operations on
 exactly the touched paths. Every lookup is a cache read (``Lookups``).
 
-Errors Kueue returns from ``Default`` (namespace or owner not found, cyclic ownership, chain too
-deep) raise ``DefaultingError``; the server turns them into a denial, as controller-runtime does.
+Errors Kueue returns from ``Default`` raise ``DefaultingError``; the server turns them into a denial
+exactly as controller-runtime does, which depends on whether an API ``StatusError`` is inside:
+
+* **an object not found in the cache** (the namespace when a selector is set; an owner of a known kind
+  anywhere up the chain): Kueue reads through controller-runtime's cached client, whose miss is
+  ``apierrors.NewNotFound`` with the *Kind* as resource (``cache_reader.go``), so the text is
+  ``Job.batch "ghost" not found`` / ``Namespace "ns" not found``. Kueue wraps it
+  (``errors.Join(ErrWorkloadOwnerNotFound, err)``, ``fmt.Errorf("failed to get namespace: %w")``) but
+  the defaulter's ``errors.As(err, &apiStatus)`` finds the StatusError and answers with *its* Status:
+  code 404, reason ``NotFound``, ``details`` {name, group, kind}; the wrapping text never reaches the
+  user. ``DefaultingError.status`` carries that Status.
+* **plain errors** (``cyclic ownership``, ``managed owner chain limit reached``):
+  ``admission.Denied(err.Error())``, code 403, reason ``Forbidden``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -38,8 +49,6 @@ import orjson
 from shared.constants import (
     DEFAULT_LOCAL_QUEUE_NAME,
     DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME,
-    ELASTIC_JOB_ANNOTATION,
-    ELASTIC_JOB_ANNOTATION_VALUE,
     ELASTIC_JOB_SCHEDULING_GATE,
     MANAGED_OWNERS_CHAIN_LIMIT,
     MULTIKUEUE_CONTROLLER_NAME,
@@ -48,13 +57,15 @@ from shared.constants import (
 )
 from shared.frameworks.base import AdapterError, GenericJob
 from shared.frameworks.capabilities import has_managed_by
-from shared.jobmeta import annotations_of, controller_owner_ref, job_namespace, labels_of, queue_name
+from shared.frameworks.strconv import quote
+from shared.jobmeta import controller_owner_ref, job_namespace, labels_of, queue_name
 from webhook.lookups import Lookups, ObjectKey
 from webhook.patch import diff_ops
 from webhook.settings import Framework, WebhookSettings
 
 __all__ = [
     "DefaultingError",
+    "cache_not_found",
     "default_job",
     "find_managed_ancestor",
     "owner_managed_by_kueue",
@@ -62,7 +73,32 @@ __all__ = [
 
 
 class DefaultingError(Exception):
-    """Kueue's ``Default`` returned an error; the message is Kueue's error text."""
+    """Kueue's ``Default`` returned an error; ``str()`` is the denial message.
+
+    ``status`` is the ``metav1.Status`` to deny with when Kueue's error wraps an API StatusError;
+    ``None`` means a plain error (403 ``Forbidden``).
+    """
+
+    def __init__(self, message: str, *, status: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def cache_not_found(*, api_version: str, kind: str, name: str) -> DefaultingError:
+    """The error of a controller-runtime cached ``Get`` miss, as the defaulter answers it.
+
+    ``apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: kind}, name)``: the
+    qualified resource is ``<Kind>.<group>`` (just ``<Kind>`` in the core group), the name ``%q``.
+    """
+    group = api_version.rpartition("/")[0]
+    resource = f"{kind}.{group}" if group else kind  # schema.GroupResource.String()
+    message = f"{resource} {quote(name)} not found"
+    # metav1.StatusDetails in Go's field order; an empty group is omitted (omitempty)
+    details: dict[str, Any] = (
+        {"name": name, "group": group, "kind": kind} if group else {"name": name, "kind": kind}
+    )
+    status = {"status": "Failure", "message": message, "reason": "NotFound", "details": details, "code": 404}
+    return DefaultingError(message, status=status)
 
 
 def owner_managed_by_kueue(obj: Mapping[str, Any], *, settings: WebhookSettings) -> bool:
@@ -101,9 +137,8 @@ def find_managed_ancestor(
         if (api_version, kind) not in settings.known_owner_kinds:
             return top
         parent = lookups.owner(ObjectKey(api_version, kind, namespace, name))
-        if parent is None:
-            resource = settings.plural_for(api_version, kind)
-            raise DefaultingError(f'workload owner not found\n{resource} "{name}" not found')
+        if parent is None:  # errors.Join(ErrWorkloadOwnerNotFound, <the cache's NotFound>)
+            raise cache_not_found(api_version=api_version, kind=kind, name=name)
         if _uid(parent) != owner.get("uid"):
             return top
         managed = (api_version, kind) in settings.managed_owner_kinds
@@ -119,8 +154,8 @@ def _namespace_selected(namespace: str, *, settings: WebhookSettings, lookups: L
     if settings.managed_jobs_namespace_selector is None:
         return True
     labels = lookups.namespace_labels(namespace)
-    if labels is None:
-        raise DefaultingError(f'failed to get namespace: namespaces "{namespace}" not found')
+    if labels is None:  # fmt.Errorf("failed to get namespace: %w", <the cache's NotFound>)
+        raise cache_not_found(api_version="v1", kind="Namespace", name=namespace)
     return settings.namespace_selected(labels)
 
 
@@ -162,12 +197,19 @@ def _multikueue_behind(obj: Mapping[str, Any], *, settings: WebhookSettings, loo
 
 
 def default_job(
-    obj: dict[str, Any], *, framework: Framework, settings: WebhookSettings, lookups: Lookups
+    obj: dict[str, Any],
+    *,
+    framework: Framework,
+    settings: WebhookSettings,
+    lookups: Lookups,
+    finish: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """The JSON patch (possibly empty) that applies Kueue's defaults to the raw ``obj``.
 
-    ``obj`` is not modified. Raises ``DefaultingError`` (deny) and ``shared.frameworks.AdapterError``
-    (the object has a field of the wrong type; the caller answers 400 naming the path).
+    ``finish`` applies a framework's own defaults to the defaulted copy last (AppWrapper's user
+    labels). ``obj`` is not modified. Raises ``DefaultingError`` (deny) and
+    ``shared.frameworks.AdapterError`` (the object has a field of the wrong type; the caller
+    answers 400 naming the path).
     """
     working: dict[str, Any] = orjson.loads(orjson.dumps(obj))
     namespace = job_namespace(working)
@@ -204,12 +246,11 @@ def default_job(
         job.set_managed_by(MULTIKUEUE_CONTROLLER_NAME)
 
     # 5. elastic scheduling gate on the pod template
-    if (
-        framework.elastic_gate_template_path is not None
-        and annotations_of(job.obj).get(ELASTIC_JOB_ANNOTATION) == ELASTIC_JOB_ANNOTATION_VALUE
-    ):
+    if framework.elastic_gate_template_path is not None and framework.is_elastic(job.obj):
         _gate_template(job.obj, framework.elastic_gate_template_path, ELASTIC_JOB_SCHEDULING_GATE)
 
+    if finish is not None:
+        finish(job.obj)
     return diff_ops(obj, job.obj)
 
 

@@ -4,7 +4,8 @@ Users read these strings in ``kubectl`` output and Kueue's integration tests ass
 must read exactly like Kueue's: ``<path>: <Type>: <bad value>: <detail>``, with
 
 * Required/Forbidden/TooLong/TooShort/Internal errors printing only the type (no bad value);
-* the bad value printed like Go: strings with ``%q``, ``null`` for nil, numbers and booleans plain;
+* the bad value printed like Go: strings with ``%q`` (``shared.frameworks.strconv.quote``), ``null``
+  for nil, numbers and booleans plain, anything else as ``json.Marshal`` would;
 * duplicates dropped (``ToAggregate`` de-duplicates by message) and several errors joined as
   ``[e1, e2]`` (``utilerrors.aggregate.Error``), a single one as is.
 
@@ -14,10 +15,12 @@ one type.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any, Final
 
 from shared.frameworks.base import FieldError
+from shared.frameworks.strconv import quote
 
 __all__ = [
     "FORBIDDEN",
@@ -38,41 +41,32 @@ TOO_LONG: Final = "Too long"
 IMMUTABLE: Final = "field is immutable"
 
 _VALUELESS_TYPES = frozenset({"Required value", "Forbidden", "Too long", "Too short", "Internal error"})
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+#: Go's ``json.Marshal`` escapes these in strings (HTML safety); ``json.dumps`` does not
+_JSON_HTML_ESCAPES = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
 
-
-def go_quote(value: str) -> str:
-    """Go's ``strconv.Quote`` (``%q``): printable runes kept, the rest escaped."""
-    out = ['"']
-    for char in value:
-        if char in ('"', "\\"):
-            out.append("\\" + char)
-        elif char in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[char])
-        elif char.isprintable():
-            out.append(char)
-        else:
-            code = ord(char)
-            if code < 0x80:
-                out.append(f"\\x{code:02x}")
-            elif code <= 0xFFFF:
-                out.append(f"\\u{code:04x}")
-            else:
-                out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
+#: ``strconv.Quote`` (``%q``), kept under its historical name for callers in this package
+go_quote = quote
 
 
 def _go_value(value: Any) -> str:
+    """The bad value as ``ErrorBody`` prints it: ``%v`` for numbers and booleans, ``%q`` for strings,
+    ``json.Marshal`` for everything else (``null`` for nil, a pointer's target, maps with sorted keys).
+
+    Floats print with Python's ``repr``; Go's ``%v`` differs from it for exponents >= 6 (``1e+06``),
+    but no rule of ours reports a float.
+    """
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return go_quote(value)
+        return quote(value)
     if isinstance(value, int | float):
         return str(value)
-    return repr(value)
+    encoded = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    return encoded.translate(_JSON_HTML_ESCAPES)
 
 
 def format_field_error(error: FieldError) -> str:

@@ -30,7 +30,8 @@ Readiness (``synced()``), and why it is not simply "every informer has listed on
 
 Owner lookups read only the caches. An owner created a few milliseconds before its child can be
 missing from the cache (the same race Kueue's cached controller-runtime client has); the request is
-then denied with Kueue's "workload owner not found" and the creating controller retries.
+then denied as Kueue denies it (404 ``Job.batch "name" not found``) and the creating controller
+retries.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.kube import KubeClient, WatchSettings
+from webhook.access_review import KubeAccessReviewer
 from webhook.admission import AdmissionHandler
 from webhook.app import create_app
 from webhook.informer_lookups import InformerLookups
@@ -51,7 +52,9 @@ def build_webhook(
     extra_background: Callable[[asyncio.Event], list[Coroutine[Any, Any, None]]] | None = None,
 ) -> WebhookProcess:
     lookups = InformerLookups(client=client, settings=settings, watch_settings=watch_settings)
-    handler = AdmissionHandler(settings=settings, lookups=lookups, metrics=WebhookMetrics())
+    handler = AdmissionHandler(
+        settings=settings, lookups=lookups, metrics=WebhookMetrics(), access=KubeAccessReviewer(client)
+    )
     server_box: list[WebhookServer] = []
     app = create_app(
         handler=handler,

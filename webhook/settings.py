@@ -3,13 +3,14 @@
 ``WebhookSettings`` carries the Kueue configuration fields the rules read
 (``manageJobsWithoutQueueName``, ``managedJobsNamespaceSelector``, the MultiKueue controller names)
 and the table of served frameworks. ``Framework`` is the webhook's view of one job kind: its GVK, the
-plural resource (for webhook rules and owner-lookup error messages) and a factory wrapping a raw
+plural resource (for the webhook rules) and a factory wrapping a raw
 object in its ``GenericJob`` adapter. It is built from ``shared.frameworks`` (built-in and
 declarative adapters) by ``webhook.wiring``; tests build it directly.
 
 Feature gates are at Kueue's defaults for the commit we mirror (LocalQueueDefaulting,
 WorkloadPriorityClassDefaulting, MultiKueue, SkipAncestorCheckForDeletedWorkloads and
-WorkloadIdentifierAnnotations on; AdmissionGatedBy and elastic jobs via the adapters).
+WorkloadIdentifierAnnotations on; AdmissionGatedBy via the adapters). ElasticJobsViaWorkloadSlices
+(on by default) is configurable: ``Framework.elastic_jobs``, set from ``featureGates``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, Protocol
 
 from shared.constants import MULTIKUEUE_CONTROLLER_NAME
 from shared.frameworks.base import GenericJob, GroupVersionKind
+from shared.workload_slicing import enabled as slicing_enabled
 
 __all__ = [
     "ELASTIC_JOB_KINDS",
@@ -53,6 +55,12 @@ class Framework:
     #: (``kueue.x-k8s.io/elastic-job: "true"``) with the ``kueue.x-k8s.io/elastic-job`` scheduling gate
     #: at ``<template_path>.spec.schedulingGates``; ``None`` for kinds whose webhook does not
     elastic_gate_template_path: str | None = None
+    #: Kueue's ``ElasticJobsViaWorkloadSlices`` feature gate: when off, ``kueue.x-k8s.io/elastic-job``
+    #: means nothing (no scheduling gate, no elastic validation rule), as ``workloadslicing.Enabled``
+    elastic_jobs: bool = True
+    #: the AppWrapper operator's own admission rules (``webhook.appwrapper_rules``), including a
+    #: SubjectAccessReview per wrapped component for the requesting user
+    appwrapper_rules: bool = False
 
     @property
     def supports_prebuilt_workload(self) -> bool:
@@ -61,6 +69,10 @@ class Framework:
     @property
     def supports_elastic_jobs(self) -> bool:
         return str(self.gvk) in ELASTIC_JOB_KINDS
+
+    def is_elastic(self, obj: Mapping[str, Any]) -> bool:
+        """``workloadslicing.Enabled`` for a job of this kind."""
+        return slicing_enabled(obj, feature_gate=self.elastic_jobs)
 
     @property
     def owner_key(self) -> tuple[str, str]:
@@ -79,7 +91,7 @@ PREBUILT_WORKLOAD_KINDS = frozenset(
         "trainer.kubeflow.org/v1alpha1, Kind=TrainJob",
         "kubeflow.org/v2beta1, Kind=MPIJob",
         "ray.io/v1, Kind=RayJob",
-        "v1, Kind=Pod",
+        "/v1, Kind=Pod",
         "ray.io/v1, Kind=RayCluster",
         "ray.io/v1, Kind=RayService",
         "workload.codeflare.dev/v1beta2, Kind=AppWrapper",
@@ -124,15 +136,6 @@ class WebhookSettings:
     def known_owner_kinds(self) -> frozenset[tuple[str, str]]:
         """Owners the ancestor walk follows (``isKnownOwner``): managed kinds plus ReplicaSet."""
         return self.managed_owner_kinds | {REPLICASET_OWNER}
-
-    def plural_for(self, api_version: str, kind: str) -> str:
-        """``<plural>.<group>`` as in API NotFound messages (best effort for kinds we do not serve)."""
-        group = api_version.rpartition("/")[0]
-        for framework in self.frameworks:
-            if framework.owner_key == (api_version, kind):
-                return f"{framework.plural}.{group}" if group else framework.plural
-        plural = kind.lower() + "s"
-        return f"{plural}.{group}" if group else plural
 
     def namespace_selected(self, labels: Mapping[str, str]) -> bool:
         selector = self.managed_jobs_namespace_selector

@@ -23,7 +23,10 @@ Update (``ValidateJobOnUpdate``):
 * ``spec.managedBy`` immutable (the message Kubernetes' own validation uses for batch Jobs).
 
 Then the adapter's ``JobWithValidation`` rules (e.g. batch Job partial admission). batch/v1 Job's
-webhook also re-runs the create checks on update (``Framework.revalidate_create_on_update``).
+webhook also re-runs the create checks on update (``Framework.revalidate_create_on_update``), in
+``JobWebhook.validateUpdate``'s order: generic create rules, the Job's own create rules, generic
+update rules, the Job's own update rules. The order is visible: ``ToAggregate`` joins several errors
+as ``[e1, e2]`` in list order.
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ from shared.constants import (
     WORKLOAD_PRIORITY_CLASS_LABEL,
 )
 from shared.frameworks.base import FieldError, GenericJob
+from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.capabilities import has_managed_by, has_validation
-from shared.frameworks.strconv import GoParseError, atoi
+from shared.frameworks.strconv import GoParseError, atoi, quote
 from shared.jobmeta import annotations_of, job_namespace, labels_of, prebuilt_workload_name, queue_name
 from shared.validation_k8s import is_dns1123_subdomain
 from webhook.admission_gates import (
@@ -81,8 +85,9 @@ def _prebuilt_path(obj: Mapping[str, Any]) -> str:
     return PREBUILT_ANNOTATION_PATH if _prebuilt_uses_annotation(obj) else PREBUILT_LABEL_PATH
 
 
-def _elastic(obj: Mapping[str, Any]) -> bool:
-    return annotations_of(obj).get(ELASTIC_JOB_ANNOTATION) == "true"
+def _elastic(obj: Mapping[str, Any], framework: Framework) -> bool:
+    """``workloadslicing.Enabled``: false for every job while the feature gate is off."""
+    return framework.is_elastic(obj)
 
 
 def _validate_prebuilt_create(obj: Mapping[str, Any], framework: Framework) -> list[FieldError]:
@@ -92,7 +97,9 @@ def _validate_prebuilt_create(obj: Mapping[str, Any], framework: Framework) -> l
     elif PREBUILT_WORKLOAD_LABEL in labels_of(obj):
         errors += _subdomain(PREBUILT_LABEL_PATH, labels_of(obj)[PREBUILT_WORKLOAD_LABEL])
     if prebuilt_workload_name(obj) and not framework.supports_prebuilt_workload:
-        errors.append(FieldError(_prebuilt_path(obj), FORBIDDEN, f'Is not supported for "{framework.gvk}"'))
+        errors.append(
+            FieldError(_prebuilt_path(obj), FORBIDDEN, f"Is not supported for {quote(str(framework.gvk))}")
+        )
     return errors
 
 
@@ -111,9 +118,11 @@ def _validate_generic_create(obj: Mapping[str, Any], framework: Framework) -> li
         else:
             if value <= 0:
                 errors.append(FieldError(MAX_EXEC_TIME_PATH, INVALID, "should be greater than 0", value))
-    if _elastic(obj) and not framework.supports_elastic_jobs:
+    if _elastic(obj, framework) and not framework.supports_elastic_jobs:
         errors.append(
-            FieldError(ELASTIC_PATH, FORBIDDEN, f'elastic job is not supported for "{framework.gvk}"')
+            FieldError(
+                ELASTIC_PATH, FORBIDDEN, f"elastic job is not supported for {quote(str(framework.gvk))}"
+            )
         )
     errors += validate_admission_gated_by_on_create(obj)
     return errors
@@ -160,8 +169,12 @@ def validate_update(
     old, new = old_job.obj, new_job.obj
     new_suspended = new_job.is_suspended()
     errors: list[FieldError] = []
+    # batch/v1 Job (JobWebhook): its own create rules come before the generic update rules
+    batch_job = new_job if isinstance(new_job, BatchJobAdapter) else None
     if framework.revalidate_create_on_update:
         errors += _validate_generic_create(new, framework)
+    if batch_job is not None:
+        errors += batch_job.validate_create_rules_on_update(old)
 
     # queue name
     if not new_suspended:
@@ -174,7 +187,7 @@ def validate_update(
         )
 
     # prebuilt workload
-    if new_suspended or _elastic(old):
+    if new_suspended or _elastic(old, framework):
         errors += _validate_prebuilt_create(new, framework)
     else:
         errors += _immutable(_prebuilt_path(new), prebuilt_workload_name(new), prebuilt_workload_name(old))
@@ -189,14 +202,16 @@ def validate_update(
 
     errors += _validate_priority_class_update(suspended=new_suspended, old=old, new=new)
 
-    if _elastic(old) != _elastic(new):
-        errors.append(FieldError(ELASTIC_PATH, INVALID, IMMUTABLE, _elastic(new)))
+    if _elastic(old, framework) != _elastic(new, framework):
+        errors.append(FieldError(ELASTIC_PATH, INVALID, IMMUTABLE, _elastic(new, framework)))
 
     errors += validate_admission_gated_by_on_update(old, new)
 
     if has_managed_by(new_job) and has_managed_by(old_job):
         errors += _immutable(MANAGED_BY_PATH, new_job.managed_by(), old_job.managed_by())
 
-    if has_validation(new_job):
+    if batch_job is not None:
+        errors += batch_job.validate_update_rules(old)
+    elif has_validation(new_job):
         errors += new_job.validate_on_update(old)
     return errors

@@ -9,10 +9,14 @@ plus ``kueueBridge.multiKueue.controllerName`` (kueue-bridge's own MultiKueue co
 
 from __future__ import annotations
 
+import functools
+
 from shared.config import Configuration
-from shared.frameworks.batch_job import BATCH_JOB_FRAMEWORK
+from shared.frameworks.appwrapper import APPWRAPPER_GVK
+from shared.frameworks.batch_job import BATCH_JOB_FRAMEWORK, BatchJobAdapter
 from shared.frameworks.registry import FrameworkRegistry
 from shared.labelselector import selector_from_label_selector
+from shared.workload_slicing import FEATURE_GATE, FEATURE_GATE_DEFAULT
 from webhook.settings import Framework, WebhookSettings
 
 __all__ = ["frameworks_from_config", "settings_from_config"]
@@ -20,14 +24,21 @@ __all__ = ["frameworks_from_config", "settings_from_config"]
 
 def frameworks_from_config(config: Configuration) -> tuple[Framework, ...]:
     registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
+    elastic_jobs = config.feature_gate(FEATURE_GATE, default=FEATURE_GATE_DEFAULT)
     return tuple(
         Framework(
             name=entry.name,
             gvk=entry.gvk,
             plural=entry.plural,
-            adapter=entry.factory,
+            adapter=(
+                functools.partial(BatchJobAdapter, elastic_jobs=elastic_jobs)
+                if entry.name == BATCH_JOB_FRAMEWORK
+                else entry.factory
+            ),
             revalidate_create_on_update=entry.name == BATCH_JOB_FRAMEWORK,
             elastic_gate_template_path="spec.template" if entry.name == BATCH_JOB_FRAMEWORK else None,
+            elastic_jobs=elastic_jobs,
+            appwrapper_rules=entry.gvk == APPWRAPPER_GVK,
         )
         for entry in registry
     )

@@ -68,9 +68,11 @@ from shared.config.model import (
     Metrics,
     MultiKueue,
     MultiKueueExternalFramework,
+    ObjectRetentionPolicies,
     RequeuingStrategy,
     WaitForPodsReady,
     Webhook,
+    WorkloadRetentionPolicy,
     parse_kind_arg,
 )
 from shared.config.rules import (
@@ -107,9 +109,11 @@ __all__ = [
     "Metrics",
     "MultiKueue",
     "MultiKueueExternalFramework",
+    "ObjectRetentionPolicies",
     "RequeuingStrategy",
     "WaitForPodsReady",
     "Webhook",
+    "WorkloadRetentionPolicy",
     "default_config",
     "dump_config",
     "load_config",

@@ -64,9 +64,11 @@ __all__ = [
     "Metrics",
     "MultiKueue",
     "MultiKueueExternalFramework",
+    "ObjectRetentionPolicies",
     "RequeuingStrategy",
     "WaitForPodsReady",
     "Webhook",
+    "WorkloadRetentionPolicy",
     "parse_kind_arg",
 ]
 
@@ -305,6 +307,26 @@ class MultiKueue(_ConfigModel):
         return config.step_size
 
 
+# --- object retention --------------------------------------------------------------------------------
+class WorkloadRetentionPolicy(_ConfigModel):
+    """``objectRetentionPolicies.workloads``: unset (null) disables a deletion, ``0s`` deletes at once.
+
+    ``afterDeactivatedByKueue`` is honoured by kueue-bridge's job reconciler (it deletes the *job* of
+    a Workload Kueue deactivated, as Kueue's ``jobframework`` reconciler does for its own kinds).
+    ``afterFinished`` is accepted and kept but has no effect here: Kueue's *workload controller*
+    deletes finished Workloads, for every kind, when Kueue's own file sets it.
+    """
+
+    after_finished: GoDuration | None = None
+    after_deactivated_by_kueue: GoDuration | None = None
+
+
+class ObjectRetentionPolicies(_ConfigModel):
+    """Kueue's ``objectRetentionPolicies``; no defaults (Kueue prints none): unset never deletes."""
+
+    workloads: WorkloadRetentionPolicy | None = None
+
+
 # --- process settings --------------------------------------------------------------------------------
 class Webhook(_ConfigModel):
     port: int = 9443
@@ -452,13 +474,13 @@ class Configuration(_ConfigModel):
     metrics: Metrics = Field(default_factory=Metrics)
     health: Health = Field(default_factory=Health)
     feature_gates: dict[str, bool] = Field(default_factory=dict)
+    object_retention_policies: ObjectRetentionPolicies | None = None
     kueue_bridge: KueueBridgeSettings = Field(default_factory=KueueBridgeSettings)
     # Kueue-only sections: accepted so Kueue's own file is a valid start, never acted on.
     pprof_bind_address: Any = None
     fair_sharing: Any = None
     admission_fair_sharing: Any = None
     resources: Any = None
-    object_retention_policies: Any = None
     visibility_server: Any = None
     tls: Any = None
 
@@ -482,6 +504,11 @@ class Configuration(_ConfigModel):
     def feature_gate(self, name: str, *, default: bool) -> bool:
         """A Kueue feature gate as set in ``featureGates``; ``default`` is Kueue's default for it."""
         return self.feature_gates.get(name, default)
+
+    def deactivation_retention(self) -> timedelta | None:
+        """``objectRetentionPolicies.workloads.afterDeactivatedByKueue``; ``None``: never delete."""
+        workloads = self.object_retention_policies.workloads if self.object_retention_policies else None
+        return workloads.after_deactivated_by_kueue if workloads is not None else None
 
     def reconcile_concurrency(self, gvk: GroupVersionKind) -> int:
         """How many jobs of ``gvk`` are reconciled at once (``controller.groupKindConcurrency``)."""

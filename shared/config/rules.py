@@ -29,6 +29,7 @@ from shared.config.model import (
     LeaderElection,
     Metrics,
     MultiKueue,
+    ObjectRetentionPolicies,
     WaitForPodsReady,
     Webhook,
     _kind_arg,
@@ -75,6 +76,7 @@ class _Sections:
     client_connection: ClientConnection | None = None
     metrics: Metrics | None = None
     health: Health | None = None
+    object_retention_policies: ObjectRetentionPolicies | None = None
     kueue_bridge: KueueBridgeSettings | None = None
 
     @classmethod
@@ -96,6 +98,7 @@ def _rule_issues(sections: _Sections) -> list[ConfigIssue]:
         _multikueue_rules,
         _cert_rules,
         _namespace_rules,
+        _retention_rules,
         _process_rules,
         _bridge_rules,
     ):
@@ -268,6 +271,28 @@ def _bind_address_issues(path: str, address: str) -> Iterator[ConfigIssue]:
     if address != "0" and (match is None or int(match.group("port")) > 65535):
         yield ConfigIssue(
             path, f'Invalid value: "{address}": must be host:port with a port in 0-65535, or "0" to disable'
+        )
+
+
+def _retention_rules(s: _Sections) -> Iterator[ConfigIssue]:
+    """Kueue's ``validateObjectRetentionPolicies``: neither duration may be negative.
+
+    The two messages differ as Kueue's do: ``afterFinished`` is reported as a duration (``-5m0s``),
+    ``afterDeactivatedByKueue`` as its string, which field errors quote (``"-5m0s"``).
+    """
+    workloads = s.object_retention_policies.workloads if s.object_retention_policies else None
+    if workloads is None:
+        return
+    path = "objectRetentionPolicies.workloads"
+    finished, deactivated = workloads.after_finished, workloads.after_deactivated_by_kueue
+    if finished is not None and finished < timedelta(0):
+        yield ConfigIssue(
+            f"{path}.afterFinished", f"Invalid value: {format_go_duration(finished)}: {_NEGATIVE}"
+        )
+    if deactivated is not None and deactivated < timedelta(0):
+        yield ConfigIssue(
+            f"{path}.afterDeactivatedByKueue",
+            f'Invalid value: "{format_go_duration(deactivated)}": {_NEGATIVE}',
         )
 
 

@@ -97,17 +97,25 @@ class AppWrapperAdapter(SpecManagedBy):
         statuses = _COMPONENT_STATUS.get_typed(self._obj, list, default=[])
         out: list[ResolvedPodSet] = []
         for index in range(len(components)):
-            component_path = _COMPONENTS.index(index)
             if len(statuses) == len(components) and statuses:
-                declared_path = _COMPONENT_STATUS.index(index).key("podSets")
-                out += self._declared(index, declared_path)
-                continue
-            declared_path = component_path.key("podSets")
-            if declared_path.get(self._obj, default=[]):
-                out += self._declared(index, declared_path)
+                out += self._declared(index, _COMPONENT_STATUS.index(index).key("podSets"))
             else:
-                out += self._inferred(index, component_path.key("template"))
+                out += self.component_pod_sets(index)
         return out
+
+    def component_pod_sets(self, index: int) -> list[ResolvedPodSet]:
+        """Component ``index``'s pod sets from the spec alone (declared, else inferred), ignoring
+        any cached status: what AppWrapper's ``EnsureComponentStatusInitialized`` resolves."""
+        component_path = _COMPONENTS.index(index)
+        declared_path = component_path.key("podSets")
+        if declared_path.get(self._obj, default=[]):
+            return self._declared(index, declared_path)
+        return self._inferred(index, component_path.key("template"))
+
+    def inferred_pod_sets(self, index: int) -> list[ResolvedPodSet]:
+        """The pod sets AppWrapper infers for component ``index``'s kind (empty for kinds it does not
+        know), whether or not the component declares its own: what declared ones must match."""
+        return self._inferred(index, _COMPONENTS.index(index).key("template"))
 
     def _declared(self, component: int, path: FieldPath) -> list[ResolvedPodSet]:
         out: list[ResolvedPodSet] = []
@@ -248,6 +256,9 @@ class AppWrapperAdapter(SpecManagedBy):
                 )
             )
         return pod_sets
+
+    def template_paths(self) -> list[str]:
+        return [self._template_path(pod_set).text for pod_set in self.resolved_pod_sets()]
 
     def run_with_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> None:
         resolved = self.resolved_pod_sets()

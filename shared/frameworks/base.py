@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo
 
 __all__ = [
+    "STOP_PHASE_ORDER",
     "AdapterConfigError",
     "AdapterError",
     "FieldError",
@@ -35,8 +36,10 @@ __all__ = [
     "JobWithPodLabelSelector",
     "JobWithPriorityClass",
     "JobWithReclaimablePods",
+    "JobWithTemplatePaths",
     "JobWithValidation",
     "ReclaimablePodCount",
+    "StopPhase",
     "StopStep",
     "guess_plural",
 ]
@@ -53,8 +56,9 @@ class GroupVersionKind:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     def __str__(self) -> str:
-        # Kueue/apimachinery spelling, used in messages: "batch/v1, Kind=Job"
-        return f"{self.api_version}, Kind={self.kind}"
+        # apimachinery's GroupVersionKind.String(), used in Kueue's messages: "batch/v1, Kind=Job";
+        # the core group keeps its slash ("/v1, Kind=Pod"), unlike an apiVersion
+        return f"{self.group}/{self.version}, Kind={self.kind}"
 
 
 def guess_plural(kind: str) -> str:
@@ -68,12 +72,18 @@ def guess_plural(kind: str) -> str:
 
 
 class AdapterError(ValueError):
-    """The object does not match what its adapter expects; ``path`` names the offending field."""
+    """The object does not match what its adapter expects; ``path`` names the offending field.
 
-    def __init__(self, path: str, message: str) -> None:
+    ``field``, when known, names the adapter *configuration* field being evaluated (a declarative
+    adapter's ``...podSets[1].count``), so a tool can say both where in the object and why there;
+    it is not part of the message.
+    """
+
+    def __init__(self, path: str, message: str, *, field: str | None = None) -> None:
         super().__init__(f"{path}: {message}")
         self.path = path
         self.message = message
+        self.field = field
 
 
 class AdapterConfigError(AdapterError):
@@ -93,17 +103,30 @@ class ReclaimablePodCount:
     count: int
 
 
+StopPhase = Literal["suspend", "reset-status", "restore"]
+"""Where a stop write stands in Kueue's order: suspend, then reset status, then restore templates."""
+
+STOP_PHASE_ORDER: dict[StopPhase, int] = {"suspend": 0, "reset-status": 1, "restore": 2}
+
+
 @dataclass(frozen=True)
 class StopStep:
     """One API write of a multi-step stop.
 
     ``subresource`` is ``None`` for the main resource or ``"status"``; ``merge_patch`` is an RFC 7386
-    merge patch. The caller applies steps in order and calls ``stop_steps`` again after each one, so a
+    merge patch. The caller applies the first step, then calls ``stop_steps`` again on the object the
+    server returned and applies the next step it has not applied yet, so every decision (is
+    ``status.startTime`` still set?) is taken on the server's answer to the previous write, and a
     crash between steps resumes where it left off (Kueue's ``kueue.x-k8s.io/stopping`` protocol).
+
+    ``phase`` places the write in Kueue's order. A ``"suspend"`` write means the job was stopped by
+    this call (Kueue's ``stoppedNow``: the ``Stopped`` event is recorded even if a later
+    ``"reset-status"`` write fails, but not when the ``"restore"`` write fails).
     """
 
     merge_patch: dict[str, Any]
     subresource: str | None = None
+    phase: StopPhase = "suspend"
 
 
 @runtime_checkable
@@ -165,6 +188,16 @@ class JobWithPodLabelSelector(Protocol):
 class JobWithPriorityClass(Protocol):
     def priority_class(self) -> str | None:
         """The pod PriorityClass name, when the kind keeps it somewhere other than the templates."""
+
+
+@runtime_checkable
+class JobWithTemplatePaths(Protocol):
+    def template_paths(self) -> list[str]:
+        """Where each pod set's ``PodTemplateSpec`` lives in the object, in ``pod_sets()`` order.
+
+        Only for display (``kueue-bridge adapter test``); kinds whose pod sets are synthetic (Tekton's
+        PipelineRun) do not implement it.
+        """
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ Invariants and the reasons for them:
   hold the Job's UID, which would make a re-created Job's Workload look different.
 * **Partial admission** (``kueue.x-k8s.io/job-min-parallelism``) is the only way Kueue changes a Job's
   ``parallelism`` (and ``completions`` when ``kueue.x-k8s.io/job-completions-equal-parallelism``).
-* Feature gates are at Kueue's defaults: TopologyAwareScheduling, MultiKueue and
-  ElasticJobsViaWorkloadSlices are on.
+* Feature gates are at Kueue's defaults: TopologyAwareScheduling and MultiKueue are on;
+  ElasticJobsViaWorkloadSlices (on by default) is the ``elastic_jobs`` argument, because the
+  validation rules that mention elastic jobs must ignore the annotation when it is off.
 """
 
 from __future__ import annotations
@@ -43,7 +44,11 @@ from shared.frameworks.conditions import iter_conditions
 from shared.frameworks.paths import parse_path
 from shared.frameworks.strconv import GoParseError, atoi, parse_bool
 from shared.frameworks.templates import restore_pod_template, template_at, template_copy
-from shared.frameworks.topology import build_topology_request
+from shared.frameworks.topology import (
+    PODSET_PREFERRED_TOPOLOGY_ANNOTATION,
+    PODSET_REQUIRED_TOPOLOGY_ANNOTATION,
+    build_topology_request,
+)
 from shared.jsontree import json_tree_copy
 from shared.merge_patch import apply_merge_patch, create_merge_patch
 from shared.models.workload import PodSet
@@ -78,6 +83,12 @@ _COMPLETED_INDEXES = parse_path("status.completedIndexes")
 _FAILED_INDEXES = parse_path("status.failedIndexes")
 _MIN_PARALLELISM_PATH: Final = f"metadata.annotations[{JOB_MIN_PARALLELISM_ANNOTATION}]"
 _SYNC_COMPLETIONS_PATH: Final = f"metadata.annotations[{JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION}]"
+_TEMPLATE_ANNOTATIONS = parse_path("spec.template.metadata.annotations")
+#: ``validateTopologyRequest``: the TAS modes an elastic Job may not ask for, in Kueue's order
+_ELASTIC_FORBIDDEN_TOPOLOGY: Final = (
+    (PODSET_REQUIRED_TOPOLOGY_ANNOTATION, "required topology is not supported with elastic jobs"),
+    (PODSET_PREFERRED_TOPOLOGY_ANNOTATION, "preferred topology is not supported with elastic jobs"),
+)
 
 
 def parse_index_intervals(text: str, *, limit: int) -> list[tuple[int, int]]:
@@ -120,6 +131,15 @@ class BatchJobAdapter(SpecManagedBy):
 
     GVK = BATCH_JOB_GVK
     OWN_CONTROLLER = KUBERNETES_JOB_CONTROLLER
+
+    def __init__(self, obj: dict[str, Any], *, elastic_jobs: bool = True) -> None:
+        super().__init__(obj)
+        #: Kueue's ``ElasticJobsViaWorkloadSlices`` feature gate (read by the validation rules only)
+        self._elastic_jobs = elastic_jobs
+
+    def _elastic(self) -> bool:
+        """``workloadslicing.Enabled``: the gate is on and the Job is annotated elastic."""
+        return self._elastic_jobs and self._annotations().get(ELASTIC_JOB_ANNOTATION) == "true"
 
     # --- small readers ------------------------------------------------------------------------
 
@@ -190,6 +210,9 @@ class BatchJobAdapter(SpecManagedBy):
                 topology_request=topology,
             )
         ]
+
+    def template_paths(self) -> list[str]:
+        return [_TEMPLATE.text]
 
     def run_with_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> None:
         _SUSPEND.set(self._obj, False)  # Kueue unsuspends before checking the infos
@@ -270,7 +293,7 @@ class BatchJobAdapter(SpecManagedBy):
             working = apply_merge_patch(working, step.merge_patch)
             steps.append(step)
         if _START_TIME.get(working, default=None) is not None:
-            step = StopStep({"status": {"startTime": None}}, subresource="status")
+            step = StopStep({"status": {"startTime": None}}, subresource="status", phase="reset-status")
             working = apply_merge_patch(working, step.merge_patch)
             steps.append(step)
         restored = json_tree_copy(working)
@@ -281,7 +304,7 @@ class BatchJobAdapter(SpecManagedBy):
             _ANNOTATIONS.delete(restored)
         patch = create_merge_patch(working, restored)
         if patch:
-            steps.append(StopStep(patch))
+            steps.append(StopStep(patch, phase="restore"))
         return steps
 
     # --- JobWithManagedBy ---------------------------------------------------------------------
@@ -294,16 +317,30 @@ class BatchJobAdapter(SpecManagedBy):
     # --- JobWithValidation (the batch-Job extras of §3.4; the generic rules are the webhook's) --
 
     def validate_on_create(self) -> list[FieldError]:
-        return self._validate_partial_admission() + self._validate_sync_completions()
+        return (
+            self._validate_partial_admission()
+            + self._validate_sync_completions()
+            + self._validate_elastic_topology()
+        )
 
     def validate_on_update(self, old: dict[str, Any]) -> list[FieldError]:
+        return self.validate_create_rules_on_update(old) + self.validate_update_rules(old)
+
+    def validate_create_rules_on_update(self, old: dict[str, Any]) -> list[FieldError]:
+        """The create-time rules Kueue's ``JobWebhook.validateUpdate`` re-runs, *before* the generic
+        update rules (partial admission only when its annotation changed)."""
         previous = BatchJobAdapter(old)
         errors: list[FieldError] = []
         if self._annotations().get(JOB_MIN_PARALLELISM_ANNOTATION) != previous._annotations().get(
             JOB_MIN_PARALLELISM_ANNOTATION
         ):
             errors += self._validate_partial_admission()
-        errors += self._validate_sync_completions()
+        return errors + self._validate_sync_completions()
+
+    def validate_update_rules(self, old: dict[str, Any]) -> list[FieldError]:
+        """``validatePartialAdmissionUpdate``, which Kueue runs *after* the generic update rules."""
+        previous = BatchJobAdapter(old)
+        errors: list[FieldError] = []
         if JOB_MIN_PARALLELISM_ANNOTATION in previous._annotations():
             old_suspended = _SUSPEND.get_typed(old, bool, default=False)
             if not old_suspended and previous._parallelism() != self._parallelism():
@@ -325,7 +362,18 @@ class BatchJobAdapter(SpecManagedBy):
                     _SYNC_COMPLETIONS_PATH, "Forbidden", "field is immutable while the job is not suspended"
                 )
             )
-        return errors
+        return errors + self._validate_elastic_topology()
+
+    def _validate_elastic_topology(self) -> list[FieldError]:
+        """``validateTopologyRequest``'s elastic rule: only unconstrained TAS for an elastic Job (the
+        first offending annotation only, as Kueue returns at once)."""
+        if not self._elastic():
+            return []
+        annotations = _TEMPLATE_ANNOTATIONS.get_typed(self._obj, dict, default={})
+        for key, message in _ELASTIC_FORBIDDEN_TOPOLOGY:
+            if key in annotations:
+                return [FieldError(f"{_TEMPLATE_ANNOTATIONS.text}[{key}]", "Forbidden", message)]
+        return []
 
     def _validate_partial_admission(self) -> list[FieldError]:
         annotations = self._annotations()
@@ -345,7 +393,7 @@ class BatchJobAdapter(SpecManagedBy):
                         _MIN_PARALLELISM_PATH, "Invalid value", f"should be between 0 and {pods - 1}", value
                     )
                 )
-        if annotations.get(ELASTIC_JOB_ANNOTATION) == "true":
+        if self._elastic():
             errors.append(
                 FieldError(
                     _MIN_PARALLELISM_PATH,

@@ -14,8 +14,13 @@ Invariants:
   set per list element, in list order), and admission infos are paired with templates by that order,
   as Kueue pairs ``podSetAssignments`` with ``spec.podSets``.
 * **Optional interfaces only when configured.** The returned adapter implements ``JobWithManagedBy``
-  only if ``managedBy`` is configured and ``JobWithPriorityClass`` only if ``priorityClass`` is, so
-  ``isinstance`` checks in the webhook and reconciler mean what they say.
+  only if ``managedBy`` is configured, ``JobWithPriorityClass`` only if ``priorityClass`` is and
+  ``JobWithCustomStop`` only if ``resetOnStop`` is, so ``isinstance`` checks in the webhook and
+  reconciler mean what they say (one adapter class per capability mix, built once).
+* **``resetOnStop`` stops in batch/v1 Job's order**: suspend with the ``kueue.x-k8s.io/stopping``
+  mark, clear the listed ``status`` fields through ``/status``, then restore the templates and drop
+  the mark; while the mark is present the job does not count as suspended, so a stop cut short
+  resumes.
 * Suspend values compare as JSON values (``true`` is not ``1``); a ``runningValue`` of ``null``
   removes the field (Tekton's ``spec.status``).
 """
@@ -26,12 +31,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shared.frameworks.base import AdapterConfigError, AdapterError, FinishedState, GroupVersionKind
+from shared.constants import STOPPING_ANNOTATION
+from shared.frameworks.base import (
+    AdapterConfigError,
+    AdapterError,
+    FinishedState,
+    GroupVersionKind,
+    StopStep,
+)
 from shared.frameworks.cel import CelExpression, compile_expression
 from shared.frameworks.paths import FieldPath, PathSyntaxError, describe_type, parse_path
 from shared.frameworks.spec import CountSource, DeclarativeAdapterSpec, NameSource, PodSetSpec
 from shared.frameworks.templates import merge_infos, restore_infos, template_copy
 from shared.frameworks.topology import build_topology_request
+from shared.jsontree import json_tree_copy
+from shared.merge_patch import apply_merge_patch, create_merge_patch
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo
 
@@ -43,6 +57,13 @@ def _path(text: str, *, field: str) -> FieldPath:
         return parse_path(text)
     except PathSyntaxError as exc:
         raise AdapterConfigError(field, f"invalid field path {text!r}: {exc.message}") from None
+
+
+def _tagged(exc: AdapterError, field: str) -> AdapterError:
+    """``exc`` naming the adapter field being evaluated, unless a narrower one is already named."""
+    if exc.field is None:
+        exc.field = field
+    return exc
 
 
 def _json_equal(left: Any, right: Any) -> bool:
@@ -85,15 +106,18 @@ class _CompiledCount:
         )
 
     def evaluate(self, obj: dict[str, Any], scope: _Scope) -> int:
-        if self.expression is not None:
-            value = self.expression.evaluate_int(obj, element=scope.element, index=scope.index)
-            where = self.expression.field
-        else:
-            assert self.path is not None  # CountSource guarantees exactly one source
-            where = scope.resolve(self.path).text
-            value = scope.resolve(self.path).get_typed(obj, int, default=self.default)
+        try:
+            if self.expression is not None:
+                value = self.expression.evaluate_int(obj, element=scope.element, index=scope.index)
+                where = self.expression.field
+            else:
+                assert self.path is not None  # CountSource guarantees exactly one source
+                where = scope.resolve(self.path).text
+                value = scope.resolve(self.path).get_typed(obj, int, default=self.default)
+        except AdapterError as exc:
+            raise _tagged(exc, self.field) from None
         if value < 0:
-            raise AdapterError(where, f"pod count must not be negative, got {value}")
+            raise AdapterError(where, f"pod count must not be negative, got {value}", field=self.field)
         return value
 
 
@@ -161,6 +185,13 @@ class _CompiledPodSet:
         return self.literal_name if scope.index is None else f"{self.literal_name}-{scope.index}"
 
 
+def _status_path(text: str, *, field: str) -> FieldPath:
+    path = _path(text, field=field)
+    if not path.text.startswith("status."):
+        raise AdapterConfigError(field, f"must be a path under status, got {text!r}")
+    return path
+
+
 def _name_path(name: str | NameSource, *, field: str) -> FieldPath | None:
     if isinstance(name, NameSource) and name.path is not None:
         return _path(name.path, field=f"{field}.path")
@@ -200,14 +231,18 @@ class DeclarativeFramework:
             _path(text, field=f"{field}.remoteDropPaths[{index}]")
             for index, text in enumerate(spec.remote_drop_paths)
         )
-        adapter_class: type[DeclarativeAdapter] = DeclarativeAdapter
-        if self.managed_by_path is not None and self.priority_class is not None:
-            adapter_class = _WithManagedByAndPriorityClass
-        elif self.managed_by_path is not None:
-            adapter_class = _WithManagedBy
-        elif self.priority_class is not None:
-            adapter_class = _WithPriorityClass
-        self._adapter_class = adapter_class
+        self.reset_on_stop = tuple(
+            _status_path(text, field=f"{field}.resetOnStop[{index}]")
+            for index, text in enumerate(spec.reset_on_stop)
+        )
+        capabilities: list[type[DeclarativeAdapter]] = []
+        if self.managed_by_path is not None:
+            capabilities.append(_WithManagedBy)
+        if self.priority_class is not None:
+            capabilities.append(_WithPriorityClass)
+        if self.reset_on_stop:
+            capabilities.append(_WithStopSteps)
+        self._adapter_class = _adapter_class(tuple(capabilities))
 
     def __call__(self, obj: dict[str, Any]) -> DeclarativeAdapter:
         return self._adapter_class(obj, self)
@@ -229,7 +264,10 @@ class DeclarativeAdapter:
         return self._framework.gvk
 
     def is_suspended(self) -> bool:
-        value = self._framework.suspend_path.get(self._obj, default=None)
+        try:
+            value = self._framework.suspend_path.get(self._obj, default=None)
+        except AdapterError as exc:
+            raise _tagged(exc, f"{self._framework.field}.suspend.path") from None
         return _json_equal(value, self._framework.spec.suspend.suspended_value)
 
     def suspend(self) -> None:
@@ -243,41 +281,59 @@ class DeclarativeAdapter:
             self._framework.suspend_path.set(self._obj, running)
 
     def _expanded(self) -> list[tuple[_CompiledPodSet, _Scope]]:
-        return [
-            (pod_set, scope) for pod_set in self._framework.pod_sets for scope in pod_set.scopes(self._obj)
-        ]
+        expanded: list[tuple[_CompiledPodSet, _Scope]] = []
+        for pod_set in self._framework.pod_sets:
+            try:
+                scopes = pod_set.scopes(self._obj)
+            except AdapterError as exc:
+                raise _tagged(exc, f"{pod_set.field}.forEach") from None
+            expanded.extend((pod_set, scope) for scope in scopes)
+        return expanded
 
     def _template_paths(self) -> list[FieldPath]:
         return [scope.resolve(pod_set.template) for pod_set, scope in self._expanded()]
+
+    def template_paths(self) -> list[str]:
+        return [path.text for path in self._template_paths()]
 
     def pod_sets(self) -> list[PodSet]:
         out: list[PodSet] = []
         seen: dict[str, str] = {}
         for pod_set, scope in self._expanded():
-            name = pod_set.name(self._obj, scope)
+            try:
+                name = pod_set.name(self._obj, scope)
+            except AdapterError as exc:
+                raise _tagged(exc, f"{pod_set.field}.name") from None
             if name in seen:
                 raise AdapterError(
                     f"{pod_set.field}.name", f"pod set name {name!r} is used twice ({seen[name]})"
                 )
             template_path = scope.resolve(pod_set.template)
             seen[name] = template_path.text
-            template = template_copy(self._obj, template_path)
+            try:
+                template = template_copy(self._obj, template_path)
+            except AdapterError as exc:
+                raise _tagged(exc, f"{pod_set.field}.template") from None
             sub_group_count = (
                 pod_set.sub_group_count.evaluate(self._obj, scope) if pod_set.sub_group_count else None
             )
+            try:
+                topology_request = build_topology_request(
+                    template,
+                    template_path=template_path.text,
+                    pod_index_label=pod_set.pod_index_label,
+                    sub_group_index_label=pod_set.sub_group_index_label,
+                    sub_group_count=sub_group_count,
+                )
+            except AdapterError as exc:
+                raise _tagged(exc, f"{pod_set.field}.template") from None
             out.append(
                 PodSet(
                     name=name,
                     template=template,
                     count=pod_set.count.evaluate(self._obj, scope),
                     min_count=pod_set.min_count.evaluate(self._obj, scope) if pod_set.min_count else None,
-                    topology_request=build_topology_request(
-                        template,
-                        template_path=template_path.text,
-                        pod_index_label=pod_set.pod_index_label,
-                        sub_group_index_label=pod_set.sub_group_index_label,
-                        sub_group_count=sub_group_count,
-                    ),
+                    topology_request=topology_request,
                 )
             )
         if not out:
@@ -342,5 +398,55 @@ class _WithPriorityClass(DeclarativeAdapter):
         return self._framework.priority_class.evaluate_optional_str(self._obj)
 
 
-class _WithManagedByAndPriorityClass(_WithManagedBy, _WithPriorityClass):
-    pass
+class _WithStopSteps(DeclarativeAdapter):
+    """Adds ``JobWithCustomStop`` when the spec lists ``resetOnStop`` status fields."""
+
+    def _annotations(self, obj: dict[str, Any]) -> dict[str, Any]:
+        annotations = (obj.get("metadata") or {}).get("annotations")
+        return annotations if isinstance(annotations, dict) else {}
+
+    def is_suspended(self) -> bool:
+        return super().is_suspended() and self._annotations(self._obj).get(STOPPING_ANNOTATION) != "true"
+
+    def stop_steps(self, infos: Sequence[PodSetInfo]) -> list[StopStep]:
+        working: dict[str, Any] = json_tree_copy(self._obj)
+        steps: list[StopStep] = []
+        if not self._framework(working).is_suspended():
+            suspended: dict[str, Any] = json_tree_copy(working)
+            self._framework.suspend_path.set(suspended, self._framework.spec.suspend.suspended_value)
+            suspended.setdefault("metadata", {}).setdefault("annotations", {})[STOPPING_ANNOTATION] = "true"
+            steps.append(StopStep(create_merge_patch(working, suspended)))
+            working = suspended
+        reset: dict[str, Any] = {}
+        for path in self._framework.reset_on_stop:
+            if path.get(working, default=None) is not None:
+                fragment: dict[str, Any] = {}
+                path.set(fragment, None)
+                reset = apply_merge_patch(reset, fragment) if reset else fragment
+        if reset:
+            steps.append(StopStep(reset, subresource="status", phase="reset-status"))
+            for path in self._framework.reset_on_stop:
+                path.delete(working)
+        restored: dict[str, Any] = json_tree_copy(working)
+        restore_infos(restored, self._framework(restored)._template_paths(), infos)
+        annotations = self._annotations(restored)
+        annotations.pop(STOPPING_ANNOTATION, None)
+        if not annotations and "annotations" in restored.get("metadata", {}):
+            del restored["metadata"]["annotations"]
+        patch = create_merge_patch(working, restored)
+        if patch:
+            steps.append(StopStep(patch, phase="restore"))
+        return steps
+
+
+_ADAPTER_CLASSES: dict[tuple[type[DeclarativeAdapter], ...], type[DeclarativeAdapter]] = {}
+
+
+def _adapter_class(capabilities: tuple[type[DeclarativeAdapter], ...]) -> type[DeclarativeAdapter]:
+    """One class per capability mix (so per-class protocol caches stay correct), built once."""
+    if not capabilities:
+        return DeclarativeAdapter
+    if capabilities not in _ADAPTER_CLASSES:
+        name = "Declarative" + "".join(c.__name__.removeprefix("_") for c in capabilities)
+        _ADAPTER_CLASSES[capabilities] = type(name, capabilities, {})
+    return _ADAPTER_CLASSES[capabilities]

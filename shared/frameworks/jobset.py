@@ -116,6 +116,9 @@ class JobSetAdapter(SpecManagedBy):
             )
         return pod_sets
 
+    def template_paths(self) -> list[str]:
+        return [path.text for path in self._template_paths()]
+
     def run_with_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> None:
         _SUSPEND.set(self._obj, False)
         merge_infos(self._obj, self._template_paths(), infos)

@@ -149,3 +149,12 @@ class DeclarativeAdapterSpec(_Strict):
         alias="remoteDropPaths",
         description="Fields MultiKueue leaves out of the worker's copy (e.g. a TTL that deletes it when finished)",
     )
+    reset_on_stop: list[str] = Field(
+        default_factory=list,
+        alias="resetOnStop",
+        description=(
+            "status paths cleared through /status between suspending and restoring the templates, "
+            "for kinds whose API server (like batch/v1 Job's startTime) refuses template changes "
+            "until they are gone"
+        ),
+    )

@@ -17,10 +17,17 @@ Invariants:
   lock per key), so a repeat sees the Event its predecessor created and patches it.
 * **API choice.** ``events.k8s.io/v1`` when the server serves it (checked once, through discovery),
   else ``core/v1`` Events -- the same fallback client-go's event broadcaster makes.
-* **Series aggregation.** A repeat of the same event (same regarding object, type, reason, action
-  and message) within ``series_window`` does not create a new Event: the existing one is patched --
-  ``series.count``/``series.lastObservedTime`` for events.k8s.io (first repeat makes the count 2),
-  ``count``/``lastTimestamp`` for core/v1. An Event deleted meanwhile (TTL) is simply created anew.
+* **Series aggregation, as client-go's recorders do it.** ``events.k8s.io`` (``tools/events``, what
+  Kueue's controllers use): events are the same -- *isomorphic* -- when type, action, reason and the
+  ``regarding`` and ``related`` references are equal, the regarding ``resourceVersion`` included and
+  the note not. The first is created; the second patches it into a series (``series.count`` 2) at
+  once; further ones are only counted, and the count is written when the series has been quiet for
+  ``series_window`` (client-go's ``finishSeries``), after which the next occurrence is a new Event.
+  So a reconcile that records the same event about an unchanged object again (Kueue's job
+  reconciler says ``FinishedWorkload`` on the pass that finishes the Workload and on each later pass
+  that sees it finished) writes one Event and at most one immediate patch, never one per pass.
+  core/v1 (``tools/record``'s correlator): same object, type, reason, action and message; every
+  repeat patches ``count``/``lastTimestamp``. An Event deleted meanwhile (TTL) is created anew.
 * Messages are truncated to the API's 1 KiB ``note`` limit.
 """
 
@@ -31,6 +38,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from shared.frameworks.base import GroupVersionKind
@@ -66,7 +74,8 @@ class EventSettings:
     queue_size: int = 10_000
     #: events written at once; repeats of one event are still written in order (series counts)
     writers: int = 4
-    series_window: float = 360.0  # client-go's 6 minute series heartbeat
+    #: a series quiet this long is written with its final count and closed (client-go's 6 minutes)
+    series_window: float = 360.0
     series_cache_size: int = 4096
 
 
@@ -99,7 +108,9 @@ class _Series:
     name: str
     namespace: str
     count: int
-    last_seen: float
+    last_seen: float  # monotonic, for the window
+    last_wall: datetime  # lastObservedTime / lastTimestamp
+    written: int  # the count the API server holds
 
 
 def _truncate(text: str) -> str:
@@ -109,9 +120,19 @@ def _truncate(text: str) -> str:
     return encoded[: NOTE_LIMIT - 3].decode("utf-8", errors="ignore") + "..."
 
 
-def _series_key(pending: _Pending) -> tuple[str, ...]:
-    """Events with the same key are repeats of one event (a series)."""
+def _series_key(pending: _Pending, api: GroupVersionKind) -> tuple[Any, ...]:
+    """Events with the same key are repeats of one event (a series); see the module docstring."""
     ref = pending.regarding
+    if api == EVENTS_V1_EVENT:  # tools/events getKey: the whole references, no note
+        related = tuple(sorted(pending.related.items())) if pending.related is not None else ()
+        return (
+            "events.k8s.io",
+            pending.type,
+            pending.action,
+            pending.reason,
+            tuple(sorted(ref.items())),
+            related,
+        )
     return (
         ref.get("uid") or f"{ref.get('kind')}/{ref.get('namespace')}/{ref.get('name')}",
         pending.type,
@@ -145,10 +166,10 @@ class EventRecorder:
         self.clock: Clock = clock or client.clock
         self.metrics = metrics if metrics is not None else client.metrics
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=settings.queue_size)
-        self._series: OrderedDict[tuple[str, ...], _Series] = OrderedDict()
+        self._series: OrderedDict[tuple[Any, ...], _Series] = OrderedDict()
         self._api: GroupVersionKind | None = None
         self._last_nanos: OrderedDict[str, int] = OrderedDict()
-        self._writing: dict[tuple[str, ...], _KeyLock] = {}
+        self._writing: dict[tuple[Any, ...], _KeyLock] = {}
 
     # --- producer side ---------------------------------------------------------------------------
 
@@ -205,6 +226,7 @@ class EventRecorder:
     async def run(self) -> None:
         """Write queued events until cancelled, ``settings.writers`` at a time."""
         writers = [asyncio.create_task(self._writer()) for _ in range(max(1, self.settings.writers))]
+        writers.append(asyncio.create_task(self._finisher()))
         try:
             await asyncio.gather(*writers)
         finally:
@@ -215,14 +237,17 @@ class EventRecorder:
     async def _writer(self) -> None:
         while True:
             pending = await self._queue.get()
-            key = _series_key(pending)
-            lock = self._writing.get(key)
-            if lock is None:
-                lock = self._writing[key] = _KeyLock()
-            lock.users += 1
+            key: tuple[Any, ...] | None = None
+            lock: _KeyLock | None = None
             try:
+                api = await self._event_api()
+                key = _series_key(pending, api)
+                lock = self._writing.get(key)
+                if lock is None:
+                    lock = self._writing[key] = _KeyLock()
+                lock.users += 1
                 async with lock:  # a repeat waits for the write before it: it may become a series patch
-                    await self._write(pending, key)
+                    await self._write(pending, key, api)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -236,10 +261,30 @@ class EventRecorder:
                     },
                 )
             finally:
-                lock.users -= 1
-                if not lock.users:
-                    del self._writing[key]
+                if lock is not None and key is not None:
+                    lock.users -= 1
+                    if not lock.users:
+                        del self._writing[key]
                 self._queue.task_done()
+
+    async def _finisher(self) -> None:
+        """Every ``series_window``: write the final count of the series that went quiet, close them."""
+        while True:
+            await self.clock.sleep(self.settings.series_window)
+            now = self.clock.now()
+            for key, series in list(self._series.items()):
+                if key in self._writing or now - series.last_seen <= self.settings.series_window:
+                    continue
+                del self._series[key]
+                await self._finish(series)
+
+    async def _finish(self, series: _Series) -> None:
+        if series.count <= series.written or self._api is None:
+            return
+        try:
+            await self._patch_series(self._api, series)
+        except Exception as exc:  # an Event deleted meanwhile, or an API error: the count is lost
+            logger.info("could not write the final count of an event series", extra={"error": str(exc)})
 
     async def flush(self) -> None:
         """Wait until every queued event has been written (or dropped); bound it with
@@ -284,17 +329,24 @@ class EventRecorder:
             self._last_nanos.popitem(last=False)
         return f"{base}.{nanos:x}"
 
-    async def _write(self, pending: _Pending, key: tuple[str, ...]) -> None:
-        api = await self._event_api()
+    async def _write(self, pending: _Pending, key: tuple[Any, ...], api: GroupVersionKind) -> None:
         ref = pending.regarding
         now = self.clock.now()
         series = self._series.get(key)
-        if series is not None and now - series.last_seen <= self.settings.series_window:
+        if series is not None and now - series.last_seen > self.settings.series_window:
+            del self._series[key]  # quiet for a whole window: the series is over, this is a new event
+            await self._finish(series)
+            series = None
+        if series is not None:
             series.count += 1
             series.last_seen = now
+            series.last_wall = self.clock.wall()
             self._series.move_to_end(key)
+            if api == EVENTS_V1_EVENT and series.written >= 2:
+                return  # counted; written when the series goes quiet (client-go's finishSeries)
             try:
                 await self._patch_series(api, series)
+                series.written = series.count
                 if self.metrics is not None:
                     self.metrics.events_emitted.labels("series").inc()
                 return
@@ -308,6 +360,8 @@ class EventRecorder:
             namespace=namespace,
             count=1,
             last_seen=now,
+            last_wall=self.clock.wall(),
+            written=1,
         )
         if len(self._series) > self.settings.series_cache_size:
             self._series.popitem(last=False)
@@ -315,7 +369,7 @@ class EventRecorder:
             self.metrics.events_emitted.labels("create").inc()
 
     async def _patch_series(self, api: GroupVersionKind, series: _Series) -> None:
-        wall = self.clock.wall()
+        wall = series.last_wall
         if api == EVENTS_V1_EVENT:
             patch: dict[str, Any] = {
                 "series": {"count": series.count, "lastObservedTime": format_micro_time(wall)}

@@ -26,7 +26,7 @@ import httpx
 import pytest
 import yaml
 
-from devcluster.options import ServerOptions
+from devcluster.apiserver.options import ServerOptions
 from devcluster.server import ThreadedDevCluster
 
 REAL_KUBECONFIG = os.environ.get("KUEUE_BRIDGE_TEST_KUBECONFIG")

@@ -25,6 +25,39 @@ def job_manifest(name: str, **spec: Any) -> dict[str, Any]:
     return body
 
 
+MERGE_PATCH = {"content-type": "application/merge-patch+json"}
+#: a ``spec.managedBy`` no controller owns: kube's job controller leaves such Jobs, and their status,
+#: to the test (so the same tests run against a real cluster)
+CONFORMANCE_MANAGER = "example.com/conformance"
+
+
+def jobs_url(namespace: str, name: str = "", subresource: str = "") -> str:
+    return "/".join(p for p in (f"/apis/batch/v1/namespaces/{namespace}/jobs", name, subresource) if p)
+
+
+def create_job(client: httpx.Client, namespace: str, name: str, **spec: Any) -> dict[str, Any]:
+    """Create a Job managed by :data:`CONFORMANCE_MANAGER` (unless ``managedBy`` is given)."""
+    spec.setdefault("managedBy", CONFORMANCE_MANAGER)
+    response = client.post(jobs_url(namespace), json=job_manifest(name, **spec))
+    assert response.status_code == 201, response.text
+    created: dict[str, Any] = response.json()
+    return created
+
+
+def patch_job(
+    client: httpx.Client, namespace: str, name: str, patch: dict[str, Any], *, status: bool = False
+) -> httpx.Response:
+    """A JSON merge patch of the Job, or of its ``/status`` subresource."""
+    url = jobs_url(namespace, name, "status" if status else "")
+    return client.patch(url, json=patch, headers=MERGE_PATCH)
+
+
+def server_minor(client: httpx.Client) -> int:
+    """The Kubernetes minor version the target reports (``/version``; GKE writes e.g. ``"36+"``)."""
+    minor = str(client.get("/version").json()["minor"])
+    return int("".join(ch for ch in minor if ch.isdigit()))
+
+
 def configmap(name: str, labels: dict[str, str] | None = None, **extra_meta: Any) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, **extra_meta}
     if labels:

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from devcluster.admission import AdmissionChain, AdmissionDenied
+from devcluster.apiserver.admission import AdmissionChain, AdmissionDenied
 
 JOB_GVK = ("batch", "v1", "Job")
 JOB_GVR = ("batch", "v1", "jobs")

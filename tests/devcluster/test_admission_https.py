@@ -13,7 +13,7 @@ import pytest
 import trustme
 import uvicorn
 
-from devcluster.admission import AdmissionChain, AdmissionDenied
+from devcluster.apiserver.admission import AdmissionChain, AdmissionDenied
 
 SERVICE_HOST = "kb-webhook.kb-system.svc"
 Scope = MutableMapping[str, Any]

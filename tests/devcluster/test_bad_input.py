@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.devcluster.conftest import KubeTarget
-from tests.devcluster.helpers import configmap, status_of
+from tests.devcluster.helpers import configmap, create_job, job_manifest, patch_job, status_of
 
 
 def _alive(kube: KubeTarget) -> None:
@@ -105,3 +105,50 @@ def test_bad_query_parameters_are_400(kube: KubeTarget, namespace: str) -> None:
     assert kube.client.post(url, params={"dryRun": "Sometimes"}, json=configmap("d")).status_code == 400
     response = kube.client.request("DELETE", f"{url}/x", params={"propagationPolicy": "Sideways"})
     assert response.status_code in {404, 422}
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"template": "x"},
+        {"parallelism": "2"},
+        {"selector": [1]},
+        {"selector": {"matchExpressions": [{"key": ["a"], "operator": "In", "values": ["b"]}]}},
+        {"managedBy": 5},
+        {"completionMode": {"a": 1}},
+        {"podReplacementPolicy": ["Failed"]},
+    ],
+)
+def test_job_spec_fields_of_the_wrong_shape_are_rejected(
+    kube: KubeTarget, namespace: str, spec: dict
+) -> None:
+    body = job_manifest("odd", suspend=True, **spec)
+    response = kube.client.post(f"/apis/batch/v1/namespaces/{namespace}/jobs", json=body)
+    assert response.status_code in (400, 422), response.text
+    status_of(response)
+    _alive(kube)
+
+
+@pytest.mark.parametrize(
+    "status",
+    [
+        "x",
+        {"conditions": 5},
+        {"conditions": ["x", 5]},
+        {"uncountedTerminatedPods": {"succeeded": [{"a": 1}]}},
+        {"startTime": 5},
+        {"active": "x"},
+        {"completedIndexes": ["0"]},
+    ],
+)
+def test_job_status_of_the_wrong_shape_never_breaks_the_server(
+    kube: KubeTarget, namespace: str, status: object
+) -> None:
+    """Kube refuses these at decoding (400); the devcluster may say 422 or store an ignorable value."""
+    create_job(kube.client, namespace, "odd", suspend=True)
+    response = patch_job(kube.client, namespace, "odd", {"status": status}, status=True)
+    assert response.status_code in (200, 400, 422), response.text
+    if response.status_code != 200:
+        status_of(response)
+    _alive(kube)
+    assert kube.client.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/odd").status_code == 200

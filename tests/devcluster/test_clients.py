@@ -14,7 +14,7 @@ import httpx
 import pytest
 import yaml
 
-from devcluster.options import ServerOptions
+from devcluster.apiserver.options import ServerOptions
 from devcluster.server import ThreadedDevCluster
 from tests.devcluster.helpers import configmap, eventually, job_manifest
 

@@ -10,8 +10,8 @@ from typing import Any, cast
 
 import pytest
 
-from devcluster.dev import _Session
-from devcluster.dev_components import ComponentError, ComponentProcess
+from devrun.__main__ import _Session
+from devrun.components import ComponentError, ComponentProcess
 
 
 class _FakeProcess:

@@ -57,6 +57,40 @@ def test_json_patch_applies_operations_and_reports_failures(kube: KubeTarget, na
     assert malformed.status_code == 400
 
 
+def test_merge_patch_removing_the_last_label_leaves_no_labels(kube: KubeTarget, namespace: str) -> None:
+    """Go decodes into ObjectMeta, whose empty maps are omitted: ``labels`` goes, not ``{}``."""
+    url = f"/api/v1/namespaces/{namespace}/configmaps"
+    kube.client.post(url, json=configmap("last", labels={"a": "1"}, annotations={"n": "v"}))
+    patch = {"metadata": {"labels": {"a": None}, "annotations": {"n": None}}}
+    patched = kube.client.patch(f"{url}/last", json=patch, headers=MERGE)
+    assert patched.status_code == 200, patched.text
+    for meta in (patched.json()["metadata"], kube.client.get(f"{url}/last").json()["metadata"]):
+        assert "labels" not in meta
+        assert "annotations" not in meta
+
+
+def test_json_patch_replace_of_a_missing_key_adds_it(kube: KubeTarget, namespace: str) -> None:
+    """kube-apiserver's JSON patch library (evanphx/json-patch v4) only checks the parent exists."""
+    url = f"/api/v1/namespaces/{namespace}/configmaps"
+    kube.client.post(url, json=configmap("r", labels={"a": "1"}))
+    ops = [
+        {"op": "replace", "path": "/data/new", "value": "x"},
+        {"op": "replace", "path": "/metadata/labels/b", "value": "2"},
+    ]
+    patched = kube.client.patch(f"{url}/r", json=ops, headers=JSON_PATCH)
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["data"] == {"k": "v", "new": "x"}
+    assert patched.json()["metadata"]["labels"] == {"a": "1", "b": "2"}
+    missing_parent = [{"op": "replace", "path": "/metadata/annotations/x", "value": "y"}]
+    failing = kube.client.patch(f"{url}/r", json=missing_parent, headers=JSON_PATCH)
+    assert failing.status_code == 422
+    body = status_of(failing)
+    assert (body["reason"], body["message"]) == (
+        "Invalid",
+        "the server rejected our request due to an error in our request",
+    )
+
+
 def test_strategic_merge_patch_merges_containers_and_env_by_name(kube: KubeTarget, namespace: str) -> None:
     url = f"/api/v1/namespaces/{namespace}/pods"
     kube.client.post(url, json=_pod("smp"))

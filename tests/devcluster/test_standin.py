@@ -1,7 +1,7 @@
 """Kueue stand-in and job runner against an in-memory fake API (httpx.MockTransport).
 
 The fake implements just the REST verbs the add-ons use (list, get, PUT /status with
-resourceVersion checks, merge-PATCH /status). Golden objects from real Kueue in ../shared pin the
+resourceVersion checks, merge-PATCH /status, and create / merge-PATCH of the Events they record). Golden objects from real Kueue in ../shared pin the
 exact status shapes, reasons and messages.
 """
 
@@ -19,9 +19,9 @@ import httpx
 import pytest
 import yaml
 
-from devcluster.jobrunner import JOBS, DeclarativeCompletion, JobRunner
-from devcluster.kueue_standin import CLUSTER_QUEUES, LOCAL_QUEUES, WORKLOADS, KueueStandin, start_addons
-from devcluster.standin_client import ApiClient, Resource
+from devcluster.standin.client import ApiClient, Resource
+from devcluster.standin.jobrunner import JOBS, DeclarativeCompletion, JobRunner
+from devcluster.standin.kueue import CLUSTER_QUEUES, LOCAL_QUEUES, WORKLOADS, KueueStandin, start_addons
 
 Key = tuple[str, str, str]
 APPWRAPPERS = Resource("workload.codeflare.dev", "v1beta2", "appwrappers")
@@ -87,6 +87,12 @@ class FakeApi:
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
         table = self.objects.get((group, version, rest[0]), {})
+        if len(rest) == 1 and request.method == "POST":  # the Events the add-ons record
+            self.writes.append(f"POST {request.url.path}")
+            if (namespace or "", json.loads(request.content)["metadata"]["name"]) in table:
+                return httpx.Response(409, json={"kind": "Status", "code": 409, "reason": "AlreadyExists"})
+            created = self.put(Resource(group, version, rest[0]), json.loads(request.content))
+            return httpx.Response(201, json=copy.deepcopy(created))
         if len(rest) == 1:
             items = [obj for (ns, _), obj in table.items() if namespace is None or ns == namespace]
             return httpx.Response(200, json={"kind": "List", "items": copy.deepcopy(items)})
@@ -107,8 +113,10 @@ class FakeApi:
                 stored["status"] = body.get("status", {})
             else:
                 stored["spec"] = body.get("spec", {})
-        else:
+        elif rest[-1] == "status":
             _merge(stored, {"status": body.get("status", {})})
+        else:
+            _merge(stored, body)
         self._version += 1
         stored["metadata"]["resourceVersion"] = str(self._version)
         return httpx.Response(200, json=copy.deepcopy(stored))
@@ -255,6 +263,51 @@ async def test_fifo_within_nominal_quota_best_effort(api: FakeApi, standin: Kueu
     await standin.reconcile_once()
 
     assert "admission" in api.get(WORKLOADS, "second", "ns")["status"]
+
+
+async def test_replacement_slice_takes_over_the_quota_of_the_slice_it_replaces(
+    api: FakeApi, standin: KueueStandin
+) -> None:
+    """Kueue's scheduler with elastic slices: the replaced slice's usage counts as free, and once the
+    replacement is admitted the old slice is finished ``WorkloadSliceReplaced`` with its message."""
+    api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=3))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    old = workload("job-sample-1", count=2)
+    old["metadata"]["labels"] = {"kueue.x-k8s.io/job-uid": "job-uid"}
+    api.put(WORKLOADS, old)
+    await standin.reconcile_once()
+    assert conditions(api.get(WORKLOADS, "job-sample-1", "ns"))["Admitted"][0] == "True"
+
+    new = workload("job-sample-2", count=3)  # 3 more CPUs would not fit beside the old slice's 2
+    new["metadata"]["labels"] = {"kueue.x-k8s.io/job-uid": "job-uid"}
+    new["metadata"]["annotations"] = {"kueue.x-k8s.io/workload-slice-replacement-for": "ns/job-sample-1"}
+    api.put(WORKLOADS, new)
+    stranger = workload("other", count=1)  # no replacement: does not fit while the slices hold 3
+    api.put(WORKLOADS, stranger)
+    await standin.reconcile_once()
+
+    assert conditions(api.get(WORKLOADS, "job-sample-2", "ns"))["Admitted"][0] == "True"
+    assert conditions(api.get(WORKLOADS, "job-sample-1", "ns"))["Finished"] == (
+        "True",
+        "WorkloadSliceReplaced",
+        "Replaced to accommodate a workload (UID: uid-job-sample-2, JobUID: job-uid) due to workload slice aggregation",
+    )
+    assert "admission" not in api.get(WORKLOADS, "other", "ns").get("status", {})
+
+
+async def test_a_replacement_for_a_slice_without_quota_is_an_ordinary_workload(
+    api: FakeApi, standin: KueueStandin
+) -> None:
+    api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=3))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    api.put(WORKLOADS, workload("busy", count=2))
+    await standin.reconcile_once()
+    new = workload("job-sample-2", count=3)
+    new["metadata"]["annotations"] = {"kueue.x-k8s.io/workload-slice-replacement-for": "ns/missing"}
+    api.put(WORKLOADS, new)
+    await standin.reconcile_once()
+    assert conditions(api.get(WORKLOADS, "job-sample-2", "ns"))["QuotaReserved"][:2] == ("False", "Pending")
+    assert "Finished" not in conditions(api.get(WORKLOADS, "busy", "ns"))
 
 
 async def test_strict_fifo_blocks_later_workloads(api: FakeApi, standin: KueueStandin) -> None:
@@ -539,6 +592,60 @@ async def test_job_runs_to_completion_like_the_job_controller(
     assert len(api.writes) == writes, "a finished job is left alone"
 
 
+async def test_a_job_annotated_to_fail_fails_like_one_past_its_backoff_limit(
+    api: FakeApi, runner: JobRunner, clock: FakeClock
+) -> None:
+    job = batch_job("doomed", suspend=False, backoffLimit=1)
+    job["metadata"]["annotations"]["kueue-bridge.dev/outcome"] = "Failed"
+    api.put(JOBS, job)
+    await runner.reconcile_once()
+    clock.advance(2)
+    await runner.reconcile_once()
+    status = api.get(JOBS, "doomed", "ns")["status"]
+    assert (status["failed"], status["ready"], "active" in status, "completionTime" in status) == (
+        2,
+        0,
+        False,
+        False,
+    )
+    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]] == [
+        ("FailureTarget", "True", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
+        ("Failed", "True", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
+    ]
+    writes = len(api.writes)
+    clock.advance(5)
+    await runner.reconcile_once()
+    assert len(api.writes) == writes, "a failed job is left alone"
+
+
+async def test_suspending_a_running_job_clears_its_start_time_like_the_1_36_job_controller(
+    api: FakeApi, runner: JobRunner, clock: FakeClock
+) -> None:
+    api.put(JOBS, batch_job("stopped", suspend=False, run_seconds="10"))
+    await runner.reconcile_once()
+    assert api.get(JOBS, "stopped", "ns")["status"]["startTime"] == "2026-11-22T02:34:03Z"
+
+    api.get(JOBS, "stopped", "ns")["spec"]["suspend"] = True
+    clock.advance(1)
+    await runner.reconcile_once()
+    status = api.get(JOBS, "stopped", "ns")["status"]
+    assert "startTime" not in status, "cleared in the write that sets Suspended=True"
+    assert (status["active"], status["ready"]) == (0, 0)
+    assert conditions(api.get(JOBS, "stopped", "ns"))["Suspended"] == (
+        "True",
+        "JobSuspended",
+        "Job suspended",
+    )
+
+
+async def test_job_managed_by_another_controller_is_left_alone(api: FakeApi, runner: JobRunner) -> None:
+    api.put(JOBS, batch_job("remote", suspend=False, managedBy="kueue.x-k8s.io/multikueue"))
+    api.put(JOBS, batch_job("local", suspend=False, managedBy="kubernetes.io/job-controller"))
+    await runner.reconcile_once()
+    assert "status" not in api.get(JOBS, "remote", "ns")
+    assert api.get(JOBS, "local", "ns")["status"]["active"] == 2
+
+
 async def test_suspended_job_is_marked_and_resumed_with_a_new_start_time(
     api: FakeApi, runner: JobRunner, clock: FakeClock
 ) -> None:
@@ -634,3 +741,92 @@ async def test_start_addons_runs_both_until_the_stack_closes(api: FakeApi) -> No
     writes = len(api.writes)
     await asyncio.sleep(0)
     assert len(api.writes) == writes
+
+
+# --- stand-in: priority order and in-ClusterQueue preemption (standin_preemption) -------------------
+
+PREEMPT = {"preemption": {"withinClusterQueue": "LowerPriority"}}
+
+
+def prioritised(name: str, priority: int, **kwargs: Any) -> dict[str, Any]:
+    obj = workload(name, **kwargs)
+    obj["spec"]["priority"] = priority
+    obj["metadata"]["labels"] = {"kueue.x-k8s.io/job-uid": f"job-{name}"}
+    return obj
+
+
+def release_quota(api: FakeApi, name: str) -> None:
+    """What kueue-bridge's reconciler does once the preempted job has no active pods."""
+    stored = api.get(WORKLOADS, name, "ns")
+    stored["status"].pop("admission")
+    for condition in stored["status"]["conditions"]:
+        if condition["type"] == "QuotaReserved":
+            condition.update(status="False", reason="Pending", message="Preempted")
+    stored["status"]["conditions"].append(
+        {"type": "Requeued", "status": "True", "reason": "Preempted", "message": "Preempted"}
+    )
+
+
+async def test_higher_priority_is_admitted_first(api: FakeApi, standin: KueueStandin) -> None:
+    api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=1))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    api.put(WORKLOADS, prioritised("old-low", 0))
+    api.put(WORKLOADS, prioritised("new-high", 100))
+
+    await standin.reconcile_once()
+
+    assert conditions(api.get(WORKLOADS, "new-high", "ns"))["QuotaReserved"][0] == "True"
+    assert conditions(api.get(WORKLOADS, "old-low", "ns"))["QuotaReserved"][0] == "False"
+
+
+async def test_a_higher_priority_workload_preempts_and_is_admitted_once_quota_is_released(
+    api: FakeApi, standin: KueueStandin
+) -> None:
+    api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=1, **PREEMPT))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    api.put(WORKLOADS, prioritised("low", 0))
+    await standin.reconcile_once()
+    api.put(WORKLOADS, prioritised("high", 100))
+
+    await standin.reconcile_once()
+
+    low = conditions(api.get(WORKLOADS, "low", "ns"))
+    message = (
+        "Preempted to accommodate a workload (UID: uid-high, JobUID: job-high) due to prioritization "
+        "in the ClusterQueue; preemptor path: /cq; preemptee path: /cq"
+    )
+    assert low["Evicted"] == ("True", "Preempted", message)
+    assert low["Preempted"] == ("True", "InClusterQueue", message)
+    assert low["QuotaReserved"][0] == "True", "the victim keeps its quota until its job is idle"
+    assert api.get(WORKLOADS, "low", "ns")["status"]["schedulingStats"]["evictions"] == [
+        {"reason": "Preempted", "underlyingCause": "", "count": 1}
+    ]
+    assert conditions(api.get(WORKLOADS, "high", "ns"))["QuotaReserved"][0] == "False"
+
+    writes = len(api.writes)
+    await standin.reconcile_once()
+    assert not any("/low/" in w for w in api.writes[writes:]), "a preemption under way is not repeated"
+
+    release_quota(api, "low")
+    await standin.reconcile_once()
+    assert conditions(api.get(WORKLOADS, "high", "ns"))["QuotaReserved"][0] == "True"
+    assert conditions(api.get(WORKLOADS, "low", "ns"))["QuotaReserved"][0] == "False"
+
+
+async def test_no_preemption_without_the_policy_or_of_equal_priority(
+    api: FakeApi, standin: KueueStandin
+) -> None:
+    api.put(CLUSTER_QUEUES, cluster_queue("never", cpu=1))
+    api.put(CLUSTER_QUEUES, cluster_queue("lower", cpu=1, **PREEMPT))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "never"))
+    api.put(LOCAL_QUEUES, local_queue("q2", "ns", "lower"))
+    api.put(WORKLOADS, prioritised("a", 0))
+    api.put(WORKLOADS, prioritised("b", 0, queue="q2"))
+    await standin.reconcile_once()
+    api.put(WORKLOADS, prioritised("a-high", 100))
+    api.put(WORKLOADS, prioritised("b-equal", 0, queue="q2"))
+
+    await standin.reconcile_once()
+
+    assert "Evicted" not in conditions(api.get(WORKLOADS, "a", "ns")), "withinClusterQueue defaults to Never"
+    assert "Evicted" not in conditions(api.get(WORKLOADS, "b", "ns")), "LowerPriority spares equal priority"

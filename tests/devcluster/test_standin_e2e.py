@@ -16,7 +16,7 @@ import httpx
 import pytest
 import yaml
 
-from devcluster.kueue_standin import start_addons
+from devcluster.standin.kueue import start_addons
 
 pytestmark = [pytest.mark.needs_shared, pytest.mark.slow]
 

@@ -1,4 +1,4 @@
-"""Admission webhooks called by the devcluster itself (devcluster.admission wired into the verbs).
+"""Admission webhooks called by the devcluster itself (devcluster.apiserver.admission wired into the verbs).
 
 A small HTTPS webhook server (stdlib http.server + a trustme CA) mutates ConfigMaps (adds a label)
 and refuses those whose name starts with "deny"; the devcluster reaches it by URL and through
@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-pytest.importorskip("devcluster.admission")
+pytest.importorskip("devcluster.apiserver.admission")
 trustme = pytest.importorskip("trustme")
 
 

@@ -24,8 +24,8 @@ from typing import Any
 
 import yaml
 
-from devcluster.jobrunner import DeclarativeCompletion
-from devcluster.kueue_standin import start_addons
+from devcluster.standin.jobrunner import DeclarativeCompletion
+from devcluster.standin.kueue import start_addons
 from multikueue.manager import ManagerOptions, MultiKueueManager
 from reconciler.manager import ReconcilerManager, settings_from_config
 from shared.config import Configuration, parse_config

@@ -135,6 +135,15 @@ async def test_exit_when_done_runs_every_sample_to_finished(tmp_path: Path) -> N
         assert cluster_queue == "dev-cluster-queue", (key, output)
     for kind, name in sample_keys():
         assert f"created         {kind} {name}: suspended by the webhook" in output, output
+    # the quota fits two samples: the others wait, and the WHY column (explain's reason) says why
+    waiting = [line for line in output.splitlines() if re.search(r"^(Job|SampleJob) .* Pending ", line)]
+    assert any(
+        re.search(
+            r"ClusterQueue dev-cluster-queue has [\d.m]+/2 cpu in use in flavor default-flavor; this job needs",
+            line,
+        )
+        for line in waiting
+    ), output
     kubeconfig = (tmp_path / ".dev" / "kubeconfig").resolve()
     assert f"kubectl --kubeconfig {kubeconfig} get workloads -A" in output
     assert "stopped (exit 0)" in output

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from devcluster.__main__ import build_parser as devcluster_parser
-from devcluster.dev import build_parser as dev_parser
+from devrun.__main__ import build_parser as dev_parser
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 

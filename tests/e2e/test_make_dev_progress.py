@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from devcluster.dev_progress import JobRow, TableDisplay, format_age, job_row, render_table
+from devrun.progress import JobRow, TableDisplay, format_age, job_row, render_table
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
 
@@ -73,8 +73,35 @@ def test_row_names_the_workload_its_cluster_queue_and_age() -> None:
     row = row_for(
         job(suspend=False), workload(("QuotaReserved", "True", "x"), admitted_to="dev-cluster-queue")
     )
-    assert row.cells() == ("Job", "team-a/hello", "Running", "job-hello-1a2b3", "dev-cluster-queue", "1m15s")
+    assert row.cells() == (
+        "Job",
+        "team-a/hello",
+        "Running",
+        "job-hello-1a2b3",
+        "dev-cluster-queue",
+        "1m15s",
+        "",
+    )
     assert row_for(job(suspend=True)).cells()[3:5] == ("-", "-")
+
+
+def test_why_is_the_last_column_and_is_given_by_the_caller() -> None:
+    reason = (
+        "ClusterQueue dev-cluster-queue has 2/2 cpu in use in flavor default-flavor; this job needs 1 cpu"
+    )
+    pending = job_row(
+        job=job(suspend=True),
+        suspend_path=("spec", "suspend"),
+        workloads=[workload(("QuotaReserved", "False", "Pending"))],
+        now=NOW,
+        why=reason,
+    )
+    running = row_for(job(suspend=False))
+    header, first, second = render_table([pending, running])
+    assert header.split()[-1] == "WHY"
+    assert first.endswith(reason)
+    assert first.index(reason) == header.index("WHY")
+    assert second.endswith("1m15s")  # no WHY for a running job: no trailing blanks either
 
 
 def test_a_declarative_kind_uses_its_own_suspend_path() -> None:
@@ -104,7 +131,7 @@ def test_table_columns_are_aligned() -> None:
         ),
     ]
     lines = render_table(rows)
-    assert lines[0].split() == ["KIND", "NAMESPACE/NAME", "STATE", "WORKLOAD", "CLUSTERQUEUE", "AGE"]
+    assert lines[0].split() == ["KIND", "NAMESPACE/NAME", "STATE", "WORKLOAD", "CLUSTERQUEUE", "AGE", "WHY"]
     starts = [line.index(cell) for line, cell in zip(lines, ("STATE", "Pending", "Finished"), strict=True)]
     assert len(set(starts)) == 1
 
@@ -142,7 +169,7 @@ def test_a_narrow_terminal_drops_the_workload_column_first() -> None:
     row = JobRow("SampleJob", "team-a/train-small", "Running", "samplejob-train-small-3d9f1", "dev-cq", "4s")
     TableDisplay(out=out, tty=True, width=lambda: 70).show([row])
     header, line = out.getvalue().splitlines()
-    assert header.split() == ["KIND", "NAMESPACE/NAME", "STATE", "CLUSTERQUEUE", "AGE"]
+    assert header.split() == ["KIND", "NAMESPACE/NAME", "STATE", "CLUSTERQUEUE", "AGE", "WHY"]
     assert line.split() == ["SampleJob", "team-a/train-small", "Running", "dev-cq", "4s"]
 
 

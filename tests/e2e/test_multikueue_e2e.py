@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from devcluster.jobrunner import DeclarativeCompletion
-from devcluster.standin_client import Resource
+from devcluster.standin.client import Resource
+from devcluster.standin.jobrunner import DeclarativeCompletion
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import Conflict, Watch
 from tests.e2e.multikueue_support import (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ class RecordedEvents:
     def __init__(self) -> None:
         self.items: list[tuple[str, str, str]] = []
 
-    def record(self, *, regarding: dict[str, Any], event_type: str, reason: str, message: str) -> None:
+    def record(self, *, regarding: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
         self.items.append((event_type, reason, message))
 
 

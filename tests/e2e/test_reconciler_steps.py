@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from devcluster.server import ThreadedDevCluster
+from shared.constants import STOPPING_ANNOTATION
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient
 from tests.e2e.conftest import create_namespace, eventually, kube_client, wait_served
@@ -161,6 +162,30 @@ async def test_preemption_stops_the_job_restores_templates_and_requeues(
         assert "admission" not in workload["status"]
         assert has(workload, "QuotaReserved", "False")
         assert ("Normal", "Stopped", message) in events.items
+
+
+async def test_preemption_stops_a_started_job_in_the_order_kube_apiserver_accepts(
+    cluster: ThreadedDevCluster, ns: str
+) -> None:
+    """As above, but the job controller had started the Job (``status.startTime``, an active pod):
+    kube-apiserver then refuses any template change until the Job is suspended *and* has no
+    ``startTime`` (or ``Suspended=True`` with no active pods), so the stop must go in that order."""
+    async with kube_client(cluster.kubeconfig_path) as client:
+        await client.create(JOB, user_job(ns), namespace=ns)
+        async with running_reconciler(client, RecordedEvents()):
+            workload = await admitted_and_running(client, ns)
+            await client.patch_status(
+                JOB,
+                "sample",
+                {"status": {"startTime": NOW, "active": 1, "ready": 1}},
+                namespace=ns,
+            )
+            await write_eviction(client, workload, reason="Preempted", message="Preempted")
+            job = await job_where(
+                client, ns, stopped_and_restored, what="the started job stopped and restored"
+            )
+        assert "startTime" not in job["status"]
+        assert STOPPING_ANNOTATION not in (job["metadata"].get("annotations") or {})
 
 
 async def test_deactivation_stops_the_job_without_requeueing(cluster: ThreadedDevCluster, ns: str) -> None:

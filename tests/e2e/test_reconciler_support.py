@@ -85,7 +85,8 @@ def new_job(name: str, *, queue: str = "q", namespace: str = "e2e", parallelism:
 
 
 class ReconcilerProcess:
-    """One ``kueue-bridge reconciler`` (or ``component``) subprocess; output goes to ``log_path``."""
+    """One ``kueue-bridge reconciler`` (or another controller ``component``, same flags) subprocess;
+    its combined output goes to ``log_path``."""
 
     def __init__(
         self,

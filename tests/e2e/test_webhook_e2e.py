@@ -29,7 +29,7 @@ from shared.constants import (
     QUEUE_LABEL,
 )
 from shared.frameworks.base import GroupVersionKind
-from shared.kube import Forbidden, KubeClient, KubeError, WatchSettings
+from shared.kube import Forbidden, KubeClient, KubeError, NotFound, WatchSettings, static_connection
 from tests.e2e.conftest import eventually, install_crds, kube_client
 from webhook.informer_lookups import (
     ADMISSION_CHECK_GVK,
@@ -202,6 +202,12 @@ async def readyz(url: str, ca: CertificateAuthority) -> httpx.Response:
 
 @pytest.fixture
 async def stack(devcluster, shared_dir: Path, tmp_path: Path) -> AsyncIterator[Stack]:
+    async with open_stack(devcluster, shared_dir, tmp_path) as opened:
+        yield opened
+
+
+@contextlib.asynccontextmanager
+async def open_stack(devcluster, shared_dir: Path, tmp_path: Path) -> AsyncIterator[Stack]:
     config = parse_config(CONFIG, source="e2e")
     ca = generate_ca()
     cert_dir = tmp_path / "certs"
@@ -301,6 +307,21 @@ async def test_queue_name_change_on_running_job_is_denied(stack: Stack) -> None:
     assert moved["metadata"]["labels"][QUEUE_LABEL] == "lq-other"
 
 
+async def test_job_whose_owner_is_missing_is_denied_like_kueue(stack: Stack) -> None:
+    """Kueue's cached client NotFound, passed through as the denial's Status (404, details)."""
+    orphan = job("orphan", queue="lq-plain")
+    orphan["metadata"]["ownerReferences"] = [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "ghost", "uid": "0000", "controller": True}
+    ]
+    with pytest.raises(NotFound) as denied:
+        await stack.client.create(JOB, orphan)
+    assert denied.value.code == 404
+    assert denied.value.message == (
+        'admission webhook "mjob.batch.kueue-bridge.x-k8s.io" denied the request: Job.batch "ghost" not found'
+    )
+    assert dict(denied.value.details) == {"name": "ghost", "group": "batch", "kind": "Job"}
+
+
 async def test_elastic_job_is_gated_and_admission_gates_can_only_be_removed(stack: Stack) -> None:
     client = stack.client
     elastic = job("elastic", queue="lq-plain")
@@ -369,6 +390,86 @@ async def test_appwrapper_is_suspended_and_defaulted(stack: Stack) -> None:
             APPWRAPPER, "aw-plain", {"metadata": {"labels": {QUEUE_LABEL: "lq-mk"}}}, namespace=NS
         )
     assert "field is immutable" in str(denied.value)
+
+
+RBAC_GVKS = {
+    kind: GroupVersionKind("rbac.authorization.k8s.io", "v1", kind)
+    for kind in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
+}
+
+
+async def test_appwrapper_wrapping_what_its_creator_may_not_create_is_denied(
+    devcluster_factory, shared_dir: Path, tmp_path: Path
+) -> None:
+    """A SubjectAccessReview per wrapped component, for the user in ``request.userInfo``, answered
+    by the devcluster from RBAC: alice may create AppWrappers and Jobs in the namespace, not ConfigMaps."""
+    alice = {"username": "alice", "uid": "alice-uid", "groups": ["system:authenticated"]}
+    cluster = devcluster_factory(extra_tokens={"alice-token": alice})
+    async with open_stack(cluster, shared_dir, tmp_path) as opened:
+        admin = opened.client
+        await admin.create(
+            RBAC_GVKS["Role"],
+            {
+                "metadata": {"name": "wrapper-user", "namespace": NS},
+                "rules": [
+                    {
+                        "apiGroups": ["workload.codeflare.dev"],
+                        "resources": ["appwrappers"],
+                        "verbs": ["create"],
+                    },
+                    {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create"]},
+                ],
+            },
+        )
+        await admin.create(
+            RBAC_GVKS["RoleBinding"],
+            {
+                "metadata": {"name": "alice", "namespace": NS},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "wrapper-user"},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}],
+            },
+        )
+        context = ssl.create_default_context(cafile=str(cluster.ca_file))
+        alice_client = KubeClient.from_connection(
+            static_connection(cluster.url, token="alice-token", ssl_context=context)
+        )
+        try:
+            allowed = await alice_client.create(APPWRAPPER, appwrapper("jobs-only", queue="lq-plain"))
+            assert allowed["spec"]["suspend"] is True
+            labels = allowed["metadata"]["labels"]
+            assert (labels["workload.codeflare.dev/user"], labels["workload.codeflare.dev/userid"]) == (
+                "alice",
+                "alice-uid",
+            )
+            with_config_map = appwrapper("with-config", queue="lq-plain")
+            with_config_map["spec"]["components"].append(
+                {
+                    "template": {
+                        "apiVersion": "v1",
+                        "kind": "ConfigMap",
+                        "metadata": {"name": "cfg"},
+                        "data": {},
+                    }
+                }
+            )
+            with pytest.raises(Forbidden) as denied:
+                await alice_client.create(APPWRAPPER, with_config_map)
+            assert denied.value.message == (
+                'admission webhook "vappwrapper.workload.codeflare.dev.kueue-bridge.x-k8s.io" denied the request: spec.components[1].template: '
+                "Forbidden: User alice is not authorized to create configmaps in team"
+            ), denied.value.message
+        finally:
+            await alice_client.aclose()
+        assert (await admin.create(APPWRAPPER, with_config_map))["metadata"]["name"] == "with-config"
+        unserved = appwrapper("unserved", queue="lq-plain")
+        unserved["spec"]["components"].append(
+            {"template": {"apiVersion": "e2e.example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}}}
+        )
+        with pytest.raises(KubeError) as refused:
+            await admin.create(APPWRAPPER, unserved)
+        assert 'spec.components[1].template.kind: Invalid value: "Gadget": no resource is served for ' in str(
+            refused.value
+        )
 
 
 async def test_certificate_rotated_mid_run_causes_zero_failed_admissions(stack: Stack) -> None:

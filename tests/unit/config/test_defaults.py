@@ -166,6 +166,18 @@ def test_feature_gate_lookup() -> None:
     assert config.feature_gate("Other", default=True) is True
 
 
+def test_object_retention_policies_have_no_default_and_round_trip(config: Configuration) -> None:
+    assert config.object_retention_policies is None
+    assert "objectRetentionPolicies" not in dump_config(config), "Kueue prints no default for it"
+    text = (
+        MINIMAL + "objectRetentionPolicies: {workloads: {afterFinished: 90m, afterDeactivatedByKueue: 0s}}\n"
+    )
+    wire = dump_config(parse_config(text, source="x"))
+    assert wire["objectRetentionPolicies"] == {
+        "workloads": {"afterFinished": "1h30m0s", "afterDeactivatedByKueue": "0s"}
+    }
+
+
 def test_kueue_only_sections_are_preserved() -> None:
     text = (
         MINIMAL

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from datetime import timedelta
 
 import pytest
 
@@ -324,6 +325,44 @@ def test_bridge_multikueue_controller_name_is_a_qualified_name() -> None:
 def test_multikueue_external_framework_of_a_disabled_builtin_is_allowed() -> None:
     config = valid("multiKueue: {externalFrameworks: [{name: JobSet.v1alpha2.jobset.x-k8s.io}]}")
     assert config.multi_kueue.external_frameworks[0].name == "JobSet.v1alpha2.jobset.x-k8s.io"
+
+
+# --- objectRetentionPolicies -------------------------------------------------------------------------
+def test_negative_retention_periods_are_reported_like_kueue() -> None:
+    # Kueue passes afterFinished as a duration and afterDeactivatedByKueue as a string: only the
+    # second is quoted.
+    body = "objectRetentionPolicies: {workloads: {afterFinished: -5m, afterDeactivatedByKueue: -90s}}"
+    assert issues(body) == [
+        (
+            "objectRetentionPolicies.workloads.afterFinished",
+            "Invalid value: -5m0s: must be greater than or equal to 0",
+        ),
+        (
+            "objectRetentionPolicies.workloads.afterDeactivatedByKueue",
+            'Invalid value: "-1m30s": must be greater than or equal to 0',
+        ),
+    ]
+
+
+def test_retention_periods_are_durations_and_zero_is_allowed() -> None:
+    config = valid("objectRetentionPolicies: {workloads: {afterFinished: 0s, afterDeactivatedByKueue: 0s}}")
+    assert config.deactivation_retention() == timedelta(0)
+    assert issues("objectRetentionPolicies: {workloads: {afterDeactivatedByKueue: 60}}") == [
+        (
+            "objectRetentionPolicies.workloads.afterDeactivatedByKueue",
+            'must be a duration string such as "90s" or "1h30m"',
+        )
+    ]
+    assert issues("objectRetentionPolicies: {workloads: {afterDeleted: 1m}}") == [
+        ("objectRetentionPolicies.workloads.afterDeleted", 'unknown field "afterDeleted"')
+    ]
+
+
+@pytest.mark.parametrize(
+    "body", ["", "objectRetentionPolicies: {}", "objectRetentionPolicies: {workloads: {afterFinished: 1h}}"]
+)
+def test_an_unset_deactivation_retention_is_none(body: str) -> None:
+    assert valid(body).deactivation_retention() is None
 
 
 # --- process settings --------------------------------------------------------------------------------

@@ -105,3 +105,35 @@ def test_jobset_copy_drops_the_ttl_kueue_issue_14734() -> None:
     )
     assert copy["spec"] == {}
     assert copy["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] == "wl"  # gate off: a label
+
+
+def test_a_batch_job_mirror_never_breaks_kube_apiservers_job_status_rules() -> None:
+    adapter = adapters().get(GroupVersionKind("batch", "v1", "Job"))
+    assert adapter is not None
+    local = {
+        "spec": {"suspend": False},
+        "status": {"startTime": "2026-01-01T00:00:00Z", "failed": 2, "active": 1},
+    }
+    fresh_copy = {"spec": {"suspend": False}, "status": {"active": 1, "failed": 0}}
+    assert adapter.status_sync(local, fresh_copy, now=NOW).patch is None  # nothing it may change
+    finished = {
+        "spec": {"suspend": False},
+        "status": {
+            "startTime": "2026-01-01T00:05:00Z",
+            "succeeded": 1,
+            "failed": 3,
+            "completionTime": "2026-01-01T00:06:00Z",
+        },
+    }
+    sync = adapter.status_sync(local, finished, now=NOW)
+    assert sync.patch == {  # an unsuspended Job's startTime never changes once set
+        "status": {
+            "succeeded": 1,
+            "failed": 3,
+            "completionTime": "2026-01-01T00:06:00Z",
+            "active": None,
+        }
+    }
+    suspended = {"spec": {"suspend": True}, "status": {"startTime": "2026-01-01T00:00:00Z"}}
+    remote_suspended = {"spec": {"suspend": True}, "status": {}}
+    assert adapter.status_sync(suspended, remote_suspended, now=NOW).patch == {"status": {"startTime": None}}

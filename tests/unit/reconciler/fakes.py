@@ -2,7 +2,12 @@
 
 It behaves like the API server where the reconciler's correctness depends on it: resourceVersion
 preconditions (409 on a stale write), merge-patch semantics, status subresource isolation, deletion
-with finalizers, and owner lookups. Every write is appended to ``writes`` so tests can assert
+with finalizers, owner lookups, and kube-apiserver's batch/v1 Job rules that decide how a Job can be
+stopped (a 422 ``InvalidError`` otherwise): the pod template may change only while the stored Job is
+suspended and has no ``status.startTime``, and then only in labels, annotations, node selector,
+tolerations, node affinity and scheduling gates; ``status.startTime`` may be removed only while the
+Job is suspended (``pkg/apis/batch/validation``: ``validatePodTemplateUpdate``,
+``ValidateJobStatusUpdate``). Every write is appended to ``writes`` so tests can assert
 exactly which API calls a reconcile made (and that an idempotent second pass makes none).
 """
 
@@ -12,14 +17,60 @@ import copy
 import itertools
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reconciler.ports import ConflictError, NotFoundError
+from reconciler.ports import ConflictError, InvalidError, NotFoundError
 from shared.frameworks.base import GroupVersionKind
 from shared.merge_patch import apply_merge_patch
 
 WireDict = dict[str, Any]
 StoreKey = tuple[str, str, str, str]  # group, kind, namespace, name
+
+_SCHEDULING_DIRECTIVES = ("nodeSelector", "tolerations", "schedulingGates")
+
+
+def _template_without_directives(template: WireDict) -> WireDict:
+    stripped = copy.deepcopy(template)
+    metadata = stripped.get("metadata") or {}
+    metadata.pop("labels", None)
+    metadata.pop("annotations", None)
+    spec = stripped.get("spec") or {}
+    for name in _SCHEDULING_DIRECTIVES:
+        spec.pop(name, None)
+    affinity = spec.get("affinity")
+    if isinstance(affinity, dict):
+        affinity.pop("nodeAffinity", None)
+        if not affinity:
+            del spec["affinity"]
+    return stripped
+
+
+def check_batch_job_write(old: WireDict, new: WireDict, *, subresource: str | None) -> None:
+    """kube-apiserver's Job update rules that matter for stopping a started Job (422 otherwise)."""
+    name = old["metadata"]["name"]
+    old_status = old.get("status") or {}
+    suspended = old.get("spec", {}).get("suspend") is True
+    if subresource == "status":
+        started = old_status.get("startTime")
+        if started and (new.get("status") or {}).get("startTime") != started and not suspended:
+            raise InvalidError(
+                f'Job.batch "{name}" is invalid: status.startTime: Required value: '
+                "startTime cannot be removed for unsuspended job",
+                fields=("status.startTime",),
+            )
+        return
+    old_template, new_template = old["spec"]["template"], new["spec"]["template"]
+    if suspended and not old_status.get("startTime"):
+        old_template, new_template = (
+            _template_without_directives(old_template),
+            _template_without_directives(new_template),
+        )
+    if old_template != new_template:
+        raise InvalidError(
+            f'Job.batch "{name}" is invalid: spec.template: Invalid value: ...: field is immutable',
+            fields=("spec.template",),
+        )
 
 
 @dataclass
@@ -46,6 +97,13 @@ class FakeCluster:
         self.writes: list[Write] = []
         self.events: list[RecordedEvent] = []
         self._revision = itertools.count(100)
+        self._created = itertools.count()
+
+    def _creation_timestamp(self) -> str:
+        """Strictly increasing, one second apart, so creation order is unambiguous (as on a server
+        whose clock ticks between creates; Kueue orders slices by it)."""
+        when = datetime(2026, 11, 22, tzinfo=UTC) + timedelta(seconds=next(self._created))
+        return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
     # --- setup helpers --------------------------------------------------------------------------
     def add(self, obj: WireDict) -> WireDict:
@@ -53,6 +111,7 @@ class FakeCluster:
         metadata = stored.setdefault("metadata", {})
         metadata.setdefault("uid", str(uuid.uuid4()))
         metadata.setdefault("generation", 1)
+        metadata.setdefault("creationTimestamp", self._creation_timestamp())
         metadata["resourceVersion"] = str(next(self._revision))
         self.objects[self._key_of(stored)] = stored
         return copy.deepcopy(stored)
@@ -115,12 +174,15 @@ class FakeCluster:
         stored["metadata"]["namespace"] = namespace
         stored["metadata"].setdefault("uid", str(uuid.uuid4()))
         stored["metadata"]["generation"] = 1
+        stored["metadata"]["creationTimestamp"] = self._creation_timestamp()
         stored["metadata"]["resourceVersion"] = str(next(self._revision))
         self.objects[key] = stored
         return copy.deepcopy(stored)
 
     def _store_write(self, key: StoreKey, new: WireDict, *, subresource: str | None) -> WireDict:
         old = self.objects[key]
+        if key[:2] == ("batch", "Job"):
+            check_batch_job_write(old, new, subresource=subresource)
         if subresource == "status":
             merged = copy.deepcopy(old)
             merged["status"] = copy.deepcopy(new.get("status"))

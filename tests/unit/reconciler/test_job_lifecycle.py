@@ -256,7 +256,9 @@ async def test_workload_created_after_a_stop_reflects_the_stopped_job(
     class ShrinkOnSuspend(BatchJobAdapter):
         def stop_steps(self, infos: Sequence[PodSetInfo]) -> list[StopStep]:
             steps = super().stop_steps(infos)
-            return [*steps, StopStep({"spec": {"parallelism": 1}})] if steps else steps
+            if self.obj["spec"].get("parallelism") != 1:
+                steps.append(StopStep({"spec": {"parallelism": 1}}, phase="restore"))
+            return steps
 
     class ShrinkingAdapters:
         def adapter_for(self, obj: dict[str, Any]) -> GenericJob:

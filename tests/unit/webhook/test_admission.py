@@ -11,6 +11,7 @@ import yaml
 
 from shared.constants import QUEUE_LABEL
 from tests.unit.webhook.helpers import apply, handler, job, ops_of, response, review
+from webhook.lookups import InMemoryLookups
 
 
 @pytest.mark.parametrize(
@@ -113,7 +114,9 @@ def test_allowed_validation_carries_status_200() -> None:
 
 def test_update_without_old_object_is_denied() -> None:
     resp = response(handler().validate(review(job(), operation="UPDATE"))[1])
-    assert resp["allowed"] is False and resp["status"]["message"] == "request.oldObject: Required value"
+    # controller-runtime's decoder error, answered with admission.Errored(400, err): no reason
+    assert resp["allowed"] is False
+    assert resp["status"] == {"code": 400, "message": "there is no content to decode"}
 
 
 def test_delete_is_allowed_and_mutate_ignores_update() -> None:
@@ -123,7 +126,7 @@ def test_delete_is_allowed_and_mutate_ignores_update() -> None:
     assert resp == {"allowed": True, "uid": "u-1"}
 
 
-def test_defaulting_error_is_a_forbidden_denial() -> None:
+def test_missing_owner_is_denied_with_the_cached_clients_not_found_status() -> None:
     obj = job(labels={QUEUE_LABEL: "q"})
     obj["metadata"]["ownerReferences"] = [
         {"apiVersion": "batch/v1", "kind": "Job", "name": "p", "uid": "x", "controller": True}
@@ -131,10 +134,24 @@ def test_defaulting_error_is_a_forbidden_denial() -> None:
     resp = response(handler().mutate(review(obj))[1])
     assert resp["allowed"] is False
     assert resp["status"] == {
-        "code": 403,
-        "reason": "Forbidden",
-        "message": 'workload owner not found\njobs.batch "p" not found',
+        "status": "Failure",
+        "message": 'Job.batch "p" not found',
+        "reason": "NotFound",
+        "details": {"name": "p", "group": "batch", "kind": "Job"},
+        "code": 404,
     }
+
+
+def test_plain_defaulting_error_is_a_forbidden_denial() -> None:
+    obj = job("p", labels={QUEUE_LABEL: "q"})
+    obj["metadata"]["uid"] = "me"
+    obj["metadata"]["ownerReferences"] = [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "p", "uid": "me", "controller": True}
+    ]
+    lookups = InMemoryLookups()
+    lookups.put_owner(obj)  # the job is its own controller
+    resp = response(handler(lookups).mutate(review(obj))[1])
+    assert resp["status"] == {"code": 403, "reason": "Forbidden", "message": "cyclic ownership"}
 
 
 def test_a_bug_in_a_rule_denies_with_500(monkeypatch) -> None:

@@ -66,8 +66,15 @@ def test_manage_jobs_without_queue_name_respects_the_namespace_selector() -> Non
 
 def test_unknown_namespace_is_an_error_when_a_selector_is_set() -> None:
     selector = LabelSelector.model_validate({"matchLabels": {"team": "a"}})
-    with pytest.raises(DefaultingError, match='failed to get namespace: namespaces "ns" not found'):
+    with pytest.raises(DefaultingError, match=r'^Namespace "ns" not found$') as caught:
         run(job(), manage_jobs_without_queue_name=True, managed_jobs_namespace_selector=selector)
+    assert caught.value.status == {
+        "status": "Failure",
+        "message": 'Namespace "ns" not found',
+        "reason": "NotFound",
+        "details": {"name": "ns", "kind": "Namespace"},
+        "code": 404,
+    }
 
 
 def test_default_local_queue_label_added_with_labels_map() -> None:
@@ -108,9 +115,7 @@ def test_default_queue_and_priority_skipped_for_kueue_managed_owner() -> None:
     lookups = InMemoryLookups(local_queues={("ns", "default"): "cq"}, priority_classes={"default"})
     # the owner kind is a framework we serve (batch Job owning a Job) but the parent is not in the cache
     obj = owned(job(), kind="Job", api_version="batch/v1")
-    with pytest.raises(
-        DefaultingError, match=re.escape('workload owner not found\njobs.batch "parent" not found')
-    ):
+    with pytest.raises(DefaultingError, match=re.escape('Job.batch "parent" not found')):
         run(obj, lookups)
     lookups.put_owner(job("parent") | {"metadata": {"name": "parent", "namespace": "ns", "uid": "p-uid"}})
     assert run(owned(job(), kind="Job", api_version="batch/v1"), lookups) == []

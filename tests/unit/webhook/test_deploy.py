@@ -203,7 +203,8 @@ def test_webhook_rbac_is_read_only_except_its_own_secret_and_configurations() ->
 def test_reconciler_rbac_covers_what_it_does_and_no_more() -> None:
     granted = grants("kueue-bridge-reconciler")
     expected = (
-        {("batch", "jobs", v) for v in ("get", "list", "watch", "update", "patch")}
+        # delete: objectRetentionPolicies.workloads.afterDeactivatedByKueue (as Kueue's own job RBAC)
+        {("batch", "jobs", v) for v in ("get", "list", "watch", "update", "patch", "delete")}
         | {("batch", "jobs/status", v) for v in ("get", "update", "patch")}
         | {
             ("kueue.x-k8s.io", "workloads", v)
@@ -294,6 +295,156 @@ def test_worker_rbac_is_what_multikueue_does_on_a_worker() -> None:
     )
 
 
+# --- deploy/appwrapper: the base plus AppWrapper support ---------------------------------------------
+OVERLAY = DEPLOY / "appwrapper"
+
+
+def overlay_objects() -> list[dict[str, Any]]:
+    """The overlay resolved by hand: base + resources, the ConfigMap replaced, webhooks merged by name."""
+    kustomization = yaml.safe_load((OVERLAY / "kustomization.yaml").read_text())
+    assert kustomization["resources"][0] == "../base"
+    objects = base_objects() + [
+        obj for name in kustomization["resources"][1:] for obj in load_all(OVERLAY / name)
+    ]
+    for generator in kustomization["configMapGenerator"]:
+        assert generator["behavior"] == "replace"
+        data = {Path(f).name: (OVERLAY / f).read_text() for f in generator["files"]}
+        (config_map,) = [
+            o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == generator["name"]
+        ]
+        config_map["data"] = data
+    for patch in kustomization["patches"]:
+        for document in load_all(OVERLAY / patch["path"]):
+            (target,) = [
+                o
+                for o in objects
+                if (o["kind"], o["metadata"]["name"]) == (document["kind"], document["metadata"]["name"])
+            ]
+            names = {hook["name"] for hook in target["webhooks"]}
+            assert not names & {hook["name"] for hook in document["webhooks"]}
+            target["webhooks"] = target["webhooks"] + document["webhooks"]
+    return objects
+
+
+def overlay_named(kind: str, name: str) -> dict[str, Any]:
+    (obj,) = [o for o in overlay_objects() if o["kind"] == kind and o["metadata"]["name"] == name]
+    return obj
+
+
+def overlay_grants(service_account: str) -> set[tuple[str, str, str]]:
+    objects = overlay_objects()
+    granted: set[tuple[str, str, str]] = set()
+    for binding in [o for o in objects if o["kind"] in ("ClusterRoleBinding", "RoleBinding")]:
+        if any(s["kind"] == "ServiceAccount" and s["name"] == service_account for s in binding["subjects"]):
+            (role,) = [
+                o
+                for o in objects
+                if (o["kind"], o["metadata"]["name"])
+                == (binding["roleRef"]["kind"], binding["roleRef"]["name"])
+            ]
+            for rule in role["rules"]:
+                assert "*" not in rule["apiGroups"] + rule["resources"] + rule["verbs"], rule
+                assert set(rule["verbs"]) <= ALLOWED_VERBS, rule
+                if "leases" in rule["resources"]:
+                    assert role["kind"] == "Role"  # only in its own namespace
+                granted |= {
+                    (g, r, v) for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]
+                }
+    return granted
+
+
+def test_the_appwrapper_overlay_lists_its_files_and_its_config_only_adds_the_framework() -> None:
+    kustomization = yaml.safe_load((OVERLAY / "kustomization.yaml").read_text())
+    listed = (
+        set(kustomization["resources"][1:])
+        | {p["path"] for p in kustomization["patches"]}
+        | {f for g in kustomization["configMapGenerator"] for f in g["files"]}
+    )
+    assert listed == {p.name for p in OVERLAY.glob("*.yaml")} - {"kustomization.yaml"}
+    base = load_config(BASE / "config.yaml").model_dump()
+    overlay = load_config(OVERLAY / "config.yaml").model_dump()
+    assert list(overlay["integrations"]["frameworks"]) == [
+        *base["integrations"]["frameworks"],
+        "workload.codeflare.dev/appwrapper",
+    ]
+    overlay["integrations"]["frameworks"] = base["integrations"]["frameworks"]
+    assert overlay == base
+
+
+def test_the_appwrapper_overlay_webhook_configurations_are_what_the_cli_renders() -> None:
+    config = load_config(OVERLAY / "config.yaml")
+    rendered = render_webhook_configurations(
+        settings_from_config(config).frameworks,
+        namespace=config.namespace,
+        service=config.internal_cert_management.webhook_service_name,
+    )
+    for document in rendered:
+        shipped = overlay_named(document["kind"], document["metadata"]["name"])
+        assert sorted(shipped["webhooks"], key=lambda h: h["name"]) == sorted(
+            document["webhooks"], key=lambda h: h["name"]
+        )
+
+
+def test_the_appwrapper_deployment_is_replicated_non_root_and_reads_the_config() -> None:
+    deployment = overlay_named("Deployment", "kueue-bridge-appwrapper")
+    spec = deployment["spec"]
+    assert spec["replicas"] >= 2
+    assert spec["selector"]["matchLabels"].items() <= spec["template"]["metadata"]["labels"].items()
+    pod = spec["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    (c,) = pod["containers"]
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    assert c["securityContext"]["capabilities"]["drop"] == ["ALL"]
+    assert c["args"][:3] == ["appwrapper", "--config", "/etc/kueue-bridge/config.yaml"]
+    assert COMPONENTS["appwrapper"][0] == "appwrapper.__main__"
+    assert {(p["httpGet"]["path"]) for p in (c["livenessProbe"], c["readinessProbe"])} == {
+        "/healthz",
+        "/readyz",
+    }
+    config_volume = next(v for v in pod["volumes"] if "configMap" in v)
+    assert config_volume["configMap"]["name"] == "kueue-bridge-config"
+    assert overlay_named("ServiceAccount", pod["serviceAccountName"])
+
+
+def test_appwrapper_rbac_covers_what_the_controller_does_and_no_more() -> None:
+    wrappable = {
+        ("", "pods"),
+        ("", "services"),
+        ("", "configmaps"),
+        ("apps", "deployments"),
+        ("apps", "statefulsets"),
+        ("batch", "jobs"),
+        ("jobset.x-k8s.io", "jobsets"),
+        ("kubeflow.org", "pytorchjobs"),
+        ("ray.io", "rayclusters"),
+        ("ray.io", "rayjobs"),
+        ("scheduling.sigs.k8s.io", "podgroups"),
+        ("scheduling.x-k8s.io", "podgroups"),
+    }
+    expected = (
+        {("workload.codeflare.dev", "appwrappers", v) for v in ("get", "list", "watch", "patch")}
+        | {("workload.codeflare.dev", "appwrappers/status", v) for v in ("get", "update", "patch")}
+        | {("workload.codeflare.dev", "appwrappers/finalizers", "update")}
+        | {(g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "patch")}
+        | {(g, r, v) for g, r in wrappable for v in ("get", "create", "delete")}
+        # informers on the labelled Jobs and Pods; the pod list also confirms every pod is gone
+        | {(g, r, v) for g, r in (("", "pods"), ("batch", "jobs")) for v in ("list", "watch")}
+        | {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
+    )
+    assert overlay_grants("kueue-bridge-appwrapper") == expected
+
+
+def test_with_appwrappers_the_webhook_and_reconciler_get_only_what_appwrappers_need() -> None:
+    webhook_extra = overlay_grants("kueue-bridge-webhook") - grants("kueue-bridge-webhook")
+    assert webhook_extra == {
+        ("workload.codeflare.dev", "appwrappers", v) for v in ("get", "list", "watch")
+    } | {("authorization.k8s.io", "subjectaccessreviews", "create")}
+    reconciler_extra = overlay_grants("kueue-bridge-reconciler") - grants("kueue-bridge-reconciler")
+    assert reconciler_extra == {
+        ("workload.codeflare.dev", "appwrappers", v) for v in ("list", "watch", "update", "patch", "delete")
+    }
+
+
 def test_dockerfile_installs_the_package_as_non_root_with_the_cli_entrypoint() -> None:
     text = (DEPLOY / "Dockerfile").read_text()
     assert re.search(r"^FROM python:3\.11-slim$", text, re.M)
@@ -301,7 +452,7 @@ def test_dockerfile_installs_the_package_as_non_root_with_the_cli_entrypoint() -
     user = re.findall(r"^USER (\S+)$", text, re.M)
     assert user and user[-1].split(":")[0] not in {"0", "root"}
     assert re.search(r'^ENTRYPOINT \["kueue-bridge"\]$', text, re.M)
-    for package in ("kueue_bridge", "shared", "webhook", "reconciler", "multikueue", "certs"):
+    for package in ("kueue_bridge", "shared", "webhook", "reconciler", "multikueue", "appwrapper", "certs"):
         assert re.search(rf"^COPY {package} ", text, re.M), package
 
 
@@ -341,7 +492,7 @@ def test_compose_services_dependencies_and_commands() -> None:
     ours = {
         name: s for name, s in services.items() if s.get("build", {}).get("dockerfile") == "deploy/Dockerfile"
     }
-    assert {"webhook", "reconciler", "multikueue", "register-webhooks", "pki"} <= set(ours)
+    assert {"webhook", "reconciler", "multikueue", "appwrapper", "register-webhooks", "pki"} <= set(ours)
     for name, service in ours.items():
         invocations = kueue_bridge_invocations(service)
         assert invocations, name
@@ -355,14 +506,18 @@ def test_compose_services_dependencies_and_commands() -> None:
                 assert argv[1] in {"generate", "inject"}, (name, argv)
 
 
-def test_compose_kueue_hands_batch_job_to_kueue_bridge() -> None:
+def test_compose_kueue_hands_batch_job_and_appwrapper_to_kueue_bridge() -> None:
     services = compose()["services"]
     mount = next(v for v in services["kueue"]["volumes"] if v.startswith("./"))
     kueue_config = yaml.safe_load((REPO / mount.split(":")[0]).read_text())
-    assert "batch/job" not in kueue_config["integrations"]["frameworks"]
-    assert "Job.v1.batch" in kueue_config["integrations"]["externalFrameworks"]
+    assert kueue_config["integrations"]["frameworks"] == []
+    assert {"Job.v1.batch", "AppWrapper.v1beta2.workload.codeflare.dev"} <= set(
+        kueue_config["integrations"]["externalFrameworks"]
+    )
     bridge_mount = next(v for v in services["webhook"]["volumes"] if v.startswith("./"))
     bridge_config = load_config(REPO / bridge_mount.split(":")[0])
-    assert "batch/job" in bridge_config.integrations.frameworks
+    assert {"batch/job", "workload.codeflare.dev/appwrapper"} <= set(bridge_config.integrations.frameworks)
+    crds = " ".join(services["kueue-crds"]["command"])
+    assert "workload.codeflare.dev_appwrappers.yaml" in crds
     assert not bridge_config.internal_cert_management.enable
     assert bridge_config.webhook.cert_dir == "/pki/webhook"

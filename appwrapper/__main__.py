@@ -1,0 +1,222 @@
+"""``kueue-bridge appwrapper --config FILE [--kubeconfig FILE]``: AppWrapper's framework controller.
+
+Process life, as the reconciler's: load and validate the configuration (a bad file stops start-up
+with one line per error; so does a configuration that does not manage
+``workload.codeflare.dev/appwrapper`` -- listed in ``integrations.frameworks``, or as
+``AppWrapper.v1beta2.workload.codeflare.dev`` in ``externalFrameworks`` -- since there would be
+nothing to do), connect, serve probes and metrics, then campaign for the Lease
+``<leaderElection.resourceName>-appwrapper``. Only the leader runs informers and workers; a second
+replica is a hot standby. SIGTERM/SIGINT stop the workers (in-flight reconciles drain), flush
+queued events, release the Lease and exit 0. Losing the Lease stops all work at once and the
+process campaigns again.
+
+Metrics: ``appwrapper_phase_total{namespace,phase}`` (the operator's name: phase transitions
+written) and the ``shared.kube`` client, queue and reconcile metrics, on the probe port.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import sys
+import uuid
+
+from prometheus_client import CollectorRegistry, Counter
+
+from appwrapper.cluster import EventSinkOnRecorder
+from appwrapper.faulttolerance import FaultTolerance
+from appwrapper.manager import AppWrapperManager
+from appwrapper.model import APPWRAPPER_GVK
+from shared.config import DEFAULT_RECONCILE_CONCURRENCY, ConfigError, Configuration, load_config
+from shared.eventloop import run_process_loop
+from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
+from shared.kube.events import EventRecorder, EventSettings
+from shared.kube.leaderelection import LeaderElectionSettings, LeaderElector
+from shared.probes import ProbeServer, parse_bind_address
+
+__all__ = ["main", "run_appwrapper_controller"]
+
+logger = logging.getLogger("appwrapper")
+COMPONENT = "appwrapper"
+#: the operator's event source (``mgr.GetEventRecorderFor("appwrappers")``)
+REPORTING_CONTROLLER = "appwrappers"
+EVENT_FLUSH_SECONDS = 5.0
+NOT_CONFIGURED = (
+    "workload.codeflare.dev/appwrapper is not a configured framework "
+    "(integrations.frameworks or integrations.externalFrameworks): nothing to do"
+)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kueue-bridge appwrapper", description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True, help="kueue-bridge configuration file")
+    parser.add_argument("--kubeconfig", help="kubeconfig (default: $KUBECONFIG, then in-cluster)")
+    parser.add_argument("--identity", help="leader-election identity (default: hostname_uuid)")
+    parser.add_argument("--log-format", choices=("text", "json"), default="text")
+    parser.add_argument("--probe-address", help="override health.healthProbeBindAddress (host:port)")
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        help="concurrent reconciles (default: controller.groupKindConcurrency[AppWrapper.workload.codeflare.dev], "
+        f"else {DEFAULT_RECONCILE_CONCURRENCY})",
+    )
+    return parser
+
+
+def manages_appwrappers(config: Configuration) -> bool:
+    return any(kind.gvk == APPWRAPPER_GVK for kind in config.managed_kinds())
+
+
+async def run_appwrapper_controller(
+    *,
+    config: Configuration,
+    kubeconfig: str | None,
+    identity: str,
+    probe_address: str,
+    workers: int | None,
+    stop: asyncio.Event,
+    fault_tolerance: FaultTolerance | None = None,
+) -> None:
+    registry = CollectorRegistry()
+    metrics = KubeMetrics(registry)
+    phases = Counter(
+        "appwrapper_phase_total",
+        "The total number of times an appwrapper transitioned to a given phase per namespace.",
+        ["namespace", "phase"],
+        registry=registry,
+    )
+    connection = load_connection(kubeconfig=kubeconfig)
+    settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
+    leading = asyncio.Event()
+    host, port = parse_bind_address(probe_address)
+    probes = ProbeServer(registry=registry, ready=lambda: True, host=host, port=port)
+    await probes.start()
+    logger.info("probes and metrics listening", extra={"port": probes.port})
+    async with KubeClient.from_connection(connection, settings=settings, metrics=metrics) as client:
+        recorder = EventRecorder(
+            client, EventSettings(reporting_controller=REPORTING_CONTROLLER, reporting_instance=identity)
+        )
+        recorder_task = asyncio.create_task(recorder.run(), name="event-recorder")
+        election = config.leader_election
+        elector = LeaderElector(
+            client,
+            LeaderElectionSettings(
+                lease_name=election.lease_name(COMPONENT),
+                lease_namespace=election.resource_namespace or config.namespace,
+                identity=identity,
+                lease_duration=election.lease_duration.total_seconds(),
+                renew_deadline=election.renew_deadline.total_seconds(),
+                retry_period=election.retry_period.total_seconds(),
+            ),
+            metrics=metrics,
+        )
+
+        def on_phase(*, namespace: str, phase: str) -> None:
+            phases.labels(namespace, phase).inc()
+
+        async def lead() -> None:
+            leading.set()
+            manager = AppWrapperManager(
+                client=client,
+                events=EventSinkOnRecorder(recorder),
+                on_phase=on_phase,
+                config=fault_tolerance or FaultTolerance(),
+                field_manager=config.kueue_bridge.field_manager,
+                workers=workers or config.reconcile_concurrency(APPWRAPPER_GVK),
+            )
+            run = asyncio.create_task(manager.run(), name="appwrapper-manager")
+            stopped = asyncio.create_task(stop.wait())
+            try:
+                await asyncio.wait({run, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                if stop.is_set():
+                    await manager.shutdown(drain_seconds=10.0)
+            finally:
+                stopped.cancel()
+                run.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await run
+                leading.clear()
+
+        try:
+            while not stop.is_set():
+                if election.leader_elect:
+                    campaign = asyncio.create_task(elector.run(on_started_leading=lead))
+                    stopped = asyncio.create_task(stop.wait())
+                    await asyncio.wait({campaign, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                    if not campaign.done():
+                        if leading.is_set():
+                            await campaign  # lead() sees the stop, drains, then the lease is released
+                        else:
+                            campaign.cancel()
+                            with contextlib.suppress(asyncio.CancelledError):
+                                await campaign
+                    stopped.cancel()
+                    if not stop.is_set():
+                        logger.warning("lost leadership; campaigning again")
+                else:
+                    await lead()
+        finally:
+            try:
+                async with asyncio.timeout(EVENT_FLUSH_SECONDS):
+                    await recorder.flush()
+            except TimeoutError:
+                logger.warning(
+                    "stopping with events still queued; they are dropped",
+                    extra={"events": recorder.drop_pending()},
+                )
+            recorder_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await recorder_task
+            await probes.stop()
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    configure_logging(json=args.log_format == "json")
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        for line in exc.lines():
+            print(line, file=sys.stderr)
+        return 1
+    if not manages_appwrappers(config):
+        print(f"{args.config}: {NOT_CONFIGURED}", file=sys.stderr)
+        return 1
+    identity = args.identity or f"{socket.gethostname()}_{uuid.uuid4()}"
+    probe_address = args.probe_address or config.health.health_probe_bind_address
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        await run_appwrapper_controller(
+            config=config,
+            kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
+            identity=identity,
+            probe_address=probe_address,
+            workers=args.workers,
+            stop=stop,
+        )
+
+    run_process_loop(run())
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(sys.argv[1:]))

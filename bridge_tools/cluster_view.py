@@ -1,0 +1,139 @@
+"""A read-only, memoised view of the cluster for one explanation (or one ``make dev`` refresh).
+
+``explain`` follows a chain (job -> Workload -> LocalQueue -> ClusterQueue -> ...) whose next hop
+depends on the previous answer, and the ``make dev`` table explains several jobs against the same
+queues. One ``ClusterView`` per run asks the API server each question at most once and hands every
+caller the same answer, so a table refresh costs a handful of requests, not a handful per job, and
+all the evidence of one explanation comes from one coherent set of reads.
+
+Invariants:
+
+* **Never writes.** Only GET/LIST (and the visibility API's GET).
+* **Absence is data, not an error.** ``get`` answers ``None`` for a missing object *and* for a kind
+  the server does not serve (no Kueue CRDs installed is a finding, not a crash); ``items`` answers
+  ``[]`` likewise and ``served`` says which it was. Every other API error propagates: a Forbidden
+  read must not be reported as "does not exist".
+* Callers must not mutate what they get (it is shared); copy before handing to an adapter.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from shared.constants import API_GROUP
+from shared.frameworks.base import GroupVersionKind
+from shared.kube import KubeClient, NotFound, UnknownKindError
+
+__all__ = [
+    "ADMISSION_CHECK",
+    "CLUSTER_QUEUE",
+    "EVENT",
+    "LEASE",
+    "LOCAL_QUEUE",
+    "MUTATING_WEBHOOK_CONFIGURATION",
+    "NAMESPACE",
+    "PRIORITY_CLASS",
+    "RESOURCE_FLAVOR",
+    "VISIBILITY_GROUP",
+    "WORKLOAD",
+    "WORKLOAD_PRIORITY_CLASS",
+    "ClusterView",
+]
+
+WORKLOAD: Final = GroupVersionKind(API_GROUP, "v1beta2", "Workload")
+LOCAL_QUEUE: Final = GroupVersionKind(API_GROUP, "v1beta2", "LocalQueue")
+CLUSTER_QUEUE: Final = GroupVersionKind(API_GROUP, "v1beta2", "ClusterQueue")
+RESOURCE_FLAVOR: Final = GroupVersionKind(API_GROUP, "v1beta2", "ResourceFlavor")
+ADMISSION_CHECK: Final = GroupVersionKind(API_GROUP, "v1beta2", "AdmissionCheck")
+WORKLOAD_PRIORITY_CLASS: Final = GroupVersionKind(API_GROUP, "v1beta2", "WorkloadPriorityClass")
+NAMESPACE: Final = GroupVersionKind("", "v1", "Namespace")
+EVENT: Final = GroupVersionKind("", "v1", "Event")
+LEASE: Final = GroupVersionKind("coordination.k8s.io", "v1", "Lease")
+PRIORITY_CLASS: Final = GroupVersionKind("scheduling.k8s.io", "v1", "PriorityClass")
+MUTATING_WEBHOOK_CONFIGURATION: Final = GroupVersionKind(
+    "admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration"
+)
+VISIBILITY_GROUP: Final = "visibility.kueue.x-k8s.io"
+_VISIBILITY_VERSIONS: Final = ("v1beta2", "v1beta1")
+
+WireDict = dict[str, Any]
+
+
+class ClusterView:
+    """Memoised reads through one ``KubeClient`` (see the module docstring)."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self._client = client
+        self._objects: dict[tuple[GroupVersionKind, str | None, str], WireDict | None] = {}
+        self._lists: dict[tuple[GroupVersionKind, str | None], list[WireDict]] = {}
+        self._unserved: set[GroupVersionKind] = set()
+        self._events: dict[tuple[str, str], list[WireDict]] = {}
+        self._pending: dict[str, list[WireDict] | None] = {}
+
+    async def served(self, gvk: GroupVersionKind) -> bool:
+        """Whether the API server serves ``gvk`` (its CRD is installed)."""
+        if gvk in self._unserved:
+            return False
+        try:
+            await self._client.resource(gvk)
+        except UnknownKindError:
+            self._unserved.add(gvk)
+            return False
+        return True
+
+    async def get(self, gvk: GroupVersionKind, name: str, *, namespace: str | None = None) -> WireDict | None:
+        key = (gvk, namespace, name)
+        if key in self._objects:
+            return self._objects[key]
+        found: WireDict | None = None
+        if name and await self.served(gvk):
+            try:
+                found = await self._client.get(gvk, name, namespace=namespace)
+            except NotFound:
+                found = None
+        self._objects[key] = found
+        return found
+
+    async def items(self, gvk: GroupVersionKind, *, namespace: str | None = None) -> list[WireDict]:
+        key = (gvk, namespace)
+        if key not in self._lists:
+            items: list[WireDict] = []
+            if await self.served(gvk):
+                try:
+                    items = (await self._client.list_all(gvk, namespace=namespace)).items
+                except NotFound:  # a namespace that does not exist lists as 404 on some servers
+                    items = []
+            self._lists[key] = items
+        return self._lists[key]
+
+    async def events_about(self, *, uid: str, namespace: str) -> list[WireDict]:
+        """The core/v1 Events whose ``involvedObject`` is the object with ``uid`` (any API writes them)."""
+        key = (namespace, uid)
+        if key not in self._events:
+            self._events[key] = (
+                (
+                    await self._client.list_all(
+                        EVENT, namespace=namespace, field_selector=f"involvedObject.uid={uid}"
+                    )
+                ).items
+                if uid
+                else []
+            )
+        return self._events[key]
+
+    async def pending_workloads(self, cluster_queue: str) -> list[WireDict] | None:
+        """Kueue's visibility API for ``cluster_queue`` (items in queue order), ``None`` if not served."""
+        if cluster_queue in self._pending:
+            return self._pending[cluster_queue]
+        found: list[WireDict] | None = None
+        for version in _VISIBILITY_VERSIONS:
+            path = f"/apis/{VISIBILITY_GROUP}/{version}/clusterqueues/{cluster_queue}/pendingworkloads"
+            try:
+                summary = await self._client.request("GET", path, verb="get", resource="pendingworkloads")
+            except NotFound:
+                continue
+            items = summary.get("items") if isinstance(summary, dict) else None
+            found = [item for item in items or [] if isinstance(item, dict)]
+            break
+        self._pending[cluster_queue] = found
+        return found

@@ -1,0 +1,95 @@
+"""``kueue-bridge explain KIND/NAME [-n NS] [--kubeconfig F] [--config F] [-o text|json]``.
+
+Prints why a job is (not) running: the verdict on the first line, then the evidence (see
+:mod:`bridge_tools.explain`). ``KIND`` is any kind the configuration manages, spelled as kubectl
+would (``job``, ``jobs.batch``, ``Job.v1.batch``, ``trainingrun``...); without ``--config`` the
+configuration is Kueue's default (batch Jobs only). Pass the file the components run with so the
+namespace selector, ``manageJobsWithoutQueueName`` and the declarative adapters are theirs.
+
+Exit codes: 0 with a verdict (whatever it says), 1 when the object, its kind or the configuration
+cannot be found or read, or the API server cannot be reached (one ``kueue-bridge explain: ...``
+line on stderr), 2 for usage errors. No input prints a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from datetime import UTC, datetime
+from typing import TextIO
+
+from bridge_tools.cluster_view import ClusterView
+from bridge_tools.explain import ExplainSettings, ObjectNotFound, explain
+from bridge_tools.kinds import KindError, parse_object_ref
+from bridge_tools.verdict import Explanation, render_json, render_text
+from shared.cli_args import EXIT_USAGE, parse_or_exit_code
+from shared.config import ConfigError, Configuration, default_config, load_config
+from shared.kube import KubeClient, KubeError, load_connection
+
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+PROG = "kueue-bridge explain"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Say why a job is (not) running: a verdict line, then the evidence."
+    )
+    parser.add_argument("object", metavar="KIND/NAME", help="e.g. job/hello, trainingrun/resnet")
+    parser.add_argument("-n", "--namespace", default="default", help="the job's namespace (default: default)")
+    parser.add_argument("--kubeconfig", help="kubeconfig (default: $KUBECONFIG, then ~/.kube/config)")
+    parser.add_argument(
+        "--config", help="the kueue-bridge configuration the components run with (default: Kueue's defaults)"
+    )
+    parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    return parser
+
+
+async def _explain(args: argparse.Namespace, settings: ExplainSettings) -> Explanation:
+    reference = parse_object_ref(args.object, settings.registry)
+    connection = load_connection(kubeconfig=args.kubeconfig)
+    async with KubeClient.from_connection(connection) as client:
+        return await explain(
+            ClusterView(client),
+            settings=settings,
+            framework=reference.framework,
+            namespace=args.namespace,
+            name=reference.name,
+            now=datetime.now(UTC),
+        )
+
+
+def _fail(err: TextIO, message: str) -> int:
+    print(f"{PROG}: {message}", file=err)
+    return EXIT_FAILED
+
+
+def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    args = parse_or_exit_code(_parser(), argv)
+    if isinstance(args, int):
+        return args
+    try:
+        config: Configuration = load_config(args.config) if args.config else default_config()
+    except ConfigError as exc:
+        for line in exc.lines():
+            print(line, file=err)
+        return EXIT_FAILED
+    try:
+        explanation = asyncio.run(_explain(args, ExplainSettings.from_config(config)))
+    except (KindError, ObjectNotFound) as exc:
+        return _fail(err, str(exc))
+    except KubeError as exc:
+        return _fail(err, f"cannot read the cluster: {exc}")
+    except (ValueError, OSError) as exc:  # an unreadable kubeconfig
+        return _fail(err, str(exc))
+    if args.output == "json":
+        out.write(json.dumps(render_json(explanation), indent=2) + "\n")
+    else:
+        out.write(render_text(explanation))
+    return EXIT_OK

@@ -1,0 +1,359 @@
+"""The queue half of ``explain``: LocalQueue -> ClusterQueue -> quota -> position -> admission checks.
+
+Given a job's queue name (and, when known, its Workload and its request), this walks the queues the
+way Kueue decides admissibility and stops at the first thing that keeps the Workload from getting
+quota: the LocalQueue is missing or stopped; the ClusterQueue is missing, inactive (its ``Active``
+condition, or -- where nothing writes ClusterQueue status, as on the devcluster -- the same reasons
+derived from its spec: stopped, missing ResourceFlavors or AdmissionChecks) or does not select the
+namespace; a requested resource has no quota; no flavor has room. Texts that Kueue itself writes
+(``Can't admit new workloads: is stopped.``, ``LocalQueue q doesn't exist``) are reproduced exactly.
+
+When nothing blocks, the Workload's position among the ClusterQueue's pending Workloads comes from
+Kueue's visibility API when it is served, else from the same ordering Kueue uses (priority, then
+creation time) over the Workloads this user can list -- and the output says which.
+
+Admission checks are listed with their state and message. ``CHECK_DETAILS`` maps an AdmissionCheck
+``controllerName`` to a function adding controller-specific evidence: the MultiKueue component
+registers one for ``kueue.x-k8s.io/multikueue`` (which worker clusters hold copies, where it runs)
+once it exists; nothing else here needs to change for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from bridge_tools.cluster_view import (
+    ADMISSION_CHECK,
+    CLUSTER_QUEUE,
+    LOCAL_QUEUE,
+    RESOURCE_FLAVOR,
+    WORKLOAD,
+    ClusterView,
+)
+from bridge_tools.quota import QuotaReport, format_amount, quota_report, reserved_usage
+from bridge_tools.verdict import Explanation, Section
+from shared.constants import CheckState, Condition
+from shared.labelselector import LabelSelector, format_selector
+from shared.models.condition import find_condition
+from shared.models.meta import LabelSelector as ModelSelector
+from shared.models.queue import ClusterQueue, LocalQueue
+from shared.models.workload import AdmissionCheckState, Workload
+
+__all__ = [
+    "CHECK_DETAILS",
+    "CheckDetail",
+    "QueueFindings",
+    "analyse_queues",
+    "cluster_queue_inactive_message",
+    "first_unready_check",
+    "pending_order",
+]
+
+WireDict = dict[str, Any]
+
+CheckDetail = Callable[[ClusterView, Workload, AdmissionCheckState, Section], Awaitable[None]]
+"""Adds evidence for one admission check of a controller (e.g. MultiKueue's worker clusters)."""
+
+CHECK_DETAILS: dict[str, CheckDetail] = {}
+"""AdmissionCheck ``controllerName`` -> its detail function (see the module docstring)."""
+
+_STOPPED_POLICIES: Final = frozenset({"Hold", "HoldAndDrain"})
+_ACTIVE: Final = "Active"
+
+
+@dataclass
+class QueueFindings:
+    """What the queue chain says; ``blocker`` is the verdict reason when it keeps the Workload out."""
+
+    blocker: str | None = None
+    cluster_queue: str | None = None
+    position: str | None = None
+    strict_fifo: bool = False
+    ahead: int = 0
+    quota: QuotaReport | None = None
+
+
+def _namespace_selector(selector: ModelSelector | None, labels: Mapping[str, str]) -> tuple[bool, str]:
+    """Whether a ClusterQueue's ``namespaceSelector`` selects ``labels``, and how to show it."""
+    if selector is None:
+        return False, "null (selects no namespace)"
+    try:
+        parsed = LabelSelector.model_validate(selector.to_wire())
+    except ValidationError as exc:
+        return False, f"invalid ({exc.errors()[0]['msg']})"
+    return parsed.matches(labels), format_selector(parsed) or "{} (every namespace)"
+
+
+def _stopped(policy: str | None) -> bool:
+    return policy in _STOPPED_POLICIES
+
+
+def _parse_queue(model: type[LocalQueue] | type[ClusterQueue], raw: WireDict | None) -> Any:
+    if raw is None:
+        return None
+    try:
+        return model.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+def cluster_queue_inactive_message(
+    cluster_queue: ClusterQueue,
+    *,
+    flavors: set[str],
+    checks: Mapping[str, WireDict],
+    deleting: bool = False,
+) -> str | None:
+    """Kueue's ``inactiveReason`` message, derived from the spec (``None`` when it would be active)."""
+    if deleting:
+        return "Can't admit new workloads; clusterQueue is terminating"
+    spec = cluster_queue.spec
+    messages: list[str] = []
+    if _stopped(spec.stop_policy):
+        messages.append("is stopped")
+    referenced = [flavor.name for group in spec.resource_groups or [] for flavor in group.flavors]
+    missing_flavors = sorted({name for name in referenced if name not in flavors})
+    if missing_flavors:
+        messages.append(f"references missing ResourceFlavor(s): {','.join(missing_flavors)}")
+    names = spec.admission_check_names()
+    missing_checks = sorted(name for name in names if name not in checks)
+    if missing_checks:
+        messages.append(f"references missing AdmissionCheck(s): {','.join(missing_checks)}")
+    inactive = sorted(
+        name for name in names if name in checks and _condition_status(checks[name], _ACTIVE) == "False"
+    )
+    if inactive:
+        messages.append(f"references inactive AdmissionCheck(s): {','.join(inactive)}")
+    if not messages:
+        return None
+    return f"Can't admit new workloads: {', '.join(messages)}."
+
+
+def _condition_status(raw: WireDict, condition_type: str) -> str | None:
+    for condition in (raw.get("status") or {}).get("conditions") or []:
+        if isinstance(condition, dict) and condition.get("type") == condition_type:
+            return str(condition.get("status"))
+    return None
+
+
+def _is_pending(workload: WireDict) -> bool:
+    status = workload.get("status") or {}
+    conditions = {
+        c.get("type"): c.get("status") for c in status.get("conditions") or [] if isinstance(c, dict)
+    }
+    if (workload.get("spec") or {}).get("active") is False:
+        return False
+    if conditions.get(Condition.QUOTA_RESERVED) == "True" or conditions.get(Condition.FINISHED) == "True":
+        return False
+    return conditions.get(Condition.EVICTED) != "True" or conditions.get(Condition.REQUEUED) == "True"
+
+
+def pending_order(workloads: list[WireDict]) -> list[WireDict]:
+    """Kueue's queue order: higher priority first, then older (``creationTimestamp``) first."""
+
+    def key(workload: WireDict) -> tuple[int, str, str, str]:
+        priority = (workload.get("spec") or {}).get("priority")
+        metadata = workload.get("metadata") or {}
+        return (
+            -(priority if isinstance(priority, int) else 0),
+            str(metadata.get("creationTimestamp") or ""),
+            str(metadata.get("namespace") or ""),
+            str(metadata.get("name") or ""),
+        )
+
+    return sorted(workloads, key=key)
+
+
+async def _position(
+    view: ClusterView, *, cluster_queue: str, workload: Workload
+) -> tuple[int, int, str] | None:
+    """(0-based position, number pending, source) of ``workload`` among the ClusterQueue's pending."""
+    name, namespace = workload.metadata.name, workload.metadata.namespace
+    visible = await view.pending_workloads(cluster_queue)
+    if visible is not None:
+        for item in visible:
+            metadata = item.get("metadata") or {}
+            if metadata.get("name") == name and metadata.get("namespace") == namespace:
+                position = item.get("positionInClusterQueue")
+                return (int(position) if isinstance(position, int) else 0), len(visible), "visibility API"
+        return None
+    queues = {
+        (lq.get("metadata", {}).get("namespace"), lq.get("metadata", {}).get("name"))
+        for lq in await view.items(LOCAL_QUEUE)
+        if (lq.get("spec") or {}).get("clusterQueue") == cluster_queue
+    }
+    pending = pending_order(
+        [
+            item
+            for item in await view.items(WORKLOAD)
+            if _is_pending(item)
+            and ((item.get("metadata") or {}).get("namespace"), (item.get("spec") or {}).get("queueName"))
+            in queues
+        ]
+    )
+    for index, item in enumerate(pending):
+        metadata = item.get("metadata") or {}
+        if metadata.get("name") == name and metadata.get("namespace") == namespace:
+            return index, len(pending), "by priority, then creation time"
+    return None
+
+
+def _quota_section(section: Section, report: QuotaReport) -> None:
+    section.columns = ("FLAVOR", "RESOURCE", "USED", "NOMINAL", "BORROWING LIMIT", "THIS JOB")
+    for line in report.lines:
+        section.row(
+            line.flavor,
+            line.resource,
+            format_amount(line.resource, line.used),
+            format_amount(line.resource, line.nominal),
+            "-" if line.borrowing_limit is None else format_amount(line.resource, line.borrowing_limit),
+            format_amount(line.resource, line.requested) if line.requested else "-",
+        )
+    if report.usage_source:
+        section.note(f"USED: {report.usage_source}")
+
+
+def _quota_blocker(name: str, report: QuotaReport) -> str | None:
+    if report.uncovered:
+        return f"ClusterQueue {name} has no quota for {', '.join(report.uncovered)}"
+    if not report.blocked:
+        return None
+    fit = report.blocked[0]
+    line, resource = fit.line, fit.resource
+    need = format_amount(resource, line.requested)
+    if fit.never:
+        return (
+            f"this job needs {need} {resource}, more than ClusterQueue {name} can ever give in flavor "
+            f"{fit.flavor} ({format_amount(resource, line.nominal)} nominal)"
+        )
+    return (
+        f"ClusterQueue {name} has {format_amount(resource, line.used)}/{format_amount(resource, line.nominal)} "
+        f"{resource} in use in flavor {fit.flavor}; this job needs {need} {resource}"
+    )
+
+
+async def _check_rows(
+    view: ClusterView, explanation: Explanation, *, cluster_queue: ClusterQueue, workload: Workload | None
+) -> None:
+    names = cluster_queue.spec.admission_check_names()
+    states = {
+        state.name: state
+        for state in (workload.status.admission_checks if workload and workload.status else None) or []
+    }
+    if not names and not states:
+        return
+    section = explanation.section("Admission checks")
+    section.columns = ("NAME", "CONTROLLER", "STATE", "MESSAGE")
+    for name in dict.fromkeys([*names, *states]):
+        check = await view.get(ADMISSION_CHECK, name)
+        controller = str(((check or {}).get("spec") or {}).get("controllerName") or "-")
+        state = states.get(name)
+        section.row(name, controller, state.state if state else "-", (state.message if state else "") or "-")
+        detail = CHECK_DETAILS.get(controller)
+        if detail is not None and state is not None and workload is not None:
+            await detail(view, workload, state, section)
+
+
+def first_unready_check(workload: Workload) -> AdmissionCheckState | None:
+    for state in (workload.status.admission_checks if workload.status else None) or []:
+        if state.state != CheckState.READY:
+            return state
+    return None
+
+
+async def analyse_queues(
+    view: ClusterView,
+    explanation: Explanation,
+    *,
+    namespace: str,
+    namespace_labels: Mapping[str, str],
+    queue_name: str,
+    requests: Mapping[str, Decimal] | None,
+    workload: Workload | None,
+) -> QueueFindings:
+    """Add the LocalQueue / ClusterQueue / admission-check evidence; return the first blocker found."""
+    findings = QueueFindings()
+    lq_section = explanation.section("LocalQueue")
+    lq_section.add("name", f"{namespace}/{queue_name}")
+    raw_lq = await view.get(LOCAL_QUEUE, queue_name, namespace=namespace)
+    local_queue: LocalQueue | None = _parse_queue(LocalQueue, raw_lq)
+    if local_queue is None:
+        lq_section.add("exists", False)
+        findings.blocker = f"LocalQueue {namespace}/{queue_name} doesn't exist"
+        return findings
+    cq_name = local_queue.spec.cluster_queue or ""
+    findings.cluster_queue = cq_name
+    lq_section.add("clusterQueue", cq_name or "-")
+    lq_section.add("stopPolicy", local_queue.spec.stop_policy or "None")
+    lq_active = find_condition(local_queue.status.conditions if local_queue.status else None, _ACTIVE)
+    if lq_active is not None:
+        lq_section.add("Active", f"{lq_active.status} ({lq_active.reason}: {lq_active.message})")
+    if _stopped(local_queue.spec.stop_policy):
+        findings.blocker = (
+            f"LocalQueue {namespace}/{queue_name} is stopped (stopPolicy: {local_queue.spec.stop_policy})"
+        )
+
+    cq_section = explanation.section("ClusterQueue")
+    cq_section.add("name", cq_name or "-")
+    raw_cq = await view.get(CLUSTER_QUEUE, cq_name) if cq_name else None
+    cluster_queue: ClusterQueue | None = _parse_queue(ClusterQueue, raw_cq)
+    if cluster_queue is None:
+        cq_section.add("exists", False)
+        findings.blocker = findings.blocker or f"ClusterQueue {cq_name} doesn't exist"
+        return findings
+    spec = cluster_queue.spec
+    active = find_condition(cluster_queue.status.conditions if cluster_queue.status else None, _ACTIVE)
+    if active is not None:
+        inactive = active.message if active.status == "False" else None
+        cq_section.add("Active", f"{active.status} ({active.reason}: {active.message})")
+    else:
+        flavors = {(f.get("metadata") or {}).get("name", "") for f in await view.items(RESOURCE_FLAVOR)}
+        checks = {(c.get("metadata") or {}).get("name", ""): c for c in await view.items(ADMISSION_CHECK)}
+        inactive = cluster_queue_inactive_message(
+            cluster_queue,
+            flavors=flavors,
+            checks=checks,
+            deleting=bool(cluster_queue.metadata.deletion_timestamp),
+        )
+        cq_section.add(
+            "Active", f"False ({inactive})" if inactive else "True (no Active condition: derived from spec)"
+        )
+    cq_section.add("stopPolicy", spec.stop_policy or "None")
+    cq_section.add("queueingStrategy", spec.queueing_strategy or "BestEffortFIFO")
+    if spec.cohort_name:
+        cq_section.add("cohort", spec.cohort_name)
+    selects, shown = _namespace_selector(spec.namespace_selector, namespace_labels)
+    cq_section.add(
+        "namespaceSelector", f"{shown}; namespace {namespace}: {'selected' if selects else 'not selected'}"
+    )
+    if inactive:
+        findings.blocker = findings.blocker or f"ClusterQueue {cq_name} is inactive: {inactive.rstrip('.')}"
+    elif not selects:
+        findings.blocker = findings.blocker or (
+            f"namespace {namespace} does not match ClusterQueue {cq_name}'s namespaceSelector"
+        )
+    findings.strict_fifo = spec.queueing_strategy == "StrictFIFO"
+
+    usage, source = reserved_usage(cluster_queue, await view.items(WORKLOAD))
+    report = quota_report(cluster_queue, usage=usage, requests=requests or {}, usage_source=source)
+    findings.quota = report
+    _quota_section(explanation.section("Quota"), report)
+    if requests is not None and findings.blocker is None:
+        findings.blocker = _quota_blocker(cq_name, report)
+        if findings.blocker is None and report.may_borrow:
+            cq_section.note(f"this job fits only by borrowing from cohort {spec.cohort_name}")
+
+    if workload is not None:
+        placed = await _position(view, cluster_queue=cq_name, workload=workload)
+        if placed is not None:
+            index, total, how = placed
+            findings.position = f"{index + 1} of {total}"
+            findings.ahead = index
+            cq_section.add("position", f"{index + 1} of {total} pending ({how})")
+    await _check_rows(view, explanation, cluster_queue=cluster_queue, workload=workload)
+    return findings

@@ -1,0 +1,50 @@
+"""The embedded Kubernetes API server (LOCAL RUNS AND TESTS ONLY).
+
+Emulates what kueue-bridge's components and their tests see of kube-apiserver, with its texts
+(``Status`` reasons, codes and messages; field-error causes; watch and discovery shapes) matched
+exactly: discovery for the built-in kinds the project uses and for CRDs; get/list/watch/create/
+update/patch/delete with server-owned metadata, generation, status subresources, optimistic
+concurrency, finalizers and propagation policies (:mod:`.rest`, :mod:`.deletion`); list pagination
+and watch resumption with 410 Expired (:mod:`.pagination`, :mod:`.watch`, :mod:`.store`); built-in
+defaulting and ObjectMeta validation (:mod:`.defaults`, :mod:`.validation`); CRDs with structural
+schema pruning, defaulting and validation (:mod:`.crds`, :mod:`.schema`); the four patch types
+(:mod:`.patching`); mutating and validating admission webhooks called like the real server calls
+them (:mod:`.admission`); the garbage collector, namespace and CRD cleanup controllers
+(:mod:`.gc`); bearer-token authentication and SubjectAccessReview answers (:mod:`.authz`);
+server-side printing, the ``meta.k8s.io`` Tables ``kubectl get`` asks for (:mod:`.tables`, with
+kube's printers for built-in kinds in :mod:`.printers` and CRD columns evaluated by
+:mod:`.jsonpath`); optional SQLite persistence (:mod:`.persistence`). :class:`DevClusterApp` is the ASGI app;
+:mod:`devcluster.server` hosts it.
+
+Deliberately not done (known differences from kube-apiserver, each documented in its module):
+
+* No RBAC enforcement: every authenticated user may do anything; SubjectAccessReviews are answered
+  from a static policy (:attr:`ServerOptions.access_rules`), then from the stored RBAC objects
+  (:mod:`.rbac`; no ClusterRole aggregation, no bootstrap roles).
+* Admission: ``matchConditions`` are not evaluated; ``matchPolicy: Equivalent`` is exact matching
+  (one served version per resource). The built-in controllers' writes skip webhooks.
+* CRDs are Established at once; objects are stored once and served in every version with only
+  ``apiVersion`` rewritten (a Webhook conversion strategy is treated as None).
+* Structural schemas: ``x-kubernetes-validations`` (CEL) rules, ``oneOf``/``not``, formats other
+  than ``date-time`` and ratcheting are not implemented; defaults are applied on write only.
+* Built-in kinds: only those the project talks to, with only the defaulting and validation rules
+  its tests depend on.
+* Strategic merge patch knows the merge keys of the fields our kinds use; server-side apply is a
+  merge with no field ownership, so no apply conflicts; ``managedFields`` is approximate.
+* List pages are read from the live store, not a snapshot at the first page's revision.
+* Watch history is in memory only: after a restart a resuming watch gets 410 Expired.
+* ``/openapi/v2`` is not served; ``/openapi/v3`` lists operations without schemas.
+* No kubelet, scheduler or kube-controller-manager beyond the controllers above: nothing runs
+  Pods, and Jobs only progress when :mod:`devcluster.standin`'s job runner is started.
+* No cluster network: webhook Services are resolved through
+  :attr:`ServerOptions.service_resolver`.
+
+This package never imports :mod:`devcluster.standin` or :mod:`devrun`; clients reach it over HTTP.
+"""
+
+from devcluster.apiserver.app import DevClusterApp
+from devcluster.apiserver.core import Cluster
+from devcluster.apiserver.gc import Controllers
+from devcluster.apiserver.options import ADMIN_USER, ServerOptions
+
+__all__ = ["ADMIN_USER", "Cluster", "Controllers", "DevClusterApp", "ServerOptions"]

@@ -1,0 +1,175 @@
+"""A minimal Kubernetes REST client for the devcluster add-ons (LOCAL RUNS ONLY).
+
+The Kueue stand-in and the job runner talk to the devcluster over HTTPS exactly like any other
+client (bearer token, the cluster CA), so they exercise the same code paths as the components under
+test. They deliberately do not use kueue-bridge's production client runtime: the add-ons must keep
+working while that runtime is being changed, and a bug there must not be hidden by the stand-in.
+
+Only what the add-ons need: list (optionally across namespaces), replace the ``/status``
+subresource with optimistic concurrency (409 means "someone else wrote first; retry next pass"),
+a merge-patch of ``/status``, and create/merge-patch of whole objects (the Events they record).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, NamedTuple
+
+import httpx
+
+__all__ = ["ApiClient", "ApiError", "Resource", "poll_forever"]
+
+_JSON: Final = "application/json"
+
+
+class Resource(NamedTuple):
+    """A group/version/plural triple; ``group`` is "" for the core API."""
+
+    group: str
+    version: str
+    plural: str
+
+    def path(self, *, namespace: str | None = None, name: str | None = None, subresource: str = "") -> str:
+        base = f"/api/{self.version}" if not self.group else f"/apis/{self.group}/{self.version}"
+        if namespace:
+            base += f"/namespaces/{namespace}"
+        base += f"/{self.plural}"
+        if name:
+            base += f"/{name}"
+            if subresource:
+                base += f"/{subresource}"
+        return base
+
+
+class ApiError(Exception):
+    """A non-2xx answer other than the ones callers handle (404, 409)."""
+
+    def __init__(self, status_code: int, body: str) -> None:
+        super().__init__(f"{status_code}: {body[:300]}")
+        self.status_code = status_code
+
+
+class ApiClient:
+    """Async JSON client bound to one API server."""
+
+    def __init__(
+        self,
+        *,
+        url: str,
+        token: str,
+        ca_file: str | None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        timeout_seconds: float = 10.0,
+    ) -> None:
+        verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=ca_file) if ca_file else True
+        self._http = httpx.AsyncClient(
+            base_url=url,
+            headers={"Authorization": f"Bearer {token}", "Accept": _JSON},
+            verify=verify,
+            transport=transport,
+            timeout=timeout_seconds,
+        )
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def list(self, resource: Resource, *, namespace: str | None = None) -> list[dict[str, Any]]:
+        response = await self._http.get(resource.path(namespace=namespace))
+        if response.status_code == 404:
+            return []  # the CRD is not installed (yet)
+        _raise_for(response)
+        items = response.json().get("items") or []
+        return [item for item in items if isinstance(item, dict)]
+
+    async def get(self, resource: Resource, *, namespace: str | None, name: str) -> dict[str, Any] | None:
+        response = await self._http.get(resource.path(namespace=namespace, name=name))
+        if response.status_code == 404:
+            return None
+        _raise_for(response)
+        body: dict[str, Any] = response.json()
+        return body
+
+    async def replace(self, resource: Resource, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """PUT the object (spec and metadata) with its resourceVersion; None when it changed or vanished."""
+        metadata = obj.get("metadata") or {}
+        response = await self._http.put(
+            resource.path(namespace=metadata.get("namespace"), name=metadata.get("name")), json=obj
+        )
+        if response.status_code in (404, 409):
+            return None
+        _raise_for(response)
+        body: dict[str, Any] = response.json()
+        return body
+
+    async def replace_status(self, resource: Resource, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """PUT ``/status`` with the object's resourceVersion; None when it changed or vanished meanwhile."""
+        metadata = obj.get("metadata") or {}
+        path = resource.path(
+            namespace=metadata.get("namespace"), name=metadata.get("name"), subresource="status"
+        )
+        response = await self._http.put(path, json=obj)
+        if response.status_code in (404, 409):
+            return None
+        _raise_for(response)
+        body: dict[str, Any] = response.json()
+        return body
+
+    async def patch_status(
+        self, resource: Resource, *, namespace: str | None, name: str, patch: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """JSON merge-patch of ``/status``; None when the object is gone or the patch conflicted."""
+        path = resource.path(namespace=namespace, name=name, subresource="status")
+        response = await self._http.patch(
+            path, json=patch, headers={"Content-Type": "application/merge-patch+json"}
+        )
+        if response.status_code in (404, 409):
+            return None
+        _raise_for(response)
+        body: dict[str, Any] = response.json()
+        return body
+
+    async def create(
+        self, resource: Resource, *, namespace: str | None, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        """POST a new object; raises ApiError on any refusal (409 AlreadyExists included)."""
+        response = await self._http.post(resource.path(namespace=namespace), json=body)
+        _raise_for(response)
+        created: dict[str, Any] = response.json()
+        return created
+
+    async def merge_patch(
+        self, resource: Resource, *, namespace: str | None, name: str, patch: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """JSON merge-patch of the object itself; None when it does not exist (any more)."""
+        response = await self._http.patch(
+            resource.path(namespace=namespace, name=name),
+            json=patch,
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        if response.status_code == 404:
+            return None
+        _raise_for(response)
+        body: dict[str, Any] = response.json()
+        return body
+
+
+def _raise_for(response: httpx.Response) -> None:
+    if response.status_code // 100 != 2:
+        raise ApiError(response.status_code, response.text)
+
+
+async def poll_forever(
+    one_pass: Callable[[], Awaitable[None]], *, interval: float, what: str, log: logging.Logger
+) -> None:
+    """Run ``one_pass`` every ``interval`` seconds until cancelled; a failed pass is logged, not fatal."""
+    while True:
+        try:
+            await one_pass()
+        except (httpx.HTTPError, ApiError) as exc:
+            log.warning("%s pass failed: %s", what, exc)
+        except Exception:
+            log.exception("%s pass crashed", what)
+        await asyncio.sleep(interval)

@@ -1,0 +1,279 @@
+"""A pretend job controller for LOCAL RUNS ONLY: runs unsuspended jobs to completion on a timer.
+
+The devcluster has no kubelet and no kube-controller-manager, so nothing would ever run a Job that
+Kueue (or the stand-in) admitted. The job runner fills that gap for local runs and end-to-end
+tests; production clusters have the real job controller. It talks to the devcluster over HTTPS like
+any client and only ever writes the ``/status`` subresource.
+
+batch/v1 Jobs follow the real job controller's visible status, as in the golden Kueue flow, and
+only ever make status writes kube-apiserver accepts (:mod:`devcluster.apiserver.job_status_validation`):
+
+* a Job whose ``spec.managedBy`` names another controller is left alone, as kube-controller-manager
+  leaves it (MultiKueue's manager copies run on a worker instead);
+* created or stopped suspended -> ``Suspended=True`` "JobSuspended"/"Job suspended", ``active``
+  and ``ready`` back to 0 and, in the same write, ``startTime`` removed (1.36's job controller with
+  MutableSchedulingDirectivesForSuspendedJobs: the template becomes mutable again);
+* unsuspended -> ``Suspended=False`` "JobResumed"/"Job resumed" if it had been suspended,
+  ``startTime`` (reset on resume), ``active`` = ``ready`` = min(parallelism, completions);
+* after the run time -> ``succeeded`` = completions (parallelism when unset), ``active``/``ready``
+  0, ``completionTime``, and the conditions ``SuccessCriteriaMet`` then ``Complete``, both
+  "CompletionsReached"/"Reached expected number of succeeded pods" (Indexed jobs also get
+  ``completedIndexes``);
+* annotated ``kueue-bridge.dev/outcome: Failed``, after the run time it fails instead, as when its
+  pods exhausted the backoff limit: ``failed`` = ``backoffLimit`` + 1 (default 6 + 1),
+  ``active``/``ready`` 0, no ``completionTime``, and the conditions ``FailureTarget`` then
+  ``Failed``, both "BackoffLimitExceeded"/"Job has reached the specified backoff limit".
+
+The run time comes from the annotation ``kueue-bridge.dev/run-seconds`` (default
+``default_run_seconds``). Declarative CRDs are listed as :class:`DeclarativeCompletion` entries
+(one whose ``managed_by_field`` names anything but ``own_controller`` is left alone, as a Job of
+another controller is):
+an object is running while the field at ``suspend_field`` is not true, and after its run time the
+``status_patch`` (a dict, or a function of the completion time returning one) is merge-patched
+into ``status``, once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+from devcluster.standin.client import ApiClient, Resource, poll_forever
+from devcluster.standin.conditions import (
+    find_condition,
+    format_time,
+    is_true,
+    parse_time,
+    set_condition,
+    utc_now,
+)
+
+__all__ = [
+    "JOBS",
+    "JOB_CONTROLLER_NAME",
+    "OUTCOME_ANNOTATION",
+    "RUN_SECONDS_ANNOTATION",
+    "DeclarativeCompletion",
+    "JobRunner",
+]
+
+JOBS: Final = Resource("batch", "v1", "jobs")
+RUN_SECONDS_ANNOTATION: Final = "kueue-bridge.dev/run-seconds"
+#: "Failed" makes a batch Job fail after its run time (anything else: it succeeds)
+OUTCOME_ANNOTATION: Final = "kueue-bridge.dev/outcome"
+#: ``batchv1.JobControllerName``: the only ``spec.managedBy`` the job controller acts on
+JOB_CONTROLLER_NAME: Final = "kubernetes.io/job-controller"
+_COMPLETED_MESSAGE: Final = "Reached expected number of succeeded pods"
+_BACKOFF_LIMIT_MESSAGE: Final = "Job has reached the specified backoff limit"
+_DEFAULT_BACKOFF_LIMIT: Final = 6
+
+_log = logging.getLogger(__name__)
+
+StatusPatch = Mapping[str, Any] | Callable[[datetime], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class DeclarativeCompletion:
+    """How to finish one declarative CRD: what to merge into ``status`` once it has run."""
+
+    resource: Resource
+    status_patch: StatusPatch
+    suspend_field: tuple[str, ...] = ("spec", "suspend")
+    #: an object whose field here names a controller other than ``own_controller`` is not run
+    managed_by_field: tuple[str, ...] = ("spec", "managedBy")
+    own_controller: str | None = None
+
+
+def _field(obj: Mapping[str, Any], path: Sequence[str]) -> Any:
+    current: Any = obj
+    for key in path:
+        if not isinstance(current, Mapping):
+            return None
+        current = current.get(key)
+    return current
+
+
+def _contains(actual: Any, expected: Any) -> bool:
+    """Whether ``expected`` (a merge patch) is already reflected in ``actual``."""
+    if isinstance(expected, Mapping):
+        return isinstance(actual, Mapping) and all(_contains(actual.get(k), v) for k, v in expected.items())
+    return bool(actual == expected)
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    metadata = obj.get("metadata") or {}
+    return str(metadata.get("uid") or f"{metadata.get('namespace', '')}/{metadata.get('name', '')}")
+
+
+class JobRunner:
+    """Polls Jobs (and declarative CRDs) and moves their status along (see module doc)."""
+
+    def __init__(
+        self,
+        *,
+        client: ApiClient,
+        clock: Callable[[], datetime] = utc_now,
+        poll_interval: float = 0.2,
+        default_run_seconds: float = 2.0,
+        declarative: Sequence[DeclarativeCompletion] = (),
+    ) -> None:
+        self._client = client
+        self._clock = clock
+        self._poll_interval = poll_interval
+        self._default_run_seconds = default_run_seconds
+        self._declarative = tuple(declarative)
+        self._started: dict[str, datetime] = {}
+
+    async def run(self) -> None:
+        await poll_forever(self.reconcile_once, interval=self._poll_interval, what="job runner", log=_log)
+
+    async def reconcile_once(self) -> None:
+        now = self._clock()
+        for job in await self._client.list(JOBS):
+            await self._sync_job(job, now)
+        for completion in self._declarative:
+            for obj in await self._client.list(completion.resource):
+                await self._sync_declarative(completion, obj, now)
+
+    def _run_time(self, obj: Mapping[str, Any]) -> timedelta:
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        try:
+            seconds = float(annotations.get(RUN_SECONDS_ANNOTATION, self._default_run_seconds))
+        except (TypeError, ValueError):
+            seconds = self._default_run_seconds
+        return timedelta(seconds=max(seconds, 0.0))
+
+    async def _sync_job(self, job: dict[str, Any], now: datetime) -> None:
+        if is_true(job, "Complete") or is_true(job, "Failed"):
+            self._started.pop(_uid(job), None)
+            return
+        spec = job.get("spec") or {}
+        if spec.get("managedBy", JOB_CONTROLLER_NAME) != JOB_CONTROLLER_NAME:
+            return
+        status: dict[str, Any] = job.setdefault("status", {})
+        changed = False
+        if spec.get("suspend") is True:
+            self._started.pop(_uid(job), None)
+            suspended_now = set_condition(
+                job,
+                condition_type="Suspended",
+                status="True",
+                reason="JobSuspended",
+                message="Job suspended",
+                now=now,
+                with_generation=False,
+            )
+            if suspended_now:
+                status.pop("startTime", None)
+            changed |= suspended_now
+            for counter in ("active", "ready"):
+                if status.get(counter):
+                    status[counter] = 0
+                    changed = True
+            if changed:
+                await self._client.replace_status(JOBS, job)
+            return
+        parallelism = int(spec.get("parallelism", 1))
+        completions = spec.get("completions")
+        pods = min(parallelism, int(completions)) if completions is not None else parallelism
+        if find_condition(job, "Suspended") is not None and is_true(job, "Suspended"):
+            set_condition(
+                job,
+                condition_type="Suspended",
+                status="False",
+                reason="JobResumed",
+                message="Job resumed",
+                now=now,
+                with_generation=False,
+            )
+            status["startTime"] = format_time(now)
+            self._started[_uid(job)] = now
+            changed = True
+        if not status.get("startTime"):
+            status["startTime"] = format_time(now)
+            self._started[_uid(job)] = now
+            changed = True
+        started = self._started.setdefault(_uid(job), parse_time(status["startTime"]) or now)
+        if now - started >= self._run_time(job):
+            annotations = (job.get("metadata") or {}).get("annotations") or {}
+            if annotations.get(OUTCOME_ANNOTATION) == "Failed":
+                self._fail_job(job, now=now)
+            else:
+                self._complete_job(
+                    job, succeeded=int(completions) if completions is not None else pods, now=now
+                )
+            self._started.pop(_uid(job), None)
+            changed = True
+        elif status.get("active") != pods or status.get("ready") != pods:
+            status["active"] = pods
+            status["ready"] = pods
+            changed = True
+        if changed:
+            await self._client.replace_status(JOBS, job)
+
+    @staticmethod
+    def _complete_job(job: dict[str, Any], *, succeeded: int, now: datetime) -> None:
+        status = job["status"]
+        status.pop("active", None)
+        status["ready"] = 0
+        status["succeeded"] = succeeded
+        status["completionTime"] = format_time(now)
+        status["uncountedTerminatedPods"] = {}
+        if (job.get("spec") or {}).get("completionMode") == "Indexed" and succeeded > 0:
+            status["completedIndexes"] = "0" if succeeded == 1 else f"0-{succeeded - 1}"
+        for condition_type in ("SuccessCriteriaMet", "Complete"):
+            set_condition(
+                job,
+                condition_type=condition_type,
+                status="True",
+                reason="CompletionsReached",
+                message=_COMPLETED_MESSAGE,
+                now=now,
+                with_generation=False,
+            )
+
+    @staticmethod
+    def _fail_job(job: dict[str, Any], *, now: datetime) -> None:
+        status = job["status"]
+        backoff_limit = (job.get("spec") or {}).get("backoffLimit", _DEFAULT_BACKOFF_LIMIT)
+        status.pop("active", None)
+        status["ready"] = 0
+        status["failed"] = max(int(status.get("failed") or 0), int(backoff_limit) + 1)
+        status["uncountedTerminatedPods"] = {}
+        for condition_type in ("FailureTarget", "Failed"):
+            set_condition(
+                job,
+                condition_type=condition_type,
+                status="True",
+                reason="BackoffLimitExceeded",
+                message=_BACKOFF_LIMIT_MESSAGE,
+                now=now,
+                with_generation=False,
+            )
+
+    async def _sync_declarative(
+        self, completion: DeclarativeCompletion, obj: dict[str, Any], now: datetime
+    ) -> None:
+        uid = _uid(obj)
+        manager = _field(obj, completion.managed_by_field)
+        if isinstance(manager, str) and manager and manager != completion.own_controller:
+            return
+        if _field(obj, completion.suspend_field) is True:
+            self._started.pop(uid, None)
+            return
+        started = self._started.setdefault(uid, now)
+        if now - started < self._run_time(obj):
+            return
+        patch = completion.status_patch(now) if callable(completion.status_patch) else completion.status_patch
+        if _contains(obj.get("status") or {}, patch):
+            return
+        metadata = obj.get("metadata") or {}
+        await self._client.patch_status(
+            completion.resource,
+            namespace=metadata.get("namespace"),
+            name=metadata.get("name", ""),
+            patch={"status": dict(patch)},
+        )

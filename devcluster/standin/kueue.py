@@ -1,0 +1,500 @@
+"""A Kueue stand-in for LOCAL RUNS ONLY: admits Workloads on the devcluster like Kueue's scheduler.
+
+Production always runs the real Kueue. This stand-in exists so that ``kueue-bridge`` can be run and
+tested end to end on the embedded devcluster without a Go toolchain or container images. It plays
+the parts of Kueue that kueue-bridge's job reconciler relies on and nothing more, writing the
+Workload ``/status`` subresource over HTTPS like any client (so a write races, conflicts and is
+validated exactly like the real controller's):
+
+* **Scheduler.** Pending Workloads (``spec.active`` not false, no ``QuotaReserved=True``, not
+  ``Finished``; an evicted one only once ``Requeued=True``) are admitted per ClusterQueue in
+  Kueue's order, higher ``spec.priority`` first, then by creationTimestamp (BestEffortFIFO: one
+  that does not fit does not block later ones; StrictFIFO stops at it) within nominal quota. One
+  that does not fit preempts lower-priority admitted Workloads of its ClusterQueue when its
+  ``preemption.withinClusterQueue`` allows (:mod:`.preemption`). Every requested resource takes the first flavor of the
+  resource group covering it; usage is Kueue's per-pod requests times ``count``. Admission writes
+  ``status.admission`` and ``QuotaReserved=True`` "Quota reserved in ClusterQueue <cq>", turns a
+  true ``Evicted``/``Preempted`` into False "Previously: <message>", and syncs ``Admitted``
+  (True "The workload is admitted" when every admission check of the ClusterQueue is Ready).
+  Quota is released when a Workload finishes, disappears, or loses its reservation.
+* **Elastic slices.** A scale-up slice is admitted in place of the slice it replaces, which is
+  then finished ``WorkloadSliceReplaced`` (``slices``).
+* **Workload controller.** Missing LocalQueue/ClusterQueue -> ``QuotaReserved=False`` with
+  Kueue's "LocalQueue <q> doesn't exist" / "ClusterQueue <cq> doesn't exist". Deactivation
+  (``spec.active=false``) of a reserved Workload -> ``Evicted=True`` reason ``Deactivated`` "The
+  workload is deactivated" plus ``schedulingStats.evictions``; once the *job reconciler* has
+  released the reservation (as with real Kueue, the stand-in never does that part),
+  ``QuotaReserved=False`` reason ``Deactivated``. Reactivation of a Workload evicted as Deactivated
+  -> ``Requeued=True`` reason ``Reactivated`` "The workload was reactivated", then normal admission.
+* **Admission checks** (:mod:`.checks`): a ``Retry`` check evicts the Workload and resets its
+  checks; once the job reconciler has released the quota (``Requeued=False`` reason
+  ``AdmissionCheck``) it is requeued (``Requeued=True`` ``BackoffFinished`` "The workload backoff was
+  finished"; the backoff itself is not modelled). A ``Rejected`` check sets ``DeactivationTarget``;
+  any ``DeactivationTarget`` (also MultiKueue's ``EvictedOnManagerCluster`` on a worker)
+  deactivates the Workload (``spec.active: false``), whose eviction then reads
+  ``DeactivatedDueTo<reason>`` "The workload is deactivated due to <message>" and drops the target.
+
+* **Events.** Kueue's Workload events (QuotaReserved, Admitted, the pending Warning,
+  EvictedDueToDeactivated, EvictedDueToPreempted, Preempted, PreemptedWorkload,
+  WorkloadSliceReplaced) with its reporting controllers and messages (:mod:`.workload_events`).
+
+Not modelled: cohorts/borrowing and preemption beyond the ClusterQueue, partial admission, TAS, namespaceSelector and stopPolicy
+of ClusterQueues, requeue backoff. Polling (``poll_interval`` seconds, default 0.2) instead
+of watches keeps it simple; one pass is :meth:`KueueStandin.reconcile_once`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Final
+
+import httpx
+
+from devcluster.standin.checks import check_based_eviction, check_names, sync_admitted
+from devcluster.standin.client import ApiClient, Resource, poll_forever
+from devcluster.standin.conditions import (
+    count_eviction,
+    find_condition,
+    is_true,
+    remove_condition,
+    set_condition,
+    status_of,
+    utc_now,
+)
+from devcluster.standin.jobrunner import DeclarativeCompletion, JobRunner
+from devcluster.standin.preemption import (
+    mark_preempted,
+    preemption_message,
+    preemption_victims,
+    queue_order,
+    usage_of,
+)
+from devcluster.standin.slices import replaced_slice, retire_replaced_slice, slice_key
+from devcluster.standin.workload_events import WorkloadEvents
+from shared.constants import API_GROUP, Condition, Reason
+from shared.quantity import format_usage, parse_quantity, pod_set_requests
+
+__all__ = [
+    "CLUSTER_QUEUES",
+    "LOCAL_QUEUES",
+    "WORKLOADS",
+    "KueueStandin",
+    "start_addons",
+]
+
+WORKLOADS: Final = Resource(API_GROUP, "v1beta2", "workloads")
+CLUSTER_QUEUES: Final = Resource(API_GROUP, "v1beta2", "clusterqueues")
+LOCAL_QUEUES: Final = Resource(API_GROUP, "v1beta2", "localqueues")
+_DEACTIVATED_MESSAGE: Final = "The workload is deactivated"
+_REACTIVATED_MESSAGE: Final = "The workload was reactivated"
+_INADMISSIBLE: Final = "Inadmissible"
+_BACKOFF_FINISHED: Final = "BackoffFinished"
+_BACKOFF_FINISHED_MESSAGE: Final = "The workload backoff was finished"
+
+_log = logging.getLogger(__name__)
+
+
+class _Quota:
+    """Nominal quota and current usage of one ClusterQueue, per (flavor, resource)."""
+
+    def __init__(self, cluster_queue: dict[str, Any]) -> None:
+        self.flavor_for: dict[str, str] = {}
+        self.nominal: dict[tuple[str, str], Decimal] = {}
+        self.used: dict[tuple[str, str], Decimal] = {}
+        for group in (cluster_queue.get("spec") or {}).get("resourceGroups") or []:
+            flavors = group.get("flavors") or []
+            if not flavors:
+                continue
+            first = flavors[0]
+            for resource in group.get("coveredResources") or []:
+                self.flavor_for.setdefault(resource, first.get("name", ""))
+            for entry in first.get("resources") or []:
+                self.nominal[(first.get("name", ""), entry["name"])] = parse_quantity(
+                    entry.get("nominalQuota", 0)
+                )
+
+    def charge(self, admission: dict[str, Any], *, sign: int = 1) -> None:
+        for key, amount in usage_of(admission).items():
+            self.used[key] = self.used.get(key, Decimal(0)) + sign * amount
+
+    def free(self, key: tuple[str, str]) -> Decimal:
+        return self.nominal.get(key, Decimal(0)) - self.used.get(key, Decimal(0))
+
+
+class KueueStandin:
+    """One polling controller playing Kueue's scheduler and workload controller (see module doc)."""
+
+    def __init__(
+        self,
+        *,
+        client: ApiClient,
+        clock: Callable[[], datetime] = utc_now,
+        poll_interval: float = 0.2,
+        missing_queue_reason: str = _INADMISSIBLE,
+    ) -> None:
+        self._client = client
+        self._clock = clock
+        self._poll_interval = poll_interval
+        self._missing_queue_reason = missing_queue_reason
+        self._events = WorkloadEvents(client=client, clock=clock)
+
+    async def run(self) -> None:
+        await poll_forever(self.reconcile_once, interval=self._poll_interval, what="kueue stand-in", log=_log)
+
+    async def reconcile_once(self) -> None:
+        """One full pass: workload-controller duties first, then FIFO admission per ClusterQueue."""
+        now = self._clock()
+        cluster_queues = {
+            cq["metadata"]["name"]: cq for cq in await self._client.list(CLUSTER_QUEUES) if cq.get("metadata")
+        }
+        local_queues = {
+            (lq["metadata"].get("namespace", ""), lq["metadata"]["name"]): lq
+            for lq in await self._client.list(LOCAL_QUEUES)
+            if lq.get("metadata")
+        }
+        workloads = sorted(await self._client.list(WORKLOADS), key=queue_order)
+        by_key = {slice_key(workload): workload for workload in workloads}
+        quotas = {name: _Quota(cq) for name, cq in cluster_queues.items()}
+        admitted: dict[str, list[dict[str, Any]]] = {name: [] for name in cluster_queues}
+        for workload in workloads:
+            admission = (workload.get("status") or {}).get("admission")
+            if (
+                admission
+                and is_true(workload, Condition.QUOTA_RESERVED)
+                and not is_true(workload, Condition.FINISHED)
+            ):
+                quota = quotas.get(admission.get("clusterQueue", ""))
+                if quota is not None:
+                    quota.charge(admission)
+                    admitted[admission.get("clusterQueue", "")].append(workload)
+        blocked: set[str] = set()
+        for workload in workloads:
+            if is_true(workload, Condition.FINISHED) or (workload.get("metadata") or {}).get(
+                "deletionTimestamp"
+            ):
+                continue
+            if await self._workload_controller(workload, cluster_queues, now):
+                continue
+            if not self._is_pending(workload):
+                continue
+            namespace = workload["metadata"].get("namespace", "")
+            queue_name = (workload.get("spec") or {}).get("queueName", "")
+            local_queue = local_queues.get((namespace, queue_name))
+            if local_queue is None:
+                await self._mark_inadmissible(workload, f"LocalQueue {queue_name} doesn't exist", now)
+                continue
+            cq_name = (local_queue.get("spec") or {}).get("clusterQueue", "")
+            cluster_queue = cluster_queues.get(cq_name)
+            if cluster_queue is None:
+                await self._mark_inadmissible(workload, f"ClusterQueue {cq_name} doesn't exist", now)
+                continue
+            if cq_name in blocked:
+                continue
+            fits = await self._try_admit(
+                workload,
+                cq_name,
+                cluster_queue,
+                quotas[cq_name],
+                now,
+                admitted=admitted[cq_name],
+                replaced=replaced_slice(workload, by_key=by_key, cluster_queue=cq_name),
+            )
+            strict = (cluster_queue.get("spec") or {}).get("queueingStrategy") == "StrictFIFO"
+            if not fits and strict:
+                blocked.add(cq_name)
+
+    # --- workload controller -----------------------------------------------------------------------
+    async def _workload_controller(
+        self, workload: dict[str, Any], cluster_queues: dict[str, dict[str, Any]], now: datetime
+    ) -> bool:
+        """Deactivation, reactivation, check-based eviction and admission-check sync; True when it wrote."""
+        active = (workload.get("spec") or {}).get("active") is not False
+        reserved = is_true(workload, Condition.QUOTA_RESERVED)
+        evicted = find_condition(workload, Condition.EVICTED)
+        target = find_condition(workload, Condition.DEACTIVATION_TARGET)
+        was_admitted = is_true(workload, Condition.ADMITTED)
+        deactivating = False
+        changed = False
+        message = _DEACTIVATED_MESSAGE
+        if active and target is not None and target.get("status") == "True":
+            workload.setdefault("spec", {})["active"] = False
+            await self._client.replace(WORKLOADS, workload)
+            return True
+        if not active:
+            if reserved and not is_true(workload, Condition.EVICTED):
+                reason = Reason.DEACTIVATED
+                if target is not None and target.get("status") == "True":
+                    reason = f"{Reason.DEACTIVATED}DueTo{target.get('reason', '')}"
+                    message = f"{_DEACTIVATED_MESSAGE} due to {target.get('message', '')}"
+                    remove_condition(workload, Condition.DEACTIVATION_TARGET)
+                changed = deactivating = set_condition(
+                    workload,
+                    condition_type=Condition.EVICTED,
+                    status="True",
+                    reason=reason,
+                    message=message,
+                    now=now,
+                )
+                count_eviction(workload, Reason.DEACTIVATED, str((target or {}).get("reason", "")))
+            elif not reserved:
+                changed = set_condition(
+                    workload,
+                    condition_type=Condition.QUOTA_RESERVED,
+                    status="False",
+                    reason=Reason.DEACTIVATED,
+                    message=_DEACTIVATED_MESSAGE,
+                    now=now,
+                )
+        elif (
+            evicted is not None
+            and evicted.get("status") == "True"
+            and str(evicted.get("reason", "")).startswith(Reason.DEACTIVATED)
+            and not reserved
+            and not is_true(workload, Condition.REQUEUED)
+        ):
+            changed = set_condition(
+                workload,
+                condition_type=Condition.REQUEUED,
+                status="True",
+                reason=Reason.REACTIVATED,
+                message=_REACTIVATED_MESSAGE,
+                now=now,
+            )
+        elif _requeued_false(workload, Reason.ADMISSION_CHECK) and not reserved:
+            changed = set_condition(
+                workload,
+                condition_type=Condition.REQUEUED,
+                status="True",
+                reason=_BACKOFF_FINISHED,
+                message=_BACKOFF_FINISHED_MESSAGE,
+                now=now,
+            )
+        elif reserved and not is_true(workload, Condition.FINISHED):
+            changed = check_based_eviction(workload, now)
+            admission = (workload.get("status") or {}).get("admission") or {}
+            cluster_queue = cluster_queues.get(admission.get("clusterQueue", ""))
+            if not changed and cluster_queue is not None:
+                changed = sync_admitted(workload, check_names(cluster_queue), now)
+        if changed:
+            stored = await self._client.replace_status(WORKLOADS, workload)
+            if stored is not None and deactivating:
+                await self._events.deactivated(stored, message=message)
+            elif stored is not None and not was_admitted and is_true(stored, Condition.ADMITTED):
+                cq_name = ((stored.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
+                await self._events.admitted_by_checks(stored, cluster_queue=cq_name, now=now)
+        return changed
+
+    @staticmethod
+    def _is_pending(workload: dict[str, Any]) -> bool:
+        if (workload.get("spec") or {}).get("active") is False:
+            return False
+        if is_true(workload, Condition.QUOTA_RESERVED):
+            return False
+        return not is_true(workload, Condition.EVICTED) or is_true(workload, Condition.REQUEUED)
+
+    async def _mark_inadmissible(self, workload: dict[str, Any], message: str, now: datetime) -> None:
+        await self._set_not_reserved(workload, self._missing_queue_reason, message, now)
+
+    async def _set_not_reserved(
+        self, workload: dict[str, Any], reason: str, message: str, now: datetime
+    ) -> dict[str, Any] | None:
+        """``QuotaReserved=False`` with ``reason``/``message``; the status is written only on change
+        (the stored Workload is returned then)."""
+        if set_condition(
+            workload,
+            condition_type=Condition.QUOTA_RESERVED,
+            status="False",
+            reason=reason,
+            message=message,
+            now=now,
+        ):
+            return await self._client.replace_status(WORKLOADS, workload)
+        return None
+
+    # --- scheduler ---------------------------------------------------------------------------------
+    async def _try_admit(
+        self,
+        workload: dict[str, Any],
+        cq_name: str,
+        cluster_queue: dict[str, Any],
+        quota: _Quota,
+        now: datetime,
+        *,
+        admitted: list[dict[str, Any]],
+        replaced: dict[str, Any] | None = None,
+    ) -> bool:
+        # a scale-up slice may use the quota of the slice it replaces (Kueue: a preemption target)
+        freed: dict[str, Any] = ((replaced.get("status") or {}).get("admission") or {}) if replaced else {}
+        quota.charge(freed, sign=-1)
+        others = [candidate for candidate in admitted if candidate is not replaced]
+        stored = await self._admit_within(workload, cq_name, cluster_queue, quota, now, admitted=others)
+        retired_slice = (
+            await self._client.replace_status(WORKLOADS, replaced)
+            if replaced is not None
+            and stored is not None
+            and retire_replaced_slice(replaced, new_slice=stored, now=now)
+            else None
+        )
+        retired = retired_slice is not None
+        if retired_slice is not None:
+            finished = find_condition(retired_slice, Condition.FINISHED) or {}
+            await self._events.slice_replaced(retired_slice, message=str(finished.get("message", "")))
+        if not retired:
+            quota.charge(freed)  # not admitted, or the old slice still holds its quota
+        return stored is not None
+
+    async def _admit_within(
+        self,
+        workload: dict[str, Any],
+        cq_name: str,
+        cluster_queue: dict[str, Any],
+        quota: _Quota,
+        now: datetime,
+        *,
+        admitted: list[dict[str, Any]],
+    ) -> dict[str, Any] | None:
+        """Admit ``workload`` within ``quota`` (preempting for it if it does not fit): the stored
+        Workload, or ``None``."""
+        assignments: list[dict[str, Any]] = []
+        wanted: dict[tuple[str, str], Decimal] = {}
+        for pod_set in (workload.get("spec") or {}).get("podSets") or []:
+            name = pod_set.get("name", "main")
+            requests = pod_set_requests(pod_set)
+            flavors: dict[str, str] = {}
+            for resource, amount in requests.items():
+                flavor = quota.flavor_for.get(resource)
+                if flavor is None:
+                    message = f"couldn't assign flavors to pod set {name}: resource {resource} unavailable in ClusterQueue"
+                    await self._mark_pending(workload, message, now)
+                    return None
+                flavors[resource] = flavor
+                wanted[(flavor, resource)] = wanted.get((flavor, resource), Decimal(0)) + amount
+            assignments.append(
+                {
+                    "name": name,
+                    "flavors": flavors,
+                    "resourceUsage": {
+                        resource: format_usage(resource, amount) for resource, amount in requests.items()
+                    },
+                    "count": int(pod_set.get("count", 1)),
+                }
+            )
+        shortfall = {
+            key: amount - quota.free(key) for key, amount in wanted.items() if amount > quota.free(key)
+        }
+        if shortfall:
+            (flavor, resource), short = next(iter(shortfall.items()))
+            missing = format_usage(resource, short + min(quota.free((flavor, resource)), Decimal(0)))
+            message = (
+                f"couldn't assign flavors to pod set {assignments[0]['name'] if assignments else 'main'}: "
+                f"insufficient unused quota for {resource} in flavor {flavor}, {missing} more needed"
+            )
+            await self._preempt_for(workload, cq_name, cluster_queue, admitted, shortfall, now)
+            await self._mark_pending(workload, message, now)
+            return None
+        admission = {"clusterQueue": cq_name, "podSetAssignments": assignments}
+        status = status_of(workload)
+        status["admission"] = admission
+        set_condition(
+            workload,
+            condition_type=Condition.QUOTA_RESERVED,
+            status="True",
+            reason=Reason.QUOTA_RESERVED,
+            message=f"Quota reserved in ClusterQueue {cq_name}",
+            now=now,
+        )
+        for condition_type in (Condition.EVICTED, Condition.PREEMPTED):
+            previous = find_condition(workload, condition_type)
+            if previous is not None and previous.get("status") == "True":
+                set_condition(
+                    workload,
+                    condition_type=condition_type,
+                    status="False",
+                    reason=Reason.QUOTA_RESERVED,
+                    message=f"Previously: {previous.get('message', '')}",
+                    now=now,
+                )
+        sync_admitted(workload, check_names(cluster_queue), now)
+        stored = await self._client.replace_status(WORKLOADS, workload)
+        if stored is None:
+            return None
+        quota.charge(admission)
+        await self._events.admitted_by_scheduler(stored, cluster_queue=cq_name, now=now)
+        return stored
+
+    async def _preempt_for(
+        self,
+        workload: dict[str, Any],
+        cq_name: str,
+        cluster_queue: dict[str, Any],
+        admitted: list[dict[str, Any]],
+        shortfall: dict[tuple[str, str], Decimal],
+        now: datetime,
+    ) -> None:
+        victims = preemption_victims(
+            preemptor=workload, cluster_queue=cluster_queue, admitted=admitted, shortfall=shortfall
+        )
+        message = preemption_message(workload, cluster_queue=cq_name)
+        for victim in victims or []:
+            if mark_preempted(victim, message=message, now=now):
+                stored = await self._client.replace_status(WORKLOADS, victim)
+                if stored is not None:
+                    await self._events.preempted(
+                        stored, preemptor=workload, cluster_queue=cq_name, message=message
+                    )
+
+    async def _mark_pending(self, workload: dict[str, Any], message: str, now: datetime) -> bool:
+        stored = await self._set_not_reserved(workload, Reason.PENDING, message, now)
+        if stored is not None:
+            await self._events.pending(stored, reason=Reason.PENDING, message=message)
+        return False
+
+
+def _requeued_false(workload: dict[str, Any], reason: str) -> bool:
+    requeued = find_condition(workload, Condition.REQUEUED)
+    return requeued is not None and requeued.get("status") == "False" and requeued.get("reason") == reason
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+async def start_addons(
+    *,
+    url: str,
+    token: str,
+    ca_file: str,
+    kueue_standin: bool,
+    job_runner: bool,
+    clock: Callable[[], datetime] = utc_now,
+    poll_interval: float = 0.2,
+    default_run_seconds: float = 2.0,
+    declarative: Sequence[DeclarativeCompletion] = (),
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> contextlib.AsyncExitStack:
+    """Start the requested add-ons as asyncio tasks; ``await stack.aclose()`` stops them."""
+    stack = contextlib.AsyncExitStack()
+    client = ApiClient(url=url, token=token, ca_file=ca_file, transport=transport)
+    stack.push_async_callback(client.aclose)
+    if kueue_standin:
+        standin = KueueStandin(client=client, clock=clock, poll_interval=poll_interval)
+        stack.push_async_callback(
+            _cancel, asyncio.create_task(standin.run(), name="devcluster-kueue-standin")
+        )
+    if job_runner:
+        runner = JobRunner(
+            client=client,
+            clock=clock,
+            poll_interval=poll_interval,
+            default_run_seconds=default_run_seconds,
+            declarative=declarative,
+        )
+        stack.push_async_callback(_cancel, asyncio.create_task(runner.run(), name="devcluster-job-runner"))
+    return stack

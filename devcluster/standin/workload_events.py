@@ -1,0 +1,173 @@
+"""The Events Kueue records on Workloads, recorded by the Kueue stand-in (LOCAL RUNS ONLY).
+
+``kubectl describe workload`` on a real cluster ends with the scheduler's and the Workload
+controller's events; these are the same reasons, actions, types, reporting controllers and
+messages, taken from Kueue's source (v0.20):
+
+==========================  =============================  ==========================================
+reason (= action)           reporting controller           note
+==========================  =============================  ==========================================
+QuotaReserved               kueue-admission                Quota reserved in ClusterQueue <cq>, wait
+                                                           time since queued was <s>s
+Admitted                    kueue-admission                Admitted by ClusterQueue <cq>, wait time
+                                                           since reservation was 0s
+Admitted (admission checks) kueue-workload-controller      ... since reservation was <s>s
+<pending reason> (Warning)  kueue-admission                the QuotaReserved=False message
+EvictedDueToDeactivated     kueue-workload-controller      The workload is deactivated
+EvictedDueToPreempted       kueue-admission                the preemption message
+Preempted                   kueue-admission                the preemption message; preemptor effective
+                                                           priority: <p> (base: <p>, boost: 0);
+                                                           preemptee effective priority: ...
+PreemptedWorkload           kueue-admission                on the preemptor: Preempted workload
+                                                           <ns>/<name> (UID: <uid>) in ClusterQueue
+                                                           <cq>; preemptor effective priority: ...
+WorkloadSliceReplaced       kueue-admission                (action Replaced) the Finished message
+==========================  =============================  ==========================================
+
+Wait times are Kueue's ``%.0fs``: seconds since the ``Requeued`` condition's transition (else the
+creation timestamp) for QuotaReserved (``workload.QueuedWaitTime``), since ``QuotaReserved``'s
+transition for a check-gated Admitted. Kueue records no event when a Workload finishes (the job's
+``FinishedWorkload`` is the job reconciler's), nor on reactivation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, Final
+
+from devcluster.standin.client import ApiClient
+from devcluster.standin.conditions import find_condition, parse_time
+from devcluster.standin.recorder import EventNames, EventRecorder
+from shared.constants import Condition
+
+__all__ = ["SCHEDULER", "WORKLOAD_CONTROLLER", "WorkloadEvents"]
+
+SCHEDULER: Final = "kueue-admission"
+WORKLOAD_CONTROLLER: Final = "kueue-workload-controller"
+_NORMAL: Final = "Normal"
+_WARNING: Final = "Warning"
+
+
+def _seconds_since(moment: datetime | None, now: datetime) -> str:
+    if moment is None:
+        return "0"
+    return f"{max((now - moment).total_seconds(), 0.0):.0f}"
+
+
+def _priority(workload: Mapping[str, Any]) -> int:
+    value = (workload.get("spec") or {}).get("priority")
+    return value if isinstance(value, int) else 0
+
+
+def _priorities(preemptor: Mapping[str, Any], target: Mapping[str, Any]) -> str:
+    """Kueue's priority suffix (no priority boosts are modelled: boost 0)."""
+    mine, theirs = _priority(preemptor), _priority(target)
+    return (
+        f"preemptor effective priority: {mine} (base: {mine}, boost: 0); "
+        f"preemptee effective priority: {theirs} (base: {theirs}, boost: 0)"
+    )
+
+
+class WorkloadEvents:
+    """Records Kueue's Workload events through one recorder per Kueue controller."""
+
+    def __init__(
+        self, *, client: ApiClient, clock: Callable[[], datetime], hostname: str | None = None
+    ) -> None:
+        names = EventNames()  # one sequence: the two recorders never pick the same name
+        self.scheduler = EventRecorder(
+            client=client, reporting_controller=SCHEDULER, clock=clock, hostname=hostname, names=names
+        )
+        self.workload_controller = EventRecorder(
+            client=client,
+            reporting_controller=WORKLOAD_CONTROLLER,
+            clock=clock,
+            hostname=hostname,
+            names=names,
+        )
+
+    async def admitted_by_scheduler(
+        self, workload: Mapping[str, Any], *, cluster_queue: str, now: datetime
+    ) -> None:
+        """QuotaReserved, then Admitted when no admission check holds it back (``recordWorkloadAdmission*``)."""
+        requeued = find_condition(dict(workload), Condition.REQUEUED)
+        queued = parse_time((requeued or {}).get("lastTransitionTime")) or parse_time(
+            (workload.get("metadata") or {}).get("creationTimestamp")
+        )
+        await self.scheduler.event(
+            workload,
+            type=_NORMAL,
+            reason="QuotaReserved",
+            action="QuotaReserved",
+            note=f"Quota reserved in ClusterQueue {cluster_queue}, wait time since queued was {_seconds_since(queued, now)}s",
+        )
+        admitted = find_condition(dict(workload), Condition.ADMITTED)
+        if admitted is not None and admitted.get("status") == "True":
+            await self.scheduler.event(
+                workload,
+                type=_NORMAL,
+                reason="Admitted",
+                action="Admitted",
+                note=f"Admitted by ClusterQueue {cluster_queue}, wait time since reservation was 0s",
+            )
+
+    async def admitted_by_checks(
+        self, workload: Mapping[str, Any], *, cluster_queue: str, now: datetime
+    ) -> None:
+        """The Workload controller's Admitted, once every admission check is Ready."""
+        reserved = find_condition(dict(workload), Condition.QUOTA_RESERVED) or {}
+        since = _seconds_since(parse_time(reserved.get("lastTransitionTime")), now)
+        await self.workload_controller.event(
+            workload,
+            type=_NORMAL,
+            reason="Admitted",
+            action="Admitted",
+            note=f"Admitted by ClusterQueue {cluster_queue}, wait time since reservation was {since}s",
+        )
+
+    async def pending(self, workload: Mapping[str, Any], *, reason: str, message: str) -> None:
+        """The scheduler's Warning for a Workload it could not admit (``requeueAndUpdate``)."""
+        await self.scheduler.event(workload, type=_WARNING, reason=reason, action=reason, note=message)
+
+    async def deactivated(self, workload: Mapping[str, Any], *, message: str) -> None:
+        await self.workload_controller.event(
+            workload,
+            type=_NORMAL,
+            reason="EvictedDueToDeactivated",
+            action="EvictedDueToDeactivated",
+            note=message,
+        )
+
+    async def preempted(
+        self,
+        victim: Mapping[str, Any],
+        *,
+        preemptor: Mapping[str, Any],
+        cluster_queue: str,
+        message: str,
+    ) -> None:
+        """``workloadevict.Evict`` (EvictedDueToPreempted), then Preempted and PreemptedWorkload."""
+        priorities = _priorities(preemptor, victim)
+        await self.scheduler.event(
+            victim, type=_NORMAL, reason="EvictedDueToPreempted", action="EvictedDueToPreempted", note=message
+        )
+        await self.scheduler.event(
+            victim, type=_NORMAL, reason="Preempted", action="Preempted", note=f"{message}; {priorities}"
+        )
+        metadata = victim.get("metadata") or {}
+        await self.scheduler.event(
+            preemptor,
+            type=_NORMAL,
+            reason="PreemptedWorkload",
+            action="PreemptedWorkload",
+            note=(
+                f"Preempted workload {metadata.get('namespace', '')}/{metadata.get('name', '')} "
+                f"(UID: {metadata.get('uid', '')}) in ClusterQueue {cluster_queue}; {priorities}"
+            ),
+        )
+
+    async def slice_replaced(self, old_slice: Mapping[str, Any], *, message: str) -> None:
+        await self.scheduler.event(
+            old_slice, type=_NORMAL, reason="WorkloadSliceReplaced", action="Replaced", note=message
+        )

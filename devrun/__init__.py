@@ -1,0 +1,35 @@
+"""``kueue-bridge dev`` (``make dev``): the whole system on a local devcluster, with a live table.
+
+It emulates nothing: it starts the real things in order (a devcluster with the Kueue stand-in and
+the job runner in this process; the webhook and the reconciler as ``kueue-bridge <component>``
+child processes), installs CRDs, queues and sample jobs, and shows their progress. The command is
+:func:`devrun.__main__.main`, as for every component package; this package does not import that
+module, so ``python -m devrun`` runs it exactly once.
+
+Why a top-level package beside :mod:`devcluster` and not inside it: the runner drives the whole
+product (certificates, configuration, every component's process and health endpoint) and
+:mod:`devcluster` is only one of the things it starts. Kept apart, the devcluster stays a
+self-contained test double that depends on nothing but ``shared`` and ``certs``, and the import
+contracts read simply: ``devrun`` may import :mod:`devcluster` (``apiserver``, ``standin``, the
+server that hosts them), ``shared`` and ``certs``; nothing imports ``devrun``; and ``devrun`` never
+imports the components it runs (it talks to them, and to the API server, over HTTP only).
+
+Deliberately not done: no container images, no cluster network (the webhook is registered by URL),
+no restart of a crashed component (the runner stops and shows the component's log tail instead).
+"""
+
+from devrun.components import ComponentError, ComponentProcess
+from devrun.progress import JobRow, TableDisplay, job_row, render_table
+from devrun.samples import SAMPLE_KINDS, SampleKind, declarative_completions
+
+__all__ = [
+    "SAMPLE_KINDS",
+    "ComponentError",
+    "ComponentProcess",
+    "JobRow",
+    "SampleKind",
+    "TableDisplay",
+    "declarative_completions",
+    "job_row",
+    "render_table",
+]

@@ -1,0 +1,155 @@
+"""The README's ``kueue-bridge explain`` and ``kueue-bridge adapter test`` examples are real output.
+
+Each example is a fenced block whose first line is ``$ kueue-bridge ...``; the rest is what the
+command prints. The test recreates the situation the README describes and runs the command:
+
+* ``explain``: the ``make dev`` queues and samples (``examples/dev``) on a devcluster with the Kueue
+  stand-in and a real ``kueue-bridge reconciler`` process, created one by one so that ``hello`` and
+  ``pi`` hold the ClusterQueue's 2 CPUs and ``report`` waits. Ages and the hash suffix of Workload
+  names differ from run to run (the hash covers the job's UID), so both are masked, and runs of
+  blanks are compared as one (a longer age widens a column);
+* ``adapter test``: the worked example's configuration and object, compared byte for byte.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bridge_tools.adapter_cli import main as adapter_main
+from bridge_tools.explain_cli import main as explain_main
+from devcluster.apiserver import ServerOptions
+from devcluster.server import ThreadedDevCluster
+from devrun.samples import apply_queues, crd_files, install_crds, load_manifests
+from shared.config import Configuration, load_config
+from shared.frameworks.registry import gvk_of
+from tests.conftest import REPO_ROOT
+from tests.e2e.conftest import kube_client
+from tests.e2e.explain_support import explained
+from tests.e2e.test_reconciler_support import ReconcilerProcess, running_processes
+from tests.polling import eventually
+from tests.unit.frameworks.test_readme_example import readme_examples
+
+pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared]
+
+README = REPO_ROOT / "README.md"
+EXAMPLES = REPO_ROOT / "examples" / "dev"
+_BLOCK = re.compile(r"```\n\$ (kueue-bridge [^\n]*)\n(.*?)```", re.DOTALL)
+
+
+def examples(command: str) -> list[tuple[list[str], str]]:
+    """(argv without ``kueue-bridge``, expected output) of every README example of ``command``."""
+    found = []
+    for match in _BLOCK.finditer(README.read_text(encoding="utf-8")):
+        argv = shlex.split(match.group(1))[1:]
+        if argv[0] == command:
+            found.append((argv[1:], match.group(2)))
+    assert found, f"the README has no `$ kueue-bridge {command}` example"
+    return found
+
+
+def masked(text: str) -> list[str]:
+    text = re.sub(r"\b((?:job|samplejob)-[a-z0-9.-]+?)-[0-9a-f]{5}\b", r"\1-HASH", text)
+    text = re.sub(r"\b\d+(?:h\d+m|h|m\d+s|m|s)\b", "AGE", text)
+    return [" ".join(line.split()) for line in text.splitlines()]
+
+
+def run(main: Callable[..., int], argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(argv, stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+# --- explain ----------------------------------------------------------------------------------------
+
+
+async def _make_dev_situation(kubeconfig: Path) -> None:
+    """The samples created one at a time, suspended (as the webhook leaves them), each Workload awaited."""
+    async with kube_client(kubeconfig) as client:
+        await install_crds(client, crd_files()[0])
+        await apply_queues(client, load_manifests(EXAMPLES / "queues.yaml"))
+        for document in load_manifests(EXAMPLES / "jobs.yaml"):
+            document["spec"]["suspend"] = True
+            name = document["metadata"]["name"]
+            await client.create(gvk_of(document), document, namespace="team-a")
+            kind = document["kind"].lower()
+
+            async def has_workload(kind: str = kind, name: str = name) -> bool:
+                explanation = await explained(
+                    client, name, namespace="team-a", kind=kind, config=_dev_config()
+                )
+                return not explanation.verdict.startswith(("Waiting", "Not queued"))
+
+            await eventually(has_workload, what=f"a Workload for {name}")
+
+        async def settled() -> bool:
+            explanation = await explained(client, "report", namespace="team-a", config=_dev_config())
+            conditions = {row[0] for row in explanation.section("Workload").rows}
+            events = {row[2] for row in explanation.section("Events").rows}
+            position = dict(explanation.section("ClusterQueue").fields).get("position", "")
+            return (
+                explanation.verdict.startswith("Pending: ClusterQueue dev-cluster-queue has 2/2 cpu")
+                and {"QuotaReserved", "PodsReady"} <= conditions
+                and "CreatedWorkload" in events
+                and position.startswith("1 of 3")
+            )
+
+        await eventually(settled, what="report waiting for quota", within_seconds=30)
+
+
+def _dev_config() -> Configuration:
+    return load_config(EXAMPLES / "config.yaml")
+
+
+def test_readme_explain_example_is_real_output(shared_dir: Path, tmp_path: Path) -> None:
+    [(argv, expected)] = examples("explain")
+    cluster = ThreadedDevCluster(options=ServerOptions(kueue_standin=True)).start()
+    try:
+        reconciler = ReconcilerProcess(
+            config=EXAMPLES / "config.yaml",
+            kubeconfig=cluster.kubeconfig_path,
+            identity="readme",
+            log_path=tmp_path / "reconciler.log",
+        )
+        with running_processes(reconciler):
+            asyncio.run(_make_dev_situation(cluster.kubeconfig_path))
+            argv = [str(REPO_ROOT / a) if a.startswith("examples/") else a for a in argv]
+            code, out, err = run(explain_main, [*argv, "--kubeconfig", str(cluster.kubeconfig_path)])
+    finally:
+        cluster.stop()
+    assert (code, err) == (0, "")
+    assert masked(out) == masked(expected), (
+        f"the README's explain example is stale; the command printed:\n{out}"
+    )
+
+
+# --- adapter test -----------------------------------------------------------------------------------
+
+
+def test_readme_adapter_test_examples_are_real_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocks = readme_examples()
+    header = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+    (tmp_path / "trainingrun.yaml").write_text(yaml.safe_dump({**header, **blocks["trainingrun-config"]}))
+    (tmp_path / "resnet.yaml").write_text(yaml.safe_dump(blocks["trainingrun-object"]))
+    broken = blocks["trainingrun-object"]
+    broken["spec"]["workerGroups"][0]["replicas"] = "four"
+    (tmp_path / "resnet-broken.yaml").write_text(yaml.safe_dump(broken))
+    monkeypatch.chdir(tmp_path)
+    cases = examples("adapter")
+    assert len(cases) == 2
+    for argv, expected in cases:
+        code, out, err = run(adapter_main, argv)
+        printed = out + err  # a failing run prints its problems on stderr
+        assert code == (1 if err else 0)
+        assert printed == expected, (
+            f"the README's example `{' '.join(argv)}` is stale; it printed:\n{printed}"
+        )

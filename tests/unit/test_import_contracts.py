@@ -1,0 +1,177 @@
+"""The import contracts in pyproject.toml are live: a deliberate violation breaks exactly its contract.
+
+Each case copies the root packages and pyproject.toml into a temporary directory, appends one
+forbidden import to one module of the copy and runs ``lint-imports`` there (it analyses the
+packages found from its working directory first, so the copy is what it reads). The unmodified copy
+must keep every contract, so a broken contract in a case can only come from the injected line.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def _contracts() -> list[str]:
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    return [contract["name"] for contract in config["contracts"]]
+
+
+def _contract(prefix: str) -> str:
+    (name,) = [name for name in _contracts() if name.startswith(prefix)]
+    return name
+
+
+APISERVER = "The devcluster API server never imports"
+STANDIN = "The stand-in reaches the API server over HTTP only"
+NOBODY_IMPORTS_DEVRUN = "Nothing imports the dev runner"
+DEVRUN_PUBLIC_API = "The dev runner uses the API server and the stand-in through their packages' public API"
+DEVRUN_NO_COMPONENTS = "The dev runner starts the components as processes"
+PRODUCTION = "Production components never import the devcluster"
+TOOLS = "Operator tools read the cluster through shared only"
+NOBODY_IMPORTS_TOOLS = "Production components and the devcluster never import the operator tools"
+INDEPENDENT = "Components never import each other"
+
+
+def _copy(tmp_path: Path) -> Path:
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    for package in config["root_packages"]:
+        shutil.copytree(REPO_ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO_ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def _lint(root: Path) -> dict[str, str]:
+    """``lint-imports`` on ``root``: contract name -> "KEPT" or "BROKEN"."""
+    result = subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"],
+        cwd=root,
+        env={**os.environ, "COLUMNS": "1000", "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    verdicts = {}
+    for line in result.stdout.splitlines():
+        name, _, verdict = line.rstrip().rpartition(" ")
+        if verdict in {"KEPT", "BROKEN"}:
+            verdicts[name] = verdict
+    assert set(verdicts) == set(_contracts()), result.stdout + result.stderr
+    assert (result.returncode != 0) == ("BROKEN" in verdicts.values()), result.stdout
+    return verdicts
+
+
+def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
+    verdicts = _lint(_copy(tmp_path))
+    assert set(verdicts.values()) == {"KEPT"}
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "broken"),
+    [
+        pytest.param(
+            "devcluster/apiserver/store.py",
+            "from devcluster.standin import start_addons",
+            {APISERVER},
+            id="apiserver-imports-standin",
+        ),
+        pytest.param(
+            "devcluster/apiserver/core.py",
+            "import devcluster.server",
+            {APISERVER},
+            id="apiserver-imports-its-host",
+        ),
+        pytest.param(
+            "devcluster/standin/client.py",
+            "import devcluster.apiserver.store",
+            {STANDIN},
+            id="standin-imports-apiserver-internals",
+        ),
+        pytest.param(
+            "devcluster/standin/conditions.py",
+            "import devrun.progress",
+            {STANDIN, NOBODY_IMPORTS_DEVRUN},
+            id="standin-imports-runner",
+        ),
+        pytest.param(
+            "devcluster/apiserver/errors.py",
+            "import devrun",
+            {APISERVER, NOBODY_IMPORTS_DEVRUN},
+            id="apiserver-imports-runner",
+        ),
+        pytest.param(
+            "devrun/progress.py",
+            "import devcluster.apiserver.rest",
+            {DEVRUN_PUBLIC_API},
+            id="runner-imports-apiserver-internals",
+        ),
+        pytest.param(
+            "devrun/samples.py",
+            "import webhook.admission",
+            {DEVRUN_NO_COMPONENTS},
+            id="runner-imports-a-component",
+        ),
+        pytest.param(
+            "reconciler/__init__.py",
+            "import devcluster.apiserver",
+            {PRODUCTION},
+            id="component-imports-devcluster",
+        ),
+        pytest.param(
+            "bridge_tools/quota.py",
+            "import reconciler.ancestry",
+            {TOOLS, DEVRUN_NO_COMPONENTS},  # the runner imports the tools, so it would reach it too
+            id="tools-import-a-component",
+        ),
+        pytest.param(
+            "bridge_tools/kinds.py",
+            "import devrun.progress",
+            {TOOLS},
+            id="tools-import-the-runner",
+        ),
+        pytest.param(
+            "webhook/__init__.py",
+            "import bridge_tools.explain",
+            {NOBODY_IMPORTS_TOOLS},
+            id="component-imports-tools",
+        ),
+        pytest.param(
+            "devcluster/standin/client.py",
+            "import bridge_tools.quota",
+            {NOBODY_IMPORTS_TOOLS},
+            id="standin-imports-tools",
+        ),
+        pytest.param(
+            "appwrapper/phases.py",
+            "import reconciler.job_reconciler",
+            {INDEPENDENT},
+            id="appwrapper-imports-the-reconciler",
+        ),
+        pytest.param(
+            "appwrapper/__init__.py",
+            "import devcluster.standin",
+            {PRODUCTION},
+            id="appwrapper-imports-devcluster",
+        ),
+    ],
+)
+def test_a_forbidden_import_breaks_its_contract(
+    tmp_path: Path, module: str, line: str, broken: set[str]
+) -> None:
+    root = _copy(tmp_path)
+    with (root / module).open("a") as source:
+        source.write(f"\n{line}  # deliberate violation\n")
+    verdicts = _lint(root)
+    assert {name for name, verdict in verdicts.items() if verdict == "BROKEN"} == {
+        _contract(prefix) for prefix in broken
+    }
