@@ -26,11 +26,14 @@ if __package__ in (None, ""):
 
 import argparse
 import asyncio
+import contextlib
 import multiprocessing
 import ssl
 import statistics
 import tempfile
 import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -125,7 +128,7 @@ async def _drive(
                 next_at += interval
             path, body = bodies[i % len(bodies)]
             started = time.perf_counter()
-            async with client.post(url + path, data=body, headers=_HEADERS) as r:
+            async with client.post(url + path, data=body, headers=HEADERS) as r:
                 payload = await r.read()
             latencies.append(time.perf_counter() - started)
             assert r.status == 200, payload[:200]
@@ -137,7 +140,7 @@ async def _drive(
     return latencies
 
 
-_HEADERS = {"Content-Type": "application/json"}
+HEADERS = {"Content-Type": "application/json"}
 
 
 def _summary(name: str, latencies: list[float], seconds: float) -> float:
@@ -147,7 +150,8 @@ def _summary(name: str, latencies: list[float], seconds: float) -> float:
     return rate
 
 
-async def _serve_both(cert_dir: Path, ports: Any, stop: Any) -> None:
+def bench_handler() -> AdmissionHandler:
+    """The webhook this benchmark measures: batch Jobs, one LocalQueue."""
     framework = Framework(
         name="batch/job",
         gvk=BATCH_JOB_GVK,
@@ -155,51 +159,96 @@ async def _serve_both(cert_dir: Path, ports: Any, stop: Any) -> None:
         adapter=BatchJobAdapter,
         revalidate_create_on_update=True,
     )
-    handler = AdmissionHandler(
+    return AdmissionHandler(
         settings=WebhookSettings(frameworks=(framework,)),
         lookups=InMemoryLookups(local_queues={("ns", "q"): "cq"}, namespaces={"ns": {}}),
         metrics=WebhookMetrics(),
     )
+
+
+def write_certificates(cert_dir: Path) -> ssl.SSLContext:
+    """A fresh CA and a serving certificate for 127.0.0.1 in ``cert_dir``; a client context trusting it."""
+    ca = generate_ca()
+    pair = issue_serving_cert(ca=ca, dns_names=["localhost"], ip_addresses=["127.0.0.1"])
+    write_cert_dir(cert_dir, serving=pair, ca_cert_pem=ca.cert_pem)
+    return ssl.create_default_context(cadata=ca.cert_pem.decode())
+
+
+async def _serve(
+    cert_dir: Path, ports: Any, stop: Any, handler_factory: Callable[[], AdmissionHandler], ceiling: bool
+) -> None:
     webhook = WebhookServer(
-        app=create_app(handler=handler, readiness_checks={}), cert_dir=cert_dir, host="127.0.0.1", port=0
+        app=create_app(handler=handler_factory(), readiness_checks={}),
+        cert_dir=cert_dir,
+        host="127.0.0.1",
+        port=0,
     )
-    ceiling = WebhookServer(app=_ceiling_app, cert_dir=cert_dir, host="127.0.0.1", port=0)  # type: ignore[arg-type]
+    echo = WebhookServer(app=_ceiling_app, cert_dir=cert_dir, host="127.0.0.1", port=0) if ceiling else None  # type: ignore[arg-type]
     await webhook.start()
-    await ceiling.start()
-    ports.put((webhook.port, ceiling.port))
+    if echo is not None:
+        await echo.start()
+    ports.put((webhook.port, echo.port if echo is not None else None))
     await asyncio.to_thread(stop.wait)
     await webhook.stop()
-    await ceiling.stop()
+    if echo is not None:
+        await echo.stop()
 
 
-def _server_process(cert_dir: str, ports: Any, stop: Any) -> None:
+def _server_process(
+    cert_dir: str, ports: Any, stop: Any, handler_factory: Callable[[], AdmissionHandler], ceiling: bool
+) -> None:
     """The servers run in their own process (own core), as in a cluster; the client loop in this one."""
-    run_process_loop(_serve_both(Path(cert_dir), ports, stop))
+    run_process_loop(_serve(Path(cert_dir), ports, stop, handler_factory, ceiling))
+
+
+@dataclass(frozen=True)
+class ServedWebhook:
+    """A webhook (and optionally the echo ceiling) serving TLS on 127.0.0.1 in a child process."""
+
+    process: multiprocessing.process.BaseProcess
+    webhook_url: str
+    ceiling_url: str | None
+
+
+@contextlib.asynccontextmanager
+async def webhook_process(
+    cert_dir: Path,
+    *,
+    handler_factory: Callable[[], AdmissionHandler] = bench_handler,
+    ceiling: bool = False,
+) -> AsyncIterator[ServedWebhook]:
+    """Run ``handler_factory()``'s webhook (a module-level function: the child builds it) in a spawned
+    process with the certificates in ``cert_dir``; stop it on exit."""
+    mp = multiprocessing.get_context("spawn")
+    ports, stop = mp.Queue(), mp.Event()
+    process = mp.Process(target=_server_process, args=(str(cert_dir), ports, stop, handler_factory, ceiling))
+    process.start()
+    try:
+        webhook_port, ceiling_port = await asyncio.to_thread(ports.get, True, 60)
+        yield ServedWebhook(
+            process=process,
+            webhook_url=f"https://127.0.0.1:{webhook_port}",
+            ceiling_url=f"https://127.0.0.1:{ceiling_port}" if ceiling_port else None,
+        )
+    finally:
+        stop.set()
+        await asyncio.to_thread(process.join, 30)
+        ports.close()
 
 
 async def main(seconds: float, concurrency: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cert_dir = Path(tmp)
-        ca = generate_ca()
-        pair = issue_serving_cert(ca=ca, dns_names=["localhost"], ip_addresses=["127.0.0.1"])
-        write_cert_dir(cert_dir, serving=pair, ca_cert_pem=ca.cert_pem)
-        ctx = ssl.create_default_context(cadata=ca.cert_pem.decode())
-        mp = multiprocessing.get_context("spawn")
-        ports, stop = mp.Queue(), mp.Event()
-        process = mp.Process(target=_server_process, args=(str(cert_dir), ports, stop))
-        process.start()
-        try:
-            webhook_port, ceiling_port = await asyncio.to_thread(ports.get, True, 60)
+        ctx = write_certificates(cert_dir)
+        async with webhook_process(cert_dir, ceiling=True) as served:
+            assert served.ceiling_url is not None
             mixed = [
                 ("/mutate", _review("CREATE")),
                 ("/validate", _review("CREATE")),
                 ("/validate", _review("UPDATE")),
             ]
             echo = [("/", _review("CREATE"))]
-            ceiling_url, webhook_url = (
-                f"https://127.0.0.1:{ceiling_port}",
-                f"https://127.0.0.1:{webhook_port}",
-            )
+            ceiling_url, webhook_url = served.ceiling_url, served.webhook_url
             await _drive(ceiling_url, ctx, echo, seconds=1, concurrency=concurrency)  # warm-up
             top = _summary(
                 "ceiling (bare uvicorn echo)",
@@ -220,10 +269,6 @@ async def main(seconds: float, concurrency: int) -> None:
             # on this machine, to tell our tail from the machine's
             lat = await _drive(ceiling_url, ctx, echo, seconds=seconds, concurrency=concurrency, rate=half)
             _summary(f"ceiling at {half:.0f}/s", lat, seconds)
-        finally:
-            stop.set()
-            await asyncio.to_thread(process.join, 30)
-            ports.close()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ Invariants:
   mistakes "not listed yet" for "gone".
 * Cached objects are shared with the informer: ``InformerReader`` hands out deep copies, because
   adapters mutate the job they wrap.
+* A write conflict (409 Conflict or AlreadyExists: the reconcile read a stale cached copy) requeues
+  the job with the queue's backoff; it is logged at DEBUG and counted, never reported as a failure.
 * Everything the manager starts it stops: ``run`` owns the informer tasks and cancels them when the
   controllers end (shutdown, or loss of leadership).
 """
@@ -30,14 +32,14 @@ from typing import Any
 from reconciler.ancestry import OwnerKinds
 from reconciler.cluster import CachedReader, KubeWriter, workload_owner_keys
 from reconciler.job_reconciler import NAMESPACE_GVK, JobReconciler, ReconcilerSettings
-from reconciler.ports import WORKLOAD_GVK, EventSink, JobKey
+from reconciler.ports import WORKLOAD_GVK, ConflictError, EventSink, JobKey
 from reconciler.priority import PRIORITY_CLASS_GVK, WORKLOAD_PRIORITY_CLASS_GVK
 from reconciler.workload_sync import RESOURCE_FLAVOR_GVK
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
 from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
 from shared.jsontree import json_tree_copy
-from shared.kube import KubeClient
+from shared.kube import Conflict, KubeClient
 from shared.kube.controller import Controller, Result
 from shared.kube.informer import Informer, StoreView, index_by_controller_uid
 from shared.labelselector import selector_from_label_selector
@@ -184,6 +186,8 @@ class ReconcilerManager:
                 clock=client.clock,
                 workers=options.workers(gvk),
                 metrics=client.metrics,
+                # KubeWriter turns 409s into the port's ConflictError: a requeue, not a failure
+                conflicts=(Conflict, ConflictError),
             )
             controller.watch(informer)
             controller.watch(self._workload_informer, keys=self._job_keys_for_workload(gvk, informer.store))

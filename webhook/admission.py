@@ -7,8 +7,9 @@ and the answer is serialised with orjson. The HTTP layer (``webhook.app``) only 
 Outcomes, and why:
 
 * **HTTP 400 + one-line reason** when the request cannot be answered as an AdmissionReview: body too
-  large, not JSON, wrong ``apiVersion``/``kind``, no ``request``/``uid``/``kind``/``operation``, or
-  no ``object`` for a CREATE/UPDATE. The API server then applies
+  large, not JSON, wrong ``apiVersion``/``kind``, no ``request``/``uid``/``kind``/``operation`` or one
+  of the wrong JSON type (an ``operation`` list is a 400 naming ``request.operation``, never a
+  ``TypeError``), or no ``object`` for a CREATE/UPDATE. The API server then applies
   ``failurePolicy: Fail`` - the request is rejected, never admitted by accident.
 * **A denial** (HTTP 200, ``allowed: false``) once the envelope is valid, shaped as
   controller-runtime shapes Kueue's (``admission.Errored`` sets only code and message,
@@ -16,13 +17,17 @@ Outcomes, and why:
 
   - code 400, no reason (``Errored(400)``, what a failed decode gets) naming the field when the
     object is malformed (``metadata.labels`` not a map of strings, ``spec.suspend`` not a boolean,
-    ...); the text is ours, Kueue's would be a Go JSON decoder error. An UPDATE without
+    ...: ``webhook.objectshape`` for metadata, ``AdapterError`` for spec fields - what a typed
+    decoding would refuse); the text is ours, Kueue's would be a Go JSON decoder error. An UPDATE without
     ``oldObject`` gets the decoder's own ``there is no content to decode``;
   - code 403 reason ``Forbidden`` with the aggregated field errors for a validation failure, or with
     a plain defaulting error (``cyclic ownership``);
   - the cached client's NotFound Status (code 404 reason ``NotFound``, ``details``) when defaulting
     looked up an owner or the namespace that is not there (``webhook.defaulting``);
-  - code 500 if a rule itself fails unexpectedly (``Errored(500)``) - logged, never a crash.
+  - code 500 if a rule itself raises unexpectedly (``Errored(500)`` after a recovered panic) -
+    logged at ERROR with the traceback, fail closed, never a crash. That one is a bug by
+    definition: the fuzz test and ``bench/fuzz_webhook.py`` count it as a failure, so it is a
+    safety net, not a way to answer.
 * **Allowed unchanged** for a kind we are not configured for (counted as ``framework="unknown"``,
   ``result="skipped"``) and for DELETE/CONNECT (controller-runtime skips those for custom webhooks).
 * **Allowed with a JSON patch** when defaulting changed something; no ``patch`` at all otherwise.
@@ -57,9 +62,10 @@ from webhook.appwrapper_rules import (
     wrapped_kinds,
 )
 from webhook.defaulting import DefaultingError, default_job
-from webhook.fielderrors import INVALID, REQUIRED, format_field_error, to_aggregate
+from webhook.fielderrors import format_field_error, to_aggregate
 from webhook.lookups import Lookups
 from webhook.metrics import WebhookMetrics
+from webhook.objectshape import check_object_shape
 from webhook.settings import Framework, WebhookSettings
 from webhook.validation import validate_create, validate_update
 
@@ -74,6 +80,7 @@ _WRITE_OPERATIONS = frozenset({"CREATE", "UPDATE"})
 _OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
 #: all SubjectAccessReviews of one admission (the API server waits at most ``timeoutSeconds``, <= 10)
 ACCESS_REVIEW_TIMEOUT: Final = 5.0
+_SHOWN_LIMIT: Final = 100
 
 
 class BadRequest(Exception):
@@ -102,6 +109,12 @@ def _string(value: Any, path: str, *, allow_empty: bool = False) -> str:
     return value
 
 
+def _shown(value: Any) -> str:
+    """``value`` as JSON, cut to a readable length (a reason is one short line, whatever was sent)."""
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= _SHOWN_LIMIT else text[:_SHOWN_LIMIT] + "..."
+
+
 def parse_review(body: bytes, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> ReviewRequest:
     """Check the envelope; raise ``BadRequest`` with a one-line reason."""
     if len(body) > max_body_bytes:
@@ -116,8 +129,8 @@ def parse_review(body: bytes, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -
         raise BadRequest("request body must be a JSON object (an AdmissionReview)")
     if review.get("apiVersion") != ADMISSION_API_VERSION or review.get("kind") != "AdmissionReview":
         raise BadRequest(
-            f"expected apiVersion {ADMISSION_API_VERSION!r} and kind 'AdmissionReview', "
-            f"got {review.get('apiVersion')!r} and {review.get('kind')!r}"
+            f'expected apiVersion "{ADMISSION_API_VERSION}" and kind "AdmissionReview", '
+            f"got {_shown(review.get('apiVersion'))} and {_shown(review.get('kind'))}"
         )
     request = review.get("request")
     if not isinstance(request, dict):
@@ -130,9 +143,10 @@ def parse_review(body: bytes, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -
     version = _string(kind.get("version"), "request.kind.version")
     kind_name = _string(kind.get("kind"), "request.kind.kind")
     operation = request.get("operation")
-    if operation not in _OPERATIONS:
+    # a list or an object is not hashable: test the type before membership
+    if not isinstance(operation, str) or operation not in _OPERATIONS:
         raise BadRequest(
-            f"request.operation: must be one of CREATE, UPDATE, DELETE, CONNECT, got {operation!r}"
+            f"request.operation: must be one of CREATE, UPDATE, DELETE, CONNECT, got {_shown(operation)}"
         )
     obj, old = request.get("object"), request.get("oldObject")
     if operation in _WRITE_OPERATIONS and not isinstance(obj, dict):
@@ -152,37 +166,6 @@ def parse_review(body: bytes, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -
         namespace=namespace if isinstance(namespace, str) else "",
         user_info=user_info if isinstance(user_info, dict) else {},
     )
-
-
-def _check_string_map(metadata: Mapping[str, Any], key: str, prefix: str) -> FieldError | None:
-    value = metadata.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        return FieldError(f"{prefix}metadata.{key}", INVALID, "must be a map of strings", None)
-    for item_key, item in value.items():
-        if not isinstance(item, str):
-            return FieldError(f"{prefix}metadata.{key}[{item_key}]", INVALID, "must be a string", None)
-    return None
-
-
-def check_object_shape(obj: Mapping[str, Any], *, prefix: str = "") -> FieldError | None:
-    """The first metadata field the rules read that has the wrong type (``None`` when all are fine)."""
-    metadata = obj.get("metadata")
-    if not isinstance(metadata, dict):
-        return FieldError(
-            f"{prefix}metadata", REQUIRED if metadata is None else INVALID, "must be an object", None
-        )
-    for key in ("labels", "annotations"):
-        error = _check_string_map(metadata, key, prefix)
-        if error is not None:
-            return error
-    references = metadata.get("ownerReferences")
-    if references is not None and (
-        not isinstance(references, list) or not all(isinstance(ref, dict) for ref in references)
-    ):
-        return FieldError(f"{prefix}metadata.ownerReferences", INVALID, "must be a list of objects", None)
-    return None
 
 
 def _review(uid: str, response: dict[str, Any]) -> bytes:

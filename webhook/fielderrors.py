@@ -9,6 +9,12 @@ must read exactly like Kueue's: ``<path>: <Type>: <bad value>: <detail>``, with
 * duplicates dropped (``ToAggregate`` de-duplicates by message) and several errors joined as
   ``[e1, e2]`` (``utilerrors.aggregate.Error``), a single one as is.
 
+One deliberate difference: an aggregate stops listing errors once it is longer than
+``MAX_AGGREGATE_CHARS`` and ends with ``... and N more errors``. Kueue reports, e.g., every
+duplicate name of an ``admission-gated-by`` annotation with the whole annotation as bad value, so a
+256 KiB annotation of thousands of repeated names makes a message of gigabytes (and minutes of
+CPU); real denials are far below the limit and unchanged. Identical errors are formatted once.
+
 ``FieldError`` is ``shared.frameworks.FieldError`` so framework adapters and the generic rules share
 one type.
 """
@@ -26,6 +32,7 @@ __all__ = [
     "FORBIDDEN",
     "IMMUTABLE",
     "INVALID",
+    "MAX_AGGREGATE_CHARS",
     "REQUIRED",
     "TOO_LONG",
     "format_field_error",
@@ -39,6 +46,8 @@ REQUIRED: Final = "Required value"
 TOO_LONG: Final = "Too long"
 #: ``apivalidation.FieldImmutableErrorMsg``
 IMMUTABLE: Final = "field is immutable"
+#: an aggregate stops listing errors past this length (see the module docstring)
+MAX_AGGREGATE_CHARS: Final = 64 * 1024
 
 _VALUELESS_TYPES = frozenset({"Required value", "Forbidden", "Too long", "Too short", "Internal error"})
 #: Go's ``json.Marshal`` escapes these in strings (HTML safety); ``json.dumps`` does not
@@ -79,11 +88,25 @@ def format_field_error(error: FieldError) -> str:
 
 def to_aggregate(errors: Iterable[FieldError]) -> str | None:
     """``ErrorList.ToAggregate().Error()``; ``None`` for an empty list."""
+    pending = list(errors)
     messages: list[str] = []
-    for error in errors:
+    seen_messages: set[str] = set()
+    # the same error object values (e.g. one huge annotation value) are formatted once
+    seen_errors: set[tuple[str, str, str, int]] = set()
+    size = 0
+    for index, error in enumerate(pending):
+        key = (error.path, error.type, error.detail, id(error.bad_value))
+        if key in seen_errors:
+            continue
+        if size > MAX_AGGREGATE_CHARS:
+            messages.append(f"... and {len(pending) - index} more errors")
+            break
+        seen_errors.add(key)
         message = format_field_error(error)
-        if message not in messages:
+        if message not in seen_messages:
+            seen_messages.add(message)
             messages.append(message)
+            size += len(message) + 2
     if not messages:
         return None
     if len(messages) == 1:

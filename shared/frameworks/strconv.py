@@ -33,6 +33,8 @@ _ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t
 
 def quote(value: str) -> str:
     """``strconv.Quote``: printable runes (``unicode.IsPrint``) kept, the rest escaped as Go does."""
+    if value.isprintable() and '"' not in value and "\\" not in value:
+        return f'"{value}"'  # nothing to escape (the common case, and fast for a huge value)
     out = ['"']
     for char in value:
         if char in ('"', "\\"):

@@ -6,7 +6,14 @@ stores; it returns a ``Result`` (or ``None`` for done). Outcomes, as in controll
 * done -> ``forget`` the key's backoff;
 * ``Result(requeue=True)`` -> re-add with the key's rate limit (exponential backoff);
 * ``Result(requeue_after=s)`` -> ``forget`` and re-add after ``s`` seconds;
-* an exception -> logged with the key and reconcile id, counted, re-added with backoff.
+* an exception -> logged with the key and reconcile id, counted, re-added with backoff;
+* a **conflict** (one of ``conflicts``: by default ``Conflict``, i.e. 409 Conflict and AlreadyExists)
+  -> re-added with the same backoff but *not* an error: the reconcile acted on a stale informer
+  copy (another writer got there first, or our own write has not reached the cache yet), which is
+  normal for a level-triggered controller. It is logged at DEBUG with the key, counted in
+  ``controller_runtime_reconcile_conflicts_total`` and as a ``requeue`` in
+  ``controller_runtime_reconcile_total``; never in ``..._reconcile_errors_total``, never an ERROR.
+  A conflict that keeps coming back keeps backing off, like any rate-limited requeue.
 
 Invariants:
 
@@ -28,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared.kube.clock import Clock
+from shared.kube.errors import Conflict
 from shared.kube.informer import EventHandler, Informer
 from shared.kube.observability import KubeMetrics, reconcile_context
 from shared.kube.watch import object_key
@@ -74,7 +82,10 @@ class Controller:
         workers: int = 4,
         metrics: KubeMetrics | None = None,
         queue: WorkQueue[str] | None = None,
+        conflicts: tuple[type[Exception], ...] = (Conflict,),
     ) -> None:
+        """``conflicts``: the exception types that mean "acted on a stale read" (the caller's own
+        conflict type too, when its reconcile translates ``Conflict`` into one)."""
         if workers < 1:
             raise ValueError(f"controller {name}: workers must be >= 1, got {workers}")
         self.name = name
@@ -82,6 +93,7 @@ class Controller:
         self._clock = clock
         self.workers = workers
         self._metrics = metrics
+        self._conflicts = conflicts
         self.queue: WorkQueue[str] = queue or WorkQueue(name=name, clock=clock, metrics=metrics)
         self._informers: list[Informer] = []
         self._worker_tasks: list[asyncio.Task[None]] = []
@@ -151,6 +163,17 @@ class Controller:
         with reconcile_context(key):
             try:
                 result = await self._reconcile(key) or Result()
+            except self._conflicts as exc:
+                outcome = "requeue"
+                logger.debug(
+                    "reconcile of %s hit a conflict (stale read), requeued with backoff: %s",
+                    key,
+                    exc,
+                    extra={"controller": self.name},
+                )
+                if self._metrics is not None:
+                    self._metrics.child(self._metrics.reconcile_conflicts, self.name).inc()
+                self.queue.add_rate_limited(key)
             except Exception:
                 logger.exception("reconcile failed", extra={"controller": self.name})
                 if self._metrics is not None:

@@ -219,6 +219,13 @@ class KubeMetrics:
             namespace=ns,
             registry=registry,
         )
+        self.reconcile_conflicts = Counter(
+            "controller_runtime_reconcile_conflicts_total",
+            "Reconciles that hit a write conflict (stale read) and were requeued with backoff, by controller.",
+            ["controller"],
+            namespace=ns,
+            registry=registry,
+        )
         self.reconcile_time = Histogram(
             "controller_runtime_reconcile_time_seconds",
             "Reconcile duration by controller.",

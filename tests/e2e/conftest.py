@@ -1,15 +1,21 @@
-"""End-to-end fixtures: the devcluster fixtures plus helpers to install CRDs and run components."""
+"""End-to-end fixtures: the devcluster fixtures plus helpers to install CRDs and run components.
+
+Tests that play Kueue or a job controller write objects the reconciler writes too (a Workload's
+status, a job's status). They write like any controller does - re-read and retry on 409 Conflict
+(``write_latest``) - so losing a race with the reconciler on a busy machine is not a test failure.
+"""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from shared.frameworks.base import GroupVersionKind
-from shared.kube import AlreadyExists, KubeClient, KubeError, load_kubeconfig
+from shared.kube import AlreadyExists, Conflict, KubeClient, KubeError, load_kubeconfig
 from tests.devcluster.conftest import devcluster, devcluster_factory
 from tests.polling import eventually
 
@@ -21,6 +27,7 @@ __all__ = [
     "install_crds",
     "kube_client",
     "wait_served",
+    "write_latest",
 ]
 
 CRD_GVK = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
@@ -66,3 +73,29 @@ async def create_namespace(kubeconfig: Path, name: str) -> str:
     async with kube_client(kubeconfig) as client:
         await client.create(NAMESPACE_GVK, {"metadata": {"name": name}})
     return name
+
+
+async def write_latest(
+    client: KubeClient,
+    gvk: GroupVersionKind,
+    name: str,
+    *,
+    namespace: str,
+    change: Callable[[dict[str, Any]], None],
+    status: bool = False,
+) -> dict[str, Any]:
+    """Read ``name``, apply ``change``, write it back (``status``: the status subresource); on 409
+    Conflict read again and retry (client-go's ``RetryOnConflict``). Returns the written object."""
+
+    async def attempt() -> dict[str, Any] | None:
+        current = await client.get(gvk, name, namespace=namespace)
+        change(current)
+        try:
+            if status:
+                return await client.update_status(gvk, current, namespace=namespace)
+            return await client.update(gvk, current, namespace=namespace)
+        except Conflict:
+            return None
+
+    written: dict[str, Any] = await eventually(attempt, what=f"{gvk.kind} {namespace}/{name} written")
+    return written

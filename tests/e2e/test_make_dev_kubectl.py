@@ -201,6 +201,7 @@ def test_kubectl_get_prints_the_server_columns(dev_run: DevRun) -> None:
         "hello": ["Complete", "1/1"],
         "pi": ["Complete", "2/2"],
         "report": ["Complete", "1/1"],
+        "wrapped-job": ["Complete", "1/1"],
     }
     wide = _rows(_kubectl(dev_run, "kubectl get jobs -n team-a -o wide"))
     assert wide[0] == jobs[0] + ["CONTAINERS", "IMAGES", "SELECTOR"]
@@ -208,6 +209,7 @@ def test_kubectl_get_prints_the_server_columns(dev_run: DevRun) -> None:
         "hello": ["main", "busybox:1.36"],
         "pi": ["main", "perl:5.34"],
         "report": ["main", "busybox:1.36"],
+        "wrapped-job": ["main", "busybox:1.36"],
     }
 
 
@@ -236,7 +238,7 @@ def test_kubectl_events_and_describe_show_kueues_events(dev_run: DevRun) -> None
 
 _NORMALISE = [
     (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uid>"),
-    (re.compile(r"\b((?:job|samplejob)-[a-z0-9-]+?)-[0-9a-f]{5}\b"), r"\1-<hash>"),
+    (re.compile(r"\b((?:job|samplejob|appwrapper)-[a-z0-9-]+?)-[0-9a-f]{5}\b"), r"\1-<hash>"),
     (re.compile(r"[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} [+-]\d{4}"), "<date>"),
     (re.compile(r"(?<![\w.:/-])\d+[smhdy](\d+[smh])?(?![\w.:/-])"), "<age>"),
     # whether the reconciler's last passes (the series' second occurrence) ran before the run

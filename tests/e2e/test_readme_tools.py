@@ -76,6 +76,8 @@ async def _make_dev_situation(kubeconfig: Path) -> None:
         await install_crds(client, crd_files()[0])
         await apply_queues(client, load_manifests(EXAMPLES / "queues.yaml"))
         for document in load_manifests(EXAMPLES / "jobs.yaml"):
+            if document["kind"] == "AppWrapper":
+                continue  # no appwrapper controller here; the example is about the Job and SampleJobs
             document["spec"]["suspend"] = True
             name = document["metadata"]["name"]
             await client.create(gvk_of(document), document, namespace="team-a")

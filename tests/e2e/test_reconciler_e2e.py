@@ -2,6 +2,10 @@
 
 Kueue's part is played by the test (writing admission and eviction to Workload status the way
 Kueue's scheduler and workload controller do) or by the devcluster's Kueue stand-in.
+
+The reconciler runs in the test's event loop and records an event *after* its write returns, so a
+test that has just seen the write through the API server waits for the event (``wait_for``)
+instead of expecting it already there.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from shared.config import Configuration, default_config
 from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import KubeClient, NotFound
-from tests.e2e.conftest import eventually, install_crds, kube_client
+from tests.e2e.conftest import eventually, install_crds, kube_client, write_latest
 from tests.unit.reconciler.conftest import golden_job
 
 pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared]
@@ -46,6 +50,11 @@ class RecordedEvents:
 
     def record(self, *, regarding: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
         self.items.append((event_type, reason, message))
+
+    async def wait_for(self, event_type: str, reason: str, message: str) -> None:
+        """Until the event has been recorded (the write it follows may be visible first)."""
+        wanted = (event_type, reason, message)
+        await eventually(lambda: asyncio.sleep(0, wanted in self.items), what=f"event {wanted}")
 
 
 @contextlib.asynccontextmanager
@@ -113,39 +122,47 @@ def condition(obj: dict[str, Any], condition_type: str) -> dict[str, Any] | None
 
 async def write_admission(client: KubeClient, workload: dict[str, Any]) -> None:
     """Kueue's scheduler: status.admission + QuotaReserved, then Admitted (one status update)."""
-    workload["status"] = {
-        **(workload.get("status") or {}),
-        "admission": {
-            "clusterQueue": "golden-cq",
-            "podSetAssignments": [
+
+    def admit(latest: dict[str, Any]) -> None:
+        latest["status"] = {
+            **(latest.get("status") or {}),
+            "admission": {
+                "clusterQueue": "golden-cq",
+                "podSetAssignments": [
+                    {
+                        "name": "main",
+                        "count": 2,
+                        "flavors": {"cpu": "golden-spot", "memory": "golden-spot"},
+                        "resourceUsage": {"cpu": "2", "memory": "400Mi"},
+                    }
+                ],
+            },
+        }
+        conditions = [
+            c
+            for c in latest["status"].get("conditions", [])
+            if c["type"] not in ("QuotaReserved", "Admitted")
+        ]
+        for condition_type, reason, message in (
+            ("QuotaReserved", "QuotaReserved", "Quota reserved in ClusterQueue golden-cq"),
+            ("Admitted", "Admitted", "The workload is admitted"),
+        ):
+            conditions.append(
                 {
-                    "name": "main",
-                    "count": 2,
-                    "flavors": {"cpu": "golden-spot", "memory": "golden-spot"},
-                    "resourceUsage": {"cpu": "2", "memory": "400Mi"},
+                    "type": condition_type,
+                    "status": "True",
+                    "reason": reason,
+                    "message": message,
+                    "lastTransitionTime": "2026-11-22T02:34:03Z",
+                    "observedGeneration": 1,
                 }
-            ],
-        },
-    }
-    conditions = [
-        c for c in workload["status"].get("conditions", []) if c["type"] not in ("QuotaReserved", "Admitted")
-    ]
-    for condition_type, reason, message in (
-        ("QuotaReserved", "QuotaReserved", "Quota reserved in ClusterQueue golden-cq"),
-        ("Admitted", "Admitted", "The workload is admitted"),
-    ):
-        conditions.append(
-            {
-                "type": condition_type,
-                "status": "True",
-                "reason": reason,
-                "message": message,
-                "lastTransitionTime": "2026-11-22T02:34:03Z",
-                "observedGeneration": 1,
-            }
-        )
-    workload["status"]["conditions"] = conditions
-    await client.update_status(WORKLOAD, workload, namespace=workload["metadata"]["namespace"])
+            )
+        latest["status"]["conditions"] = conditions
+
+    metadata = workload["metadata"]
+    await write_latest(
+        client, WORKLOAD, metadata["name"], namespace=metadata["namespace"], change=admit, status=True
+    )
 
 
 async def test_golden_job_life_on_the_devcluster(devcluster: Any, shared_dir: Path) -> None:
@@ -180,9 +197,9 @@ async def test_golden_job_life_on_the_devcluster(devcluster: Any, shared_dir: Pa
             template = running["spec"]["template"]
             assert template["spec"]["nodeSelector"] == {"instance-type": "spot", "zone": "a"}
             assert template["metadata"]["labels"]["kueue.x-k8s.io/podset"] == "main"
-            assert ("Normal", "Started", "Admitted by clusterQueue golden-cq") in events.items
+            await events.wait_for("Normal", "Started", "Admitted by clusterQueue golden-cq")
 
-            running["status"] = {
+            completed = {
                 "startTime": "2026-11-22T02:34:04Z",
                 "completionTime": "2026-11-22T02:34:20Z",
                 "succeeded": 4,
@@ -201,7 +218,14 @@ async def test_golden_job_life_on_the_devcluster(devcluster: Any, shared_dir: Pa
                     },
                 ],
             }
-            await client.update_status(JOB, running, namespace="golden")
+            await write_latest(
+                client,
+                JOB,
+                "sample",
+                namespace="golden",
+                change=lambda j: j.update(status=completed),
+                status=True,
+            )
 
             async def released() -> dict[str, Any] | None:
                 current = await only_workload(client)

@@ -22,7 +22,15 @@ from devcluster.server import ThreadedDevCluster
 from shared.config import parse_config
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient
-from tests.e2e.conftest import CRD_GVK, create_namespace, eventually, install_crds, kube_client, wait_served
+from tests.e2e.conftest import (
+    CRD_GVK,
+    create_namespace,
+    eventually,
+    install_crds,
+    kube_client,
+    wait_served,
+    write_latest,
+)
 from tests.e2e.test_reconciler_e2e import (
     WORKLOAD,
     RecordedEvents,
@@ -147,49 +155,68 @@ async def the_object(
 
 async def admit(client: KubeClient, workload: dict[str, Any]) -> None:
     """Kueue's scheduler: one assignment per pod set on ``golden-spot``; a past eviction turns False."""
-    assignments = [
-        {
-            "name": p["name"],
-            "count": p["count"],
-            "flavors": {"cpu": "golden-spot"},
-            "resourceUsage": {"cpu": str(p["count"])},
-        }
-        for p in workload["spec"]["podSets"]
-    ]
-    status = workload.setdefault("status", {})
-    status["admission"] = {"clusterQueue": "golden-cq", "podSetAssignments": assignments}
-    status["conditions"] = [
-        c for c in status.get("conditions", []) if c["type"] not in ("QuotaReserved", "Admitted")
-    ]
-    for previous in status["conditions"]:
-        if previous["type"] in ("Evicted", "Preempted") and previous["status"] == "True":
-            previous.update(
-                status="False", message=f"Previously: {previous['message']}", lastTransitionTime=NOW
-            )
-    for condition_type, reason in (("QuotaReserved", "QuotaReserved"), ("Admitted", "Admitted")):
-        status["conditions"].append(
+
+    def reserve(latest: dict[str, Any]) -> None:
+        assignments = [
             {
-                "type": condition_type,
-                "status": "True",
-                "reason": reason,
-                "message": reason,
-                "lastTransitionTime": NOW,
+                "name": p["name"],
+                "count": p["count"],
+                "flavors": {"cpu": "golden-spot"},
+                "resourceUsage": {"cpu": str(p["count"])},
             }
-        )
-    await client.update_status(WORKLOAD, workload, namespace=workload["metadata"]["namespace"])
+            for p in latest["spec"]["podSets"]
+        ]
+        status = latest.setdefault("status", {})
+        status["admission"] = {"clusterQueue": "golden-cq", "podSetAssignments": assignments}
+        status["conditions"] = [
+            c for c in status.get("conditions", []) if c["type"] not in ("QuotaReserved", "Admitted")
+        ]
+        for previous in status["conditions"]:
+            if previous["type"] in ("Evicted", "Preempted") and previous["status"] == "True":
+                previous.update(
+                    status="False", message=f"Previously: {previous['message']}", lastTransitionTime=NOW
+                )
+        for condition_type, reason in (("QuotaReserved", "QuotaReserved"), ("Admitted", "Admitted")):
+            status["conditions"].append(
+                {
+                    "type": condition_type,
+                    "status": "True",
+                    "reason": reason,
+                    "message": reason,
+                    "lastTransitionTime": NOW,
+                }
+            )
+
+    metadata = workload["metadata"]
+    await write_latest(
+        client, WORKLOAD, metadata["name"], namespace=metadata["namespace"], change=reserve, status=True
+    )
 
 
 async def preempt(client: KubeClient, workload: dict[str, Any]) -> None:
-    workload["status"]["conditions"].append(
-        {
-            "type": "Evicted",
-            "status": "True",
-            "reason": "Preempted",
-            "message": "preempted",
-            "lastTransitionTime": NOW,
-        }
+    def evict(latest: dict[str, Any]) -> None:
+        latest["status"]["conditions"].append(
+            {
+                "type": "Evicted",
+                "status": "True",
+                "reason": "Preempted",
+                "message": "preempted",
+                "lastTransitionTime": NOW,
+            }
+        )
+
+    metadata = workload["metadata"]
+    await write_latest(
+        client, WORKLOAD, metadata["name"], namespace=metadata["namespace"], change=evict, status=True
     )
-    await client.update_status(WORKLOAD, workload, namespace=workload["metadata"]["namespace"])
+
+
+def succeeded(obj: dict[str, Any]) -> None:
+    obj["status"] = {"phase": "Succeeded"}
+
+
+def failed(obj: dict[str, Any]) -> None:
+    obj["status"] = {"phase": "Failed"}
 
 
 def labelled(ns: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -232,8 +259,7 @@ async def test_appwrapper_is_queued_started_with_pod_set_infos_and_finished(
             )
             infos = running["spec"]["components"][0]["podSetInfos"]
             assert infos[0]["nodeSelector"] == {"instance-type": "spot"}
-            running["status"] = {"phase": "Succeeded"}
-            await client.update_status(APPWRAPPER, running, namespace=ns)
+            await write_latest(client, APPWRAPPER, "sample", namespace=ns, change=succeeded, status=True)
             finished = await the_workload(
                 client,
                 ns,
@@ -284,11 +310,10 @@ async def test_declarative_crd_is_started_stopped_and_requeued(cluster: Threaded
             await the_workload(client, ns, lambda w: has(w, "Requeued", "True", "Preempted"), what="Requeued")
 
             await admit(client, await the_workload(client, ns, lambda w: True, what="the requeued Workload"))
-            running = await the_object(
+            await the_object(
                 client, TRAINING_RUN, ns, lambda o: o["spec"]["paused"] is False, what="restarted"
             )
-            running["status"] = {"phase": "Failed"}
-            await client.update_status(TRAINING_RUN, running, namespace=ns)
+            await write_latest(client, TRAINING_RUN, "sample", namespace=ns, change=failed, status=True)
             await the_workload(
                 client, ns, lambda w: has(w, "Finished", "True", "Failed"), what="Finished Failed"
             )

@@ -5,6 +5,10 @@ What is asserted is what an operator sees: the probe port answers ``/healthz`` a
 events from ``RecorderSink``); Workloads appear for queued jobs; log lines of a failing reconcile
 name the job; SIGTERM exits 0 *and* hands the Lease over (empty ``holderIdentity``) so a standby
 need not wait for expiry; a bad configuration exits 1 naming the offending field path.
+
+Not asserted: that *only* the broken job logs a failure. On a busy machine the reconciler may
+write from a stale cache; the 409 is a requeue logged at DEBUG (never "reconcile failed", which is
+asserted), but a genuinely transient error on another job would be a legitimate failure line.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import httpx
 import pytest
 
 from shared.kube import KubeClient, NotFound
-from tests.e2e.conftest import eventually, install_crds, kube_client
+from tests.e2e.conftest import eventually, install_crds, kube_client, write_latest
 from tests.e2e.test_reconciler_support import (
     JOB,
     LEASE,
@@ -104,8 +108,7 @@ async def test_serves_probes_and_metrics_and_releases_the_lease_on_sigterm(
                 await client.create(JOB, later, namespace="e2e")
                 await eventually(lambda: workloads_of(client, "later"), what="the Workload of job later")
 
-                job = await client.get(JOB, "later", namespace="e2e")
-                job["status"] = {
+                completed = {
                     "startTime": "2026-11-22T02:34:04Z",
                     "completionTime": "2026-11-22T02:34:20Z",
                     "succeeded": 1,
@@ -114,7 +117,14 @@ async def test_serves_probes_and_metrics_and_releases_the_lease_on_sigterm(
                         {"type": "Complete", "status": "True", "reason": "CompletionsReached"},
                     ],
                 }
-                await client.update_status(JOB, job, namespace="e2e")
+                await write_latest(
+                    client,
+                    JOB,
+                    "later",
+                    namespace="e2e",
+                    change=lambda j: j.update(status=completed),
+                    status=True,
+                )
 
                 async def metrics_complete() -> str | None:
                     text = (await http.get("/metrics")).text
@@ -161,9 +171,11 @@ async def test_serves_probes_and_metrics_and_releases_the_lease_on_sigterm(
         assert await workloads_of(client, "bad-priority") == []
         records = [json.loads(line) for line in process.log().splitlines() if line.startswith("{")]
         failures = [r for r in records if r.get("message") == "reconcile failed"]
-        assert failures, process.log()
-        assert {r.get("object_key") for r in failures} == {"e2e/bad-priority"}
+        assert "e2e/bad-priority" in {r.get("object_key") for r in failures}, process.log()
         assert all(r.get("controller") == "job" and r.get("reconcile_id") for r in failures)
+        # a 409 from a stale informer copy is a requeue, never a failure
+        conflicts = [r for r in failures if "(409)" in r.get("exception", "")]
+        assert conflicts == [], conflicts
 
 
 def test_a_bad_config_file_exits_1_naming_the_field(tmp_path: Path) -> None:

@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 import pytest
 from prometheus_client import CollectorRegistry
 
 from shared.frameworks.base import GroupVersionKind
-from shared.kube import FakeClock, KubeClient, KubeMetrics
+from shared.kube import AlreadyExists, Conflict, FakeClock, KubeClient, KubeMetrics
 from shared.kube.clock import settle
 from shared.kube.controller import Controller, Result
 from shared.kube.informer import Informer
@@ -132,6 +133,64 @@ async def test_results_requeue_after_and_errors_back_off(
         == 1.0
     )
     assert controller.queue.num_requeues("b") == 0  # forgotten after the success
+
+
+async def test_a_conflict_is_requeued_with_backoff_counted_and_logged_at_debug_not_as_a_failure(
+    clock: FakeClock, registry: CollectorRegistry, caplog: pytest.LogCaptureFixture
+) -> None:
+    probe = Probe()
+    stale = Conflict(
+        code=409, message='workloads "w" is modified; please apply your changes to the latest version'
+    )
+    probe.results["ns/later"] = [stale, AlreadyExists(code=409, message="exists")]
+    controller = Controller(name="c", reconcile=probe, clock=clock, workers=1, metrics=KubeMetrics(registry))
+    caplog.set_level(logging.DEBUG, logger="shared.kube.controller")
+    async with started(controller):
+        controller.queue.add("ns/later")
+        await settle()
+        assert probe.calls == ["ns/later"]
+        assert controller.queue.num_requeues("ns/later") == 1  # rate-limited, not immediate
+        await clock.advance(0.004)
+        assert probe.calls == ["ns/later"]
+        await clock.advance(1.0)  # 5 ms, then 10 ms: retried twice, then done
+        assert probe.calls == ["ns/later"] * 3
+    assert controller.queue.num_requeues("ns/later") == 0
+    sample = registry.get_sample_value
+    assert sample("kueue_bridge_controller_runtime_reconcile_conflicts_total", {"controller": "c"}) == 2.0
+    assert sample("kueue_bridge_controller_runtime_reconcile_errors_total", {"controller": "c"}) is None
+    assert (
+        sample("kueue_bridge_controller_runtime_reconcile_total", {"controller": "c", "result": "requeue"})
+        == 2.0
+    )
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    debug = [r for r in caplog.records if r.levelno == logging.DEBUG and "conflict" in r.getMessage()]
+    assert len(debug) == 2
+    assert "ns/later" in debug[0].getMessage() and "is modified" in debug[0].getMessage()
+    assert debug[0].exc_info is None  # no traceback for a normal requeue
+
+
+async def test_the_callers_own_conflict_type_is_a_conflict_and_other_errors_still_fail(
+    clock: FakeClock, registry: CollectorRegistry, caplog: pytest.LogCaptureFixture
+) -> None:
+    class PortConflict(Exception):
+        pass
+
+    probe = Probe()
+    probe.results["a"] = [PortConflict("stale")]
+    probe.results["b"] = [RuntimeError("boom")]
+    controller = Controller(
+        name="c", reconcile=probe, clock=clock, metrics=KubeMetrics(registry), conflicts=(PortConflict,)
+    )
+    async with started(controller):
+        controller.queue.add("a")
+        controller.queue.add("b")
+        await clock.advance(1.0)
+    sample = registry.get_sample_value
+    assert sample("kueue_bridge_controller_runtime_reconcile_conflicts_total", {"controller": "c"}) == 1.0
+    assert sample("kueue_bridge_controller_runtime_reconcile_errors_total", {"controller": "c"}) == 1.0
+    failures = [r for r in caplog.records if r.getMessage() == "reconcile failed"]
+    assert [r.levelno for r in failures] == [logging.ERROR]
+    assert sorted(probe.calls) == ["a", "a", "b", "b"]
 
 
 async def test_reconcile_runs_with_key_and_id_in_log_context(

@@ -11,6 +11,7 @@ import orjson
 
 from shared.frameworks.batch_job import BATCH_JOB_GVK, BatchJobAdapter
 from webhook.admission import AdmissionHandler
+from webhook.app import WebhookApp
 from webhook.lookups import InMemoryLookups
 from webhook.metrics import WebhookMetrics
 from webhook.settings import Framework, WebhookSettings
@@ -49,7 +50,7 @@ def job(name: str = "j", *, namespace: str = "ns", labels: dict | None = None, *
 def review(
     obj: dict | None,
     *,
-    operation: str = "CREATE",
+    operation: Any = "CREATE",
     old: dict | None = None,
     kind=("batch", "v1", "Job"),
     uid: str = "u-1",
@@ -85,3 +86,43 @@ def apply(obj: dict, resp: dict) -> dict:
 
 def ops_of(resp: dict) -> list[dict]:
     return orjson.loads(base64.b64decode(resp["patch"])) if "patch" in resp else []
+
+
+async def call(
+    target: WebhookApp,
+    *,
+    method: str,
+    path: str,
+    chunks: list[bytes],
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> tuple[int | None, bytes, list[dict[str, Any]]]:
+    incoming: list[dict[str, Any]] = [
+        {"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1}
+        for i, chunk in enumerate(chunks)
+    ] or [{"type": "http.disconnect"}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return incoming.pop(0) if incoming else {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(dict(message))
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "https",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers or [],
+        "server": ("127.0.0.1", 9443),
+        "client": ("127.0.0.1", 1234),
+    }
+    await target(scope, receive, send)
+    status = next((m["status"] for m in sent if m["type"] == "http.response.start"), None)
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return status, body, sent

@@ -28,6 +28,15 @@ from webhook.lookups import InMemoryLookups
         (review(None), "request.object: must be an object"),
         (review(job(), operation="PATCH"), "request.operation"),
         (
+            review(job(), operation=["CREATE"]),
+            'request.operation: must be one of CREATE, UPDATE, DELETE, CONNECT, got ["CREATE"]',
+        ),
+        (
+            review(job(), operation={"op": "CREATE"}),
+            'request.operation: must be one of CREATE, UPDATE, DELETE, CONNECT, got {"op":"CREATE"}',
+        ),
+        (review(job(), operation="x" * 500), 'got "' + "x" * 99 + "..."),
+        (
             review(job()).replace(b'"kind":{"group":"batch","version":"v1","kind":"Job"}', b'"kind":"Job"'),
             "request.kind",
         ),
@@ -63,6 +72,20 @@ def test_oversized_body_is_refused() -> None:
             "metadata.labels[a]: Invalid value: null: must be a string",
         ),
         ({"metadata": "x"}, "metadata: Invalid value: null: must be an object"),
+        ({"metadata": {"namespace": 7}}, "metadata.namespace: Invalid value: null: must be a string"),
+        (
+            {
+                "metadata": {
+                    "labels": {QUEUE_LABEL: "q"},
+                    "ownerReferences": [{"apiVersion": {}, "kind": "Job", "name": "p", "controller": True}],
+                }
+            },
+            "metadata.ownerReferences[0].apiVersion: Invalid value: null: must be a string",
+        ),
+        (
+            {"metadata": {"ownerReferences": [{"apiVersion": "batch/v1", "controller": "yes"}]}},
+            "metadata.ownerReferences[0].controller: Invalid value: null: must be a boolean",
+        ),
         (
             {"metadata": {"labels": {QUEUE_LABEL: "q"}}, "spec": {"suspend": "yes"}},
             "spec.suspend: expected a boolean",

@@ -87,6 +87,26 @@ def test_several_errors_are_aggregated_once() -> None:
     )
 
 
+def test_thousands_of_duplicate_names_make_a_bounded_message() -> None:
+    """Kueue would quote the whole value once per duplicate: gigabytes for this annotation."""
+    names = [f"a.io/gate-{i}" for i in range(15_000)]
+    value = ",".join(names + names)  # ~ 270 KB, every name twice
+    resp = validate_create(gated(value))
+    message = resp["status"]["message"]
+    assert resp["status"]["code"] == 403
+    assert message.startswith(f"[{PATH}: Invalid value: ")
+    assert message.endswith(" more errors]")
+    assert len(message) < 3 * len(value)  # two listed errors at most, not 15,000
+
+
+def test_identical_errors_are_listed_once_however_many() -> None:
+    resp = validate_create(gated("," * 100_000))
+    assert (
+        resp["status"]["message"]
+        == f'{PATH}: Invalid value: "{"," * 100_000}": cannot contain empty gate names'
+    )
+
+
 def test_gates_can_be_removed_but_not_added_after_creation() -> None:
     old = gated("a.io/x,b.io/y", suspend=True)
     assert validate_update(old, gated("b.io/y", suspend=True))["allowed"] is True

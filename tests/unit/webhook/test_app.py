@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 
 from shared.constants import QUEUE_LABEL
-from tests.unit.webhook.helpers import job, review, settings
+from tests.unit.webhook.helpers import call, job, review, settings
 from webhook.admission import AdmissionHandler
 from webhook.app import WebhookApp, create_app
 from webhook.lookups import InMemoryLookups
@@ -19,46 +17,6 @@ def app() -> WebhookApp:
         settings=settings(), lookups=InMemoryLookups(), metrics=WebhookMetrics(), max_body_bytes=1000
     )
     return create_app(handler=handler, readiness_checks={"caches": lambda: False})
-
-
-async def call(
-    target: WebhookApp,
-    *,
-    method: str,
-    path: str,
-    chunks: list[bytes],
-    headers: list[tuple[bytes, bytes]] | None = None,
-) -> tuple[int | None, bytes, list[dict[str, Any]]]:
-    incoming: list[dict[str, Any]] = [
-        {"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1}
-        for i, chunk in enumerate(chunks)
-    ] or [{"type": "http.disconnect"}]
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return incoming.pop(0) if incoming else {"type": "http.disconnect"}
-
-    async def send(message: Any) -> None:
-        sent.append(dict(message))
-
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "https",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": headers or [],
-        "server": ("127.0.0.1", 9443),
-        "client": ("127.0.0.1", 1234),
-    }
-    await target(scope, receive, send)
-    status = next((m["status"] for m in sent if m["type"] == "http.response.start"), None)
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return status, body, sent
 
 
 async def test_body_in_several_chunks_is_admitted() -> None:
