@@ -36,13 +36,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @contextlib.contextmanager
 def devcluster_process(
-    tmp: Path, *, profile: str | None = None, extra_args: tuple[str, ...] = ()
+    tmp: Path, *, profile: str | None = None, extra_args: tuple[str, ...] = (), name: str = "devcluster"
 ) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
     """``kueue-bridge devcluster`` in its own process (uvloop, as ``make dev`` runs it), yielding the
-    process and its kubeconfig; ``profile`` writes the server's cProfile stats there, ``extra_args``
-    are more flags (``--kueue-standin``...). Shared by the benchmarks that need a server out of their
-    own interpreter."""
-    kubeconfig = tmp / "devcluster.kubeconfig"
+    process and its kubeconfig; ``profile`` writes the server's cProfile stats there. Shared by the
+    benchmarks that need a server out of their own interpreter. ``extra_args`` are more
+    ``kueue-bridge devcluster`` flags (``--kueue-standin``...); ``name`` tells several apart."""
+    kubeconfig = tmp / f"{name}.kubeconfig"
     profiling = ["-m", "cProfile", "-o", profile] if profile else []
     command = [sys.executable, *profiling, "-m", "kueue_bridge.cli", "devcluster", "--port", "0"]
     command += ["--kubeconfig-out", str(kubeconfig), *extra_args]

@@ -25,8 +25,11 @@ __all__ = [
     "ELASTIC_JOB_ANNOTATION",
     "ELASTIC_JOB_ANNOTATION_VALUE",
     "ELASTIC_JOB_SCHEDULING_GATE",
+    "EVICTED_ON_MANAGER_CLUSTER",
     "JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION",
     "JOB_MIN_PARALLELISM_ANNOTATION",
+    "JOB_OWNER_GVK_ANNOTATION",
+    "JOB_OWNER_NAME_ANNOTATION",
     "JOB_UID_LABEL",
     "KUBERNETES_JOB_CONTROLLER",
     "LOCAL_QUEUE_LABEL",
@@ -34,7 +37,12 @@ __all__ = [
     "MANAGED_OWNERS_CHAIN_LIMIT",
     "MAX_EXEC_TIME_SECONDS_LABEL",
     "MAX_PODSETS",
+    "MULTIKUEUE_CLUSTER_ACTIVE",
+    "MULTIKUEUE_CONFIG_SECRET_KEY",
     "MULTIKUEUE_CONTROLLER_NAME",
+    "MULTIKUEUE_DISPATCHER_ALL_AT_ONCE",
+    "MULTIKUEUE_DISPATCHER_INCREMENTAL",
+    "MULTIKUEUE_EVENT_REASON",
     "MULTIKUEUE_ORIGIN_LABEL",
     "MULTIKUEUE_WORKER_WORKLOAD_POD_LABEL",
     "MULTIKUEUE_WORKER_WORKLOAD_POD_VALUE",
@@ -127,6 +135,14 @@ MULTIKUEUE_CONTROLLER_NAME: Final = "kueue.x-k8s.io/multikueue"
 MULTIKUEUE_ORIGIN_LABEL: Final = "kueue.x-k8s.io/multikueue-origin"
 MULTIKUEUE_WORKER_WORKLOAD_POD_LABEL: Final = "kueue.x-k8s.io/multikueue-worker-workload-pod"
 MULTIKUEUE_WORKER_WORKLOAD_POD_VALUE: Final = "true"
+MULTIKUEUE_CONFIG_SECRET_KEY: Final = "kubeconfig"  # the Secret data key holding a worker's kubeconfig
+MULTIKUEUE_CLUSTER_ACTIVE: Final = "Active"  # condition type of MultiKueueCluster and AdmissionCheck
+MULTIKUEUE_EVENT_REASON: Final = "MultiKueue"  # reason (and action) of the workload events
+EVICTED_ON_MANAGER_CLUSTER: Final = "EvictedOnManagerCluster"  # DeactivationTarget reason on a remote
+JOB_OWNER_GVK_ANNOTATION: Final = "kueue.x-k8s.io/job-owner-gvk"  # multi-owner Workloads (LWS)
+JOB_OWNER_NAME_ANNOTATION: Final = "kueue.x-k8s.io/job-owner-name"
+MULTIKUEUE_DISPATCHER_ALL_AT_ONCE: Final = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
+MULTIKUEUE_DISPATCHER_INCREMENTAL: Final = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
 
 # --- limits ----------------------------------------------------------------------------------------
 DEFAULT_PODSET_NAME: Final = "main"

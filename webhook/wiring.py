@@ -3,7 +3,8 @@
 Kept apart from the rules so they stay testable without a configuration file: the rules see only
 ``WebhookSettings``; this module is the one place that knows ``shared.config`` field names
 (Kueue v1beta2: ``manageJobsWithoutQueueName``, ``managedJobsNamespaceSelector``,
-``integrations.frameworks``/``externalFrameworks``) and our ``kueueBridge.multiKueueControllerNames``.
+``integrations.frameworks``/``externalFrameworks``) and our ``kueueBridge.multiKueueControllerNames``
+plus ``kueueBridge.multiKueue.controllerName`` (kueue-bridge's own MultiKueue counts as one too).
 """
 
 from __future__ import annotations
@@ -49,5 +50,5 @@ def settings_from_config(config: Configuration) -> WebhookSettings:
         manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
         # compiled once: matching a LabelSelector model rebuilds its requirements on every call
         managed_jobs_namespace_selector=selector_from_label_selector(config.managed_jobs_namespace_selector),
-        multikueue_controller_names=frozenset(config.kueue_bridge.multi_kueue_controller_names),
+        multikueue_controller_names=config.kueue_bridge.all_multikueue_controller_names,
     )

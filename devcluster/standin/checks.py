@@ -4,8 +4,15 @@ A ClusterQueue's ``admissionChecksStrategy.admissionChecks`` are listed on each 
 quota in it as ``Pending`` entries of ``status.admissionChecks``; ``Admitted`` is True ("The
 workload is admitted") only once every one of them is ``Ready``, else False
 ``UnsatisfiedAdmissionChecks`` "The workload has not all checks ready" (Kueue's
-``workload.SyncAdmittedCondition``). No admission-check controller runs: tests and users flip the
-states themselves.
+``workload.SyncAdmittedCondition``). No admission-check controller runs here: tests, users and
+kueue-bridge's MultiKueue controller flip the states.
+
+``check_based_eviction`` is Kueue's ``reconcileCheckBasedEviction`` (and ``evict.go``): a
+``Rejected`` check sets ``DeactivationTarget`` reason ``AdmissionCheck`` "AdmissionCheck in Rejected
+state: "<name>" (<message>)"; a ``Retry`` check evicts the Workload (``Evicted=True`` reason
+``AdmissionCheck`` "Evicted due to AdmissionCheck in Retry state: ..."), clears
+``clusterName``/``nominatedClusterNames`` and resets every non-Pending check to ``Pending`` "Reset to
+Pending after eviction. Previously: <state>" (``retryCount`` + 1 for Retry).
 """
 
 from __future__ import annotations
@@ -13,10 +20,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from devcluster.standin.conditions import format_time, set_condition, status_of
+from devcluster.standin.conditions import count_eviction, format_time, is_true, set_condition, status_of
 from shared.constants import CheckState, Condition, Reason
 
-__all__ = ["check_names", "sync_admitted"]
+__all__ = ["check_based_eviction", "check_names", "checks_message", "sync_admitted"]
 
 
 def check_names(cluster_queue: dict[str, Any]) -> list[str]:
@@ -63,3 +70,57 @@ def sync_admitted(workload: dict[str, Any], check_names: list[str], now: datetim
             now=now,
         )
     return changed
+
+
+def checks_message(checks: list[dict[str, Any]], state: str) -> str:
+    """Kueue's ``buildAdmissionChecksMessage``."""
+    parts = [
+        f'"{check.get("name")}" ({check["message"]})' if check.get("message") else f'"{check.get("name")}"'
+        for check in sorted(checks, key=lambda item: str(item.get("name", "")))
+    ]
+    noun = "AdmissionChecks" if len(checks) > 1 else "AdmissionCheck"
+    return f"{noun} in {state} state: {'; '.join(parts)}"
+
+
+def check_based_eviction(workload: dict[str, Any], now: datetime) -> bool:
+    """Rejected -> DeactivationTarget, Retry -> evicted with the checks reset; True when changed."""
+    if is_true(workload, Condition.EVICTED):
+        return False
+    checks = [c for c in status_of(workload).get("admissionChecks") or [] if isinstance(c, dict)]
+    rejected = [c for c in checks if c.get("state") == CheckState.REJECTED]
+    if rejected:
+        return set_condition(
+            workload,
+            condition_type=Condition.DEACTIVATION_TARGET,
+            status="True",
+            reason=Reason.ADMISSION_CHECK,
+            message=checks_message(rejected, CheckState.REJECTED),
+            now=now,
+        )
+    retry = [c for c in checks if c.get("state") == CheckState.RETRY]
+    if not retry:
+        return False
+    set_condition(
+        workload,
+        condition_type=Condition.EVICTED,
+        status="True",
+        reason=Reason.ADMISSION_CHECK,
+        message=f"Evicted due to {checks_message(retry, CheckState.RETRY)}",
+        now=now,
+    )
+    status = status_of(workload)
+    status.pop("clusterName", None)
+    status.pop("nominatedClusterNames", None)
+    for check in checks:
+        previous = check.get("state")
+        if previous == CheckState.PENDING:
+            continue
+        check["state"] = CheckState.PENDING
+        check["message"] = f"Reset to Pending after eviction. Previously: {previous}"
+        check["lastTransitionTime"] = format_time(now)
+        if previous == CheckState.RETRY:
+            check["retryCount"] = int(check.get("retryCount", 0)) + 1
+        else:
+            check.pop("retryCount", None)
+    count_eviction(workload, Reason.ADMISSION_CHECK)
+    return True

@@ -92,6 +92,18 @@ class ApiClient:
         body: dict[str, Any] = response.json()
         return body
 
+    async def replace(self, resource: Resource, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """PUT the object (spec and metadata) with its resourceVersion; None when it changed or vanished."""
+        metadata = obj.get("metadata") or {}
+        response = await self._http.put(
+            resource.path(namespace=metadata.get("namespace"), name=metadata.get("name")), json=obj
+        )
+        if response.status_code in (404, 409):
+            return None
+        _raise_for(response)
+        body: dict[str, Any] = response.json()
+        return body
+
     async def replace_status(self, resource: Resource, obj: dict[str, Any]) -> dict[str, Any] | None:
         """PUT ``/status`` with the object's resourceVersion; None when it changed or vanished meanwhile."""
         metadata = obj.get("metadata") or {}

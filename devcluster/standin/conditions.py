@@ -88,12 +88,17 @@ def set_condition(
     return True
 
 
-def count_eviction(workload: dict[str, Any], reason: str) -> None:
-    """Count one eviction in ``status.schedulingStats.evictions`` (per reason, no underlying cause)."""
+def count_eviction(workload: dict[str, Any], reason: str, underlying_cause: str = "") -> None:
+    """Count one eviction in ``status.schedulingStats.evictions`` (per reason and underlying cause)."""
     stats = status_of(workload).setdefault("schedulingStats", {})
     evictions: list[dict[str, Any]] = stats.setdefault("evictions", [])
     for entry in evictions:
-        if entry.get("reason") == reason and entry.get("underlyingCause", "") == "":
+        if entry.get("reason") == reason and entry.get("underlyingCause", "") == underlying_cause:
             entry["count"] = int(entry.get("count", 0)) + 1
             return
-    evictions.append({"reason": reason, "underlyingCause": "", "count": 1})
+    evictions.append({"reason": reason, "underlyingCause": underlying_cause, "count": 1})
+
+
+def remove_condition(obj: dict[str, Any], condition_type: str) -> None:
+    status = status_of(obj)
+    status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != condition_type]

@@ -25,7 +25,9 @@ only ever make status writes kube-apiserver accepts (:mod:`devcluster.apiserver.
   ``Failed``, both "BackoffLimitExceeded"/"Job has reached the specified backoff limit".
 
 The run time comes from the annotation ``kueue-bridge.dev/run-seconds`` (default
-``default_run_seconds``). Declarative CRDs are listed as :class:`DeclarativeCompletion` entries:
+``default_run_seconds``). Declarative CRDs are listed as :class:`DeclarativeCompletion` entries
+(one whose ``managed_by_field`` names anything but ``own_controller`` is left alone, as a Job of
+another controller is):
 an object is running while the field at ``suspend_field`` is not true, and after its run time the
 ``status_patch`` (a dict, or a function of the completion time returning one) is merge-patched
 into ``status``, once.
@@ -80,6 +82,9 @@ class DeclarativeCompletion:
     resource: Resource
     status_patch: StatusPatch
     suspend_field: tuple[str, ...] = ("spec", "suspend")
+    #: an object whose field here names a controller other than ``own_controller`` is not run
+    managed_by_field: tuple[str, ...] = ("spec", "managedBy")
+    own_controller: str | None = None
 
 
 def _field(obj: Mapping[str, Any], path: Sequence[str]) -> Any:
@@ -253,6 +258,9 @@ class JobRunner:
         self, completion: DeclarativeCompletion, obj: dict[str, Any], now: datetime
     ) -> None:
         uid = _uid(obj)
+        manager = _field(obj, completion.managed_by_field)
+        if isinstance(manager, str) and manager and manager != completion.own_controller:
+            return
         if _field(obj, completion.suspend_field) is True:
             self._started.pop(uid, None)
             return

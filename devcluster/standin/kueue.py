@@ -26,6 +26,13 @@ validated exactly like the real controller's):
   released the reservation (as with real Kueue, the stand-in never does that part),
   ``QuotaReserved=False`` reason ``Deactivated``. Reactivation of a Workload evicted as Deactivated
   -> ``Requeued=True`` reason ``Reactivated`` "The workload was reactivated", then normal admission.
+* **Admission checks** (:mod:`.checks`): a ``Retry`` check evicts the Workload and resets its
+  checks; once the job reconciler has released the quota (``Requeued=False`` reason
+  ``AdmissionCheck``) it is requeued (``Requeued=True`` ``BackoffFinished`` "The workload backoff was
+  finished"; the backoff itself is not modelled). A ``Rejected`` check sets ``DeactivationTarget``;
+  any ``DeactivationTarget`` (also MultiKueue's ``EvictedOnManagerCluster`` on a worker)
+  deactivates the Workload (``spec.active: false``), whose eviction then reads
+  ``DeactivatedDueTo<reason>`` "The workload is deactivated due to <message>" and drops the target.
 
 * **Events.** Kueue's Workload events (QuotaReserved, Admitted, the pending Warning,
   EvictedDueToDeactivated, EvictedDueToPreempted, Preempted, PreemptedWorkload,
@@ -48,12 +55,13 @@ from typing import Any, Final
 
 import httpx
 
-from devcluster.standin.checks import check_names, sync_admitted
+from devcluster.standin.checks import check_based_eviction, check_names, sync_admitted
 from devcluster.standin.client import ApiClient, Resource, poll_forever
 from devcluster.standin.conditions import (
     count_eviction,
     find_condition,
     is_true,
+    remove_condition,
     set_condition,
     status_of,
     utc_now,
@@ -85,6 +93,8 @@ LOCAL_QUEUES: Final = Resource(API_GROUP, "v1beta2", "localqueues")
 _DEACTIVATED_MESSAGE: Final = "The workload is deactivated"
 _REACTIVATED_MESSAGE: Final = "The workload was reactivated"
 _INADMISSIBLE: Final = "Inadmissible"
+_BACKOFF_FINISHED: Final = "BackoffFinished"
+_BACKOFF_FINISHED_MESSAGE: Final = "The workload backoff was finished"
 
 _log = logging.getLogger(__name__)
 
@@ -202,24 +212,35 @@ class KueueStandin:
     async def _workload_controller(
         self, workload: dict[str, Any], cluster_queues: dict[str, dict[str, Any]], now: datetime
     ) -> bool:
-        """Deactivation, reactivation and admission-check sync; True when it wrote the Workload."""
+        """Deactivation, reactivation, check-based eviction and admission-check sync; True when it wrote."""
         active = (workload.get("spec") or {}).get("active") is not False
         reserved = is_true(workload, Condition.QUOTA_RESERVED)
         evicted = find_condition(workload, Condition.EVICTED)
+        target = find_condition(workload, Condition.DEACTIVATION_TARGET)
         was_admitted = is_true(workload, Condition.ADMITTED)
         deactivating = False
         changed = False
+        message = _DEACTIVATED_MESSAGE
+        if active and target is not None and target.get("status") == "True":
+            workload.setdefault("spec", {})["active"] = False
+            await self._client.replace(WORKLOADS, workload)
+            return True
         if not active:
             if reserved and not is_true(workload, Condition.EVICTED):
+                reason = Reason.DEACTIVATED
+                if target is not None and target.get("status") == "True":
+                    reason = f"{Reason.DEACTIVATED}DueTo{target.get('reason', '')}"
+                    message = f"{_DEACTIVATED_MESSAGE} due to {target.get('message', '')}"
+                    remove_condition(workload, Condition.DEACTIVATION_TARGET)
                 changed = deactivating = set_condition(
                     workload,
                     condition_type=Condition.EVICTED,
                     status="True",
-                    reason=Reason.DEACTIVATED,
-                    message=_DEACTIVATED_MESSAGE,
+                    reason=reason,
+                    message=message,
                     now=now,
                 )
-                count_eviction(workload, Reason.DEACTIVATED)
+                count_eviction(workload, Reason.DEACTIVATED, str((target or {}).get("reason", "")))
             elif not reserved:
                 changed = set_condition(
                     workload,
@@ -232,7 +253,7 @@ class KueueStandin:
         elif (
             evicted is not None
             and evicted.get("status") == "True"
-            and evicted.get("reason") == Reason.DEACTIVATED
+            and str(evicted.get("reason", "")).startswith(Reason.DEACTIVATED)
             and not reserved
             and not is_true(workload, Condition.REQUEUED)
         ):
@@ -244,15 +265,25 @@ class KueueStandin:
                 message=_REACTIVATED_MESSAGE,
                 now=now,
             )
+        elif _requeued_false(workload, Reason.ADMISSION_CHECK) and not reserved:
+            changed = set_condition(
+                workload,
+                condition_type=Condition.REQUEUED,
+                status="True",
+                reason=_BACKOFF_FINISHED,
+                message=_BACKOFF_FINISHED_MESSAGE,
+                now=now,
+            )
         elif reserved and not is_true(workload, Condition.FINISHED):
+            changed = check_based_eviction(workload, now)
             admission = (workload.get("status") or {}).get("admission") or {}
             cluster_queue = cluster_queues.get(admission.get("clusterQueue", ""))
-            if cluster_queue is not None:
+            if not changed and cluster_queue is not None:
                 changed = sync_admitted(workload, check_names(cluster_queue), now)
         if changed:
             stored = await self._client.replace_status(WORKLOADS, workload)
             if stored is not None and deactivating:
-                await self._events.deactivated(stored, message=_DEACTIVATED_MESSAGE)
+                await self._events.deactivated(stored, message=message)
             elif stored is not None and not was_admitted and is_true(stored, Condition.ADMITTED):
                 cq_name = ((stored.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
                 await self._events.admitted_by_checks(stored, cluster_queue=cq_name, now=now)
@@ -422,6 +453,11 @@ class KueueStandin:
         if stored is not None:
             await self._events.pending(stored, reason=Reason.PENDING, message=message)
         return False
+
+
+def _requeued_false(workload: dict[str, Any], reason: str) -> bool:
+    requeued = find_condition(workload, Condition.REQUEUED)
+    return requeued is not None and requeued.get("status") == "False" and requeued.get("reason") == reason
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

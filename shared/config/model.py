@@ -25,7 +25,11 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from shared.constants import MULTIKUEUE_CONTROLLER_NAME
+from shared.constants import (
+    MULTIKUEUE_CONTROLLER_NAME,
+    MULTIKUEUE_DISPATCHER_ALL_AT_ONCE,
+    MULTIKUEUE_DISPATCHER_INCREMENTAL,
+)
 from shared.durations import DurationError, format_go_duration, parse_go_duration
 from shared.frameworks.base import GroupVersionKind, guess_plural
 from shared.frameworks.spec import DeclarativeAdapterSpec
@@ -37,14 +41,21 @@ __all__ = [
     "BUILTIN_FRAMEWORKS",
     "CONFIG_API_VERSION",
     "CONFIG_KIND",
+    "DEFAULT_BRIDGE_MULTIKUEUE_CONTROLLER",
+    "DEFAULT_DISPATCHER",
+    "DEFAULT_INCREMENTAL_STEP_SIZE",
     "DEFAULT_NAMESPACE",
+    "DEFAULT_ORIGIN",
     "DEFAULT_RECONCILE_CONCURRENCY",
+    "INCREMENTAL_DISPATCHER",
     "KUEUE_ONLY_FRAMEWORKS",
+    "BridgeMultiKueue",
     "ClientConnection",
     "Configuration",
     "ControllerSettings",
     "ExternalFramework",
     "Health",
+    "IncrementalDispatcherConfig",
     "Integrations",
     "InternalCertManagement",
     "KueueBridgeSettings",
@@ -94,7 +105,13 @@ KUEUE_ONLY_FRAMEWORKS: Final = (
     "statefulset",
     "leaderworkerset.x-k8s.io/leaderworkerset",
 )
-DEFAULT_DISPATCHER: Final = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
+DEFAULT_DISPATCHER: Final = MULTIKUEUE_DISPATCHER_ALL_AT_ONCE
+INCREMENTAL_DISPATCHER: Final = MULTIKUEUE_DISPATCHER_INCREMENTAL
+DEFAULT_ORIGIN: Final = "multikueue"
+DEFAULT_INCREMENTAL_STEP_SIZE: Final = 3
+#: ``kueueBridge.multiKueue.controllerName`` by default: not Kueue's own name, so kueue-bridge's
+#: MultiKueue can run beside Kueue's (each handles the AdmissionChecks naming its controller).
+DEFAULT_BRIDGE_MULTIKUEUE_CONTROLLER: Final = "kueue-bridge.dev/multikueue"
 _NEGATIVE: Final = "must be greater than or equal to 0"
 _NOT_POSITIVE: Final = "must be greater than zero"
 
@@ -243,14 +260,51 @@ class MultiKueueExternalFramework(_ConfigModel):
     name: str
 
 
+class IncrementalDispatcherConfig(_ConfigModel):
+    """``multiKueue.incrementalDispatcherConfig``: clusters nominated per 5-minute round."""
+
+    step_size: int | None = None
+
+
+def _multikueue_defaults(value: object) -> object:
+    """Kueue's ``SetDefaults_Configuration`` for ``multiKueue`` (``apis/config/v1beta2/defaults.go``):
+    an empty ``origin`` is the default one, and the incremental dispatcher gets ``stepSize: 3``."""
+    if not isinstance(value, dict):
+        return value
+    value = dict(value)
+    if value.get("origin") == "":
+        value["origin"] = DEFAULT_ORIGIN
+    dispatcher = value.get(_key(value, "dispatcherName", "dispatcher_name"))
+    if dispatcher == INCREMENTAL_DISPATCHER:
+        config_key = _key(value, "incrementalDispatcherConfig", "incremental_dispatcher_config")
+        config = value.get(config_key)
+        if config is None or isinstance(config, dict):
+            config = dict(config or {})
+            step_key = _key(config, "stepSize", "step_size")
+            if config.get(step_key) is None:
+                config[step_key] = DEFAULT_INCREMENTAL_STEP_SIZE
+            value[config_key] = config
+    return value
+
+
 class MultiKueue(_ConfigModel):
     gc_interval: GoDuration = timedelta(minutes=1)
-    origin: str = "multikueue"
+    origin: str = DEFAULT_ORIGIN
     worker_lost_timeout: GoDuration = timedelta(minutes=15)
     dispatcher_name: str = DEFAULT_DISPATCHER
     external_frameworks: tuple[MultiKueueExternalFramework, ...] = Field(default=(), strict=False)
     cluster_profile: Any = None
-    incremental_dispatcher_config: Any = None
+    incremental_dispatcher_config: IncrementalDispatcherConfig | None = None
+
+    _kueue_defaults = model_validator(mode="before")(_multikueue_defaults)
+
+    @property
+    def incremental_step_size(self) -> int:
+        """Clusters added per round by the incremental dispatcher (Kueue's ``DefaultStepSize``: 3)."""
+        config = self.incremental_dispatcher_config
+        if config is None or not config.step_size:
+            return DEFAULT_INCREMENTAL_STEP_SIZE
+        return config.step_size
 
 
 # --- object retention --------------------------------------------------------------------------------
@@ -342,11 +396,24 @@ class Health(_ConfigModel):
     liveness_endpoint_name: str = "healthz"
 
 
+class BridgeMultiKueue(_ConfigModel):
+    """``kueueBridge.multiKueue``: the ``kueue-bridge multikueue`` component's own settings."""
+
+    #: AdmissionChecks with this ``spec.controllerName`` are handled by ``kueue-bridge multikueue``
+    controller_name: str = DEFAULT_BRIDGE_MULTIKUEUE_CONTROLLER
+
+
 class KueueBridgeSettings(_ConfigModel):
     """The extension section: what kueue-bridge needs and Kueue's format has no field for."""
 
     multi_kueue_controller_names: tuple[str, ...] = Field(default=(MULTIKUEUE_CONTROLLER_NAME,), strict=False)
     field_manager: str = "kueue-bridge"
+    multi_kueue: BridgeMultiKueue = Field(default_factory=BridgeMultiKueue)
+
+    @property
+    def all_multikueue_controller_names(self) -> frozenset[str]:
+        """Every controller name that means "dispatched by MultiKueue": the listed ones and ours."""
+        return frozenset(self.multi_kueue_controller_names) | {self.multi_kueue.controller_name}
 
 
 # --- the document ------------------------------------------------------------------------------------

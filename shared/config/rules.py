@@ -16,6 +16,7 @@ from shared.config.model import (
     _NEGATIVE,
     _NOT_POSITIVE,
     BUILTIN_FRAMEWORKS,
+    INCREMENTAL_DISPATCHER,
     KUBE_SYSTEM,
     KUEUE_ONLY_FRAMEWORKS,
     NAMESPACE_NAME_LABEL,
@@ -213,6 +214,20 @@ def _multikueue_rules(s: _Sections) -> Iterator[ConfigIssue]:
             yield ConfigIssue(
                 path, f'Invalid value: "{entry.name}": conflicts with a built-in MultiKueue adapter'
             )
+    idc = mk.incremental_dispatcher_config
+    if idc is not None:
+        path = "multiKueue.incrementalDispatcherConfig"
+        if mk.dispatcher_name != INCREMENTAL_DISPATCHER:
+            shown = "{}" if idc.step_size is None else f"{{stepSize: {idc.step_size}}}"
+            yield ConfigIssue(
+                path,
+                f"Invalid value: {shown}: incrementalDispatcherConfig is only valid when dispatcherName "
+                "is set to the incremental dispatcher",
+            )
+        if idc.step_size is not None and idc.step_size < 1:
+            yield ConfigIssue(
+                f"{path}.stepSize", f"Invalid value: {idc.step_size}: must be greater than or equal to 1"
+            )
 
 
 _DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -341,6 +356,8 @@ def _bridge_rules(s: _Sections) -> Iterator[ConfigIssue]:
         if name in names[:index]:
             yield ConfigIssue(path, f'Duplicate value: "{name}"')
         yield from _name_issues(path, name, label_key_errors(name))
+    controller = bridge.multi_kueue.controller_name
+    yield from _name_issues("kueueBridge.multiKueue.controllerName", controller, label_key_errors(controller))
     if not bridge.field_manager or len(bridge.field_manager) > 128:
         yield ConfigIssue(
             "kueueBridge.fieldManager",

@@ -227,6 +227,10 @@ class DeclarativeFramework:
             if spec.priority_class is not None
             else None
         )
+        self.remote_drop_paths = tuple(
+            _path(text, field=f"{field}.remoteDropPaths[{index}]")
+            for index, text in enumerate(spec.remote_drop_paths)
+        )
         self.reset_on_stop = tuple(
             _status_path(text, field=f"{field}.resetOnStop[{index}]")
             for index, text in enumerate(spec.reset_on_stop)

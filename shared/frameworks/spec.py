@@ -144,6 +144,11 @@ class DeclarativeAdapterSpec(_Strict):
     priority_class: str | None = Field(
         default=None, alias="priorityClass", description="CEL: pod PriorityClass name, if not in templates"
     )
+    remote_drop_paths: list[str] = Field(
+        default_factory=list,
+        alias="remoteDropPaths",
+        description="Fields MultiKueue leaves out of the worker's copy (e.g. a TTL that deletes it when finished)",
+    )
     reset_on_stop: list[str] = Field(
         default_factory=list,
         alias="resetOnStop",

@@ -34,6 +34,8 @@ Behaviour (modelled on client-go's Reflector and kopf's ``continuous_watch``):
    cancellation.
 
 Cancelling the consuming task (or closing the ``events()`` generator) closes the HTTP stream.
+``on_restart(reason)`` is told about every restart (the ``watch_restarts_total`` reasons: a
+MultiKueue worker's watch uses it to notice a lost connection); it must be quick and not raise.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -172,9 +174,11 @@ class Watch:
         clock: Clock | None = None,
         metrics: KubeMetrics | None = None,
         rng: random.Random | None = None,
+        on_restart: Callable[[str], None] | None = None,
     ) -> None:
         self.client = client
         self.gvk = gvk
+        self._on_restart = on_restart
         self.namespace = namespace
         self.label_selector = label_selector
         self.field_selector = field_selector
@@ -190,6 +194,8 @@ class Watch:
     def _restarted(self, reason: str) -> None:
         if self.metrics is not None:
             self.metrics.watch_restarts.labels(self._resource_label, reason).inc()
+        if self._on_restart is not None:
+            self._on_restart(reason)
 
     async def _backoff(self) -> None:
         self._failures += 1

@@ -109,7 +109,10 @@ class FakeApi:
         if request.method == "PUT":
             if body["metadata"].get("resourceVersion") != stored["metadata"]["resourceVersion"]:
                 return httpx.Response(409, json={"kind": "Status", "code": 409})
-            stored["status"] = body.get("status", {})
+            if rest[-1] == "status":
+                stored["status"] = body.get("status", {})
+            else:
+                stored["spec"] = body.get("spec", {})
         elif rest[-1] == "status":
             _merge(stored, {"status": body.get("status", {})})
         else:
@@ -456,6 +459,87 @@ async def test_deactivation_and_reactivation_follow_real_kueue(
     assert all(c["observedGeneration"] == 3 for c in wl["status"]["conditions"])
 
 
+def _check_workload(api: FakeApi, standin_cq: str = "cq") -> None:
+    api.put(
+        CLUSTER_QUEUES,
+        cluster_queue(standin_cq, cpu=3, admissionChecksStrategy={"admissionChecks": [{"name": "mk"}]}),
+    )
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", standin_cq))
+    api.put(WORKLOADS, workload("wl"))
+
+
+async def test_a_retry_check_evicts_resets_the_checks_and_requeues(
+    api: FakeApi, standin: KueueStandin, clock: FakeClock
+) -> None:
+    _check_workload(api)
+    await standin.reconcile_once()
+    wl = api.get(WORKLOADS, "wl", "ns")
+    wl["status"]["admissionChecks"][0].update(state="Ready", message='The workload was admitted on "w1"')
+    wl["status"]["clusterName"] = "w1"
+    await standin.reconcile_once()
+    assert conditions(api.get(WORKLOADS, "wl", "ns"))["Admitted"][0] == "True"
+    wl = api.get(WORKLOADS, "wl", "ns")
+    wl["status"]["admissionChecks"][0].update(state="Retry", message="Admitting remote lost")
+    clock.advance(5)
+    await standin.reconcile_once()
+    wl = api.get(WORKLOADS, "wl", "ns")
+    assert conditions(wl)["Evicted"] == (
+        "True",
+        "AdmissionCheck",
+        'Evicted due to AdmissionCheck in Retry state: "mk" (Admitting remote lost)',
+    )
+    [check] = wl["status"]["admissionChecks"]
+    assert (check["state"], check["message"], check["retryCount"]) == (
+        "Pending",
+        "Reset to Pending after eviction. Previously: Retry",
+        1,
+    )
+    assert "clusterName" not in wl["status"]
+    assert conditions(wl)["QuotaReserved"][0] == "True", "only the job reconciler releases the reservation"
+    _release_like_the_job_reconciler(wl)
+    wl["status"]["conditions"][-1].update(reason="AdmissionCheck", message="Evicted due to ...")
+    await standin.reconcile_once()
+    assert conditions(api.get(WORKLOADS, "wl", "ns"))["Requeued"] == (
+        "True",
+        "BackoffFinished",
+        "The workload backoff was finished",
+    )
+    await standin.reconcile_once()
+    wl = api.get(WORKLOADS, "wl", "ns")
+    assert conditions(wl)["QuotaReserved"][0] == "True", "admitted again"
+    assert conditions(wl)["Evicted"][0] == "False"
+
+
+async def test_a_rejected_check_or_a_deactivation_target_deactivates(
+    api: FakeApi, standin: KueueStandin
+) -> None:
+    _check_workload(api)
+    await standin.reconcile_once()
+    api.get(WORKLOADS, "wl", "ns")["status"]["admissionChecks"][0].update(
+        state="Rejected", message="No adapter"
+    )
+    await standin.reconcile_once()
+    message = 'AdmissionCheck in Rejected state: "mk" (No adapter)'
+    assert conditions(api.get(WORKLOADS, "wl", "ns"))["DeactivationTarget"] == (
+        "True",
+        "AdmissionCheck",
+        message,
+    )
+    await standin.reconcile_once()
+    assert api.get(WORKLOADS, "wl", "ns")["spec"]["active"] is False
+    await standin.reconcile_once()
+    wl = api.get(WORKLOADS, "wl", "ns")
+    assert conditions(wl)["Evicted"] == (
+        "True",
+        "DeactivatedDueToAdmissionCheck",
+        f"The workload is deactivated due to {message}",
+    )
+    assert "DeactivationTarget" not in conditions(wl)
+    assert wl["status"]["schedulingStats"] == {
+        "evictions": [{"reason": "Deactivated", "underlyingCause": "AdmissionCheck", "count": 1}]
+    }
+
+
 # --- job runner --------------------------------------------------------------------------------------
 
 
@@ -611,6 +695,23 @@ async def test_declarative_crd_gets_its_completion_patch_once(
 
 
 # --- entry point -------------------------------------------------------------------------------------
+
+
+async def test_runner_leaves_jobs_of_other_controllers_alone(
+    api: FakeApi, runner: JobRunner, clock: FakeClock
+) -> None:
+    api.put(JOBS, batch_job("mk", suspend=False, managedBy="kueue.x-k8s.io/multikueue"))
+    api.put(JOBS, batch_job("own", suspend=False, managedBy="kubernetes.io/job-controller"))
+    api.put(
+        APPWRAPPERS,
+        {"metadata": {"name": "aw", "namespace": "ns"}, "spec": {"suspend": False, "managedBy": "x"}},
+    )
+    await runner.reconcile_once()
+    clock.advance(3)
+    await runner.reconcile_once()
+    assert "status" not in api.get(JOBS, "mk", "ns")
+    assert conditions(api.get(JOBS, "own", "ns"))["Complete"][0] == "True"
+    assert "status" not in api.get(APPWRAPPERS, "aw", "ns")
 
 
 async def test_start_addons_runs_both_until_the_stack_closes(api: FakeApi) -> None:

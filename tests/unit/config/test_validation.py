@@ -286,6 +286,42 @@ def test_multikueue_external_frameworks() -> None:
     ]
 
 
+def test_multikueue_empty_origin_is_the_default_one() -> None:
+    # Kueue: cmp.Or(ptr.Deref(origin, ""), DefaultMultiKueueOrigin)
+    assert valid("multiKueue: {origin: ''}").multi_kueue.origin == "multikueue"
+
+
+def test_multikueue_incremental_dispatcher_config() -> None:
+    incremental = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
+    assert valid(f"multiKueue: {{dispatcherName: {incremental}}}").multi_kueue.incremental_step_size == 3
+    config = valid(
+        f"multiKueue: {{dispatcherName: {incremental}, incrementalDispatcherConfig: {{stepSize: 1}}}}"
+    )
+    assert config.multi_kueue.incremental_step_size == 1
+    assert issues(
+        f"multiKueue: {{dispatcherName: {incremental}, incrementalDispatcherConfig: {{stepSize: 0}}}}"
+    ) == [
+        (
+            "multiKueue.incrementalDispatcherConfig.stepSize",
+            "Invalid value: 0: must be greater than or equal to 1",
+        )
+    ]
+    assert issues("multiKueue: {incrementalDispatcherConfig: {stepSize: 2}}") == [
+        (
+            "multiKueue.incrementalDispatcherConfig",
+            "Invalid value: {stepSize: 2}: incrementalDispatcherConfig is only valid when dispatcherName "
+            "is set to the incremental dispatcher",
+        )
+    ]
+
+
+def test_bridge_multikueue_controller_name_is_a_qualified_name() -> None:
+    assert valid("kueueBridge: {}").kueue_bridge.multi_kueue.controller_name == "kueue-bridge.dev/multikueue"
+    [(path, message)] = issues("kueueBridge: {multiKueue: {controllerName: 'not valid'}}")
+    assert path == "kueueBridge.multiKueue.controllerName"
+    assert message.startswith('Invalid value: "not valid": name part must consist of')
+
+
 def test_multikueue_external_framework_of_a_disabled_builtin_is_allowed() -> None:
     config = valid("multiKueue: {externalFrameworks: [{name: JobSet.v1alpha2.jobset.x-k8s.io}]}")
     assert config.multi_kueue.external_frameworks[0].name == "JobSet.v1alpha2.jobset.x-k8s.io"

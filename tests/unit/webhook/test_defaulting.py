@@ -251,3 +251,25 @@ def test_unknown_fields_are_never_removed() -> None:
     obj["spec"]["someFutureField"] = {"x": [1, 2]}
     obj["status"] = {}
     assert run(obj) == [{"op": "add", "path": "/spec/suspend", "value": True}]
+
+
+def test_the_multikueue_component_controller_name_counts_from_the_configuration() -> None:
+    from shared.config import parse_config
+    from webhook.wiring import settings_from_config
+
+    wired = settings_from_config(
+        parse_config("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n", source="t")
+    )
+    assert wired.multikueue_controller_names == {MK, "kueue-bridge.dev/multikueue"}
+    custom = parse_config(
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "kueueBridge: {multiKueue: {controllerName: example.com/mk}}\n",
+        source="t",
+    )
+    names = settings_from_config(custom).multikueue_controller_names
+    ops = run(job(labels={QUEUE_LABEL: "q"}), mk_lookups("example.com/mk"), multikueue_controller_names=names)
+    assert {"op": "add", "path": "/spec/managedBy", "value": MK} in ops
+    assert not any(
+        op["path"] == "/spec/managedBy"
+        for op in run(job(labels={QUEUE_LABEL: "q"}), mk_lookups("example.com/mk"))
+    )

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from kueue_bridge.cli import COMPONENTS
+from multikueue.adapters import MultiKueueAdapters
 from reconciler.ancestry import REPLICA_SET_KIND
 from reconciler.manager import KUEUE_KNOWN_OWNER_KINDS
 from shared.config import load_config
@@ -95,7 +96,10 @@ def container(name: str) -> dict[str, Any]:
     return dict(only)
 
 
-@pytest.mark.parametrize(("name", "replicas"), [("kueue-bridge-webhook", 2), ("kueue-bridge-reconciler", 2)])
+@pytest.mark.parametrize(
+    ("name", "replicas"),
+    [("kueue-bridge-webhook", 2), ("kueue-bridge-reconciler", 2), ("kueue-bridge-multikueue", 2)],
+)
 def test_deployments_are_replicated_non_root_and_read_config_from_the_configmap(
     name: str, replicas: int
 ) -> None:
@@ -225,6 +229,70 @@ def test_reconciler_rbac_covers_what_it_does_and_no_more() -> None:
     for kind, rule in rules_of("kueue-bridge-reconciler"):
         if "leases" in rule["resources"]:
             assert kind == "Role"  # only in its own namespace
+
+
+def multikueue_expected_grants() -> set[tuple[str, str, str]]:
+    """What ``kueue-bridge multikueue`` calls on the manager with the base configuration."""
+    config = load_config(BASE / "config.yaml")
+    kinds = {kind.gvk: kind.resource for kind in config.managed_kinds()}
+    jobs = {(gvk.group, kinds[gvk], "get") for gvk in MultiKueueAdapters.from_config(config).gvks}
+    jobs |= {
+        (gvk.group, f"{kinds[gvk]}/status", "patch") for gvk in MultiKueueAdapters.from_config(config).gvks
+    }
+    return (
+        {
+            ("kueue.x-k8s.io", r, v)
+            for r in ("admissionchecks", "multikueueconfigs", "multikueueclusters", "workloads")
+            for v in ("get", "list", "watch")
+        }
+        | {
+            ("kueue.x-k8s.io", f"{r}/status", "update")
+            for r in ("admissionchecks", "multikueueclusters", "workloads")
+        }
+        | jobs
+        | {(g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "patch")}
+        | {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
+        | {("", "secrets", v) for v in ("get", "list", "watch")}
+    )
+
+
+def test_multikueue_rbac_covers_what_it_does_and_no_more() -> None:
+    assert grants("kueue-bridge-multikueue") == multikueue_expected_grants()
+    for kind, rule in rules_of("kueue-bridge-multikueue"):
+        if {"secrets", "leases"} & set(rule["resources"]):
+            assert kind == "Role", rule  # only in its own namespace: worker kubeconfigs, the Lease
+            assert not {"create", "update", "patch", "delete"} & set(rule["verbs"]) or rule["resources"] == [
+                "leases"
+            ]
+
+
+def worker_grants() -> set[tuple[str, str, str]]:
+    objects = load_all(DEPLOY / "worker" / "worker-rbac.yaml")
+    kustomization = yaml.safe_load((DEPLOY / "worker" / "kustomization.yaml").read_text())
+    assert set(kustomization["resources"]) == {p.name for p in (DEPLOY / "worker").glob("*.yaml")} - {
+        "kustomization.yaml"
+    }
+    (role,) = [o for o in objects if o["kind"] == "ClusterRole"]
+    (binding,) = [o for o in objects if o["kind"] == "ClusterRoleBinding"]
+    (account,) = [o for o in objects if o["kind"] == "ServiceAccount"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": account["metadata"]["name"], "namespace": NAMESPACE}
+    ]
+    return {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+def test_worker_rbac_is_what_multikueue_does_on_a_worker() -> None:
+    assert worker_grants() == (
+        {("kueue.x-k8s.io", "workloads", v) for v in ("get", "list", "watch", "create", "update", "delete")}
+        | {("kueue.x-k8s.io", "workloads/status", "update")}
+        | {("batch", "jobs", v) for v in ("get", "list", "watch", "create", "delete")}
+    )
 
 
 # --- deploy/appwrapper: the base plus AppWrapper support ---------------------------------------------
@@ -384,7 +452,7 @@ def test_dockerfile_installs_the_package_as_non_root_with_the_cli_entrypoint() -
     user = re.findall(r"^USER (\S+)$", text, re.M)
     assert user and user[-1].split(":")[0] not in {"0", "root"}
     assert re.search(r'^ENTRYPOINT \["kueue-bridge"\]$', text, re.M)
-    for package in ("kueue_bridge", "shared", "webhook", "reconciler", "appwrapper", "certs"):
+    for package in ("kueue_bridge", "shared", "webhook", "reconciler", "multikueue", "appwrapper", "certs"):
         assert re.search(rf"^COPY {package} ", text, re.M), package
 
 
@@ -410,7 +478,7 @@ def kueue_bridge_invocations(service: dict[str, Any]) -> list[list[str]]:
 
 def test_compose_services_dependencies_and_commands() -> None:
     services = compose()["services"]
-    assert {"etcd", "kube-apiserver", "kueue", "webhook", "reconciler"} <= set(services)
+    assert {"etcd", "kube-apiserver", "kueue", "webhook", "reconciler", "multikueue"} <= set(services)
     assert services["etcd"]["image"].startswith("registry.k8s.io/etcd:")
     assert services["kube-apiserver"]["image"].startswith("registry.k8s.io/kube-apiserver:")
     assert services["kueue"]["image"].startswith("registry.k8s.io/kueue/kueue:")
@@ -424,7 +492,7 @@ def test_compose_services_dependencies_and_commands() -> None:
     ours = {
         name: s for name, s in services.items() if s.get("build", {}).get("dockerfile") == "deploy/Dockerfile"
     }
-    assert {"webhook", "reconciler", "appwrapper", "register-webhooks", "pki"} <= set(ours)
+    assert {"webhook", "reconciler", "multikueue", "appwrapper", "register-webhooks", "pki"} <= set(ours)
     for name, service in ours.items():
         invocations = kueue_bridge_invocations(service)
         assert invocations, name

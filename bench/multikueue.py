@@ -1,0 +1,386 @@
+"""Benchmark of kueue-bridge's MultiKueue: dispatch latency and status mirroring across two workers.
+
+Three ``kueue-bridge devcluster`` processes (a manager and two workers, each with the Kueue stand-in
+and the job runner), ``kueue-bridge reconciler`` on each, and ``kueue-bridge multikueue`` on the
+manager, all separate processes as deployed. ``--jobs`` batch/v1 Jobs (default 500, 100m CPU and
+``--run-seconds`` each) are queued on the manager at once; quotas let every job fit. Printed, from
+this process's own watches:
+
+* **admission on the manager -> job on the winning worker**: from the moment the manager's Workload
+  is seen with ``QuotaReserved=True`` until the job is seen created on a worker (p50/p99/max; target
+  p99 <= 500 ms). It spans the dispatch of the copies, the worker's admission (its stand-in polls
+  every 0.2 s) and the job's creation.
+  The three steps are printed too, so a miss can be laid at the right door: reserved -> first
+  copy (MultiKueue), first copy -> copy Admitted (the worker's Kueue stand-in), Admitted -> job
+  created (MultiKueue).
+* **remote status change -> manager job status**: from the moment a worker's job is seen
+  ``Complete`` until the manager's job is (p50/p99/max; target p99 <= 1 s).
+
+Everything shares the machine's cores, so absolute numbers move with the load (the round's wall
+time and the CPU seconds of the multikueue process are printed to show it).
+
+    .venv/bin/python bench/multikueue.py [--jobs 500] [--run-seconds 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.devcluster import devcluster_process  # noqa: E402
+from shared.frameworks.base import GroupVersionKind  # noqa: E402
+from shared.kube import AlreadyExists, ClientSettings, KubeClient, Watch, load_kubeconfig  # noqa: E402
+from shared.kube.watch import EventType  # noqa: E402
+
+SHARED = REPO.parent / "shared"
+CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+NAMESPACE_GVK = GroupVersionKind("", "v1", "Namespace")
+SECRET = GroupVersionKind("", "v1", "Secret")
+JOB = GroupVersionKind("batch", "v1", "Job")
+WORKLOAD = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
+FLAVOR = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ResourceFlavor")
+CLUSTER_QUEUE = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ClusterQueue")
+LOCAL_QUEUE = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "LocalQueue")
+ADMISSION_CHECK = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "AdmissionCheck")
+MK_CONFIG = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "MultiKueueConfig")
+MK_CLUSTER = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "MultiKueueCluster")
+KUEUE_CRDS = (
+    "workloads",
+    "resourceflavors",
+    "workloadpriorityclasses",
+    "clusterqueues",
+    "localqueues",
+    "admissionchecks",
+    "multikueueconfigs",
+    "multikueueclusters",
+)
+NAMESPACE = "bench"
+PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
+CONFIG = {
+    "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+    "kind": "Configuration",
+    "namespace": "kueue-system",
+    "leaderElection": {"leaderElect": False},
+    "clientConnection": {"qps": 5000, "burst": 5000},
+    "health": {"healthProbeBindAddress": "127.0.0.1:0"},
+    "metrics": {"bindAddress": "0"},
+}
+
+
+def client_for(kubeconfig: Path) -> KubeClient:
+    return KubeClient.from_connection(
+        load_kubeconfig(kubeconfig), settings=ClientSettings(qps=5000, burst=5000)
+    )
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def figures(label: str, values: list[float], target: float) -> str:
+    if not values:
+        return f"{label}: no samples"
+    ms = [v * 1000 for v in values]
+    p99 = percentile(ms, 0.99)
+    verdict = "meets" if p99 <= target * 1000 else "misses"
+    return (
+        f"{label}: p50 {percentile(ms, 0.5):.0f} ms, p99 {p99:.0f} ms, max {max(ms):.0f} ms "
+        f"({len(ms)} samples; {verdict} the p99 <= {target * 1000:.0f} ms target)"
+    )
+
+
+async def setup(client: KubeClient, *, cpu: str, check: bool) -> None:
+    for name in KUEUE_CRDS:
+        for document in yaml.safe_load_all(
+            (SHARED / "crds" / "kueue" / f"kueue.x-k8s.io_{name}.yaml").read_text()
+        ):
+            if document and document.get("kind") == "CustomResourceDefinition":
+                with contextlib.suppress(AlreadyExists):
+                    await client.create(CRD, document)
+    while True:
+        try:
+            await client.list(MK_CLUSTER)
+            await client.list(WORKLOAD, namespace="default")
+            break
+        except Exception:
+            await asyncio.sleep(0.05)
+    for namespace in ("kueue-system", NAMESPACE):
+        await client.create(NAMESPACE_GVK, {"metadata": {"name": namespace}})
+    await client.create(FLAVOR, {"metadata": {"name": "default"}})
+    spec: dict[str, Any] = {
+        "namespaceSelector": {},
+        "resourceGroups": [
+            {
+                "coveredResources": ["cpu"],
+                "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": cpu}]}],
+            }
+        ],
+    }
+    if check:
+        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": "mk"}]}
+    await client.create(CLUSTER_QUEUE, {"metadata": {"name": "cq"}, "spec": spec})
+    await client.create(
+        LOCAL_QUEUE, {"metadata": {"name": "q", "namespace": NAMESPACE}, "spec": {"clusterQueue": "cq"}}
+    )
+
+
+def job(name: str, run_seconds: float) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": NAMESPACE,
+            "labels": {"kueue.x-k8s.io/queue-name": "q"},
+            "annotations": {"kueue-bridge.dev/run-seconds": str(run_seconds)},
+        },
+        "spec": {
+            "suspend": True,
+            "managedBy": "kueue.x-k8s.io/multikueue",
+            "parallelism": 1,
+            "completions": 1,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
+                    ],
+                }
+            },
+        },
+    }
+
+
+def complete(obj: dict[str, Any]) -> bool:
+    return any(
+        c.get("type") == "Complete" and c.get("status") == "True"
+        for c in (obj.get("status") or {}).get("conditions") or []
+    )
+
+
+class Observed:
+    """What this process's watches saw, and when (monotonic seconds)."""
+
+    def __init__(self, expected: int) -> None:
+        self.expected = expected
+        self.all_finished = asyncio.Event()
+        self.reserved: dict[str, float] = {}  # manager Workload name -> QuotaReserved seen
+        self.finished: set[str] = set()  # manager Workloads Finished
+        self.copy: dict[str, float] = {}  # Workload name -> first copy seen on a worker
+        self.copy_admitted: dict[str, float] = {}  # Workload name -> a copy seen Admitted
+        self.remote_job: dict[str, float] = {}  # prebuilt Workload name -> job seen on a worker
+        self.remote_complete: dict[str, float] = {}  # job name -> Complete seen on a worker
+        self.local_complete: dict[str, float] = {}  # job name -> Complete seen on the manager
+
+    async def manager_workloads(self, client: KubeClient) -> None:
+        async for event in Watch(client, WORKLOAD, namespace=NAMESPACE).events():
+            if event.type not in (EventType.ADDED, EventType.MODIFIED):
+                continue
+            name = event.object["metadata"]["name"]
+            conditions = {
+                c.get("type"): c.get("status")
+                for c in (event.object.get("status") or {}).get("conditions") or []
+            }
+            if conditions.get("QuotaReserved") == "True":
+                self.reserved.setdefault(name, time.monotonic())
+            if conditions.get("Finished") == "True":
+                self.finished.add(name)
+                if len(self.finished) >= self.expected:
+                    self.all_finished.set()
+
+    async def manager_jobs(self, client: KubeClient) -> None:
+        async for event in Watch(client, JOB, namespace=NAMESPACE).events():
+            if event.type in (EventType.ADDED, EventType.MODIFIED) and complete(event.object):
+                self.local_complete.setdefault(event.object["metadata"]["name"], time.monotonic())
+
+    async def worker_workloads(self, client: KubeClient) -> None:
+        async for event in Watch(client, WORKLOAD, namespace=NAMESPACE).events():
+            if event.type not in (EventType.ADDED, EventType.MODIFIED):
+                continue
+            name = event.object["metadata"]["name"]
+            self.copy.setdefault(name, time.monotonic())
+            conditions = (event.object.get("status") or {}).get("conditions") or []
+            if any(c.get("type") == "Admitted" and c.get("status") == "True" for c in conditions):
+                self.copy_admitted.setdefault(name, time.monotonic())
+
+    async def worker_jobs(self, client: KubeClient) -> None:
+        async for event in Watch(client, JOB, namespace=NAMESPACE).events():
+            if event.type not in (EventType.ADDED, EventType.MODIFIED):
+                continue
+            metadata = event.object["metadata"]
+            prebuilt = (metadata.get("annotations") or {}).get(PREBUILT) or (
+                metadata.get("labels") or {}
+            ).get(PREBUILT)
+            if prebuilt:
+                self.remote_job.setdefault(prebuilt, time.monotonic())
+            if complete(event.object):
+                self.remote_complete.setdefault(metadata["name"], time.monotonic())
+
+
+@contextlib.contextmanager
+def component(name: str, config: Path, kubeconfig: Path, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    command = [
+        sys.executable,
+        "-m",
+        "kueue_bridge.cli",
+        name,
+        "--config",
+        str(config),
+        "--kubeconfig",
+        str(kubeconfig),
+    ]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100
+
+
+async def run(args: argparse.Namespace, tmp: Path, kubeconfigs: dict[str, Path]) -> int:
+    clients = {name: client_for(path) for name, path in kubeconfigs.items()}
+    try:
+        await setup(clients["manager"], cpu=str(args.jobs), check=True)
+        for name in ("w1", "w2"):
+            await setup(clients[name], cpu=str(args.jobs), check=False)
+            raw = kubeconfigs[name].read_bytes()
+            await clients["manager"].create(
+                SECRET,
+                {
+                    "metadata": {"name": name, "namespace": "kueue-system"},
+                    "data": {"kubeconfig": base64.b64encode(raw).decode()},
+                },
+            )
+            await clients["manager"].create(
+                MK_CLUSTER,
+                {"metadata": {"name": name}, "spec": {"clusterSource": {"kubeConfig": {"location": name}}}},
+            )
+        await clients["manager"].create(
+            MK_CONFIG, {"metadata": {"name": "cfg"}, "spec": {"clusters": ["w1", "w2"]}}
+        )
+        await clients["manager"].create(
+            ADMISSION_CHECK,
+            {
+                "metadata": {"name": "mk"},
+                "spec": {
+                    "controllerName": "kueue-bridge.dev/multikueue",
+                    "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "cfg"},
+                },
+            },
+        )
+        config = tmp / "config.yaml"
+        config.write_text(yaml.safe_dump(CONFIG))
+        observed = Observed(args.jobs)
+        watches = [
+            asyncio.create_task(observed.manager_workloads(clients["manager"])),
+            asyncio.create_task(observed.manager_jobs(clients["manager"])),
+            *(asyncio.create_task(observed.worker_jobs(clients[name])) for name in ("w1", "w2")),
+            *(asyncio.create_task(observed.worker_workloads(clients[name])) for name in ("w1", "w2")),
+        ]
+        with contextlib.ExitStack() as stack:
+            for name in ("manager", "w1", "w2"):
+                stack.enter_context(
+                    component("reconciler", config, kubeconfigs[name], tmp / f"reconciler-{name}.log")
+                )
+            mk = stack.enter_context(
+                component("multikueue", config, kubeconfigs["manager"], tmp / "multikueue.log")
+            )
+            await asyncio.sleep(2)  # the components' informers sync before the burst
+            mk_cpu = cpu_seconds(mk.pid)
+            started = time.monotonic()
+            creates = [
+                clients["manager"].create(JOB, job(f"j{index:04d}", args.run_seconds), namespace=NAMESPACE)
+                for index in range(args.jobs)
+            ]
+            for batch in range(0, len(creates), 32):
+                await asyncio.gather(*creates[batch : batch + 32])
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(observed.all_finished.wait(), args.timeout)
+            wall = time.monotonic() - started
+            mk_cpu = cpu_seconds(mk.pid) - mk_cpu
+        for task in watches:
+            task.cancel()
+        dispatch = [
+            observed.remote_job[name] - at
+            for name, at in observed.reserved.items()
+            if name in observed.remote_job
+        ]
+        mirror = [
+            observed.local_complete[name] - at
+            for name, at in observed.remote_complete.items()
+            if name in observed.local_complete
+        ]
+        print(
+            f"{args.jobs} jobs, {args.run_seconds} s each, two workers: {len(observed.finished)} finished in {wall:.1f} s"
+        )
+        print(f"multikueue process CPU in that time: {mk_cpu:.1f} s")
+        print(figures("admission on the manager -> job on the winning worker", dispatch, 0.5))
+        parts = {
+            "  of which: quota reserved -> first copy on a worker": (observed.reserved, observed.copy),
+            "  of which: first copy -> a copy Admitted (the worker's Kueue)": (
+                observed.copy,
+                observed.copy_admitted,
+            ),
+            "  of which: copy Admitted -> job created there (MultiKueue)": (
+                observed.copy_admitted,
+                observed.remote_job,
+            ),
+        }
+        for label, (start, end) in parts.items():
+            values = [end[name] - at for name, at in start.items() if name in end]
+            if values:
+                ms = [v * 1000 for v in values]
+                print(f"{label}: p50 {percentile(ms, 0.5):.0f} ms, p99 {percentile(ms, 0.99):.0f} ms")
+        print(figures("remote status change (Complete) -> manager job status", mirror, 1.0))
+        return 0 if len(observed.finished) == args.jobs else 1
+    finally:
+        for client in clients.values():
+            await client.aclose()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=500)
+    parser.add_argument("--run-seconds", type=float, default=1.0)
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds to wait for every job to finish"
+    )
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-mk-") as name, contextlib.ExitStack() as stack:
+        tmp = Path(name)
+        kubeconfigs = {
+            cluster: stack.enter_context(
+                devcluster_process(tmp, extra_args=("--kueue-standin", "--job-runner"), name=cluster)
+            )[1]
+            for cluster in ("manager", "w1", "w2")
+        }
+        return asyncio.run(run(args, tmp, kubeconfigs))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

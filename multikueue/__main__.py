@@ -1,0 +1,190 @@
+"""``kueue-bridge multikueue --config FILE [--kubeconfig FILE]``: the MultiKueue controller.
+
+Process life, as ``kueue-bridge reconciler``'s: load and validate the configuration (a bad file
+stops start-up with one line per error), connect to the manager cluster, serve probes and metrics,
+then campaign for the Lease ``<leaderElection.resourceName>-multikueue``. Only the leader runs
+informers, controllers, worker connections and the garbage collector; a second replica is a hot
+standby waiting on the Lease. SIGTERM/SIGINT stop the controllers (in-flight reconciles drain),
+close the worker connections, release the Lease so the standby takes over at once, and exit 0.
+Losing the Lease stops all work immediately and the process campaigns again.
+
+``/readyz`` is ready once the leader's caches have synced, or while standing by (a standby is
+ready to take over; it serves no traffic).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import sys
+import uuid
+
+from prometheus_client import CollectorRegistry
+
+from multikueue.manager import ManagerOptions, MultiKueueManager
+from shared.config import ConfigError, Configuration, load_config
+from shared.eventloop import run_process_loop
+from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
+from shared.kube.events import EventRecorder, EventSettings
+from shared.kube.leaderelection import LeaderElectionSettings, LeaderElector
+from shared.probes import ProbeServer, parse_bind_address
+
+__all__ = ["COMPONENT", "main", "run_multikueue"]
+
+logger = logging.getLogger("multikueue")
+COMPONENT = "multikueue"
+#: how long a stopping process keeps writing queued events (Kubernetes' default grace is 30 s)
+EVENT_FLUSH_SECONDS = 5.0
+DRAIN_SECONDS = 10.0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kueue-bridge multikueue", description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True, help="kueue-bridge configuration file")
+    parser.add_argument(
+        "--kubeconfig", help="kubeconfig of the manager cluster (default: $KUBECONFIG, then in-cluster)"
+    )
+    parser.add_argument("--identity", help="leader-election identity (default: hostname_uuid)")
+    parser.add_argument("--log-format", choices=("text", "json"), default="text")
+    parser.add_argument("--probe-address", help="override health.healthProbeBindAddress (host:port)")
+    parser.add_argument(
+        "--kubeconfig-path-prefix",
+        help="directory MultiKueueClusters with locationType Path must point into (default: /etc/multikueue/kubeconfigs)",
+    )
+    return parser
+
+
+async def run_multikueue(
+    *,
+    config: Configuration,
+    kubeconfig: str | None,
+    identity: str,
+    probe_address: str,
+    stop: asyncio.Event,
+    options: ManagerOptions | None = None,
+) -> None:
+    options = options or ManagerOptions()
+    registry = CollectorRegistry()
+    metrics = KubeMetrics(registry)
+    connection = load_connection(kubeconfig=kubeconfig)
+    settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
+    leading = asyncio.Event()
+    current: list[MultiKueueManager] = []
+
+    def ready() -> bool:
+        return not leading.is_set() or bool(current and current[0].synced())
+
+    host, port = parse_bind_address(probe_address)
+    probes = ProbeServer(registry=registry, ready=ready, host=host, port=port)
+    await probes.start()
+    logger.info("probes and metrics listening", extra={"port": probes.port})
+    async with KubeClient.from_connection(connection, settings=settings, metrics=metrics) as client:
+        recorder = EventRecorder(
+            client, EventSettings(reporting_controller="kueue-bridge-multikueue", reporting_instance=identity)
+        )
+        recorder_task = asyncio.create_task(recorder.run(), name="event-recorder")
+        election = config.leader_election
+        elector = LeaderElector(
+            client,
+            LeaderElectionSettings(
+                lease_name=election.lease_name(COMPONENT),
+                lease_namespace=election.resource_namespace or config.namespace,
+                identity=identity,
+                lease_duration=election.lease_duration.total_seconds(),
+                renew_deadline=election.renew_deadline.total_seconds(),
+                retry_period=election.retry_period.total_seconds(),
+            ),
+            metrics=metrics,
+        )
+
+        async def lead() -> None:
+            leading.set()
+            manager = MultiKueueManager(client=client, config=config, options=options, recorder=recorder)
+            current[:] = [manager]
+            run = asyncio.create_task(manager.run(), name="multikueue-manager")
+            stopped = asyncio.create_task(stop.wait())
+            try:
+                await asyncio.wait({run, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                if stop.is_set():
+                    await manager.shutdown(drain_seconds=DRAIN_SECONDS)
+            finally:
+                stopped.cancel()
+                run.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await run
+                current.clear()
+                leading.clear()
+
+        try:
+            while not stop.is_set():
+                if election.leader_elect:
+                    campaign = asyncio.create_task(elector.run(on_started_leading=lead))
+                    stopped = asyncio.create_task(stop.wait())
+                    await asyncio.wait({campaign, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                    if not campaign.done():
+                        if leading.is_set():
+                            await campaign  # lead() sees the stop, drains, then the lease is released
+                        else:
+                            campaign.cancel()
+                            with contextlib.suppress(asyncio.CancelledError):
+                                await campaign
+                    stopped.cancel()
+                    if not stop.is_set():
+                        logger.warning("lost leadership; campaigning again")
+                else:
+                    await lead()
+        finally:
+            try:
+                async with asyncio.timeout(EVENT_FLUSH_SECONDS):
+                    await recorder.flush()
+            except TimeoutError:
+                logger.warning(
+                    "stopping with events still queued; they are dropped",
+                    extra={"events": recorder.drop_pending()},
+                )
+            recorder_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await recorder_task
+            await probes.stop()
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    configure_logging(json=args.log_format == "json")
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        for line in exc.lines():
+            print(line, file=sys.stderr)
+        return 1
+    identity = args.identity or f"{socket.gethostname()}_{uuid.uuid4()}"
+    probe_address = args.probe_address or config.health.health_probe_bind_address
+    options = ManagerOptions()
+    if args.kubeconfig_path_prefix:
+        options = ManagerOptions(path_prefix=args.kubeconfig_path_prefix)
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        await run_multikueue(
+            config=config,
+            kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
+            identity=identity,
+            probe_address=probe_address,
+            stop=stop,
+            options=options,
+        )
+
+    run_process_loop(run())
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(sys.argv[1:]))

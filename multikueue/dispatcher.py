@@ -1,0 +1,106 @@
+"""The incremental dispatcher: nominate worker clusters a few at a time, one 5-minute round each.
+
+Kueue's ``IncrementalDispatcherReconciler`` (``pkg/controller/workloaddispatcher``), run only when
+``multiKueue.dispatcherName`` is ``kueue.x-k8s.io/multikueue-dispatcher-incremental``:
+
+* it acts on a Workload whose MultiKueue check is ``Pending``, with no ``status.clusterName``, quota
+  reserved and not finished (otherwise its round is forgotten);
+* a round lasts 5 minutes (kept in memory, per Workload). When none is running, the next
+  ``stepSize`` clusters (``multiKueue.incrementalDispatcherConfig.stepSize``, 3 by default) that are
+  not nominated yet are appended to ``status.nominatedClusterNames``, in the MultiKueueConfig's
+  order (gate ``MultiKueueIncrementalDispatcherRespectConfigOrder``, on by default; else sorted);
+* when every cluster is nominated the error is ``no more workers to nominate`` (retried with backoff).
+
+The Workload reconciler then creates copies on exactly the nominated clusters, as for an external
+dispatcher.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Final
+
+from multikueue.admissioncheck import ParametersError, config_clusters, parameters_config_name
+from multikueue.remote import WORKLOAD_GVK
+from multikueue.workload_status import has_quota_reservation, is_finished, status_of
+from shared.constants import CheckState
+from shared.jsontree import json_tree_copy
+from shared.kube import Clock, KubeClient, Result
+
+__all__ = ["ROUND_SECONDS", "IncrementalDispatcher", "NoMoreWorkersError"]
+
+ROUND_SECONDS: Final = 300.0
+
+
+class NoMoreWorkersError(Exception):
+    def __init__(self) -> None:
+        super().__init__("no more workers to nominate")
+
+
+class IncrementalDispatcher:
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        workloads: Callable[[str], dict[str, Any] | None],
+        checks: Callable[[str], dict[str, Any] | None],
+        configs: Callable[[str], dict[str, Any] | None],
+        multikueue_check: Callable[[dict[str, Any]], dict[str, Any] | None],
+        step_size: int,
+        respect_config_order: bool,
+        clock: Clock,
+        now: Callable[[], datetime],
+    ) -> None:
+        self._client = client
+        self._workloads = workloads
+        self._checks = checks
+        self._configs = configs
+        self._multikueue_check = multikueue_check
+        self._step = step_size
+        self._config_order = respect_config_order
+        self._clock = clock
+        self._now = now
+        self.round_started: dict[str, float] = {}
+
+    async def reconcile(self, key: str) -> Result:
+        cached = self._workloads(key)
+        if cached is None or (cached.get("metadata") or {}).get("deletionTimestamp"):
+            self.round_started.pop(key, None)
+            return Result.done()
+        check = self._multikueue_check(cached)
+        if (
+            check is None
+            or check.get("state") != CheckState.PENDING
+            or status_of(dict(cached)).get("clusterName")
+        ):
+            return Result.done()
+        admission_check = self._checks(str(check.get("name")))
+        if admission_check is None:
+            raise ParametersError(f'admissionchecks.kueue.x-k8s.io "{check.get("name")}" not found')
+        config_name = parameters_config_name(admission_check)
+        config = self._configs(config_name)
+        if config is None:
+            raise ParametersError(f'multikueueconfigs.kueue.x-k8s.io "{config_name}" not found')
+        clusters = config_clusters(config)
+        if not clusters:
+            raise ParametersError("no active clusters")
+        if is_finished(cached) or not has_quota_reservation(cached):
+            self.round_started.pop(key, None)
+            return Result.done()
+        started = self.round_started.get(key)
+        now = self._clock.now()
+        if started is not None and now - started <= ROUND_SECONDS:
+            return Result.after(ROUND_SECONDS - (now - started))
+        workload = json_tree_copy(cached)
+        status = status_of(workload)
+        nominated = [str(name) for name in status.get("nominatedClusterNames") or []]
+        remaining = [name for name in clusters if name not in nominated]
+        if not self._config_order:
+            remaining.sort()
+        if not remaining:
+            raise NoMoreWorkersError()
+        status["nominatedClusterNames"] = nominated + remaining[: self._step]
+        await self._client.update_status(WORKLOAD_GVK, workload)
+        self.round_started[key] = now
+        return Result.done()

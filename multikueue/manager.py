@@ -1,0 +1,477 @@
+"""Wiring the MultiKueue reconcilers into a running controller: informers, work queues, triggers.
+
+On the manager cluster one informer each caches Workloads, AdmissionChecks, MultiKueueConfigs,
+MultiKueueClusters and the Secrets of the configuration namespace (the only Secrets this component
+may read). Three controllers share them, each with Kueue's triggers:
+
+* ``multikueue_cluster`` (key: cluster name) -- a cluster's create, delete, spec change (its own
+  status writes are filtered out like Kueue's generation predicate), a change of the Secret it
+  names, and a lost worker watch;
+* ``multikueue_admissioncheck`` (key: check name) -- the check itself, a change of the cluster list
+  of the MultiKueueConfig it names, and a change of the ``Active`` condition of one of its clusters;
+* ``multikueue_workload`` (key: ``namespace/name``) -- every local Workload event, remote Workload
+  and remote job events of the workers (mapped to the local Workload, after ``events_batch_period``),
+  and a change of the clusters of a config or of the config a check names (all Workloads using it).
+
+Invariants: controllers start only when every informer has synced; ``run`` owns every task it
+starts (informers, controllers, the garbage collector, worker connections) and stops them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from prometheus_client import Counter
+
+from multikueue.adapters import MultiKueueAdapters
+from multikueue.admissioncheck import (
+    ADMISSION_CHECK_GVK,
+    MULTIKUEUE_CONFIG_GVK,
+    AdmissionCheckReconciler,
+    ParametersError,
+    config_clusters,
+    parameters_config_name,
+)
+from multikueue.clusters import MULTIKUEUE_CLUSTER_GVK, ClusterReconciler
+from multikueue.conditions import condition_of
+from multikueue.dispatcher import IncrementalDispatcher
+from multikueue.gc import GarbageCollector
+from multikueue.kubeconfig import DEFAULT_KUBECONFIG_PATH_PREFIX, LoadedKubeConfig, connection_for
+from multikueue.remote import WORKLOAD_GVK, ClientFactory, RemoteCluster
+from multikueue.workload import ReconcilerSettings, WorkloadReconciler
+from shared.config import INCREMENTAL_DISPATCHER, Configuration
+from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_EVENT_REASON
+from shared.frameworks.base import GroupVersionKind
+from shared.kube import ClientSettings, Controller, EventHandler, Informer, KubeClient, WatchSettings
+from shared.kube.events import EventRecorder
+from shared.kube.informer import StoreView
+from shared.models.condition import Condition
+
+__all__ = ["SECRET_GVK", "ManagerOptions", "MultiKueueManager", "remote_client_factory"]
+
+logger = logging.getLogger(__name__)
+
+SECRET_GVK = GroupVersionKind("", "v1", "Secret")
+CONFIG_INDEX = "config"  # AdmissionChecks by the MultiKueueConfig they name
+CLUSTER_INDEX = "cluster"  # MultiKueueConfigs by the clusters they list
+SECRET_INDEX = "secret"  # MultiKueueClusters by the Secret holding their kubeconfig
+CHECK_INDEX = "check"  # Workloads by the admission checks in their status
+
+
+@dataclass(frozen=True)
+class ManagerOptions:
+    #: delay before a worker's watch event reconciles the local Workload (coalesces bursts; Kueue: 1 s)
+    events_batch_period: float = 0.1
+    workers: int = 16
+    path_prefix: str = DEFAULT_KUBECONFIG_PATH_PREFIX
+    watch_settings: WatchSettings = field(default_factory=WatchSettings)
+    now: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+
+def remote_client_factory(settings: ClientSettings) -> ClientFactory:
+    """Clients for workers: the kubeconfig's server, CA and token; fail fast (few retries)."""
+
+    def build(raw: bytes, document: dict[str, Any]) -> KubeClient:
+        connection = connection_for(LoadedKubeConfig(raw=raw, document=document))
+        return KubeClient.from_connection(connection, settings=settings)
+
+    return build
+
+
+def _name(obj: dict[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def _key(obj: dict[str, Any]) -> str:
+    metadata = obj.get("metadata") or {}
+    return f"{metadata.get('namespace')}/{metadata.get('name')}"
+
+
+def _config_name(check: dict[str, Any]) -> str:
+    try:
+        return parameters_config_name(check)
+    except ParametersError:
+        return ""
+
+
+def _index_workloads_by_check(workload: dict[str, Any]) -> list[str]:
+    checks = (workload.get("status") or {}).get("admissionChecks") or []
+    return [str(item["name"]) for item in checks if isinstance(item, dict) and item.get("name")]
+
+
+def _index_checks_by_config(controller_name: str) -> Callable[[dict[str, Any]], list[str]]:
+    def index(check: dict[str, Any]) -> list[str]:
+        if (check.get("spec") or {}).get("controllerName") != controller_name:
+            return []
+        try:
+            return [parameters_config_name(check)]
+        except ParametersError:
+            return []
+
+    return index
+
+
+def _index_clusters_by_secret(cluster: dict[str, Any]) -> list[str]:
+    source = ((cluster.get("spec") or {}).get("clusterSource") or {}).get("kubeConfig") or {}
+    if source.get("locationType", "Secret") != "Secret" or not source.get("location"):
+        return []
+    return [str(source["location"])]
+
+
+class MultiKueueManager:
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        config: Configuration,
+        options: ManagerOptions = ManagerOptions(),
+        client_factory: ClientFactory | None = None,
+        recorder: EventRecorder | None = None,
+    ) -> None:
+        self._client = client
+        self._recorder = recorder
+        self._config = config
+        self._options = options
+        self.controller_name = config.kueue_bridge.multi_kueue.controller_name
+        self.origin = config.multi_kueue.origin
+        self._client_factory = client_factory or remote_client_factory(
+            ClientSettings(
+                qps=config.client_connection.qps, burst=config.client_connection.burst, max_attempts=2
+            )
+        )
+        self.workloads = Informer(
+            client, WORKLOAD_GVK, indexers={CHECK_INDEX: _index_workloads_by_check}, resync_period=600.0
+        )
+        self.checks = Informer(
+            client,
+            ADMISSION_CHECK_GVK,
+            indexers={CONFIG_INDEX: _index_checks_by_config(self.controller_name)},
+        )
+        self.configs = Informer(client, MULTIKUEUE_CONFIG_GVK, indexers={CLUSTER_INDEX: config_clusters})
+        self.clusters = Informer(
+            client, MULTIKUEUE_CLUSTER_GVK, indexers={SECRET_INDEX: _index_clusters_by_secret}
+        )
+        self.secrets = Informer(client, SECRET_GVK, namespace=config.namespace)
+        self._informers = [self.workloads, self.checks, self.configs, self.clusters, self.secrets]
+        self.adapters = MultiKueueAdapters.from_config(config)
+        self.job_kinds: tuple[GroupVersionKind, ...] = self.adapters.gvks
+        self.cluster_reconciler = ClusterReconciler(
+            client=client,
+            clusters=_getter(self.clusters.store),
+            secrets=lambda name: self.secrets.store.get(f"{config.namespace}/{name}"),
+            new_remote=self._new_remote,
+            on_connected=self._cluster_connected,
+            now=options.now,
+            path_prefix=options.path_prefix,
+            validate_path=config.feature_gate("MultiKueueKubeConfigPathValidation", default=True),
+        )
+        self.check_reconciler = AdmissionCheckReconciler(
+            client=client,
+            controller_name=self.controller_name,
+            checks=_getter(self.checks.store),
+            configs=_getter(self.configs.store),
+            clusters=_getter(self.clusters.store),
+            now=options.now,
+        )
+        metrics = client.metrics
+        self.cluster_controller = Controller(
+            name="multikueue_cluster",
+            reconcile=self.cluster_reconciler.reconcile,
+            clock=client.clock,
+            workers=4,
+            metrics=metrics,
+        )
+        self.check_controller = Controller(
+            name="multikueue_admissioncheck",
+            reconcile=self.check_reconciler.reconcile,
+            clock=client.clock,
+            workers=2,
+            metrics=metrics,
+        )
+        self.workload_reconciler = WorkloadReconciler(
+            client=client,
+            settings=ReconcilerSettings(
+                controller_name=self.controller_name,
+                origin=self.origin,
+                worker_lost_timeout=config.multi_kueue.worker_lost_timeout.total_seconds(),
+                dispatcher_name=config.multi_kueue.dispatcher_name,
+                workload_identifier_annotations=config.feature_gate(
+                    "WorkloadIdentifierAnnotations", default=True
+                ),
+            ),
+            adapters=self.adapters,
+            workloads=_getter(self.workloads.store),
+            checks=_getter(self.checks.store),
+            configs=_getter(self.configs.store),
+            remotes=self.cluster_reconciler.remote,
+            events=self._event,
+            clock=client.clock,
+            now=options.now,
+            dispatched=lambda cluster: self._counted(self._dispatched, cluster),
+            admitted=lambda cluster: self._counted(self._admitted, cluster),
+        )
+        self.workload_controller = Controller(
+            name="multikueue_workload",
+            reconcile=self.workload_reconciler.reconcile,
+            clock=client.clock,
+            workers=options.workers,
+            metrics=metrics,
+        )
+        self.controllers: list[Controller] = [
+            self.cluster_controller,
+            self.check_controller,
+            self.workload_controller,
+        ]
+        self.dispatcher: IncrementalDispatcher | None = None
+        if config.multi_kueue.dispatcher_name == INCREMENTAL_DISPATCHER:
+            self.dispatcher = IncrementalDispatcher(
+                client=client,
+                workloads=_getter(self.workloads.store),
+                checks=_getter(self.checks.store),
+                configs=_getter(self.configs.store),
+                multikueue_check=self.workload_reconciler.multikueue_check,
+                step_size=config.multi_kueue.incremental_step_size,
+                respect_config_order=config.feature_gate(
+                    "MultiKueueIncrementalDispatcherRespectConfigOrder", default=True
+                ),
+                clock=client.clock,
+                now=options.now,
+            )
+            dispatcher_controller = Controller(
+                name="multikueue_incremental_dispatcher",
+                reconcile=self.dispatcher.reconcile,
+                clock=client.clock,
+                workers=options.workers,
+                metrics=metrics,
+            )
+            dispatcher_controller.watch(self.workloads)
+            self.controllers.append(dispatcher_controller)
+        self.gc = GarbageCollector(
+            interval=config.multi_kueue.gc_interval.total_seconds(),
+            origin=self.origin,
+            adapters=self.adapters,
+            remotes=lambda: list(self.cluster_reconciler.remotes.values()),
+            local_workload=_getter(self.workloads.store),
+            clock=client.clock,
+        )
+        registry = metrics.registry if metrics is not None else None
+        self._dispatched = Counter(
+            "kueue_bridge_multikueue_workloads_dispatched_total",
+            "Workload copies created on worker clusters, by cluster.",
+            ["cluster"],
+            registry=registry,
+        )
+        self._admitted = Counter(
+            "kueue_bridge_multikueue_workloads_admitted_total",
+            "Workloads whose MultiKueue check became Ready (admitted on a worker), by cluster.",
+            ["cluster"],
+            registry=registry,
+        )
+        self._wire_cluster_triggers()
+        self._wire_check_triggers()
+        self._wire_workload_triggers()
+
+    # --- worker connections --------------------------------------------------------------------------
+    def _new_remote(self, name: str) -> RemoteCluster:
+        return RemoteCluster(
+            name=name,
+            origin=self.origin,
+            job_kinds=self.job_kinds,
+            client_factory=self._client_factory,
+            clock=self._client.clock,
+            on_workload=self.remote_workload_event,
+            on_lost=self.cluster_controller.queue.add,
+            watch_settings=self._options.watch_settings,
+        )
+
+    def remote_workload_event(self, namespace: str, name: str) -> None:
+        """A worker's watch saw something about the local Workload ``namespace/name``."""
+        key = f"{namespace}/{name}"
+        if self.workloads.store.get(key) is not None:
+            self.workload_controller.queue.add_after(key, self._options.events_batch_period)
+
+    def _cluster_connected(self, cluster: str) -> None:
+        """Reconcile every Workload whose check's config lists ``cluster`` (it may dispatch there now)."""
+        for config in self.configs.store.by_index(CLUSTER_INDEX, cluster):
+            for key in self._workloads_using_config(_name(config)):
+                self.workload_controller.queue.add(key)
+
+    def _event(self, workload: dict[str, Any], event_type: str, message: str) -> None:
+        if self._recorder is None:
+            logger.info("workload event", extra={"type": event_type, "note": message})
+            return
+        self._recorder.event(
+            workload,
+            type=event_type,
+            reason=MULTIKUEUE_EVENT_REASON,
+            note=message,
+            action=MULTIKUEUE_EVENT_REASON,
+        )
+
+    @staticmethod
+    def _counted(counter: Counter, cluster: str) -> None:
+        counter.labels(cluster).inc()
+
+    # --- triggers ------------------------------------------------------------------------------------
+    def _wire_cluster_triggers(self) -> None:
+        queue = self.cluster_controller.queue
+
+        def cluster_updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+            old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+            if new_meta.get("deletionTimestamp") or old_meta.get("generation") != new_meta.get("generation"):
+                queue.add(_name(new))
+
+        self.clusters.add_handler(
+            EventHandler(
+                on_add=lambda obj: queue.add(_name(obj)),
+                on_update=cluster_updated,
+                on_delete=lambda obj: queue.add(_name(obj)),
+            )
+        )
+
+        def secret_changed(secret: dict[str, Any]) -> None:
+            for cluster in self.clusters.store.by_index(SECRET_INDEX, _name(secret)):
+                queue.add(_name(cluster))
+
+        self.secrets.add_handler(
+            EventHandler(
+                on_add=secret_changed,
+                on_update=lambda old, new: secret_changed(new),
+                on_delete=secret_changed,
+            )
+        )
+
+    def _checks_using_config(self, config_name: str) -> list[str]:
+        return [_name(check) for check in self.checks.store.by_index(CONFIG_INDEX, config_name)]
+
+    def _wire_check_triggers(self) -> None:
+        queue = self.check_controller.queue
+
+        def enqueue_check(check: dict[str, Any]) -> None:
+            queue.add(_name(check))
+
+        self.checks.add_handler(
+            EventHandler(
+                on_add=enqueue_check, on_update=lambda old, new: enqueue_check(new), on_delete=enqueue_check
+            )
+        )
+
+        def config_event(config: dict[str, Any]) -> None:
+            for name in self._checks_using_config(_name(config)):
+                queue.add(name)
+
+        def config_updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+            if config_clusters(old) != config_clusters(new):
+                config_event(new)
+
+        self.configs.add_handler(
+            EventHandler(on_add=config_event, on_update=config_updated, on_delete=config_event)
+        )
+
+        def cluster_event(cluster: dict[str, Any]) -> None:
+            for config in self.configs.store.by_index(CLUSTER_INDEX, _name(cluster)):
+                config_event(config)
+
+        def cluster_updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+            before, after = (
+                condition_of(old, MULTIKUEUE_CLUSTER_ACTIVE),
+                condition_of(new, MULTIKUEUE_CLUSTER_ACTIVE),
+            )
+            if _active_state(before) != _active_state(after):
+                cluster_event(new)
+
+        self.clusters.add_handler(
+            EventHandler(on_add=cluster_event, on_update=cluster_updated, on_delete=cluster_event)
+        )
+
+    def _workloads_using_config(self, config_name: str) -> list[str]:
+        keys: list[str] = []
+        for check in self._checks_using_config(config_name):
+            keys.extend(_key(w) for w in self.workloads.store.by_index(CHECK_INDEX, check))
+        return keys
+
+    def _wire_workload_triggers(self) -> None:
+        queue = self.workload_controller.queue
+        reconciler = self.workload_reconciler
+
+        def deleted(workload: dict[str, Any]) -> None:
+            reconciler.workload_deleted(workload)
+            queue.add(_key(workload))
+
+        self.workloads.add_handler(
+            EventHandler(
+                on_add=lambda obj: queue.add(_key(obj)),
+                on_update=lambda old, new: queue.add(_key(new)),
+                on_delete=deleted,
+            )
+        )
+        period = self._options.events_batch_period
+
+        def config_changed(config: dict[str, Any]) -> None:
+            for key in self._workloads_using_config(_name(config)):
+                queue.add_after(key, period)
+
+        def config_updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+            if config_clusters(old) != config_clusters(new):
+                config_changed(new)
+
+        self.configs.add_handler(EventHandler(on_update=config_updated, on_delete=config_changed))
+
+        def check_event(check: dict[str, Any]) -> None:
+            if (check.get("spec") or {}).get("controllerName") != self.controller_name:
+                return
+            for workload in self.workloads.store.by_index(CHECK_INDEX, _name(check)):
+                queue.add_after(_key(workload), period)
+
+        def check_updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+            if _config_name(old) != _config_name(new):
+                check_event(new)
+
+        self.checks.add_handler(EventHandler(on_add=check_event, on_update=check_updated))
+
+    # --- running -------------------------------------------------------------------------------------
+    @property
+    def informers(self) -> list[Informer]:
+        return list(self._informers)
+
+    def synced(self) -> bool:
+        return all(informer.has_synced for informer in self._informers)
+
+    async def run(self) -> None:
+        """Run informers, controllers and background loops until cancelled or shut down."""
+        tasks = [
+            asyncio.create_task(informer.run(), name=f"mk-informer-{informer.gvk.kind.lower()}")
+            for informer in self._informers
+        ]
+        background: list[asyncio.Task[None]] = []
+        try:
+            await asyncio.gather(*(informer.wait_synced() for informer in self._informers))
+            background = [asyncio.create_task(coroutine) for coroutine in self._background()]
+            await asyncio.gather(*(controller.run() for controller in self.controllers))
+        finally:
+            for task in [*background, *tasks]:
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(*background, *tasks, return_exceptions=True)
+            await self.cluster_reconciler.close()
+
+    def _background(self) -> list[Coroutine[Any, Any, None]]:
+        """Coroutines running beside the controllers: the garbage collector."""
+        return [self.gc.run()]
+
+    async def shutdown(self, *, drain_seconds: float = 30.0) -> None:
+        await asyncio.gather(*(c.shutdown(drain_seconds=drain_seconds) for c in self.controllers))
+
+
+def _active_state(condition: Condition | None) -> tuple[str, str, str] | None:
+    return None if condition is None else (condition.status, condition.reason, condition.message)
+
+
+def _getter(store: StoreView) -> Callable[[str], dict[str, Any] | None]:
+    return lambda key: store.get(key)

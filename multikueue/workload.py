@@ -1,0 +1,267 @@
+"""The MultiKueue Workload reconciler: Kueue's ``wlReconciler`` (``workload.go``), step by step.
+
+``reconcile(namespace/name)`` on the manager's Workloads (reference notes §2.6):
+
+1. The Workload (from the cache; a deleted one from ``deleted``, what the informer last saw).
+2. Its MultiKueue check: the first ``status.admissionChecks`` entry whose AdmissionCheck has our
+   controller name. None, or ``Rejected`` -> nothing to do.
+3. Its adapter, by the ``kueue.x-k8s.io/job-owner-gvk`` annotation, else the controller owner, else the
+   first owner. None -> ``Rejected`` ``No multikueue adapter found for owner kind "<gvk>"``. A job
+   that is not managed by MultiKueue -> ``Rejected`` ``The owner is not managed by Kueue: <why>``.
+4. The group: the check's MultiKueueConfig's clusters, split into usable workers (connected, and
+   for kueue-bridge also able to watch this job kind) and unavailable ones; each usable worker's copy.
+   kueue-bridge extends Kueue's ownership rule to the copy itself: a worker holding a Workload of
+   that name *without* our origin label is not used for it (Kueue would sync, finish from and
+   delete it as if it were its copy).
+5. Deleted -> remote objects removed from every usable worker (the unavailable ones are left to GC).
+6. Otherwise ``multikueue.workload_steps.reconcile_group``.
+
+Every check-state change appends Kueue's ``, Previously: "<old state>"`` to the message and is
+written with the Workload's resourceVersion (a stale cache is a ``Conflict`` and a retry).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from multikueue.adapters import MultiKueueAdapters, MultiKueueJobAdapter
+from multikueue.admissioncheck import ParametersError, config_clusters, parameters_config_name
+from multikueue.remote import WORKLOAD_GVK, RemoteCluster
+from multikueue.workload_group import WorkloadGroup
+from multikueue.workload_status import check_state, set_check_state, truncate_event_message
+from multikueue.workload_steps import reconcile_group
+from shared.constants import (
+    JOB_OWNER_GVK_ANNOTATION,
+    JOB_OWNER_NAME_ANNOTATION,
+    MULTIKUEUE_EVENT_REASON,
+    MULTIKUEUE_ORIGIN_LABEL,
+    CheckState,
+)
+from shared.frameworks.base import GroupVersionKind
+from shared.jsontree import json_tree_copy
+from shared.kube import Clock, KubeClient, NotFound, Result
+
+__all__ = ["EventSink", "ReconcilerSettings", "WorkloadReconciler", "gvk_of_reference"]
+
+logger = logging.getLogger(__name__)
+
+EventSink = Callable[[dict[str, Any], str, str], None]
+"""(regarding object, event type, message): a ``MultiKueue`` event on the local Workload."""
+
+
+def gvk_of_reference(reference: dict[str, Any]) -> GroupVersionKind:
+    group, _, version = str(reference.get("apiVersion") or "").rpartition("/")
+    return GroupVersionKind(group, version, str(reference.get("kind") or ""))
+
+
+@dataclass(frozen=True)
+class ReconcilerSettings:
+    controller_name: str
+    origin: str
+    worker_lost_timeout: float
+    dispatcher_name: str
+    workload_identifier_annotations: bool = True
+
+
+class WorkloadReconciler:
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        settings: ReconcilerSettings,
+        adapters: MultiKueueAdapters,
+        workloads: Callable[[str], dict[str, Any] | None],
+        checks: Callable[[str], dict[str, Any] | None],
+        configs: Callable[[str], dict[str, Any] | None],
+        remotes: Callable[[str], RemoteCluster | None],
+        events: EventSink,
+        clock: Clock,
+        now: Callable[[], datetime],
+        dispatched: Callable[[str], None] = lambda cluster: None,
+        admitted: Callable[[str], None] = lambda cluster: None,
+    ) -> None:
+        self.client = client
+        self.settings = settings
+        self.adapters = adapters
+        self._workloads = workloads
+        self._checks = checks
+        self._configs = configs
+        self._remotes = remotes
+        self.events = events
+        self.clock = clock
+        self.now = now
+        self.dispatched = dispatched
+        self.admitted = admitted
+        #: Kueue's ``deletedWlCache``: the last state of Workloads deleted from the manager
+        self.deleted: dict[str, dict[str, Any]] = {}
+
+    def workload_deleted(self, workload: dict[str, Any]) -> None:
+        metadata = workload.get("metadata") or {}
+        self.deleted[f"{metadata.get('namespace')}/{metadata.get('name')}"] = workload
+
+    # --- lookups ---------------------------------------------------------------------------------
+    def multikueue_check(self, workload: dict[str, Any]) -> dict[str, Any] | None:
+        """``GetMultiKueueAdmissionCheck`` for our controller name."""
+        for state in (workload.get("status") or {}).get("admissionChecks") or []:
+            check = self._checks(str(state.get("name") or ""))
+            if (
+                check is not None
+                and (check.get("spec") or {}).get("controllerName") == self.settings.controller_name
+            ):
+                return dict(state)
+        return None
+
+    def adapter_for(
+        self, workload: dict[str, Any]
+    ) -> tuple[MultiKueueJobAdapter | None, dict[str, Any] | None]:
+        metadata = workload.get("metadata") or {}
+        annotations = metadata.get("annotations") or {}
+        owner_gvk = annotations.get(JOB_OWNER_GVK_ANNOTATION)
+        if owner_gvk:
+            for adapter in self.adapters.by_gvk.values():
+                if str(adapter.gvk) == owner_gvk and annotations.get(JOB_OWNER_NAME_ANNOTATION):
+                    reference = {
+                        "apiVersion": adapter.gvk.api_version,
+                        "kind": adapter.gvk.kind,
+                        "name": annotations[JOB_OWNER_NAME_ANNOTATION],
+                    }
+                    return adapter, reference
+        references = [r for r in metadata.get("ownerReferences") or [] if isinstance(r, dict)]
+        owner = next(
+            (r for r in references if r.get("controller") is True), references[0] if references else None
+        )
+        if owner is None:
+            return None, None
+        return self.adapters.get(gvk_of_reference(owner)), owner
+
+    async def update_check(
+        self, workload: dict[str, Any], check: dict[str, Any], state: str, message: str
+    ) -> dict[str, Any]:
+        """Kueue's ``updateACS``: the new state, ``<message>, Previously: "<old state>"``."""
+        message = f'{message}, Previously: "{check.get("state", "")}"'
+        return await self.write_check(workload, str(check["name"]), state, message)
+
+    async def write_check(
+        self, workload: dict[str, Any], name: str, state: str, message: str
+    ) -> dict[str, Any]:
+        updated = json_tree_copy(workload)
+        if not set_check_state(updated, name, state=state, message=message, now=self.now()):
+            return workload
+        return await self.client.update_status(WORKLOAD_GVK, updated)
+
+    def event(self, workload: dict[str, Any], event_type: str, message: str) -> None:
+        self.events(workload, event_type, truncate_event_message(message))
+
+    # --- reconcile -------------------------------------------------------------------------------
+    async def reconcile(self, key: str) -> Result:
+        cached = self._workloads(key)
+        deleted = cached is None
+        if cached is None:
+            cached = self.deleted.get(key)
+            if cached is None:
+                return Result.done()
+        workload = json_tree_copy(cached)
+        deleted = deleted or bool((workload.get("metadata") or {}).get("deletionTimestamp"))
+        check = self.multikueue_check(workload)
+        if check is None or check.get("state") == CheckState.REJECTED:
+            if deleted:
+                self.deleted.pop(key, None)
+            return Result.done()
+        adapter, owner = self.adapter_for(workload)
+        if adapter is None or owner is None:
+            if deleted:
+                self.deleted.pop(key, None)
+                return Result.done()
+            message = "No multikueue adapter found"
+            if owner is not None:
+                message = f'No multikueue adapter found for owner kind "{gvk_of_reference(owner)}"'
+            await self.update_check(workload, check, CheckState.REJECTED, message)
+            return Result.done()
+        namespace = str((workload.get("metadata") or {}).get("namespace") or "")
+        owner_name = str(owner.get("name") or "")
+        local_job: dict[str, Any] | None = None
+        if not deleted:
+            local_job = await self.client.get(adapter.gvk, owner_name, namespace=namespace)
+            managed, reason = adapter.is_managed(local_job)
+            if not managed:
+                await self.update_check(
+                    workload, check, CheckState.REJECTED, f"The owner is not managed by Kueue: {reason}"
+                )
+                return Result.done()
+        group = await self.read_group(workload, check, adapter, owner_name)
+        group.local_job = local_job
+        if deleted:
+            for cluster in list(group.remotes):
+                await group.remove_remote_objects(cluster)
+            self.deleted.pop(key, None)
+            return Result.done()
+        return await reconcile_group(self, group)
+
+    async def read_group(
+        self, workload: dict[str, Any], check: dict[str, Any], adapter: MultiKueueJobAdapter, owner_name: str
+    ) -> WorkloadGroup:
+        check_name = str(check["name"])
+        admission_check = self._checks(check_name)
+        try:
+            if admission_check is None:
+                raise ParametersError(f'admissionchecks.kueue.x-k8s.io "{check_name}" not found')
+            config_name = parameters_config_name(admission_check)
+            config = self._configs(config_name)
+            if config is None:
+                raise ParametersError(f'multikueueconfigs.kueue.x-k8s.io "{config_name}" not found')
+        except ParametersError as exc:
+            raise RuntimeError(f'admission check "{check_name}": {exc}') from None
+        group = WorkloadGroup(
+            local=workload,
+            local_client=self.client,
+            adapter=adapter,
+            owner_name=owner_name,
+            check_name=check_name,
+            origin=self.settings.origin,
+            workload_identifier_annotations=self.settings.workload_identifier_annotations,
+        )
+        metadata = workload.get("metadata") or {}
+        usable: list[tuple[str, RemoteCluster, KubeClient]] = []
+        for cluster in config_clusters(config):
+            remote = self._remotes(cluster)
+            if remote is None or remote.client is None or not remote.usable_for(adapter.gvk):
+                group.unavailable.append(cluster)
+            else:
+                usable.append((cluster, remote, remote.client))
+        name, namespace = str(metadata.get("name")), str(metadata.get("namespace"))
+
+        async def read(client: KubeClient) -> dict[str, Any] | None:
+            try:
+                return await client.get(WORKLOAD_GVK, name, namespace=namespace)
+            except NotFound:
+                return None
+
+        copies = await asyncio.gather(*(read(client) for _, _, client in usable))
+        for (cluster, remote, _), copy in zip(usable, copies, strict=True):
+            labels = ((copy or {}).get("metadata") or {}).get("labels") or {}
+            if copy is not None and labels.get(MULTIKUEUE_ORIGIN_LABEL) != self.settings.origin:
+                # a Workload of that name that is not ours: never synced, finished from or deleted
+                logger.warning(
+                    "worker has a Workload of this name without our origin label; not using that worker",
+                    extra={"cluster": cluster, "workload": f"{namespace}/{name}"},
+                )
+                group.unavailable.append(cluster)
+                continue
+            group.clients[cluster] = remote
+            group.remotes[cluster] = copy
+        return group
+
+    def remote(self, cluster: str) -> RemoteCluster | None:
+        return self._remotes(cluster)
+
+    def current_check(self, workload: dict[str, Any], name: str) -> dict[str, Any] | None:
+        return check_state(workload, name)
+
+    @property
+    def event_reason(self) -> str:
+        return MULTIKUEUE_EVENT_REASON

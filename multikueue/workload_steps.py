@@ -1,0 +1,366 @@
+"""``reconcileGroup``: Kueue's MultiKueue decisions for one Workload and its copies, in Kueue's order.
+
+1. (Elastic workloads: not supported by kueue-bridge; Kueue skips replaced slices here.)
+2. Local Workload finished, or without quota -> remove every copy (job first) from the usable
+   workers; with some workers unavailable, look again after ``workerLostTimeout``.
+3. A copy finished (the earliest ``Finished=True``): reason ``OutOfSync`` (or ``OwnerNotFound``,
+   Kueue #14997) is a sync failure, never a completion -> while the check is ``Ready``, ``Retry``
+   "Remote workload on worker cluster "<c>" is out of sync with its user job, resetting for
+   re-dispatch" and a Warning event. Any other reason -> the remote job must be ours, its status is
+   copied a last time, and the local Workload gets ``Finished`` with the remote reason and message.
+4. A copy evicted (the earliest ``Evicted=True``): if the local Workload is evicted too, its job
+   status is synced; else, while the check is ``Ready``, ``Retry`` "Workload evicted on worker
+   cluster: "<c>", resetting for re-admission. Previously: "Ready"" and a Normal event.
+5. Copies whose spec differs from the local one (preemption gates aside, and -- kueue-bridge -- the
+   ``active: false`` a worker writes to carry out our ``DeactivationTarget``): a priority change is
+   written to the copy, any other difference removes it (it is re-created).
+6. The admitting worker = the copy admitted first.
+   a. None, while the check is ``Ready``: its worker unreachable -> stay ``Ready`` until
+      ``workerLostTimeout`` has passed since the connection was first lost, then ``Retry``
+      "Admitting remote lost"; ``status.clusterName`` empty -> ``Retry`` (Kueue's "please report it");
+      reachable but its copy gone -> ``Retry`` "Admitting remote no longer exists".
+   b. One -> every other copy is removed in this same pass; a Workload evicted on the manager sets
+      ``DeactivationTarget`` ``EvictedOnManagerCluster`` "Evicted on manager: <message>" on the copy;
+      else the job is created on that worker (only there, only now) or its status mirrored, and the
+      check becomes ``Ready`` "The workload was admitted on "<c>"" with ``status.clusterName`` set
+      (never changed once set) and ``nominatedClusterNames`` cleared, with a Normal event; a pod
+      set whose topology request the manager delayed becomes ``Ready`` once the copy has a
+      topology assignment for it.
+      Requeue after ``workerLostTimeout`` (2 s while the job status is deferred).
+Kinds kept pending (no manager field, kueue-bridge's extension for CRDs that know nothing about
+MultiKueue, Kueue's former ``KeepAdmissionCheckPending``): in 6b the check stays ``Pending`` (with
+the same message and ``status.clusterName``), so the manager's Workload holds its quota without being
+admitted and its job stays suspended while the copy runs and its status is mirrored; a ``Pending``
+check with a recorded cluster then counts as ``Ready`` does in 3, 4 and 6a.
+
+8. Dispatch, only while the check is ``Pending``, no cluster is recorded and every other check is
+   ``Ready``: AllAtOnce nominates every usable worker (``nominatedClusterNames``, sorted, written
+   only when the set changes); Incremental and External use ``nominatedClusterNames`` as written
+   by their dispatcher. A copy is created on each nominated worker without one and removed from
+   each worker no longer nominated; a nominated worker without a connection is an error (retry).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Final
+
+from multikueue.remote import WORKLOAD_GVK
+from multikueue.workload_group import WorkloadGroup
+from multikueue.workload_status import (
+    check_state,
+    condition,
+    earliest_true,
+    has_quota_reservation,
+    is_evicted,
+    is_finished,
+    set_check_state,
+    set_condition,
+    status_of,
+)
+from shared.constants import (
+    EVICTED_ON_MANAGER_CLUSTER,
+    MULTIKUEUE_DISPATCHER_ALL_AT_ONCE,
+    CheckState,
+    Condition,
+    Reason,
+)
+from shared.jsontree import json_tree_copy
+from shared.kube import NORMAL, WARNING, Result
+from shared.remote_copy import remote_workload_copy
+
+if TYPE_CHECKING:
+    from multikueue.workload import WorkloadReconciler
+
+__all__ = ["SYNC_DEFERRED_REQUEUE_SECONDS", "reconcile_group"]
+
+SYNC_DEFERRED_REQUEUE_SECONDS: Final = 2.0
+#: remote Finished reasons that are sync failures, not completions (Kueue #13047, #14997)
+SYNC_FAILURE_REASONS: Final = frozenset({Reason.OUT_OF_SYNC, Reason.OWNER_NOT_FOUND})
+
+
+class NominationError(Exception):
+    """``ErrNoRemoteClientForNominatedCluster`` (and friends): retried with backoff."""
+
+
+def _dispatched(local: dict[str, Any], check: dict[str, Any], group: WorkloadGroup) -> bool:
+    """The check vouches for a worker: ``Ready`` -- or, for a kind kept pending, ``Pending`` with the
+    admitting cluster recorded (kueue-bridge's extension, module doc)."""
+    state = check.get("state")
+    if state == CheckState.READY:
+        return True
+    return (
+        group.adapter.keep_pending
+        and state == CheckState.PENDING
+        and bool(status_of(local).get("clusterName"))
+    )
+
+
+async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result:
+    local = group.local
+    check = check_state(local, group.check_name) or {"name": group.check_name, "state": CheckState.PENDING}
+    dispatched = _dispatched(local, check, group)
+
+    # 2. nothing to run: remove the copies
+    if is_finished(local) or not has_quota_reservation(local):
+        errors: list[BaseException] = []
+        for cluster in list(group.remotes):
+            try:
+                await group.remove_remote_objects(cluster)
+            except Exception as exc:
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+        if group.unavailable:
+            return Result.after(r.settings.worker_lost_timeout)
+        return Result.done()
+
+    # 3. a copy finished
+    finished = earliest_true(group.remotes, Condition.FINISHED)
+    if finished is not None:
+        cluster, remote_finished = finished
+        if remote_finished.get("reason") in SYNC_FAILURE_REASONS:
+            if not dispatched:
+                return Result.done()
+            message = (
+                f'Remote workload on worker cluster "{cluster}" is out of sync with its user job, '
+                "resetting for re-dispatch"
+            )
+            updated = await r.update_check(local, check, CheckState.RETRY, message)
+            r.event(
+                updated, WARNING, str((check_state(updated, group.check_name) or {}).get("message", message))
+            )
+            return Result.done()
+        await group.sync_owned_job(cluster, now=r.now())
+        await _finish(
+            r, local, str(remote_finished.get("reason") or ""), str(remote_finished.get("message") or "")
+        )
+        return Result.done()
+
+    # 4. a copy evicted
+    evicted = earliest_true(group.remotes, Condition.EVICTED)
+    if evicted is not None:
+        cluster, _ = evicted
+        if is_evicted(local):
+            deferred = await group.sync_owned_job(cluster, now=r.now())
+            return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS) if deferred else Result.done()
+        if dispatched:
+            cluster_name = str(status_of(local).get("clusterName") or "")
+            message = (
+                f'Workload evicted on worker cluster: "{cluster_name}", resetting for re-admission. '
+                f'Previously: "{check.get("state")}"'
+            )
+            updated = await r.write_check(local, group.check_name, CheckState.RETRY, message)
+            r.event(updated, NORMAL, message)
+            return Result.done()
+
+    # 5. copies out of sync with the local spec
+    for cluster, remote in list(group.remotes.items()):
+        if remote is None or not _spec_out_of_sync(local, remote):
+            continue
+        if _priority_changed(local, remote):
+            updated_remote = json_tree_copy(remote)
+            spec = updated_remote.setdefault("spec", {})
+            for key in ("priorityClassRef", "priority"):
+                if key in (local.get("spec") or {}):
+                    spec[key] = json_tree_copy(local["spec"][key])
+            await group.client(cluster).update(WORKLOAD_GVK, updated_remote)
+            continue
+        await group.remove_remote_objects(cluster)
+
+    # 6. the admitting worker
+    admitted = earliest_true(group.remotes, Condition.ADMITTED)
+    if admitted is None and dispatched:
+        return await _admitting_remote_gone(r, group, check)
+    if admitted is not None:
+        return await _converge_on(r, group, check, admitted[0])
+
+    # 8. dispatch
+    if check.get("state") != CheckState.PENDING or status_of(local).get("clusterName"):
+        return Result.done()
+    return await _nominate_and_synchronize(r, group)
+
+
+async def _finish(r: WorkloadReconciler, local: dict[str, Any], reason: str, message: str) -> None:
+    if is_finished(local):
+        return
+    updated = json_tree_copy(local)
+    set_condition(
+        updated, condition_type=Condition.FINISHED, status="True", reason=reason, message=message, now=r.now()
+    )
+    await r.client.update_status(WORKLOAD_GVK, updated)
+
+
+def _comparable_spec(workload: dict[str, Any]) -> dict[str, Any]:
+    spec = dict(workload.get("spec") or {})
+    spec.pop("preemptionGates", None)
+    return spec
+
+
+def _deactivated_on_our_request(remote: dict[str, Any]) -> bool:
+    """The copy is being deactivated because we set ``DeactivationTarget`` on it (a manager eviction)."""
+    target = condition(remote, Condition.DEACTIVATION_TARGET)
+    if target is not None and target.get("reason") == EVICTED_ON_MANAGER_CLUSTER:
+        return True
+    evicted = condition(remote, Condition.EVICTED)
+    return evicted is not None and str(evicted.get("reason") or "").endswith(EVICTED_ON_MANAGER_CLUSTER)
+
+
+def _spec_out_of_sync(local: dict[str, Any], remote: dict[str, Any]) -> bool:
+    """Kueue's ``isRemoteSpecOutOfSync`` (preemption gates aside). kueue-bridge also ignores the copy's
+    ``spec.active: false`` while the worker carries out our ``DeactivationTarget``: Kueue would remove
+    such a copy before the worker evicts it, and the manager job, stopped while its copy ran, would
+    keep the copy's last ``active`` count and never release its quota."""
+    local_spec, remote_spec = _comparable_spec(local), _comparable_spec(remote)
+    if _deactivated_on_our_request(remote):
+        local_spec.pop("active", None)
+        remote_spec.pop("active", None)
+    return local_spec != remote_spec
+
+
+def _priority_changed(local: dict[str, Any], remote: dict[str, Any]) -> bool:
+    """Kueue's ``PriorityChanged`` for WorkloadPriorityClass-based priorities (pod priority is fixed)."""
+    new_ref = (local.get("spec") or {}).get("priorityClassRef") or {}
+    old_ref = (remote.get("spec") or {}).get("priorityClassRef") or {}
+    if old_ref.get("kind") == "PriorityClass" or new_ref.get("kind") != "WorkloadPriorityClass":
+        return False
+    if new_ref.get("name") and new_ref.get("name") != old_ref.get("name"):
+        return True
+    return (local.get("spec") or {}).get("priority") != (remote.get("spec") or {}).get("priority")
+
+
+async def _admitting_remote_gone(
+    r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any]
+) -> Result:
+    local = group.local
+    admitting = str(status_of(local).get("clusterName") or "")
+    if admitting and admitting in group.unavailable:
+        remote = r.remote(admitting)
+        lost_since = (
+            remote.lost_since if remote is not None and remote.lost_since is not None else r.clock.now()
+        )
+        remaining = r.settings.worker_lost_timeout - (r.clock.now() - lost_since)
+        if remaining > 0:
+            return Result.after(remaining)
+        await r.update_check(local, check, CheckState.RETRY, "Admitting remote lost")
+        return Result.done()
+    if not admitting:
+        await r.update_check(
+            local,
+            check,
+            CheckState.RETRY,
+            "Admission check is Ready but no admitting cluster is recorded; this is unexpected, please report it",
+        )
+        return Result.done()
+    await r.update_check(local, check, CheckState.RETRY, "Admitting remote no longer exists")
+    return Result.done()
+
+
+async def _converge_on(
+    r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any], cluster: str
+) -> Result:
+    local = group.local
+    for other, remote in list(group.remotes.items()):
+        if remote is not None and other != cluster:
+            await group.remove_remote_objects(other)
+    evicted = condition(local, Condition.EVICTED)
+    if has_quota_reservation(local) and evicted is not None and evicted.get("status") == "True":
+        remote = json_tree_copy(group.remotes[cluster] or {})
+        if set_condition(
+            remote,
+            condition_type=Condition.DEACTIVATION_TARGET,
+            status="True",
+            reason=EVICTED_ON_MANAGER_CLUSTER,
+            message=f"Evicted on manager: {evicted.get('message', '')}",
+            now=r.now(),
+        ):
+            await group.client(cluster).update_status(WORKLOAD_GVK, remote)
+        return Result.done()
+    deferred = await group.sync_owned_job(cluster, now=r.now())
+    updated = json_tree_copy(local)
+    changed = _release_delayed_topology(updated, group.remotes.get(cluster))
+    recorded = status_of(local).get("clusterName")
+    message = f'The workload was admitted on "{cluster}"'
+    needs_check_update = check.get("state") not in (CheckState.RETRY, CheckState.REJECTED)
+    if needs_check_update:
+        if recorded and recorded != cluster:
+            raise RuntimeError(f'attempting to change immutable ClusterName from "{recorded}" to "{cluster}"')
+        wanted = CheckState.PENDING if group.adapter.keep_pending else CheckState.READY
+        changed |= set_check_state(updated, group.check_name, state=wanted, message=message, now=r.now())
+        status = status_of(updated)
+        if not recorded:
+            status["clusterName"] = cluster
+            changed = True
+        if status.pop("nominatedClusterNames", None) is not None:
+            changed = True
+    if changed:
+        await r.client.update_status(WORKLOAD_GVK, updated)
+        if needs_check_update and not recorded:
+            r.event(updated, NORMAL, message)
+            r.admitted(cluster)
+    return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS if deferred else r.settings.worker_lost_timeout)
+
+
+def _release_delayed_topology(local: dict[str, Any], remote: dict[str, Any] | None) -> bool:
+    """Kueue's ``updateDelayedTopologyRequest``: a pod set whose topology the manager delayed is
+    ``Ready`` once the admitting copy has a topology assignment for it."""
+    remote_admission = ((remote or {}).get("status") or {}).get("admission") or {}
+    local_admission = status_of(local).get("admission") or {}
+    local_sets = {item.get("name"): item for item in local_admission.get("podSetAssignments") or []}
+    changed = False
+    for assignment in remote_admission.get("podSetAssignments") or []:
+        if not assignment.get("topologyAssignment"):
+            continue
+        mine = local_sets.get(assignment.get("name"))
+        if mine is not None and mine.get("delayedTopologyRequest") == "Pending":
+            mine["delayedTopologyRequest"] = "Ready"
+            changed = True
+    return changed
+
+
+def _other_checks_ready(local: dict[str, Any], check_name: str) -> bool:
+    return all(
+        item.get("state") == CheckState.READY
+        for item in status_of(local).get("admissionChecks") or []
+        if isinstance(item, dict) and item.get("name") != check_name
+    )
+
+
+async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup) -> Result:
+    local = group.local
+    if not _other_checks_ready(local, group.check_name):
+        return Result.done()
+    if r.settings.dispatcher_name == MULTIKUEUE_DISPATCHER_ALL_AT_ONCE:
+        nominated = sorted(group.remotes)
+        current = status_of(local).get("nominatedClusterNames") or []
+        if set(current) != set(nominated):
+            updated = json_tree_copy(local)
+            if nominated:
+                status_of(updated)["nominatedClusterNames"] = nominated
+            else:
+                status_of(updated).pop("nominatedClusterNames", None)
+            group.local = local = await r.client.update_status(WORKLOAD_GVK, updated)
+    else:
+        nominated = [str(name) for name in status_of(local).get("nominatedClusterNames") or []]
+    errors: list[Exception] = [
+        NominationError(f"cluster {name}: no remote client for nominated cluster")
+        for name in nominated
+        if name not in group.remotes
+    ]
+
+    async def create(cluster: str) -> None:
+        await group.client(cluster).create(
+            WORKLOAD_GVK, remote_workload_copy(local, origin=group.origin), namespace=group.namespace
+        )
+        r.dispatched(cluster)
+
+    work = [
+        create(cluster) if cluster in nominated else group.remove_remote_objects(cluster)
+        for cluster, remote in list(group.remotes.items())
+        if (cluster in nominated) == (remote is None)
+    ]
+    results = await asyncio.gather(*work, return_exceptions=True)
+    errors.extend(result for result in results if isinstance(result, Exception))
+    if errors:
+        raise errors[0]
+    return Result.done()

@@ -1,0 +1,39 @@
+"""``bench/multikueue.py`` stays runnable: a 10-job run prints every figure it promises.
+
+The targets are not asserted (speed belongs to the benchmark, on a quiet machine); this run proves
+the tool works end to end, so a change to MultiKueue or the devcluster cannot silently break it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared, pytest.mark.slow]
+
+
+def test_the_benchmark_prints_both_latencies_and_the_breakdown(shared_dir: Path) -> None:
+    finished = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "multikueue.py"), "--jobs", "10", "--run-seconds", "0.5"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    output = finished.stdout
+    assert "10 jobs, 0.5 s each, two workers: 10 finished in " in output
+    for label in (
+        "admission on the manager -> job on the winning worker: p50 ",
+        "  of which: quota reserved -> first copy on a worker: p50 ",
+        "  of which: first copy -> a copy Admitted (the worker's Kueue): p50 ",
+        "  of which: copy Admitted -> job created there (MultiKueue): p50 ",
+        "remote status change (Complete) -> manager job status: p50 ",
+    ):
+        assert label in output, output

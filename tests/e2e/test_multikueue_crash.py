@@ -1,0 +1,139 @@
+"""Crash-restart: SIGKILL ``kueue-bridge multikueue`` at random points of a 300-job dispatch.
+
+A manager and two workers (devclusters with the Kueue stand-in, the job runner and kueue-bridge's
+reconciler); the MultiKueue controller runs as a real process that is killed (SIGKILL: no drain, no
+Lease release) three times at random moments -- each time some jobs are being dispatched, some
+copies admitted but without their job, some jobs running or finishing -- and started again (a new
+identity, so it waits for the dead leader's Lease to expire, as after a real crash).
+
+Asserted: every job finishes on the manager; no job is ever created on two workers, nor twice on
+one (every remote Job ever seen, by name, has one uid); after the garbage collector nothing of ours
+is left on either worker. The seed is printed so a failing run can be repeated
+(``KUEUE_BRIDGE_CRASH_SEED``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared.kube import KubeClient, Watch
+from tests.e2e.multikueue_support import JOB, NAMESPACE, WORKLOAD, Fleet, condition, fleet, new_job
+from tests.e2e.test_reconciler_support import ReconcilerProcess, write_config
+from tests.polling import eventually
+
+pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared, pytest.mark.slow]
+
+JOBS = int(os.environ.get("KUEUE_BRIDGE_CRASH_JOBS", "300"))
+ORIGIN = "kueue.x-k8s.io/multikueue-origin"
+
+
+async def record_jobs(client: KubeClient, worker: str, seen: dict[str, set[tuple[str, str]]]) -> None:
+    async for event in Watch(client, JOB, namespace=NAMESPACE).events():
+        metadata = event.object.get("metadata") or {}
+        if metadata.get("name"):
+            seen[metadata["name"]].add((worker, str(metadata.get("uid"))))
+
+
+async def finished_count(f: Fleet) -> int:
+    items = (await f.manager.list_all(WORKLOAD, namespace=NAMESPACE)).items
+    return sum(1 for item in items if (condition(item, "Finished") or {}).get("status") == "True")
+
+
+async def ours_left(f: Fleet) -> int:
+    left = 0
+    for client in f.workers.values():
+        for gvk in (WORKLOAD, JOB):
+            left += len(
+                (await client.list_all(gvk, namespace=NAMESPACE, label_selector=f"{ORIGIN}=multikueue")).items
+            )
+    return left
+
+
+async def test_sigkill_mid_dispatch_then_restart_converges(
+    devcluster_factory: Any, shared_dir: Path, tmp_path: Path
+) -> None:
+    seed = int(os.environ.get("KUEUE_BRIDGE_CRASH_SEED", random.SystemRandom().randrange(1 << 30)))
+    print(f"KUEUE_BRIDGE_CRASH_SEED={seed}")
+    rng = random.Random(seed)
+    kill_at = sorted(rng.sample(range(max(1, JOBS // 20), max(2, JOBS * 9 // 10)), 3))
+    async with fleet(
+        devcluster_factory,
+        shared_dir,
+        multikueue="multiKueue: {gcInterval: 2s}\n",
+        worker_cpu={"w1": "2", "w2": "2"},
+        run_multikueue=False,
+    ) as f:
+        seen: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        recorders = [
+            asyncio.create_task(record_jobs(client, name, seen)) for name, client in f.workers.items()
+        ]
+        config = write_config(
+            tmp_path / "config.yaml",
+            extra={"namespace": "kueue-system", "multiKueue": {"gcInterval": "2s"}},
+        )
+        processes: list[ReconcilerProcess] = []
+
+        def start(identity: str) -> ReconcilerProcess:
+            process = ReconcilerProcess(
+                config=config,
+                kubeconfig=f.clusters["manager"].kubeconfig_path,
+                identity=identity,
+                log_path=tmp_path / f"{identity}.log",
+                component="multikueue",
+            ).start()
+            processes.append(process)
+            return process
+
+        try:
+            current = start("mk-0")
+            for index in range(JOBS):
+                await f.manager.create(
+                    JOB, new_job(f"j{index:03d}", run_seconds=0.3, cpu="100m"), namespace=NAMESPACE
+                )
+            for number, threshold in enumerate(kill_at, start=1):
+
+                async def reached(t: int = threshold) -> bool:
+                    return await finished_count(f) >= t
+
+                await eventually(
+                    reached,
+                    what=f"{threshold} finished",
+                    within_seconds=300,
+                )
+                current.kill()
+                await asyncio.to_thread(current.wait)
+                current = start(f"mk-{number}")
+            await eventually(
+                lambda: _at_least(finished_count(f), JOBS), what=f"all {JOBS} finished", within_seconds=600
+            )
+
+            async def nothing_left() -> bool:
+                return await ours_left(f) == 0
+
+            await eventually(nothing_left, what="nothing of ours left on the workers", within_seconds=60)
+        finally:
+            for process in processes:
+                process.kill()
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(process.wait)
+            for task in recorders:
+                task.cancel()
+            for task in recorders:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        duplicates = {name: copies for name, copies in seen.items() if len(copies) > 1}
+        assert not duplicates, f"jobs created more than once: {duplicates}"
+        assert len(seen) == JOBS
+        print(f"killed after {kill_at} finished jobs; every job ran once")
+
+
+async def _at_least(count: Any, wanted: int) -> bool:
+    return bool(await count >= wanted)
