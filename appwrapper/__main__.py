@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import os
 import signal
@@ -36,7 +35,7 @@ from shared.config import DEFAULT_RECONCILE_CONCURRENCY, ConfigError, Configurat
 from shared.eventloop import run_process_loop
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
-from shared.kube.leaderelection import LeaderElectionSettings, LeaderElector
+from shared.leading import leader_elector_for, serve_while_leading, stop_event_recorder
 from shared.probes import ProbeServer, parse_bind_address
 
 __all__ = ["main", "run_appwrapper_controller"]
@@ -45,7 +44,6 @@ logger = logging.getLogger("appwrapper")
 COMPONENT = "appwrapper"
 #: the operator's event source (``mgr.GetEventRecorderFor("appwrappers")``)
 REPORTING_CONTROLLER = "appwrappers"
-EVENT_FLUSH_SECONDS = 5.0
 NOT_CONFIGURED = (
     "workload.codeflare.dev/appwrapper is not a configured framework "
     "(integrations.frameworks or integrations.externalFrameworks): nothing to do"
@@ -102,7 +100,6 @@ async def run_appwrapper_controller(
     )
     connection = load_connection(kubeconfig=kubeconfig)
     settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
-    leading = asyncio.Event()
     host, port = parse_bind_address(probe_address)
     probes = ProbeServer(registry=registry, ready=lambda: True, host=host, port=port)
     await probes.start()
@@ -112,26 +109,15 @@ async def run_appwrapper_controller(
             client, EventSettings(reporting_controller=REPORTING_CONTROLLER, reporting_instance=identity)
         )
         recorder_task = asyncio.create_task(recorder.run(), name="event-recorder")
-        election = config.leader_election
-        elector = LeaderElector(
-            client,
-            LeaderElectionSettings(
-                lease_name=election.lease_name(COMPONENT),
-                lease_namespace=election.resource_namespace or config.namespace,
-                identity=identity,
-                lease_duration=election.lease_duration.total_seconds(),
-                renew_deadline=election.renew_deadline.total_seconds(),
-                retry_period=election.retry_period.total_seconds(),
-            ),
-            metrics=metrics,
+        elector = leader_elector_for(
+            client, config=config, component=COMPONENT, identity=identity, metrics=metrics
         )
 
         def on_phase(*, namespace: str, phase: str) -> None:
             phases.labels(namespace, phase).inc()
 
-        async def lead() -> None:
-            leading.set()
-            manager = AppWrapperManager(
+        def make_manager() -> AppWrapperManager:
+            return AppWrapperManager(
                 client=client,
                 events=EventSinkOnRecorder(recorder),
                 on_phase=on_phase,
@@ -139,49 +125,17 @@ async def run_appwrapper_controller(
                 field_manager=config.kueue_bridge.field_manager,
                 workers=workers or config.reconcile_concurrency(APPWRAPPER_GVK),
             )
-            run = asyncio.create_task(manager.run(), name="appwrapper-manager")
-            stopped = asyncio.create_task(stop.wait())
-            try:
-                await asyncio.wait({run, stopped}, return_when=asyncio.FIRST_COMPLETED)
-                if stop.is_set():
-                    await manager.shutdown(drain_seconds=10.0)
-            finally:
-                stopped.cancel()
-                run.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await run
-                leading.clear()
 
         try:
-            while not stop.is_set():
-                if election.leader_elect:
-                    campaign = asyncio.create_task(elector.run(on_started_leading=lead))
-                    stopped = asyncio.create_task(stop.wait())
-                    await asyncio.wait({campaign, stopped}, return_when=asyncio.FIRST_COMPLETED)
-                    if not campaign.done():
-                        if leading.is_set():
-                            await campaign  # lead() sees the stop, drains, then the lease is released
-                        else:
-                            campaign.cancel()
-                            with contextlib.suppress(asyncio.CancelledError):
-                                await campaign
-                    stopped.cancel()
-                    if not stop.is_set():
-                        logger.warning("lost leadership; campaigning again")
-                else:
-                    await lead()
+            await serve_while_leading(
+                stop=stop,
+                leader_elect=config.leader_election.leader_elect,
+                elector=elector,
+                make_manager=make_manager,
+                name="appwrapper-manager",
+            )
         finally:
-            try:
-                async with asyncio.timeout(EVENT_FLUSH_SECONDS):
-                    await recorder.flush()
-            except TimeoutError:
-                logger.warning(
-                    "stopping with events still queued; they are dropped",
-                    extra={"events": recorder.drop_pending()},
-                )
-            recorder_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await recorder_task
+            await stop_event_recorder(recorder, recorder_task)
             await probes.stop()
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import os
 import signal
@@ -31,7 +30,7 @@ from shared.config import ConfigError, Configuration, load_config
 from shared.eventloop import run_process_loop
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
-from shared.kube.leaderelection import LeaderElectionSettings, LeaderElector
+from shared.leading import Leadership, leader_elector_for, serve_while_leading, stop_event_recorder
 from shared.probes import ProbeServer, parse_bind_address
 
 __all__ = ["COMPONENT", "main", "run_multikueue"]
@@ -39,8 +38,6 @@ __all__ = ["COMPONENT", "main", "run_multikueue"]
 logger = logging.getLogger("multikueue")
 COMPONENT = "multikueue"
 #: how long a stopping process keeps writing queued events (Kubernetes' default grace is 30 s)
-EVENT_FLUSH_SECONDS = 5.0
-DRAIN_SECONDS = 10.0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -73,11 +70,13 @@ async def run_multikueue(
     metrics = KubeMetrics(registry)
     connection = load_connection(kubeconfig=kubeconfig)
     settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
-    leading = asyncio.Event()
-    current: list[MultiKueueManager] = []
+    leadership = Leadership()
 
     def ready() -> bool:
-        return not leading.is_set() or bool(current and current[0].synced())
+        manager = leadership.manager
+        if not leadership.leading:
+            return True
+        return isinstance(manager, MultiKueueManager) and manager.synced()
 
     host, port = parse_bind_address(probe_address)
     probes = ProbeServer(registry=registry, ready=ready, host=host, port=port)
@@ -88,68 +87,22 @@ async def run_multikueue(
             client, EventSettings(reporting_controller="kueue-bridge-multikueue", reporting_instance=identity)
         )
         recorder_task = asyncio.create_task(recorder.run(), name="event-recorder")
-        election = config.leader_election
-        elector = LeaderElector(
-            client,
-            LeaderElectionSettings(
-                lease_name=election.lease_name(COMPONENT),
-                lease_namespace=election.resource_namespace or config.namespace,
-                identity=identity,
-                lease_duration=election.lease_duration.total_seconds(),
-                renew_deadline=election.renew_deadline.total_seconds(),
-                retry_period=election.retry_period.total_seconds(),
-            ),
-            metrics=metrics,
+        elector = leader_elector_for(
+            client, config=config, component=COMPONENT, identity=identity, metrics=metrics
         )
-
-        async def lead() -> None:
-            leading.set()
-            manager = MultiKueueManager(client=client, config=config, options=options, recorder=recorder)
-            current[:] = [manager]
-            run = asyncio.create_task(manager.run(), name="multikueue-manager")
-            stopped = asyncio.create_task(stop.wait())
-            try:
-                await asyncio.wait({run, stopped}, return_when=asyncio.FIRST_COMPLETED)
-                if stop.is_set():
-                    await manager.shutdown(drain_seconds=DRAIN_SECONDS)
-            finally:
-                stopped.cancel()
-                run.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await run
-                current.clear()
-                leading.clear()
-
         try:
-            while not stop.is_set():
-                if election.leader_elect:
-                    campaign = asyncio.create_task(elector.run(on_started_leading=lead))
-                    stopped = asyncio.create_task(stop.wait())
-                    await asyncio.wait({campaign, stopped}, return_when=asyncio.FIRST_COMPLETED)
-                    if not campaign.done():
-                        if leading.is_set():
-                            await campaign  # lead() sees the stop, drains, then the lease is released
-                        else:
-                            campaign.cancel()
-                            with contextlib.suppress(asyncio.CancelledError):
-                                await campaign
-                    stopped.cancel()
-                    if not stop.is_set():
-                        logger.warning("lost leadership; campaigning again")
-                else:
-                    await lead()
+            await serve_while_leading(
+                stop=stop,
+                leader_elect=config.leader_election.leader_elect,
+                elector=elector,
+                make_manager=lambda: MultiKueueManager(
+                    client=client, config=config, options=options, recorder=recorder
+                ),
+                name="multikueue-manager",
+                leadership=leadership,
+            )
         finally:
-            try:
-                async with asyncio.timeout(EVENT_FLUSH_SECONDS):
-                    await recorder.flush()
-            except TimeoutError:
-                logger.warning(
-                    "stopping with events still queued; they are dropped",
-                    extra={"events": recorder.drop_pending()},
-                )
-            recorder_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await recorder_task
+            await stop_event_recorder(recorder, recorder_task)
             await probes.stop()
 
 
