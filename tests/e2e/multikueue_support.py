@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,7 +220,9 @@ class Fleet:
         return result
 
 
-async def _setup_cluster(client: KubeClient, shared_dir: Path, *, cpu: str, check: bool) -> None:
+async def _setup_cluster(
+    client: KubeClient, shared_dir: Path, *, cpu: str, check: bool, quota: Mapping[str, str]
+) -> None:
     await install_crds(
         client, [shared_dir / "crds" / "kueue" / f"kueue.x-k8s.io_{name}.yaml" for name in KUEUE_CRDS]
     )
@@ -232,8 +234,16 @@ async def _setup_cluster(client: KubeClient, shared_dir: Path, *, cpu: str, chec
         "namespaceSelector": {},
         "resourceGroups": [
             {
-                "coveredResources": ["cpu"],
-                "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": cpu}]}],
+                "coveredResources": ["cpu", *quota],
+                "flavors": [
+                    {
+                        "name": "default",
+                        "resources": [
+                            {"name": name, "nominalQuota": value}
+                            for name, value in {"cpu": cpu, **quota}.items()
+                        ],
+                    }
+                ],
             }
         ],
     }
@@ -297,11 +307,13 @@ async def fleet(
     reconciler_configs: dict[str, str] | None = None,
     manager_cpu: str = "4",
     run_multikueue: bool = True,
+    quota: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Fleet]:
     """The fleet of the module docstring (``run_multikueue=False``: the test runs the component itself,
     ``clusters`` gives it the devclusters); ``multikueue`` is extra YAML for the Configuration (every
     component's), ``crds`` more CRDs per cluster name, ``declarative`` how the workers' job runners
-    finish declarative kinds, ``reconciler_configs`` a cluster's own reconciler configuration (YAML)."""
+    finish declarative kinds, ``reconciler_configs`` a cluster's own reconciler configuration (YAML),
+    ``quota`` more resources (name -> nominal quota) in every cluster's ClusterQueue."""
     worker_cpu = worker_cpu or {"w1": "2", "w2": "2"}
     clusters = {
         name: devcluster_factory(kueue_standin=True, job_runner=name == "manager" or not declarative)
@@ -331,9 +343,9 @@ async def fleet(
                     declarative=declarative,
                 )
                 addons.push_async_callback(stack.aclose)
-        await _setup_cluster(clients["manager"], shared_dir, cpu=manager_cpu, check=True)
+        await _setup_cluster(clients["manager"], shared_dir, cpu=manager_cpu, check=True, quota=quota or {})
         for name, cpu in worker_cpu.items():
-            await _setup_cluster(clients[name], shared_dir, cpu=cpu, check=False)
+            await _setup_cluster(clients[name], shared_dir, cpu=cpu, check=False, quota=quota or {})
             port = int(clusters[name].url.rsplit(":", 1)[1])
             proxy = proxies[name] = CuttableProxy("127.0.0.1", port)
             await proxy.start()
