@@ -8,6 +8,7 @@ status, a job's status). They write like any controller does - re-read and retry
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import yaml
 
 from shared.frameworks.base import GroupVersionKind
+from shared.jsontree import json_tree_copy
 from shared.kube import AlreadyExists, Conflict, KubeClient, KubeError, load_kubeconfig
 from tests.devcluster.conftest import devcluster, devcluster_factory
 from tests.polling import eventually
@@ -57,15 +59,27 @@ async def wait_served(client: KubeClient, gvks: Iterable[GroupVersionKind]) -> N
         await eventually(served, what=f"{gvk.kind} served")
 
 
+@functools.cache
+def _crd_documents(path: Path) -> tuple[dict[str, Any], ...]:
+    """The CRDs of one file, parsed once per test process with libyaml's loader when present: the
+    pure-Python loader takes seconds for Kueue's Workload CRD, and a three-cluster fleet installs
+    it three times per test."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return tuple(
+        document
+        for document in yaml.load_all(path.read_text(), Loader=loader)
+        if isinstance(document, dict) and document.get("kind") == "CustomResourceDefinition"
+    )
+
+
 async def install_crds(client: KubeClient, paths: list[Path]) -> None:
     """Create every CRD in ``paths`` (the client's REST mapper finds them on first use)."""
     for path in paths:
-        for document in yaml.safe_load_all(path.read_text()):
-            if document and document.get("kind") == "CustomResourceDefinition":
-                try:
-                    await client.create(CRD_GVK, document)
-                except AlreadyExists:
-                    continue
+        for document in _crd_documents(path):
+            try:
+                await client.create(CRD_GVK, json_tree_copy(document))
+            except AlreadyExists:
+                continue
 
 
 async def create_namespace(kubeconfig: Path, name: str) -> str:
