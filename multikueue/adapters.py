@@ -13,7 +13,13 @@ Workload reconciler makes the API calls. An adapter answers three questions:
   job-controller labels of its template (Kueue's ``cleanLabels``); a batch Job or JobSet loses
   ``spec.ttlSecondsAfterFinished`` (kueue-bridge: the final status must reach the manager before
   the worker may delete the object, Kueue #14734); a declarative kind loses its adapter's
-  ``remoteDropPaths``.
+  ``remoteDropPaths``. A PipelineRun copy is always created pending (``spec.status:
+  PipelineRunPending``, Tekton's "do not start yet"), like every other kind's copy is created
+  suspended: Kueue copies the local job as is, relying on it being suspended while its Workload is
+  not admitted, but a PipelineRun stopped on the manager (an eviction, tekton-kueue's graceful
+  ``StoppedRunFinally``) is not pending, and a re-dispatched copy carrying that value would be
+  stopped by the worker's Tekton before its first task (kueue-bridge; Kueue has no PipelineRun
+  adapter). The worker's Kueue then starts the copy by clearing the field.
 * **Which status does the local job get?** The remote ``status`` as a whole (Kueue's JobSet,
   AppWrapper and generic adapters; a remote without a status changes nothing), written as a merge
   patch of the status subresource and only when it differs. A batch Job follows Kueue's
@@ -43,18 +49,28 @@ from shared.frameworks.base import AdapterError, GroupVersionKind
 from shared.frameworks.batch_job import BATCH_JOB_GVK, JOB_NAME_LABEL, BatchJobAdapter
 from shared.frameworks.paths import FieldPath, parse_path
 from shared.frameworks.registry import BUILTIN_FRAMEWORKS, parse_external_name
+from shared.frameworks.tekton import PIPELINERUN_GVK
 from shared.jsontree import json_tree_copy
 from shared.merge_patch import create_merge_patch
 from shared.models.condition import format_time
 from shared.remote_copy import remote_job_copy
 
-__all__ = ["SPEC_MANAGED_BY", "MultiKueueAdapters", "MultiKueueJobAdapter", "StatusSync"]
+__all__ = [
+    "PIPELINERUN_PENDING",
+    "SPEC_MANAGED_BY",
+    "MultiKueueAdapters",
+    "MultiKueueJobAdapter",
+    "StatusSync",
+]
 
 SPEC_MANAGED_BY: Final = parse_path("spec.managedBy")
 _SELECTOR: Final = parse_path("spec.selector")
 _TTL: Final = parse_path("spec.ttlSecondsAfterFinished")
 _TEMPLATE_LABELS: Final = parse_path("spec.template.metadata.labels")
 _SUSPEND: Final = parse_path("spec.suspend")
+_PIPELINERUN_STATUS: Final = parse_path("spec.status")
+#: Tekton's "do not start yet" (``v1.PipelineRunSpecStatusPending``)
+PIPELINERUN_PENDING: Final = "PipelineRunPending"
 #: the built-in kinds Kueue has a MultiKueue adapter for (plus PipelineRun, generic in Kueue)
 _SELF_CLEANING: Final[dict[GroupVersionKind, tuple[FieldPath, ...]]] = {
     BATCH_JOB_GVK: (_SELECTOR, _TTL),
@@ -77,6 +93,8 @@ class MultiKueueJobAdapter:
     #: how the manager field is named in the "not managed" reason (Kueue: built-ins vs generic)
     managed_by_text: str = "spec.managedBy"
     drop: tuple[FieldPath, ...] = ()
+    #: fields the copy is created with whatever the local job says (its "not started yet" form)
+    created_as: tuple[tuple[FieldPath, Any], ...] = ()
     batch_job: bool = False
     builtin: bool = False
 
@@ -115,6 +133,8 @@ class MultiKueueJobAdapter:
             drop=drop,
             workload_identifier_annotations=workload_identifier_annotations,
         )
+        for path, value in self.created_as:
+            path.set(copy, value)
         if self.batch_job:
             labels = _TEMPLATE_LABELS.get(copy, default=None)
             if isinstance(labels, dict):
@@ -231,8 +251,13 @@ class MultiKueueAdapters:
 
 
 def _builtin(gvk: GroupVersionKind) -> MultiKueueJobAdapter:
+    created_as = ((_PIPELINERUN_STATUS, PIPELINERUN_PENDING),) if gvk == PIPELINERUN_GVK else ()
     return MultiKueueJobAdapter(
-        gvk=gvk, drop=_SELF_CLEANING.get(gvk, ()), batch_job=gvk == BATCH_JOB_GVK, builtin=True
+        gvk=gvk,
+        drop=_SELF_CLEANING.get(gvk, ()),
+        created_as=created_as,
+        batch_job=gvk == BATCH_JOB_GVK,
+        builtin=True,
     )
 
 

@@ -49,6 +49,7 @@ from tests.e2e.kind_controllers import (
     write_status,
 )
 from tests.e2e.multikueue_support import JOB, NAMESPACE, Fleet, condition, fleet
+from tests.e2e.test_multikueue_e2e import add_condition
 from tests.polling import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared, pytest.mark.slow]
@@ -307,6 +308,56 @@ async def test_pipelinerun_is_dispatched_mirrored_and_finished(
         )
         local = await f.get(f.manager, PIPELINERUN, "pr")
         assert local is not None and local["status"] == succeeded, "the final status reached the manager"
+
+
+async def test_a_pipelinerun_evicted_on_its_worker_is_re_dispatched_pending_and_runs(
+    devcluster_factory: Any, shared_dir: Path
+) -> None:
+    """The worker's Kueue preempts the copy: its reconciler stops it (tekton-kueue's graceful
+    ``StoppedRunFinally``), MultiKueue retries, the manager evicts and stops its own PipelineRun the
+    same way. The re-dispatched copy must still be created pending, or the worker's Tekton would stop
+    it before its first task (it used to inherit ``StoppedRunFinally`` from the manager)."""
+    quota = {"tekton.dev/pipelineruns": "10"}
+    async with kind_fleet(
+        devcluster_factory, shared_dir, PIPELINERUN, "tekton.dev/pipelinerun", quota=quota
+    ) as k:
+        f = k.fleet
+        await f.manager.create(PIPELINERUN, new_pipelinerun("again"), namespace=NAMESPACE)
+        winner, first = await dispatched_copy(k, "again")
+        await started_on(f, PIPELINERUN, "again", winner, lambda obj: "status" not in obj["spec"])
+        preempted = {
+            "type": "Evicted",
+            "status": "True",
+            "reason": "Preempted",
+            "message": "Preempted to accommodate a workload",
+            "lastTransitionTime": T0,
+        }
+        await add_condition(f, f.workers[winner], "again", preempted)
+
+        def second_copy() -> tuple[str, dict[str, Any]] | None:
+            for worker, seen in k.seen.items():
+                for obj in seen:
+                    if (
+                        obj["metadata"]["name"] == "again"
+                        and obj["metadata"]["uid"] != first["metadata"]["uid"]
+                    ):
+                        return worker, obj
+            return None
+
+        worker, created = await eventually(
+            lambda: asyncio.sleep(0, second_copy()), what="the re-dispatched copy", within_seconds=30
+        )
+        assert created["spec"]["status"] == "PipelineRunPending", (
+            "created pending, whatever the manager's state"
+        )
+        check = await f.check_of("again")
+        assert check is not None and check["retryCount"] == 1
+
+        await started_on(f, PIPELINERUN, "again", worker, lambda obj: "status" not in obj["spec"])
+        succeeded = pipelinerun_succeeded(started=T0, completed=T1)
+        await write_status(f.workers[worker], PIPELINERUN, "again", namespace=NAMESPACE, status=succeeded)
+        finished = await finished_and_cleaned(f, PIPELINERUN, "again")
+        assert finished["reason"] == "Succeeded"
 
 
 def new_appwrapper(name: str) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from multikueue.adapters import MultiKueueAdapters
 from shared.config import parse_config
 from shared.frameworks.base import GroupVersionKind
@@ -105,6 +107,33 @@ def test_jobset_copy_drops_the_ttl_kueue_issue_14734() -> None:
     )
     assert copy["spec"] == {}
     assert copy["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] == "wl"  # gate off: a label
+
+
+@pytest.mark.parametrize("local_state", [None, "PipelineRunPending", "StoppedRunFinally", "Cancelled"])
+def test_a_pipelinerun_copy_is_always_created_pending(local_state: str | None) -> None:
+    """Re-dispatched after an eviction, the manager's PipelineRun carries tekton-kueue's graceful stop;
+    the copy must not, or the worker's Tekton stops it before its first task."""
+    adapter = adapters().get(PIPELINE)
+    assert adapter is not None
+    spec: dict[str, Any] = {"managedBy": "kueue.x-k8s.io/multikueue", "pipelineRef": {"name": "p"}}
+    if local_state is not None:
+        spec["status"] = local_state
+    local: dict[str, Any] = {
+        "apiVersion": "tekton.dev/v1",
+        "kind": "PipelineRun",
+        "metadata": {"name": "pr"},
+        "spec": spec,
+    }
+    copy = adapter.remote_copy(local, workload_name="wl", origin="o")
+    assert copy["spec"] == {"pipelineRef": {"name": "p"}, "status": "PipelineRunPending"}
+    assert local["spec"].get("status") == local_state  # the local object is never modified
+
+
+def test_other_kinds_copies_are_not_forced_into_a_state() -> None:
+    adapter = adapters().get(JOBSET)
+    assert adapter is not None
+    local = {"metadata": {"name": "js"}, "spec": {"managedBy": "kueue.x-k8s.io/multikueue", "suspend": False}}
+    assert adapter.remote_copy(local, workload_name="wl", origin="o")["spec"] == {"suspend": False}
 
 
 def test_a_batch_job_mirror_never_breaks_kube_apiservers_job_status_rules() -> None:
