@@ -38,6 +38,7 @@ from appwrapper.faulttolerance import FaultTolerance
 from appwrapper.manager import AppWrapperManager
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient, Watch
+from tests.e2e.conftest import write_latest
 from tests.e2e.kind_controllers import (
     APPWRAPPER,
     JOBSET,
@@ -48,7 +49,7 @@ from tests.e2e.kind_controllers import (
     pipelinerun_succeeded,
     write_status,
 )
-from tests.e2e.multikueue_support import JOB, NAMESPACE, Fleet, condition, fleet
+from tests.e2e.multikueue_support import CLUSTER_QUEUE, JOB, NAMESPACE, Fleet, condition, fleet
 from tests.e2e.test_multikueue_e2e import add_condition
 from tests.polling import eventually
 
@@ -310,6 +311,14 @@ async def test_pipelinerun_is_dispatched_mirrored_and_finished(
         assert local is not None and local["status"] == succeeded, "the final status reached the manager"
 
 
+def _no_cpu_quota(cluster_queue: dict[str, Any]) -> None:
+    for group in cluster_queue["spec"]["resourceGroups"]:
+        for flavor in group["flavors"]:
+            for resource in flavor["resources"]:
+                if resource["name"] == "cpu":
+                    resource["nominalQuota"] = "0"
+
+
 async def test_a_pipelinerun_evicted_on_its_worker_is_re_dispatched_pending_and_runs(
     devcluster_factory: Any, shared_dir: Path
 ) -> None:
@@ -332,6 +341,9 @@ async def test_a_pipelinerun_evicted_on_its_worker_is_re_dispatched_pending_and_
             "message": "Preempted to accommodate a workload",
             "lastTransitionTime": T0,
         }
+        # a real preemption: the preemptor holds the winner's quota, so the copy cannot simply be
+        # admitted there again (the stand-in would, before MultiKueue saw the eviction)
+        await write_latest(f.workers[winner], CLUSTER_QUEUE, "cq", namespace="", change=_no_cpu_quota)
         await add_condition(f, f.workers[winner], "again", preempted)
 
         def second_copy() -> tuple[str, dict[str, Any]] | None:
@@ -347,6 +359,7 @@ async def test_a_pipelinerun_evicted_on_its_worker_is_re_dispatched_pending_and_
         worker, created = await eventually(
             lambda: asyncio.sleep(0, second_copy()), what="the re-dispatched copy", within_seconds=30
         )
+        assert worker != winner, "the winner has no quota left"
         assert created["spec"]["status"] == "PipelineRunPending", (
             "created pending, whatever the manager's state"
         )
