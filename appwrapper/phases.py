@@ -68,7 +68,7 @@ from appwrapper.resources import create_components, delete_components
 from appwrapper.state import Attempt
 from appwrapper.summary import JOB_KIND, PodSummary, summarize_components, summarize_pods
 from shared.durations import format_go_duration
-from shared.kube import KubeError
+from shared.kube import KubeError, NotFound
 
 __all__ = ["PhaseMachine"]
 
@@ -153,8 +153,11 @@ class PhaseMachine:
             )
         if attempt.is_true(QUOTA_RESERVED):
             attempt.set(QUOTA_RESERVED, "False", Phase.TERMINATING.value, "No resources deployed")
-        await attempt.flush()
-        await self._port.set_finalizers(attempt.aw, [f for f in finalizers if f != FINALIZER])
+        try:
+            await attempt.flush()
+            await self._port.set_finalizers(attempt.aw, [f for f in finalizers if f != FINALIZER])
+        except NotFound:  # already gone (another replica, or a racing delete): nothing left to finalize
+            return None
         log.info("Finalizer Deleted", extra={"appwrapper": f"{attempt.namespace}/{attempt.name}"})
         return None
 

@@ -76,6 +76,8 @@ class FakeCluster:
     slow_deletions: set[str] = field(default_factory=set)
     #: exceptions the next create of an object name raises (consumed)
     create_errors: dict[str, Exception] = field(default_factory=dict)
+    #: an exception the next finalizer write raises (consumed)
+    finalizer_error: Exception | None = None
     writes: list[tuple[str, Any]] = field(default_factory=list)
     phases: list[str] = field(default_factory=list)
     _uids: Any = field(default_factory=lambda: itertools.count(1))
@@ -101,6 +103,9 @@ class FakeCluster:
         return copy.deepcopy(self.aw)
 
     async def set_finalizers(self, aw: Mapping[str, Any], finalizers: list[str]) -> WireDict:
+        error, self.finalizer_error = self.finalizer_error, None
+        if error is not None:
+            raise error
         if aw["metadata"].get("resourceVersion") != self.aw["metadata"].get("resourceVersion"):
             raise Conflict(code=409, message="the object has been modified")
         self.writes.append(("set_finalizers", list(finalizers)))

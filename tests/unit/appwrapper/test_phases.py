@@ -23,7 +23,7 @@ from appwrapper.model import (
     TERMINAL_EXIT_CODES_ANNOTATION,
 )
 from appwrapper.phases import PhaseMachine
-from shared.kube import FakeClock, Invalid, ServiceUnavailable
+from shared.kube import FakeClock, Invalid, NotFound, ServiceUnavailable
 from tests.unit.appwrapper.fakes import (
     START,
     FakeCluster,
@@ -614,6 +614,16 @@ async def test_deleting_the_appwrapper_deletes_components_before_dropping_the_fi
     assert h.cluster.aw["metadata"]["finalizers"] == []
     assert h.condition("ResourcesDeployed") == ("False", "Terminating", "Resources successfully deleted")
     assert h.condition("QuotaReserved") == ("False", "Terminating", "No resources deployed")
+
+
+async def test_an_appwrapper_gone_before_its_finalizer_is_dropped_ends_quietly() -> None:
+    h = Harness(job_and_config())
+    await h.running()
+    h.cluster.aw["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+    h.cluster.objects.clear()  # components already gone
+    h.cluster.finalizer_error = NotFound(code=404, message='appwrappers "aw" not found')
+    assert await h.step() is None  # done, not an error to retry
+    assert h.cluster.finalizer_error is None  # the write was attempted
 
 
 async def test_a_never_admitted_appwrapper_is_deleted_without_finalizer_work() -> None:
