@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from bridge_tools.cluster_view import (
     ADMISSION_CHECK,
@@ -464,3 +465,25 @@ def test_the_command_exits_0_with_a_verdict_and_1_when_the_job_does_not_exist(
     assert document["state"] == "NotQueued"
     assert document["verdict"].startswith("Not queued: no kueue.x-k8s.io/queue-name label")
     assert document["sections"][0]["fields"]["name"] == "ex-cli/plain"
+
+
+def test_without_n_the_namespace_is_the_kubeconfig_contexts(
+    cluster: ThreadedDevCluster, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    document = yaml.safe_load(Path(cluster.kubeconfig_path).read_text())
+    for context in document["contexts"]:
+        context["context"]["namespace"] = "ex-context"
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(document))
+
+    async def job_in_the_contexts_namespace() -> None:
+        async with kube_client(cluster.kubeconfig_path) as client:
+            await client.create(NAMESPACE, {"metadata": {"name": "ex-context"}})
+            await client.create(JOB, batch_job("plain", namespace="ex-context", queue=None))
+
+    asyncio.run(job_in_the_contexts_namespace())
+    assert explain_main(["job/plain", "--kubeconfig", str(kubeconfig), "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sections"][0]["fields"]["name"] == "ex-context/plain"
+    # the context's namespace, not "default": a job only in "default" is not found without -n
+    assert explain_main(["job/ghost", "--kubeconfig", str(kubeconfig)]) == 1
+    assert 'not found in namespace "ex-context"' in capsys.readouterr().err
