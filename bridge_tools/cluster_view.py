@@ -30,6 +30,8 @@ __all__ = [
     "EVENT",
     "LEASE",
     "LOCAL_QUEUE",
+    "MULTIKUEUE_CLUSTER",
+    "MULTIKUEUE_CONFIG",
     "MUTATING_WEBHOOK_CONFIGURATION",
     "NAMESPACE",
     "PRIORITY_CLASS",
@@ -46,6 +48,8 @@ CLUSTER_QUEUE: Final = GroupVersionKind(API_GROUP, "v1beta2", "ClusterQueue")
 RESOURCE_FLAVOR: Final = GroupVersionKind(API_GROUP, "v1beta2", "ResourceFlavor")
 ADMISSION_CHECK: Final = GroupVersionKind(API_GROUP, "v1beta2", "AdmissionCheck")
 WORKLOAD_PRIORITY_CLASS: Final = GroupVersionKind(API_GROUP, "v1beta2", "WorkloadPriorityClass")
+MULTIKUEUE_CONFIG: Final = GroupVersionKind(API_GROUP, "v1beta2", "MultiKueueConfig")
+MULTIKUEUE_CLUSTER: Final = GroupVersionKind(API_GROUP, "v1beta2", "MultiKueueCluster")
 NAMESPACE: Final = GroupVersionKind("", "v1", "Namespace")
 EVENT: Final = GroupVersionKind("", "v1", "Event")
 LEASE: Final = GroupVersionKind("coordination.k8s.io", "v1", "Lease")

@@ -334,21 +334,22 @@ async def test_admitted_waiting_for_a_reconciler(client: KubeClient) -> None:
 
 
 async def test_waiting_for_an_admission_check(client: KubeClient) -> None:
+    controller = "example.com/capacity"  # not a MultiKueue controller: its state and message only
     await client.create(
-        ADMISSION_CHECK, {"metadata": {"name": "mk"}, "spec": {"controllerName": "kueue.x-k8s.io/multikueue"}}
+        ADMISSION_CHECK, {"metadata": {"name": "cap"}, "spec": {"controllerName": controller}}
     )
     await create_queues(
         client,
         namespace="ex-check",
         cluster_queue="cq-check",
-        cluster_queue_spec={"admissionChecksStrategy": {"admissionChecks": [{"name": "mk"}]}},
+        cluster_queue_spec={"admissionChecksStrategy": {"admissionChecks": [{"name": "cap"}]}},
     )
     workload = await create_workload(client, await client.create(JOB, batch_job("j", namespace="ex-check")))
     await wait_for_verdict(client, "j", namespace="ex-check", verdict="Quota reserved:")
 
     async def check_message() -> bool:
         current = await client.get(WORKLOAD, workload["metadata"]["name"], namespace="ex-check")
-        current["status"]["admissionChecks"][0]["message"] = "no worker has admitted it yet"
+        current["status"]["admissionChecks"][0]["message"] = "waiting for capacity"
         await client.update_status(WORKLOAD, current, namespace="ex-check")
         return True
 
@@ -357,12 +358,13 @@ async def test_waiting_for_an_admission_check(client: KubeClient) -> None:
         client,
         "j",
         namespace="ex-check",
-        verdict="Quota reserved: in ClusterQueue cq-check, waiting for admission check 'mk' "
-        "(Pending: no worker has admitted it yet)",
+        verdict="Quota reserved: in ClusterQueue cq-check, waiting for admission check 'cap' "
+        "(Pending: waiting for capacity)",
     )
     assert explanation.section("Admission checks").rows == [
-        ("mk", "kueue.x-k8s.io/multikueue", "Pending", "no worker has admitted it yet")
+        ("cap", controller, "Pending", "waiting for capacity")
     ]
+    assert explanation.section("MultiKueue").empty
 
 
 def _condition(condition_type: str, status: str, reason: str, message: str) -> dict[str, Any]:
