@@ -27,6 +27,7 @@ from shared.kube import KubeClient, NotFound, UnknownKindError
 __all__ = [
     "ADMISSION_CHECK",
     "CLUSTER_QUEUE",
+    "COHORT",
     "EVENT",
     "LEASE",
     "LOCAL_QUEUE",
@@ -45,6 +46,7 @@ __all__ = [
 WORKLOAD: Final = GroupVersionKind(API_GROUP, "v1beta2", "Workload")
 LOCAL_QUEUE: Final = GroupVersionKind(API_GROUP, "v1beta2", "LocalQueue")
 CLUSTER_QUEUE: Final = GroupVersionKind(API_GROUP, "v1beta2", "ClusterQueue")
+COHORT: Final = GroupVersionKind(API_GROUP, "v1beta2", "Cohort")
 RESOURCE_FLAVOR: Final = GroupVersionKind(API_GROUP, "v1beta2", "ResourceFlavor")
 ADMISSION_CHECK: Final = GroupVersionKind(API_GROUP, "v1beta2", "AdmissionCheck")
 WORKLOAD_PRIORITY_CLASS: Final = GroupVersionKind(API_GROUP, "v1beta2", "WorkloadPriorityClass")

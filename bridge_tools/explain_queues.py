@@ -32,11 +32,13 @@ from pydantic import ValidationError
 from bridge_tools.cluster_view import (
     ADMISSION_CHECK,
     CLUSTER_QUEUE,
+    COHORT,
     LOCAL_QUEUE,
     RESOURCE_FLAVOR,
     WORKLOAD,
     ClusterView,
 )
+from bridge_tools.cohort import CohortTree, FlavorResource, build_cohort_tree
 from bridge_tools.quota import QuotaReport, format_amount, quota_report, reserved_usage
 from bridge_tools.verdict import Explanation, Section
 from shared.constants import CheckState, Condition
@@ -243,22 +245,49 @@ async def _position(
     return None
 
 
-def _quota_section(section: Section, report: QuotaReport) -> None:
-    section.columns = ("FLAVOR", "RESOURCE", "USED", "NOMINAL", "BORROWING LIMIT", "THIS JOB")
+def _limit_text(resource: str, value: Decimal | None) -> str:
+    return "-" if value is None else format_amount(resource, value)
+
+
+def _quota_section(
+    section: Section, report: QuotaReport, *, cohort: str | None, tree: CohortTree | str
+) -> None:
+    columns = ["FLAVOR", "RESOURCE", "USED", "NOMINAL", "BORROWING LIMIT", "THIS JOB"]
+    computed = cohort is not None and isinstance(tree, CohortTree)
+    if computed:
+        columns[5:5] = ["LENDING LIMIT", "AVAILABLE"]
+    section.columns = tuple(columns)
     for line in report.lines:
-        section.row(
+        cells = [
             line.flavor,
             line.resource,
             format_amount(line.resource, line.used),
             format_amount(line.resource, line.nominal),
-            "-" if line.borrowing_limit is None else format_amount(line.resource, line.borrowing_limit),
+            _limit_text(line.resource, line.borrowing_limit),
             format_amount(line.resource, line.requested) if line.requested else "-",
-        )
+        ]
+        if computed:
+            cells[5:5] = [
+                _limit_text(line.resource, line.lending_limit),
+                _limit_text(line.resource, line.available),
+            ]
+        section.row(*cells)
     if report.usage_source:
         section.note(f"USED: {report.usage_source}")
+    if cohort is None:
+        return
+    if isinstance(tree, CohortTree):
+        size = f"{tree.cluster_queues} ClusterQueue(s), {tree.cohorts} Cohort(s)"
+        section.note(
+            f"AVAILABLE: what Kueue's flavor assigner sees: its unused quota plus what cohort {cohort} "
+            f"(tree {tree.root}: {size}) can lend it within the borrowing and lending limits; "
+            "preemption is not simulated"
+        )
+    else:
+        section.note(f"cohort borrowing is not computed: {tree}")
 
 
-def _quota_blocker(name: str, report: QuotaReport) -> str | None:
+def _quota_blocker(name: str, report: QuotaReport, *, cohort: str | None) -> str | None:
     if report.uncovered:
         return f"ClusterQueue {name} has no quota for {', '.join(report.uncovered)}"
     if not report.blocked:
@@ -266,15 +295,27 @@ def _quota_blocker(name: str, report: QuotaReport) -> str | None:
     fit = report.blocked[0]
     line, resource = fit.line, fit.resource
     need = format_amount(resource, line.requested)
+    borrowing = cohort is not None and line.potential is not None and line.available is not None
     if fit.never:
+        most = (
+            f"{format_amount(resource, line.potential or Decimal(0))} with what cohort {cohort} can lend it"
+            if borrowing
+            else f"{format_amount(resource, line.nominal)} nominal"
+        )
         return (
             f"this job needs {need} {resource}, more than ClusterQueue {name} can ever give in flavor "
-            f"{fit.flavor} ({format_amount(resource, line.nominal)} nominal)"
+            f"{fit.flavor} ({most})"
         )
-    return (
+    in_use = (
         f"ClusterQueue {name} has {format_amount(resource, line.used)}/{format_amount(resource, line.nominal)} "
-        f"{resource} in use in flavor {fit.flavor}; this job needs {need} {resource}"
+        f"{resource} in use in flavor {fit.flavor}"
     )
+    if borrowing:
+        in_use += (
+            f" and {format_amount(resource, line.available or Decimal(0))} available with cohort {cohort}'s "
+            "unused quota"
+        )
+    return f"{in_use}; this job needs {need} {resource}"
 
 
 async def _check_rows(
@@ -320,6 +361,24 @@ async def _inactive_checks(view: ClusterView, cluster_queue: ClusterQueue, secti
         section.add(f"AdmissionCheck {name}", f"False ({text})")
         reasons.append(f"{name}: {text}")
     return "; ".join(reasons)
+
+
+async def _cohort_tree(
+    view: ClusterView, name: str, raw: WireDict, workloads: list[WireDict]
+) -> CohortTree | str:
+    """The ClusterQueue's cohort tree (:mod:`bridge_tools.cohort`), or why it is not computed."""
+
+    def usage_of(queue: WireDict) -> dict[FlavorResource, Decimal]:
+        model = _parse_queue(ClusterQueue, queue)
+        return {} if model is None else reserved_usage(model, workloads)[0]
+
+    in_cohort = bool((raw.get("spec") or {}).get("cohortName"))
+    return build_cohort_tree(
+        cluster_queue=name,
+        cluster_queues=await view.items(CLUSTER_QUEUE) if in_cohort else [raw],
+        cohorts=await view.items(COHORT) if in_cohort else [],
+        usage_of=usage_of,
+    )
 
 
 def first_unready_check(workload: Workload) -> AdmissionCheckState | None:
@@ -406,12 +465,20 @@ async def analyse_queues(
         )
     findings.strict_fifo = spec.queueing_strategy == "StrictFIFO"
 
-    usage, source = reserved_usage(cluster_queue, await view.items(WORKLOAD))
-    report = quota_report(cluster_queue, usage=usage, requests=requests or {}, usage_source=source)
+    workloads = await view.items(WORKLOAD)
+    usage, source = reserved_usage(cluster_queue, workloads)
+    tree = await _cohort_tree(view, cq_name, raw_cq or {}, workloads)
+    report = quota_report(
+        cluster_queue,
+        usage=usage,
+        requests=requests or {},
+        usage_source=source,
+        tree=tree if isinstance(tree, CohortTree) else None,
+    )
     findings.quota = report
-    _quota_section(explanation.section("Quota"), report)
+    _quota_section(explanation.section("Quota"), report, cohort=spec.cohort_name or None, tree=tree)
     if requests is not None and findings.blocker is None:
-        findings.blocker = _quota_blocker(cq_name, report)
+        findings.blocker = _quota_blocker(cq_name, report, cohort=spec.cohort_name or None)
         if findings.blocker is None and report.may_borrow:
             cq_section.note(f"this job fits only by borrowing from cohort {spec.cohort_name}")
 
