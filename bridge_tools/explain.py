@@ -488,4 +488,6 @@ class _Chain:
         )
         if reserved is not None and reserved.message:
             return f"{reserved.message}{where}"
+        if findings.quota is not None and findings.quota.may_borrow and findings.cohort:
+            return f"fits by borrowing from cohort {findings.cohort}; waiting for Kueue's scheduler{where}"
         return f"fits in ClusterQueue {cluster_queue}'s free quota; waiting for Kueue's scheduler{where}"

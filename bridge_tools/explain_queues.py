@@ -104,6 +104,7 @@ class QueueFindings:
     cluster_queue: str | None = None
     position: str | None = None
     strict_fifo: bool = False
+    cohort: str | None = None
     ahead: int = 0
     quota: QuotaReport | None = None
     #: admission check name -> what its controller's detail says (checks with a detail only)
@@ -464,6 +465,7 @@ async def analyse_queues(
             f"namespace {namespace} does not match ClusterQueue {cq_name}'s namespaceSelector"
         )
     findings.strict_fifo = spec.queueing_strategy == "StrictFIFO"
+    findings.cohort = spec.cohort_name or None
 
     workloads = await view.items(WORKLOAD)
     usage, source = reserved_usage(cluster_queue, workloads)

@@ -289,6 +289,55 @@ async def test_request_larger_than_the_quota(client: KubeClient) -> None:
     )
 
 
+async def test_a_cluster_queue_in_a_cohort_counts_what_the_cohort_can_lend(client: KubeClient) -> None:
+    """cq-coh-a (2 cpu) and cq-coh-b (4 cpu) share cohort pool-x and flavor: with both full, a
+    third job waits for quota the cohort does not have either (the stand-in never borrows, so
+    the jobs that hold quota do so within their own nominal quota)."""
+    flavor = "cq-coh-a-flavor"
+
+    def spec(cpu: str) -> dict[str, Any]:
+        group = {
+            "coveredResources": ["cpu"],
+            "flavors": [{"name": flavor, "resources": [{"name": "cpu", "nominalQuota": cpu}]}],
+        }
+        return {"cohortName": "pool-x", "resourceGroups": [group]}
+
+    await create_queues(client, namespace="ex-coh-a", cluster_queue="cq-coh-a", cluster_queue_spec=spec("2"))
+    await create_queues(
+        client, namespace="ex-coh-b", cluster_queue="cq-coh-b", cluster_queue_spec=spec("4"), flavor=False
+    )
+    await create_workload(client, await client.create(JOB, batch_job("mine", namespace="ex-coh-a", cpu="2")))
+    await create_workload(
+        client, await client.create(JOB, batch_job("theirs", namespace="ex-coh-b", cpu="4"))
+    )
+    for name, namespace in (("mine", "ex-coh-a"), ("theirs", "ex-coh-b")):
+        await wait_for_verdict(client, name, namespace=namespace, verdict="Admitted:")
+    await create_workload(client, await client.create(JOB, batch_job("next", namespace="ex-coh-a", cpu="2")))
+    explanation = await wait_for_verdict(
+        client,
+        "next",
+        namespace="ex-coh-a",
+        verdict=f"Pending: ClusterQueue cq-coh-a has 2/2 cpu in use in flavor {flavor} and 0 available with "
+        "cohort pool-x's unused quota; this job needs 2 cpu",
+    )
+    quota = explanation.section("Quota")
+    assert quota.columns == (
+        "FLAVOR",
+        "RESOURCE",
+        "USED",
+        "NOMINAL",
+        "BORROWING LIMIT",
+        "LENDING LIMIT",
+        "AVAILABLE",
+        "THIS JOB",
+    )
+    assert quota.rows == [(flavor, "cpu", "2", "2", "-", "-", "0", "2")]
+    assert quota.notes[1].startswith(
+        "AVAILABLE: what Kueue's flavor assigner sees: its unused quota plus what cohort pool-x "
+        "(tree pool-x: 2 ClusterQueue(s), 1 Cohort(s)) can lend it"
+    )
+
+
 async def test_resource_without_quota(client: KubeClient) -> None:
     await create_queues(client, namespace="ex-gpu", cluster_queue="cq-gpu")
     job = batch_job("gpu", namespace="ex-gpu")

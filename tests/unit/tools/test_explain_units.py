@@ -16,6 +16,7 @@ import pytest
 from bridge_tools.cluster_view import (
     ADMISSION_CHECK,
     CLUSTER_QUEUE,
+    COHORT,
     LOCAL_QUEUE,
     NAMESPACE,
     RESOURCE_FLAVOR,
@@ -456,3 +457,66 @@ def test_the_explain_cli_reports_a_bad_configuration_and_an_unknown_kind(
         'kueue-bridge explain: kind "jobset" is not managed by this configuration (it manages: Job.v1.batch)\n'
     )
     assert main([]) == 2
+
+
+def cohort_state(
+    *, sibling_used: str, nominal: str = "8", borrowing: str | None = None, cohorts: list[Any] | None = None
+) -> dict[Any, list[dict[str, Any]]]:
+    """ClusterQueue cq (full: its 8 cpu reserved) and other (4 cpu, ``sibling_used`` reserved) in cohort pool."""
+    objects = state(workloads=[workload("job-j-1")])
+    queue = objects[CLUSTER_QUEUE][0]
+    queue["spec"]["cohortName"] = "pool"
+    quota = queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
+    quota["nominalQuota"] = nominal
+    if borrowing is not None:
+        quota["borrowingLimit"] = borrowing
+    queue["status"]["flavorsReservation"][0]["resources"][0]["total"] = nominal
+    sibling = json.loads(json.dumps(state()[CLUSTER_QUEUE][0]))
+    sibling["metadata"]["name"] = "other"
+    sibling["spec"]["cohortName"] = "pool"
+    sibling["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "4"
+    sibling["status"]["flavorsReservation"][0]["resources"][0]["total"] = sibling_used
+    objects[CLUSTER_QUEUE].append(sibling)
+    objects[COHORT] = cohorts or []
+    return objects
+
+
+async def test_in_a_cohort_a_job_fits_by_borrowing_the_siblings_unused_quota() -> None:
+    explanation = await run_chain(FakeView(cohort_state(sibling_used="0")))
+    assert explanation.verdict == (
+        "Pending: fits by borrowing from cohort pool; waiting for Kueue's scheduler "
+        "(position 1 of 1 in ClusterQueue cq)"
+    )
+    assert explanation.section("Quota").rows == [("default", "cpu", "8", "8", "-", "-", "4", "2")]
+    assert "this job fits only by borrowing from cohort pool" in explanation.section("ClusterQueue").notes
+
+
+async def test_in_a_cohort_a_job_waits_when_the_cohort_has_too_little_unused_quota() -> None:
+    explanation = await run_chain(FakeView(cohort_state(sibling_used="3")))
+    assert explanation.verdict == (
+        "Pending: ClusterQueue cq has 8/8 cpu in use in flavor default and 1 available with cohort pool's "
+        "unused quota; this job needs 2 cpu"
+    )
+
+
+async def test_a_borrowing_limit_caps_what_the_cohort_can_give() -> None:
+    explanation = await run_chain(FakeView(cohort_state(sibling_used="0", nominal="1", borrowing="0")))
+    assert explanation.verdict == (
+        "Pending: this job needs 2 cpu, more than ClusterQueue cq can ever give in flavor default "
+        "(1 with what cohort pool can lend it)"
+    )
+
+
+async def test_a_cohort_tree_with_a_cycle_is_not_computed_and_says_so() -> None:
+    looped = [
+        {"metadata": {"name": "pool"}, "spec": {"parentName": "up"}},
+        {"metadata": {"name": "up"}, "spec": {"parentName": "pool"}},
+    ]
+    explanation = await run_chain(FakeView(cohort_state(sibling_used="4", cohorts=looped)))
+    quota = explanation.section("Quota")
+    assert "cohort borrowing is not computed: the parentName chain of cohort pool has a cycle" in quota.notes
+    assert quota.columns[-1] == "THIS JOB" and "AVAILABLE" not in quota.columns
+    assert explanation.verdict == (
+        "Pending: fits by borrowing from cohort pool; waiting for Kueue's scheduler "
+        "(position 1 of 1 in ClusterQueue cq)"
+    )
