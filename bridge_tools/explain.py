@@ -12,11 +12,13 @@ first one that stops the job is the verdict:
    kind?), and whether a reconciler holds its Lease;
 4. with a Workload: finished, deactivated, evicted (and requeue backoff), admitted and running or
    waiting to be started, quota reserved but admission checks pending, or pending -- then the
-   queue chain of :mod:`bridge_tools.explain_queues` says why (LocalQueue, ClusterQueue, quota,
-   position).
+   queue chain of :mod:`bridge_tools.explain_queues` says why (LocalQueue, ClusterQueue, quota and
+   cohort borrowing, position). A MultiKueue check (:mod:`bridge_tools.explain_multikueue`) turns
+   "admitted" into "running on worker cluster 'w1'" and says which workers hold copies while none
+   has admitted it.
 
 Evidence sections are filled as the chain goes (Job, Workload, LocalQueue, ClusterQueue, Quota,
-Admission checks, Eviction and requeue, Events), so the text reads top-down in the same order.
+Admission checks, MultiKueue, Eviction and requeue, Events), so the text reads top-down in the same order.
 
 Invariants: read-only (through a ``ClusterView``); never raises for an odd object -- an object the
 adapter cannot read is itself a verdict ("kueue-bridge cannot build its Workload: <path>: ...");

@@ -18,6 +18,8 @@ from bridge_tools.cluster_view import (
     CLUSTER_QUEUE,
     COHORT,
     LOCAL_QUEUE,
+    MULTIKUEUE_CLUSTER,
+    MULTIKUEUE_CONFIG,
     NAMESPACE,
     RESOURCE_FLAVOR,
     WORKLOAD,
@@ -520,3 +522,89 @@ async def test_a_cohort_tree_with_a_cycle_is_not_computed_and_says_so() -> None:
         "Pending: fits by borrowing from cohort pool; waiting for Kueue's scheduler "
         "(position 1 of 1 in ClusterQueue cq)"
     )
+
+
+def multikueue_state(
+    *, check_active: dict[str, Any], workload_status: dict[str, Any]
+) -> dict[Any, list[Any]]:
+    """cq with the MultiKueue check mk (config cfg: w1, w2), no Active condition (derived from spec)."""
+    objects = state(workloads=[{**workload("job-j-1"), "status": workload_status}])
+    queue = objects[CLUSTER_QUEUE][0]
+    queue["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": "mk"}]}
+    del queue["status"]["conditions"]
+    objects[ADMISSION_CHECK] = [
+        {
+            "metadata": {"name": "mk"},
+            "spec": {
+                "controllerName": "kueue.x-k8s.io/multikueue",
+                "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "cfg"},
+            },
+            "status": {"conditions": [{"type": "Active", **check_active}]},
+        }
+    ]
+    objects[MULTIKUEUE_CONFIG] = [{"metadata": {"name": "cfg"}, "spec": {"clusters": ["w1", "w2"]}}]
+    objects[MULTIKUEUE_CLUSTER] = [
+        {
+            "metadata": {"name": name},
+            "status": {
+                "conditions": [
+                    {
+                        "type": "Active",
+                        "status": "False",
+                        "reason": "ClientConnectionFailed",
+                        "message": "refused",
+                    }
+                    if name == "w2"
+                    else {"type": "Active", "status": "True", "reason": "Active", "message": "Connected"}
+                ]
+            },
+        }
+        for name in ("w1", "w2")
+    ]
+    return objects
+
+
+async def test_a_cluster_queue_inactive_for_its_multikueue_check_says_why_the_check_is() -> None:
+    inactive = {"status": "False", "reason": "NoUsableClusters", "message": "Inactive clusters: [w1 w2]"}
+    explanation = await run_chain(FakeView(multikueue_state(check_active=inactive, workload_status={})))
+    assert explanation.verdict == (
+        "Pending: ClusterQueue cq is inactive: Can't admit new workloads: references inactive AdmissionCheck(s): "
+        "mk (mk: NoUsableClusters: Inactive clusters: [w1 w2])"
+    )
+    section = explanation.section("MultiKueue")
+    assert dict(section.fields) == {
+        "admission check": "mk",
+        "MultiKueueConfig": "cfg",
+        "clusterName": "- (no worker has admitted it yet)",
+        "nominatedClusterNames": "-",
+    }
+    assert [row[:3] for row in section.rows] == [
+        ("w1", "True", "Active"),
+        ("w2", "False", "ClientConnectionFailed"),
+    ]
+
+
+async def test_a_kind_kept_pending_runs_on_the_worker_while_its_check_stays_pending() -> None:
+    active = {"status": "True", "reason": "SomeActiveClusters", "message": "Inactive clusters: [w2]"}
+    status = {
+        "conditions": [
+            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "ok"}
+        ],
+        "admission": {"clusterQueue": "cq", "podSetAssignments": []},
+        "admissionChecks": [
+            {
+                "name": "mk",
+                "state": "Pending",
+                "message": 'The workload was admitted on "w1"',
+                "lastTransitionTime": STAMP,
+            }
+        ],
+        "clusterName": "w1",
+    }
+    explanation = await run_chain(FakeView(multikueue_state(check_active=active, workload_status=status)))
+    assert explanation.verdict == (
+        "Running: on worker cluster 'w1' (quota reserved in ClusterQueue cq; admission check 'mk' stays "
+        "Pending while it runs there, so the job here stays suspended)"
+    )
+    assert dict(explanation.section("MultiKueue").fields)["clusterName"] == "w1"
+    assert [row[3] for row in explanation.section("MultiKueue").rows] == ["runs here", "-"]
