@@ -57,7 +57,8 @@ NO_WORKER_ADMITTED: Final = "no worker has admitted it yet"
 
 def _config_name(check: WireDict | None) -> tuple[str, str]:
     """(MultiKueueConfig name, problem): the check's ``spec.parameters``, read as MultiKueue does."""
-    parameters = ((check or {}).get("spec") or {}).get("parameters")
+    spec = (check or {}).get("spec")
+    parameters = spec.get("parameters") if isinstance(spec, dict) else None
     if check is None:
         return "", "the AdmissionCheck does not exist"
     if not isinstance(parameters, dict):
@@ -82,8 +83,9 @@ def _active(cluster: WireDict | None) -> tuple[str, str, str]:
     return "Unknown", "-", "no Active condition yet (the MultiKueue controller has not connected it)"
 
 
-def _names(values: Iterable[Any] | None) -> list[str]:
-    return [str(value) for value in values or [] if isinstance(value, str) and value]
+def _names(values: Any) -> list[str]:
+    """The non-empty strings of a list (anything else: none)."""
+    return [value for value in values if isinstance(value, str) and value] if isinstance(values, list) else []
 
 
 def _unusable(clusters: Mapping[str, tuple[str, str, str]]) -> list[str]:
@@ -126,7 +128,8 @@ async def multikueue_evidence(
         section.add("MultiKueueConfig", f"{config_name} (does not exist)")
     else:
         section.add("MultiKueueConfig", config_name)
-    configured = _names((config or {}).get("spec", {}).get("clusters") if config else None)
+    config_spec = (config or {}).get("spec")
+    configured = _names(config_spec.get("clusters") if isinstance(config_spec, dict) else None)
     if workload is not None:
         section.add("clusterName", running_on or f"- ({NO_WORKER_ADMITTED})")
         section.add("nominatedClusterNames", ", ".join(nominated) or "-")

@@ -608,3 +608,39 @@ async def test_a_kind_kept_pending_runs_on_the_worker_while_its_check_stays_pend
     )
     assert dict(explanation.section("MultiKueue").fields)["clusterName"] == "w1"
     assert [row[3] for row in explanation.section("MultiKueue").rows] == ["runs here", "-"]
+
+
+@pytest.mark.parametrize(
+    ("check_spec", "config", "shown"),
+    [
+        ({"controllerName": "kueue.x-k8s.io/multikueue"}, None, "- (missing parameters reference)"),
+        (
+            {
+                "controllerName": "kueue.x-k8s.io/multikueue",
+                "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "cfg"},
+            },
+            None,
+            "cfg (does not exist)",
+        ),
+        (
+            {
+                "controllerName": "kueue.x-k8s.io/multikueue",
+                "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "cfg"},
+            },
+            {"metadata": {"name": "cfg"}, "spec": {"clusters": "w1"}},
+            "cfg",
+        ),
+    ],
+)
+async def test_odd_multikueue_objects_are_evidence_not_errors(
+    check_spec: dict[str, Any], config: dict[str, Any] | None, shown: str
+) -> None:
+    objects = multikueue_state(
+        check_active={"status": "True", "reason": "Active", "message": "The admission check is active"},
+        workload_status={},
+    )
+    objects[ADMISSION_CHECK][0]["spec"] = check_spec
+    objects[MULTIKUEUE_CONFIG] = [config] if config else []
+    explanation = await run_chain(FakeView(objects))
+    assert dict(explanation.section("MultiKueue").fields)["MultiKueueConfig"] == shown
+    assert explanation.section("MultiKueue").rows == []
