@@ -12,9 +12,10 @@ never import it. The dev runner's ``make dev`` table (``devrun``) imports
 :mod:`bridge_tools.explain` for its WHY column.
 
 Modules: ``kinds`` (``KIND/NAME`` arguments to configured kinds), ``cluster_view`` (cached,
-read-only cluster reads), ``quota`` (ClusterQueue usage against a Workload's request), ``verdict``
-(the explanation's data and its text/JSON rendering), ``explain_queues`` (LocalQueue ->
-ClusterQueue -> admission checks), ``explain_evidence`` (Workload, eviction and event evidence;
+read-only cluster reads), ``quota`` (ClusterQueue usage against a Workload's request), ``cohort``
+(Kueue's available quota in a cohort tree), ``verdict`` (the explanation's data and its text/JSON
+rendering), ``explain_queues`` (LocalQueue -> ClusterQueue -> admission checks),
+``explain_multikueue`` (worker copies and where a job runs, from the manager only), ``explain_evidence`` (Workload, eviction and event evidence;
 why a job has no Workload), ``explain`` (the chain from a job to its verdict),
 ``explain_cli``, ``adapter_dry_run`` and ``adapter_cli``.
 """

@@ -27,9 +27,12 @@ from shared.kube import KubeClient, NotFound, UnknownKindError
 __all__ = [
     "ADMISSION_CHECK",
     "CLUSTER_QUEUE",
+    "COHORT",
     "EVENT",
     "LEASE",
     "LOCAL_QUEUE",
+    "MULTIKUEUE_CLUSTER",
+    "MULTIKUEUE_CONFIG",
     "MUTATING_WEBHOOK_CONFIGURATION",
     "NAMESPACE",
     "PRIORITY_CLASS",
@@ -43,9 +46,12 @@ __all__ = [
 WORKLOAD: Final = GroupVersionKind(API_GROUP, "v1beta2", "Workload")
 LOCAL_QUEUE: Final = GroupVersionKind(API_GROUP, "v1beta2", "LocalQueue")
 CLUSTER_QUEUE: Final = GroupVersionKind(API_GROUP, "v1beta2", "ClusterQueue")
+COHORT: Final = GroupVersionKind(API_GROUP, "v1beta2", "Cohort")
 RESOURCE_FLAVOR: Final = GroupVersionKind(API_GROUP, "v1beta2", "ResourceFlavor")
 ADMISSION_CHECK: Final = GroupVersionKind(API_GROUP, "v1beta2", "AdmissionCheck")
 WORKLOAD_PRIORITY_CLASS: Final = GroupVersionKind(API_GROUP, "v1beta2", "WorkloadPriorityClass")
+MULTIKUEUE_CONFIG: Final = GroupVersionKind(API_GROUP, "v1beta2", "MultiKueueConfig")
+MULTIKUEUE_CLUSTER: Final = GroupVersionKind(API_GROUP, "v1beta2", "MultiKueueCluster")
 NAMESPACE: Final = GroupVersionKind("", "v1", "Namespace")
 EVENT: Final = GroupVersionKind("", "v1", "Event")
 LEASE: Final = GroupVersionKind("coordination.k8s.io", "v1", "Lease")

@@ -12,11 +12,13 @@ first one that stops the job is the verdict:
    kind?), and whether a reconciler holds its Lease;
 4. with a Workload: finished, deactivated, evicted (and requeue backoff), admitted and running or
    waiting to be started, quota reserved but admission checks pending, or pending -- then the
-   queue chain of :mod:`bridge_tools.explain_queues` says why (LocalQueue, ClusterQueue, quota,
-   position).
+   queue chain of :mod:`bridge_tools.explain_queues` says why (LocalQueue, ClusterQueue, quota and
+   cohort borrowing, position). A MultiKueue check (:mod:`bridge_tools.explain_multikueue`) turns
+   "admitted" into "running on worker cluster 'w1'" and says which workers hold copies while none
+   has admitted it.
 
 Evidence sections are filled as the chain goes (Job, Workload, LocalQueue, ClusterQueue, Quota,
-Admission checks, Eviction and requeue, Events), so the text reads top-down in the same order.
+Admission checks, MultiKueue, Eviction and requeue, Events), so the text reads top-down in the same order.
 
 Invariants: read-only (through a ``ClusterView``); never raises for an odd object -- an object the
 adapter cannot read is itself a verdict ("kueue-bridge cannot build its Workload: <path>: ...");
@@ -45,7 +47,8 @@ from bridge_tools.explain_evidence import (
     priority_problem,
     reconciler_lease_problem,
 )
-from bridge_tools.explain_queues import QueueFindings, analyse_queues, first_unready_check
+from bridge_tools.explain_multikueue import multikueue_check_details
+from bridge_tools.explain_queues import CheckDetail, QueueFindings, analyse_queues, first_unready_check
 from bridge_tools.quota import workload_requests
 from bridge_tools.verdict import Explanation, State
 from shared.ages import age_since, parse_timestamp
@@ -72,6 +75,7 @@ SECTIONS: Final = (
     "ClusterQueue",
     "Quota",
     "Admission checks",
+    "MultiKueue",
     "Eviction and requeue",
     "Events",
 )
@@ -87,10 +91,16 @@ class ExplainSettings:
 
     config: Configuration
     registry: FrameworkRegistry
+    #: AdmissionCheck ``controllerName`` -> its evidence (MultiKueue's controller names)
+    check_details: dict[str, CheckDetail]
 
     @classmethod
     def from_config(cls, config: Configuration) -> ExplainSettings:
-        return cls(config=config, registry=FrameworkRegistry.from_managed_kinds(config.managed_kinds()))
+        return cls(
+            config=config,
+            registry=FrameworkRegistry.from_managed_kinds(config.managed_kinds()),
+            check_details=multikueue_check_details(config.kueue_bridge.all_multikueue_controller_names),
+        )
 
 
 Verdict = tuple[State, str]
@@ -146,6 +156,7 @@ class _Chain:
         self.view = view
         self.config = settings.config
         self.registry = settings.registry
+        self.check_details = settings.check_details
         self.framework = framework
         self.job = job
         self.now = now
@@ -344,6 +355,7 @@ class _Chain:
             queue_name=queue,
             requests=self._requests(workload),
             workload=workload,
+            check_details=self.check_details,
         )
 
     # --- no Workload ------------------------------------------------------------------------------
@@ -411,7 +423,13 @@ class _Chain:
             return State.EVICTED, (
                 f"{evicted.reason}: {evicted.message}; waiting for the job to stop and release the quota"
             )
+        running_on = findings.running_on
         if admitted is not None and admitted.status == "True":
+            if running_on:
+                return (
+                    State.RUNNING,
+                    f"on worker cluster '{running_on}' (admitted by ClusterQueue {cluster_queue})",
+                )
             if self.suspended is False:
                 pods = find_condition(conditions, Condition.PODS_READY)
                 waiting = (
@@ -428,10 +446,18 @@ class _Chain:
             )
         if reserved is not None and reserved.status == "True":
             check = first_unready_check(workload)
+            if check is not None and running_on:
+                return State.RUNNING, (
+                    f"on worker cluster '{running_on}' (quota reserved in ClusterQueue {cluster_queue}; "
+                    f"admission check '{check.name}' stays {check.state} while it runs there, "
+                    "so the job here stays suspended)"
+                )
             if check is not None:
+                evidence = findings.checks.get(check.name)
+                said = (evidence.pending if evidence is not None else "") or check.message or "no message"
                 return State.QUOTA_RESERVED, (
                     f"in ClusterQueue {cluster_queue}, waiting for admission check '{check.name}' "
-                    f"({check.state}: {check.message or 'no message'})"
+                    f"({check.state}: {said})"
                 )
             return State.QUOTA_RESERVED, f"in ClusterQueue {cluster_queue}; waiting for Kueue to admit it"
         if evicted is not None:
@@ -464,4 +490,6 @@ class _Chain:
         )
         if reserved is not None and reserved.message:
             return f"{reserved.message}{where}"
+        if findings.quota is not None and findings.quota.may_borrow and findings.cohort:
+            return f"fits by borrowing from cohort {findings.cohort}; waiting for Kueue's scheduler{where}"
         return f"fits in ClusterQueue {cluster_queue}'s free quota; waiting for Kueue's scheduler{where}"

@@ -6,6 +6,9 @@ would (``job``, ``jobs.batch``, ``Job.v1.batch``, ``trainingrun``...); without `
 configuration is Kueue's default (batch Jobs only). Pass the file the components run with so the
 namespace selector, ``manageJobsWithoutQueueName`` and the declarative adapters are theirs.
 
+Without ``-n`` the namespace is the one kubectl would use: the selected kubeconfig context's
+``namespace``, in a pod its service account's namespace, else ``default``.
+
 Exit codes: 0 with a verdict (whatever it says), 1 when the object, its kind or the configuration
 cannot be found or read, or the API server cannot be reached (one ``kueue-bridge explain: ...``
 line on stderr), 2 for usage errors. No input prints a traceback.
@@ -40,7 +43,11 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG, description="Say why a job is (not) running: a verdict line, then the evidence."
     )
     parser.add_argument("object", metavar="KIND/NAME", help="e.g. job/hello, trainingrun/resnet")
-    parser.add_argument("-n", "--namespace", default="default", help="the job's namespace (default: default)")
+    parser.add_argument(
+        "-n",
+        "--namespace",
+        help="the job's namespace (default: the kubeconfig context's namespace, else default, as kubectl)",
+    )
     parser.add_argument("--kubeconfig", help="kubeconfig (default: $KUBECONFIG, then ~/.kube/config)")
     parser.add_argument(
         "--config", help="the kueue-bridge configuration the components run with (default: Kueue's defaults)"
@@ -57,7 +64,7 @@ async def _explain(args: argparse.Namespace, settings: ExplainSettings) -> Expla
             ClusterView(client),
             settings=settings,
             framework=reference.framework,
-            namespace=args.namespace,
+            namespace=args.namespace or connection.namespace,
             name=reference.name,
             now=datetime.now(UTC),
         )

@@ -12,29 +12,33 @@ When nothing blocks, the Workload's position among the ClusterQueue's pending Wo
 Kueue's visibility API when it is served, else from the same ordering Kueue uses (priority, then
 creation time) over the Workloads this user can list -- and the output says which.
 
-Admission checks are listed with their state and message. ``CHECK_DETAILS`` maps an AdmissionCheck
-``controllerName`` to a function adding controller-specific evidence: the MultiKueue component
-registers one for ``kueue.x-k8s.io/multikueue`` (which worker clusters hold copies, where it runs)
-once it exists; nothing else here needs to change for it.
+Admission checks are listed with their state and message. ``check_details`` maps an AdmissionCheck
+``controllerName`` to a ``CheckDetail`` adding controller-specific evidence and answering a
+``CheckEvidence`` for the verdict: ``explain`` passes :mod:`bridge_tools.explain_multikueue`'s for
+every MultiKueue controller name of the configuration (which worker clusters hold copies, where it
+runs). A ClusterQueue inactive because of an inactive AdmissionCheck also shows that check's own
+``Active`` reason and message (``NoUsableClusters: Inactive clusters: [w1 w2]``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from pydantic import ValidationError
 
 from bridge_tools.cluster_view import (
     ADMISSION_CHECK,
     CLUSTER_QUEUE,
+    COHORT,
     LOCAL_QUEUE,
     RESOURCE_FLAVOR,
     WORKLOAD,
     ClusterView,
 )
+from bridge_tools.cohort import CohortTree, FlavorResource, build_cohort_tree
 from bridge_tools.quota import QuotaReport, format_amount, quota_report, reserved_usage
 from bridge_tools.verdict import Explanation, Section
 from shared.constants import CheckState, Condition
@@ -45,8 +49,8 @@ from shared.models.queue import ClusterQueue, LocalQueue
 from shared.models.workload import AdmissionCheckState, Workload
 
 __all__ = [
-    "CHECK_DETAILS",
     "CheckDetail",
+    "CheckEvidence",
     "QueueFindings",
     "analyse_queues",
     "cluster_queue_inactive_message",
@@ -56,11 +60,37 @@ __all__ = [
 
 WireDict = dict[str, Any]
 
-CheckDetail = Callable[[ClusterView, Workload, AdmissionCheckState, Section], Awaitable[None]]
-"""Adds evidence for one admission check of a controller (e.g. MultiKueue's worker clusters)."""
 
-CHECK_DETAILS: dict[str, CheckDetail] = {}
-"""AdmissionCheck ``controllerName`` -> its detail function (see the module docstring)."""
+@dataclass(frozen=True)
+class CheckEvidence:
+    """What a controller-specific detail adds to the verdict.
+
+    ``running_on``: the (worker) cluster the job runs on, when the check says so; ``pending``: why
+    the check is still ``Pending``, said in the verdict in place of the check's message.
+    """
+
+    running_on: str | None = None
+    pending: str = ""
+
+
+class CheckDetail(Protocol):
+    """Adds evidence for one admission check of a controller (e.g. MultiKueue's worker clusters).
+
+    ``check`` is the AdmissionCheck (``None`` if it does not exist), ``state`` the Workload's state
+    for it and ``workload`` the Workload (``None`` before they exist).
+    """
+
+    async def __call__(
+        self,
+        view: ClusterView,
+        explanation: Explanation,
+        *,
+        check_name: str,
+        check: WireDict | None,
+        state: AdmissionCheckState | None,
+        workload: Workload | None,
+    ) -> CheckEvidence: ...
+
 
 _STOPPED_POLICIES: Final = frozenset({"Hold", "HoldAndDrain"})
 _ACTIVE: Final = "Active"
@@ -74,8 +104,16 @@ class QueueFindings:
     cluster_queue: str | None = None
     position: str | None = None
     strict_fifo: bool = False
+    cohort: str | None = None
     ahead: int = 0
     quota: QuotaReport | None = None
+    #: admission check name -> what its controller's detail says (checks with a detail only)
+    checks: dict[str, CheckEvidence] = field(default_factory=dict)
+
+    @property
+    def running_on(self) -> str | None:
+        """The cluster an admission check says the job runs on (MultiKueue's worker)."""
+        return next((found.running_on for found in self.checks.values() if found.running_on), None)
 
 
 def _namespace_selector(selector: ModelSelector | None, labels: Mapping[str, str]) -> tuple[bool, str]:
@@ -134,11 +172,16 @@ def cluster_queue_inactive_message(
     return f"Can't admit new workloads: {', '.join(messages)}."
 
 
-def _condition_status(raw: WireDict, condition_type: str) -> str | None:
+def _raw_condition(raw: WireDict, condition_type: str) -> WireDict | None:
     for condition in (raw.get("status") or {}).get("conditions") or []:
         if isinstance(condition, dict) and condition.get("type") == condition_type:
-            return str(condition.get("status"))
+            return condition
     return None
+
+
+def _condition_status(raw: WireDict, condition_type: str) -> str | None:
+    condition = _raw_condition(raw, condition_type)
+    return None if condition is None else str(condition.get("status"))
 
 
 def _is_pending(workload: WireDict) -> bool:
@@ -203,22 +246,49 @@ async def _position(
     return None
 
 
-def _quota_section(section: Section, report: QuotaReport) -> None:
-    section.columns = ("FLAVOR", "RESOURCE", "USED", "NOMINAL", "BORROWING LIMIT", "THIS JOB")
+def _limit_text(resource: str, value: Decimal | None) -> str:
+    return "-" if value is None else format_amount(resource, value)
+
+
+def _quota_section(
+    section: Section, report: QuotaReport, *, cohort: str | None, tree: CohortTree | str
+) -> None:
+    columns = ["FLAVOR", "RESOURCE", "USED", "NOMINAL", "BORROWING LIMIT", "THIS JOB"]
+    computed = cohort is not None and isinstance(tree, CohortTree)
+    if computed:
+        columns[5:5] = ["LENDING LIMIT", "AVAILABLE"]
+    section.columns = tuple(columns)
     for line in report.lines:
-        section.row(
+        cells = [
             line.flavor,
             line.resource,
             format_amount(line.resource, line.used),
             format_amount(line.resource, line.nominal),
-            "-" if line.borrowing_limit is None else format_amount(line.resource, line.borrowing_limit),
+            _limit_text(line.resource, line.borrowing_limit),
             format_amount(line.resource, line.requested) if line.requested else "-",
-        )
+        ]
+        if computed:
+            cells[5:5] = [
+                _limit_text(line.resource, line.lending_limit),
+                _limit_text(line.resource, line.available),
+            ]
+        section.row(*cells)
     if report.usage_source:
         section.note(f"USED: {report.usage_source}")
+    if cohort is None:
+        return
+    if isinstance(tree, CohortTree):
+        size = f"{tree.cluster_queues} ClusterQueue(s), {tree.cohorts} Cohort(s)"
+        section.note(
+            f"AVAILABLE: what Kueue's flavor assigner sees: its unused quota plus what cohort {cohort} "
+            f"(tree {tree.root}: {size}) can lend it within the borrowing and lending limits; "
+            "preemption is not simulated"
+        )
+    else:
+        section.note(f"cohort borrowing is not computed: {tree}")
 
 
-def _quota_blocker(name: str, report: QuotaReport) -> str | None:
+def _quota_blocker(name: str, report: QuotaReport, *, cohort: str | None) -> str | None:
     if report.uncovered:
         return f"ClusterQueue {name} has no quota for {', '.join(report.uncovered)}"
     if not report.blocked:
@@ -226,27 +296,45 @@ def _quota_blocker(name: str, report: QuotaReport) -> str | None:
     fit = report.blocked[0]
     line, resource = fit.line, fit.resource
     need = format_amount(resource, line.requested)
+    borrowing = cohort is not None and line.potential is not None and line.available is not None
     if fit.never:
+        most = (
+            f"{format_amount(resource, line.potential or Decimal(0))} with what cohort {cohort} can lend it"
+            if borrowing
+            else f"{format_amount(resource, line.nominal)} nominal"
+        )
         return (
             f"this job needs {need} {resource}, more than ClusterQueue {name} can ever give in flavor "
-            f"{fit.flavor} ({format_amount(resource, line.nominal)} nominal)"
+            f"{fit.flavor} ({most})"
         )
-    return (
+    in_use = (
         f"ClusterQueue {name} has {format_amount(resource, line.used)}/{format_amount(resource, line.nominal)} "
-        f"{resource} in use in flavor {fit.flavor}; this job needs {need} {resource}"
+        f"{resource} in use in flavor {fit.flavor}"
     )
+    if borrowing:
+        in_use += (
+            f" and {format_amount(resource, line.available or Decimal(0))} available with cohort {cohort}'s "
+            "unused quota"
+        )
+    return f"{in_use}; this job needs {need} {resource}"
 
 
 async def _check_rows(
-    view: ClusterView, explanation: Explanation, *, cluster_queue: ClusterQueue, workload: Workload | None
-) -> None:
+    view: ClusterView,
+    explanation: Explanation,
+    *,
+    cluster_queue: ClusterQueue,
+    workload: Workload | None,
+    check_details: Mapping[str, CheckDetail],
+) -> dict[str, CheckEvidence]:
     names = cluster_queue.spec.admission_check_names()
     states = {
         state.name: state
         for state in (workload.status.admission_checks if workload and workload.status else None) or []
     }
+    found: dict[str, CheckEvidence] = {}
     if not names and not states:
-        return
+        return found
     section = explanation.section("Admission checks")
     section.columns = ("NAME", "CONTROLLER", "STATE", "MESSAGE")
     for name in dict.fromkeys([*names, *states]):
@@ -254,9 +342,44 @@ async def _check_rows(
         controller = str(((check or {}).get("spec") or {}).get("controllerName") or "-")
         state = states.get(name)
         section.row(name, controller, state.state if state else "-", (state.message if state else "") or "-")
-        detail = CHECK_DETAILS.get(controller)
-        if detail is not None and state is not None and workload is not None:
-            await detail(view, workload, state, section)
+        detail = check_details.get(controller)
+        if detail is not None:
+            found[name] = await detail(
+                view, explanation, check_name=name, check=check, state=state, workload=workload
+            )
+    return found
+
+
+async def _inactive_checks(view: ClusterView, cluster_queue: ClusterQueue, section: Section) -> str:
+    """``mk: NoUsableClusters: Inactive clusters: [w1 w2]`` for each referenced check not active."""
+    reasons = []
+    for name in cluster_queue.spec.admission_check_names():
+        check = await view.get(ADMISSION_CHECK, name)
+        active = _raw_condition(check, _ACTIVE) if check is not None else None
+        if active is None or active.get("status") != "False":
+            continue
+        text = f"{active.get('reason') or '-'}: {active.get('message') or '-'}"
+        section.add(f"AdmissionCheck {name}", f"False ({text})")
+        reasons.append(f"{name}: {text}")
+    return "; ".join(reasons)
+
+
+async def _cohort_tree(
+    view: ClusterView, name: str, raw: WireDict, workloads: list[WireDict]
+) -> CohortTree | str:
+    """The ClusterQueue's cohort tree (:mod:`bridge_tools.cohort`), or why it is not computed."""
+
+    def usage_of(queue: WireDict) -> dict[FlavorResource, Decimal]:
+        model = _parse_queue(ClusterQueue, queue)
+        return {} if model is None else reserved_usage(model, workloads)[0]
+
+    in_cohort = bool((raw.get("spec") or {}).get("cohortName"))
+    return build_cohort_tree(
+        cluster_queue=name,
+        cluster_queues=await view.items(CLUSTER_QUEUE) if in_cohort else [raw],
+        cohorts=await view.items(COHORT) if in_cohort else [],
+        usage_of=usage_of,
+    )
 
 
 def first_unready_check(workload: Workload) -> AdmissionCheckState | None:
@@ -275,6 +398,7 @@ async def analyse_queues(
     queue_name: str,
     requests: Mapping[str, Decimal] | None,
     workload: Workload | None,
+    check_details: Mapping[str, CheckDetail] | None = None,
 ) -> QueueFindings:
     """Add the LocalQueue / ClusterQueue / admission-check evidence; return the first blocker found."""
     findings = QueueFindings()
@@ -332,19 +456,31 @@ async def analyse_queues(
         "namespaceSelector", f"{shown}; namespace {namespace}: {'selected' if selects else 'not selected'}"
     )
     if inactive:
-        findings.blocker = findings.blocker or f"ClusterQueue {cq_name} is inactive: {inactive.rstrip('.')}"
+        why = await _inactive_checks(view, cluster_queue, cq_section)
+        findings.blocker = findings.blocker or (
+            f"ClusterQueue {cq_name} is inactive: {inactive.rstrip('.')}{f' ({why})' if why else ''}"
+        )
     elif not selects:
         findings.blocker = findings.blocker or (
             f"namespace {namespace} does not match ClusterQueue {cq_name}'s namespaceSelector"
         )
     findings.strict_fifo = spec.queueing_strategy == "StrictFIFO"
+    findings.cohort = spec.cohort_name or None
 
-    usage, source = reserved_usage(cluster_queue, await view.items(WORKLOAD))
-    report = quota_report(cluster_queue, usage=usage, requests=requests or {}, usage_source=source)
+    workloads = await view.items(WORKLOAD)
+    usage, source = reserved_usage(cluster_queue, workloads)
+    tree = await _cohort_tree(view, cq_name, raw_cq or {}, workloads)
+    report = quota_report(
+        cluster_queue,
+        usage=usage,
+        requests=requests or {},
+        usage_source=source,
+        tree=tree if isinstance(tree, CohortTree) else None,
+    )
     findings.quota = report
-    _quota_section(explanation.section("Quota"), report)
+    _quota_section(explanation.section("Quota"), report, cohort=spec.cohort_name or None, tree=tree)
     if requests is not None and findings.blocker is None:
-        findings.blocker = _quota_blocker(cq_name, report)
+        findings.blocker = _quota_blocker(cq_name, report, cohort=spec.cohort_name or None)
         if findings.blocker is None and report.may_borrow:
             cq_section.note(f"this job fits only by borrowing from cohort {spec.cohort_name}")
 
@@ -355,5 +491,7 @@ async def analyse_queues(
             findings.position = f"{index + 1} of {total}"
             findings.ahead = index
             cq_section.add("position", f"{index + 1} of {total} pending ({how})")
-    await _check_rows(view, explanation, cluster_queue=cluster_queue, workload=workload)
+    findings.checks = await _check_rows(
+        view, explanation, cluster_queue=cluster_queue, workload=workload, check_details=check_details or {}
+    )
     return findings

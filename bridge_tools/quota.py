@@ -11,10 +11,14 @@ flavor assigner sees them, without scheduling anything:
   ``status.admission.podSetAssignments[].resourceUsage`` of the unfinished Workloads holding quota
   in that ClusterQueue -- the same numbers Kueue adds up.
 * **Fit.** Flavors of a resource group are tried in order (Kueue's default flavor fungibility); a
-  flavor fits when every requested resource of the group fits under its nominal quota. In a cohort
-  a flavor may also borrow up to ``borrowingLimit`` (unlimited when unset): the cohort's free quota
-  is not computed here, so a request that could be met by borrowing is reported as possible, never
-  as blocked. Preemption is not simulated.
+  flavor fits when every requested resource of the group fits, as Kueue's flavor assigner decides
+  it: never when the request exceeds what the ClusterQueue could *potentially* get, now when it is
+  within what is *available* -- both from :mod:`bridge_tools.cohort` (for a ClusterQueue in a
+  cohort: its unused quota plus what the cohort tree can lend it, within ``borrowingLimit`` and the
+  others' ``lendingLimit``; without one: nominal minus usage, and nominal). Without a tree (it
+  could not be computed: a ``parentName`` cycle) a ClusterQueue in a cohort falls back to its own
+  limits and a request that borrowing might cover is reported as possible, never as blocked.
+  Preemption is not simulated.
 
 Pure functions over raw objects and typed models; no API calls.
 """
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from bridge_tools.cohort import CohortTree
 from shared.constants import Condition
 from shared.models.queue import ClusterQueue
 from shared.models.workload import PodSet
@@ -117,6 +122,10 @@ class QuotaLine:
     borrowing_limit: Decimal | None
     used: Decimal
     requested: Decimal
+    lending_limit: Decimal | None = None
+    #: Kueue's available / potentially available quota (``None``: not computed, see the docstring)
+    available: Decimal | None = None
+    potential: Decimal | None = None
 
     @property
     def borrowed(self) -> Decimal:
@@ -150,6 +159,12 @@ def _limit(line: QuotaLine, *, cohort: bool) -> Decimal | None:
 
 
 def _shortfall(line: QuotaLine, *, cohort: bool) -> FlavorFit | None:
+    if line.available is not None and line.potential is not None:
+        if line.requested > line.potential:
+            return FlavorFit(line.flavor, line.resource, line, never=True)
+        if line.requested > line.available:
+            return FlavorFit(line.flavor, line.resource, line, never=False)
+        return None
     limit = _limit(line, cohort=cohort)
     if limit is not None and line.requested > limit:
         return FlavorFit(line.flavor, line.resource, line, never=True)
@@ -166,6 +181,7 @@ def quota_report(
     usage: Mapping[FlavorResource, Decimal],
     requests: Mapping[str, Decimal],
     usage_source: str = "",
+    tree: CohortTree | None = None,
 ) -> QuotaReport:
     """Every quota line of ``cluster_queue`` and whether ``requests`` fit (see the module docstring)."""
     cohort = bool(cluster_queue.spec.cohort_name)
@@ -184,6 +200,7 @@ def quota_report(
             flavor_lines = []
             for resource in group.covered_resources:
                 quota = quotas.get(resource)
+                fr = (flavor.name, resource)
                 line = QuotaLine(
                     flavor=flavor.name,
                     resource=resource,
@@ -193,8 +210,15 @@ def quota_report(
                         if quota is not None and quota.borrowing_limit is not None
                         else None
                     ),
-                    used=usage.get((flavor.name, resource), Decimal(0)),
+                    used=usage.get(fr, Decimal(0)),
                     requested=wanted.get(resource, Decimal(0)),
+                    lending_limit=(
+                        _quantity(quota.lending_limit)
+                        if quota is not None and quota.lending_limit is not None
+                        else None
+                    ),
+                    available=tree.available(fr) if tree is not None else None,
+                    potential=tree.potential(fr) if tree is not None else None,
                 )
                 lines.append(line)
                 flavor_lines.append(line)

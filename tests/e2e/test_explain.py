@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from bridge_tools.cluster_view import (
     ADMISSION_CHECK,
@@ -288,6 +289,55 @@ async def test_request_larger_than_the_quota(client: KubeClient) -> None:
     )
 
 
+async def test_a_cluster_queue_in_a_cohort_counts_what_the_cohort_can_lend(client: KubeClient) -> None:
+    """cq-coh-a (2 cpu) and cq-coh-b (4 cpu) share cohort pool-x and flavor: with both full, a
+    third job waits for quota the cohort does not have either (the stand-in never borrows, so
+    the jobs that hold quota do so within their own nominal quota)."""
+    flavor = "cq-coh-a-flavor"
+
+    def spec(cpu: str) -> dict[str, Any]:
+        group = {
+            "coveredResources": ["cpu"],
+            "flavors": [{"name": flavor, "resources": [{"name": "cpu", "nominalQuota": cpu}]}],
+        }
+        return {"cohortName": "pool-x", "resourceGroups": [group]}
+
+    await create_queues(client, namespace="ex-coh-a", cluster_queue="cq-coh-a", cluster_queue_spec=spec("2"))
+    await create_queues(
+        client, namespace="ex-coh-b", cluster_queue="cq-coh-b", cluster_queue_spec=spec("4"), flavor=False
+    )
+    await create_workload(client, await client.create(JOB, batch_job("mine", namespace="ex-coh-a", cpu="2")))
+    await create_workload(
+        client, await client.create(JOB, batch_job("theirs", namespace="ex-coh-b", cpu="4"))
+    )
+    for name, namespace in (("mine", "ex-coh-a"), ("theirs", "ex-coh-b")):
+        await wait_for_verdict(client, name, namespace=namespace, verdict="Admitted:")
+    await create_workload(client, await client.create(JOB, batch_job("next", namespace="ex-coh-a", cpu="2")))
+    explanation = await wait_for_verdict(
+        client,
+        "next",
+        namespace="ex-coh-a",
+        verdict=f"Pending: ClusterQueue cq-coh-a has 2/2 cpu in use in flavor {flavor} and 0 available with "
+        "cohort pool-x's unused quota; this job needs 2 cpu",
+    )
+    quota = explanation.section("Quota")
+    assert quota.columns == (
+        "FLAVOR",
+        "RESOURCE",
+        "USED",
+        "NOMINAL",
+        "BORROWING LIMIT",
+        "LENDING LIMIT",
+        "AVAILABLE",
+        "THIS JOB",
+    )
+    assert quota.rows == [(flavor, "cpu", "2", "2", "-", "-", "0", "2")]
+    assert quota.notes[1].startswith(
+        "AVAILABLE: what Kueue's flavor assigner sees: its unused quota plus what cohort pool-x "
+        "(tree pool-x: 2 ClusterQueue(s), 1 Cohort(s)) can lend it"
+    )
+
+
 async def test_resource_without_quota(client: KubeClient) -> None:
     await create_queues(client, namespace="ex-gpu", cluster_queue="cq-gpu")
     job = batch_job("gpu", namespace="ex-gpu")
@@ -333,21 +383,22 @@ async def test_admitted_waiting_for_a_reconciler(client: KubeClient) -> None:
 
 
 async def test_waiting_for_an_admission_check(client: KubeClient) -> None:
+    controller = "example.com/capacity"  # not a MultiKueue controller: its state and message only
     await client.create(
-        ADMISSION_CHECK, {"metadata": {"name": "mk"}, "spec": {"controllerName": "kueue.x-k8s.io/multikueue"}}
+        ADMISSION_CHECK, {"metadata": {"name": "cap"}, "spec": {"controllerName": controller}}
     )
     await create_queues(
         client,
         namespace="ex-check",
         cluster_queue="cq-check",
-        cluster_queue_spec={"admissionChecksStrategy": {"admissionChecks": [{"name": "mk"}]}},
+        cluster_queue_spec={"admissionChecksStrategy": {"admissionChecks": [{"name": "cap"}]}},
     )
     workload = await create_workload(client, await client.create(JOB, batch_job("j", namespace="ex-check")))
     await wait_for_verdict(client, "j", namespace="ex-check", verdict="Quota reserved:")
 
     async def check_message() -> bool:
         current = await client.get(WORKLOAD, workload["metadata"]["name"], namespace="ex-check")
-        current["status"]["admissionChecks"][0]["message"] = "no worker has admitted it yet"
+        current["status"]["admissionChecks"][0]["message"] = "waiting for capacity"
         await client.update_status(WORKLOAD, current, namespace="ex-check")
         return True
 
@@ -356,12 +407,13 @@ async def test_waiting_for_an_admission_check(client: KubeClient) -> None:
         client,
         "j",
         namespace="ex-check",
-        verdict="Quota reserved: in ClusterQueue cq-check, waiting for admission check 'mk' "
-        "(Pending: no worker has admitted it yet)",
+        verdict="Quota reserved: in ClusterQueue cq-check, waiting for admission check 'cap' "
+        "(Pending: waiting for capacity)",
     )
     assert explanation.section("Admission checks").rows == [
-        ("mk", "kueue.x-k8s.io/multikueue", "Pending", "no worker has admitted it yet")
+        ("cap", controller, "Pending", "waiting for capacity")
     ]
+    assert explanation.section("MultiKueue").empty
 
 
 def _condition(condition_type: str, status: str, reason: str, message: str) -> dict[str, Any]:
@@ -464,3 +516,25 @@ def test_the_command_exits_0_with_a_verdict_and_1_when_the_job_does_not_exist(
     assert document["state"] == "NotQueued"
     assert document["verdict"].startswith("Not queued: no kueue.x-k8s.io/queue-name label")
     assert document["sections"][0]["fields"]["name"] == "ex-cli/plain"
+
+
+def test_without_n_the_namespace_is_the_kubeconfig_contexts(
+    cluster: ThreadedDevCluster, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    document = yaml.safe_load(Path(cluster.kubeconfig_path).read_text())
+    for context in document["contexts"]:
+        context["context"]["namespace"] = "ex-context"
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(document))
+
+    async def job_in_the_contexts_namespace() -> None:
+        async with kube_client(cluster.kubeconfig_path) as client:
+            await client.create(NAMESPACE, {"metadata": {"name": "ex-context"}})
+            await client.create(JOB, batch_job("plain", namespace="ex-context", queue=None))
+
+    asyncio.run(job_in_the_contexts_namespace())
+    assert explain_main(["job/plain", "--kubeconfig", str(kubeconfig), "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sections"][0]["fields"]["name"] == "ex-context/plain"
+    # the context's namespace, not "default": a job only in "default" is not found without -n
+    assert explain_main(["job/ghost", "--kubeconfig", str(kubeconfig)]) == 1
+    assert 'not found in namespace "ex-context"' in capsys.readouterr().err

@@ -16,7 +16,10 @@ import pytest
 from bridge_tools.cluster_view import (
     ADMISSION_CHECK,
     CLUSTER_QUEUE,
+    COHORT,
     LOCAL_QUEUE,
+    MULTIKUEUE_CLUSTER,
+    MULTIKUEUE_CONFIG,
     NAMESPACE,
     RESOURCE_FLAVOR,
     WORKLOAD,
@@ -456,3 +459,188 @@ def test_the_explain_cli_reports_a_bad_configuration_and_an_unknown_kind(
         'kueue-bridge explain: kind "jobset" is not managed by this configuration (it manages: Job.v1.batch)\n'
     )
     assert main([]) == 2
+
+
+def cohort_state(
+    *, sibling_used: str, nominal: str = "8", borrowing: str | None = None, cohorts: list[Any] | None = None
+) -> dict[Any, list[dict[str, Any]]]:
+    """ClusterQueue cq (full: its 8 cpu reserved) and other (4 cpu, ``sibling_used`` reserved) in cohort pool."""
+    objects = state(workloads=[workload("job-j-1")])
+    queue = objects[CLUSTER_QUEUE][0]
+    queue["spec"]["cohortName"] = "pool"
+    quota = queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
+    quota["nominalQuota"] = nominal
+    if borrowing is not None:
+        quota["borrowingLimit"] = borrowing
+    queue["status"]["flavorsReservation"][0]["resources"][0]["total"] = nominal
+    sibling = json.loads(json.dumps(state()[CLUSTER_QUEUE][0]))
+    sibling["metadata"]["name"] = "other"
+    sibling["spec"]["cohortName"] = "pool"
+    sibling["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "4"
+    sibling["status"]["flavorsReservation"][0]["resources"][0]["total"] = sibling_used
+    objects[CLUSTER_QUEUE].append(sibling)
+    objects[COHORT] = cohorts or []
+    return objects
+
+
+async def test_in_a_cohort_a_job_fits_by_borrowing_the_siblings_unused_quota() -> None:
+    explanation = await run_chain(FakeView(cohort_state(sibling_used="0")))
+    assert explanation.verdict == (
+        "Pending: fits by borrowing from cohort pool; waiting for Kueue's scheduler "
+        "(position 1 of 1 in ClusterQueue cq)"
+    )
+    assert explanation.section("Quota").rows == [("default", "cpu", "8", "8", "-", "-", "4", "2")]
+    assert "this job fits only by borrowing from cohort pool" in explanation.section("ClusterQueue").notes
+
+
+async def test_in_a_cohort_a_job_waits_when_the_cohort_has_too_little_unused_quota() -> None:
+    explanation = await run_chain(FakeView(cohort_state(sibling_used="3")))
+    assert explanation.verdict == (
+        "Pending: ClusterQueue cq has 8/8 cpu in use in flavor default and 1 available with cohort pool's "
+        "unused quota; this job needs 2 cpu"
+    )
+
+
+async def test_a_borrowing_limit_caps_what_the_cohort_can_give() -> None:
+    explanation = await run_chain(FakeView(cohort_state(sibling_used="0", nominal="1", borrowing="0")))
+    assert explanation.verdict == (
+        "Pending: this job needs 2 cpu, more than ClusterQueue cq can ever give in flavor default "
+        "(1 with what cohort pool can lend it)"
+    )
+
+
+async def test_a_cohort_tree_with_a_cycle_is_not_computed_and_says_so() -> None:
+    looped = [
+        {"metadata": {"name": "pool"}, "spec": {"parentName": "up"}},
+        {"metadata": {"name": "up"}, "spec": {"parentName": "pool"}},
+    ]
+    explanation = await run_chain(FakeView(cohort_state(sibling_used="4", cohorts=looped)))
+    quota = explanation.section("Quota")
+    assert "cohort borrowing is not computed: the parentName chain of cohort pool has a cycle" in quota.notes
+    assert quota.columns[-1] == "THIS JOB" and "AVAILABLE" not in quota.columns
+    assert explanation.verdict == (
+        "Pending: fits by borrowing from cohort pool; waiting for Kueue's scheduler "
+        "(position 1 of 1 in ClusterQueue cq)"
+    )
+
+
+def multikueue_state(
+    *, check_active: dict[str, Any], workload_status: dict[str, Any]
+) -> dict[Any, list[Any]]:
+    """cq with the MultiKueue check mk (config cfg: w1, w2), no Active condition (derived from spec)."""
+    objects = state(workloads=[{**workload("job-j-1"), "status": workload_status}])
+    queue = objects[CLUSTER_QUEUE][0]
+    queue["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": "mk"}]}
+    del queue["status"]["conditions"]
+    objects[ADMISSION_CHECK] = [
+        {
+            "metadata": {"name": "mk"},
+            "spec": {
+                "controllerName": "kueue.x-k8s.io/multikueue",
+                "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "cfg"},
+            },
+            "status": {"conditions": [{"type": "Active", **check_active}]},
+        }
+    ]
+    objects[MULTIKUEUE_CONFIG] = [{"metadata": {"name": "cfg"}, "spec": {"clusters": ["w1", "w2"]}}]
+    objects[MULTIKUEUE_CLUSTER] = [
+        {
+            "metadata": {"name": name},
+            "status": {
+                "conditions": [
+                    {
+                        "type": "Active",
+                        "status": "False",
+                        "reason": "ClientConnectionFailed",
+                        "message": "refused",
+                    }
+                    if name == "w2"
+                    else {"type": "Active", "status": "True", "reason": "Active", "message": "Connected"}
+                ]
+            },
+        }
+        for name in ("w1", "w2")
+    ]
+    return objects
+
+
+async def test_a_cluster_queue_inactive_for_its_multikueue_check_says_why_the_check_is() -> None:
+    inactive = {"status": "False", "reason": "NoUsableClusters", "message": "Inactive clusters: [w1 w2]"}
+    explanation = await run_chain(FakeView(multikueue_state(check_active=inactive, workload_status={})))
+    assert explanation.verdict == (
+        "Pending: ClusterQueue cq is inactive: Can't admit new workloads: references inactive AdmissionCheck(s): "
+        "mk (mk: NoUsableClusters: Inactive clusters: [w1 w2])"
+    )
+    section = explanation.section("MultiKueue")
+    assert dict(section.fields) == {
+        "admission check": "mk",
+        "MultiKueueConfig": "cfg",
+        "clusterName": "- (no worker has admitted it yet)",
+        "nominatedClusterNames": "-",
+    }
+    assert [row[:3] for row in section.rows] == [
+        ("w1", "True", "Active"),
+        ("w2", "False", "ClientConnectionFailed"),
+    ]
+
+
+async def test_a_kind_kept_pending_runs_on_the_worker_while_its_check_stays_pending() -> None:
+    active = {"status": "True", "reason": "SomeActiveClusters", "message": "Inactive clusters: [w2]"}
+    status = {
+        "conditions": [
+            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "ok"}
+        ],
+        "admission": {"clusterQueue": "cq", "podSetAssignments": []},
+        "admissionChecks": [
+            {
+                "name": "mk",
+                "state": "Pending",
+                "message": 'The workload was admitted on "w1"',
+                "lastTransitionTime": STAMP,
+            }
+        ],
+        "clusterName": "w1",
+    }
+    explanation = await run_chain(FakeView(multikueue_state(check_active=active, workload_status=status)))
+    assert explanation.verdict == (
+        "Running: on worker cluster 'w1' (quota reserved in ClusterQueue cq; admission check 'mk' stays "
+        "Pending while it runs there, so the job here stays suspended)"
+    )
+    assert dict(explanation.section("MultiKueue").fields)["clusterName"] == "w1"
+    assert [row[3] for row in explanation.section("MultiKueue").rows] == ["runs here", "-"]
+
+
+@pytest.mark.parametrize(
+    ("check_spec", "config", "shown"),
+    [
+        ({"controllerName": "kueue.x-k8s.io/multikueue"}, None, "- (missing parameters reference)"),
+        (
+            {
+                "controllerName": "kueue.x-k8s.io/multikueue",
+                "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "cfg"},
+            },
+            None,
+            "cfg (does not exist)",
+        ),
+        (
+            {
+                "controllerName": "kueue.x-k8s.io/multikueue",
+                "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "cfg"},
+            },
+            {"metadata": {"name": "cfg"}, "spec": {"clusters": "w1"}},
+            "cfg",
+        ),
+    ],
+)
+async def test_odd_multikueue_objects_are_evidence_not_errors(
+    check_spec: dict[str, Any], config: dict[str, Any] | None, shown: str
+) -> None:
+    objects = multikueue_state(
+        check_active={"status": "True", "reason": "Active", "message": "The admission check is active"},
+        workload_status={},
+    )
+    objects[ADMISSION_CHECK][0]["spec"] = check_spec
+    objects[MULTIKUEUE_CONFIG] = [config] if config else []
+    explanation = await run_chain(FakeView(objects))
+    assert dict(explanation.section("MultiKueue").fields)["MultiKueueConfig"] == shown
+    assert explanation.section("MultiKueue").rows == []
