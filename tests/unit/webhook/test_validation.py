@@ -211,7 +211,7 @@ integrations:
     frameworks = {framework.gvk.kind: framework for framework in frameworks_from_config(config)}
     assert set(frameworks) == {"Job", "PipelineRun", "Widget"}
     for kind in ("Widget", "PipelineRun"):
-        obj = {
+        obj: dict[str, Any] = {
             "apiVersion": frameworks[kind].gvk.api_version,
             "kind": kind,
             "metadata": {
