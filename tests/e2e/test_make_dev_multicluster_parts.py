@@ -5,22 +5,34 @@
 * the manager gets ``manager.yaml`` first (its namespaces hold the Secrets), the MultiKueueConfig
   naming exactly the workers started, then per worker a Secret in the configuration's namespace
   with key ``kubeconfig`` and the MultiKueueCluster that points at it (Kueue's v1beta2 fields);
-* ``--exit-when-done`` in a fleet succeeds only when every sample finished on a named worker.
+* ``--exit-when-done`` in a fleet succeeds only when every sample finished on a named worker, fails
+  at once when one finished without a worker, and fails with a message naming the logs on timeout
+  (the live loop run on canned API answers).
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import base64
 import copy
+import io
+import re
+from pathlib import Path
+from typing import Any, cast
 
 import pytest
 import yaml
 
 from devrun.__main__ import MAX_WORKERS, build_parser
+from devrun.cluster import Session
 from devrun.multicluster import EXAMPLES_DIR, multikueue_objects, worker_names
 from devrun.progress import JobRow
 from devrun.samples import load_manifests
-from devrun.watch import verdict
+from devrun.watch import Watched, verdict, watch
+from shared.frameworks.base import GroupVersionKind
+from shared.kube import KubeClient
+from shared.kube.verbs import ObjectList
 
 
 @pytest.mark.parametrize(
@@ -124,3 +136,93 @@ def test_a_fleet_is_done_only_when_every_sample_finished_on_a_worker() -> None:
     )
     # one cluster: finished is enough, and there is no CLUSTER to ask for
     assert verdict([row(done, None)], fleet=False) == (0, "all 1 sample jobs finished")
+
+
+# --- the live phase on canned API answers ---------------------------------------------------------
+
+
+class FakeClient:
+    """``list_all`` answers from a fixed list of objects (kind -> items), like a quiet cluster."""
+
+    def __init__(self, *objects: dict[str, Any]) -> None:
+        self.objects = objects
+
+    async def list_all(self, gvk: GroupVersionKind, *, namespace: str | None = None) -> ObjectList:
+        items = [
+            obj
+            for obj in self.objects
+            if obj["kind"] == gvk.kind and obj["metadata"].get("namespace") == namespace
+        ]
+        return ObjectList(items=copy.deepcopy(items), resource_version="1")
+
+
+def sample(name: str, *, uid: str, suspend: bool, kind: str = "Job") -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1" if kind == "Job" else "samples.kueue-bridge.dev/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": "team-a", "uid": uid},
+        "spec": {"suspend": suspend},
+    }
+
+
+def finished_workload(owner: str, *, cluster: str | None) -> dict[str, Any]:
+    status: dict[str, Any] = {
+        "conditions": [{"type": "Finished", "status": "True", "reason": "Succeeded"}],
+        "admission": {"clusterQueue": "dev-cluster-queue"},
+    }
+    if cluster:
+        status["clusterName"] = cluster
+    return {
+        "kind": "Workload",
+        "metadata": {"name": f"wl-{owner}", "namespace": "team-a", "ownerReferences": [{"uid": owner}]},
+        "status": status,
+    }
+
+
+async def run_watch(
+    manager: FakeClient, created: list[dict[str, Any]], *, give_up_after: float
+) -> tuple[int, str]:
+    out = io.StringIO()
+    args = argparse.Namespace(timeout=give_up_after, exit_when_done=True, tty=False)
+    session = Session(args=args, out=out, state=Path("."), components=[])
+    watched = Watched(
+        client=cast(KubeClient, manager),
+        created=created,
+        config=Path("no-such-config.yaml"),  # no WHY column settings: explain is not asked
+        logs=".dev/<cluster>/logs/",
+        workers={"worker-1": cast(KubeClient, FakeClient()), "worker-2": cast(KubeClient, FakeClient())},
+    )
+    code = await asyncio.wait_for(watch(session, watched), timeout=10)
+    return code, out.getvalue()
+
+
+async def test_a_fleet_run_that_cannot_finish_times_out_with_a_message() -> None:
+    hello = sample("hello", uid="u1", suspend=True)
+    code, out = await run_watch(FakeClient(hello), [hello], give_up_after=0)
+    assert code == 1
+    assert out.splitlines()[-1] == (
+        "timed out after 0s waiting for every sample to finish on a worker; see .dev/<cluster>/logs/"
+    )
+    assert re.search(r"^Job +team-a/hello +Suspended +- +- +- ", out, re.M), out
+
+
+async def test_a_fleet_run_ends_when_every_sample_finished_on_a_worker() -> None:
+    hello, train = (
+        sample("hello", uid="u1", suspend=False),
+        sample("train", uid="u2", suspend=True, kind="SampleJob"),
+    )
+    manager = FakeClient(
+        hello, train, finished_workload("u1", cluster="worker-2"), finished_workload("u2", cluster="worker-1")
+    )
+    code, out = await run_watch(manager, [hello, train], give_up_after=30)
+    assert code == 0
+    assert out.splitlines()[-1] == "all 2 sample jobs finished on a worker (worker-1: 1, worker-2: 1)"
+
+
+async def test_a_sample_finished_without_a_worker_fails_at_once() -> None:
+    hello = sample("hello", uid="u1", suspend=False)
+    code, out = await run_watch(
+        FakeClient(hello, finished_workload("u1", cluster=None)), [hello], give_up_after=30
+    )
+    assert code == 1
+    assert out.splitlines()[-1] == "finished without running on a worker: Job team-a/hello"
