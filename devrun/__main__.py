@@ -218,7 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="COMPONENT ARGS",
-        help="also run `kueue-bridge COMPONENT ARGS` with KUBECONFIG set (repeatable)",
+        help="also run `kueue-bridge COMPONENT ARGS` with KUBECONFIG set (repeatable; "
+        "the manager's with --workers)",
     )
     return parser
 

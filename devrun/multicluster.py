@@ -228,11 +228,11 @@ async def start_fleet(session: Session, stack: contextlib.AsyncExitStack) -> Wat
     await _start_components(session, stack, fleet, config=config)
     created = await _create_samples(session, fleet, examples=examples)
     _hints(session, fleet)
-    manager_config = fleet.manager.config or config
+    runner_log = relative(session.state / "logs" / "devcluster.log")
     return Watched(
         client=fleet.manager.client,
         created=created,
-        config=manager_config,
-        logs=f"{relative(session.state)}/<cluster>/logs/ and {relative(session.state / 'logs')}/devcluster.log",
+        config=fleet.manager.config or config,
+        logs=f"{relative(session.state)}/<cluster>/logs/ and {runner_log}",
         workers={name: run.client for name, run in fleet.workers.items()},
     )
