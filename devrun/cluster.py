@@ -25,7 +25,7 @@ import contextlib
 import os
 import secrets
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -102,7 +102,6 @@ class ClusterRun:
     prefix: str = ""
     #: the configuration its components run with, once :func:`start_components` wrote it
     config: Path | None = None
-    processes: list[ComponentProcess] = field(default_factory=list)
 
     @property
     def kubeconfig(self) -> Path:
@@ -183,13 +182,6 @@ def manages_appwrappers(config: Path) -> bool:
     return any(kind.gvk == APPWRAPPER_GVK for kind in load_config(config).managed_kinds())
 
 
-async def _launch(
-    session: Session, stack: contextlib.AsyncExitStack, cluster: ClusterRun, process: ComponentProcess
-) -> None:
-    cluster.processes.append(process)
-    await session.launch(stack, process)
-
-
 async def start_components(
     session: Session, stack: contextlib.AsyncExitStack, cluster: ClusterRun, *, source: Path
 ) -> Path:
@@ -221,7 +213,7 @@ async def start_components(
         env=cluster.env,
         ca_pem=ca_pem,
     )
-    await _launch(session, stack, cluster, webhook)
+    await session.launch(stack, webhook)
     cluster.say(
         session, "webhook", f"{webhook_url}  pid {webhook.pid}, log {relative(webhook.log_path)}, ready"
     )
@@ -263,7 +255,7 @@ async def start_controller(
         health_url=f"http://127.0.0.1:{port}/healthz",
         env=cluster.env,
     )
-    await _launch(session, stack, cluster, process)
+    await session.launch(stack, process)
     cluster.say(
         session,
         component,
@@ -281,7 +273,7 @@ async def start_extra(
     process = ComponentProcess(
         name=name, args=tuple(words), log_path=cluster.logs / f"{name}.log", env=cluster.env
     )
-    await _launch(session, stack, cluster, process)
+    await session.launch(stack, process)
     cluster.say(
         session, "--with", f"kueue-bridge {extra}  pid {process.pid}, log {relative(process.log_path)}"
     )
