@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test dev lint typecheck contracts unit bench clean
+.PHONY: test dev dev-multicluster lint typecheck contracts unit bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ test: lint typecheck contracts unit
 # `make dev DEV_ARGS="--reset --port 0"` passes flags to `kueue-bridge dev` (README: Local development)
 dev: $(STAMP)
 	$(BIN)/kueue-bridge dev $(DEV_ARGS)
+
+# a MultiKueue manager and two workers, each with its webhook and reconciler (README: Local development)
+dev-multicluster: $(STAMP)
+	$(BIN)/kueue-bridge dev --workers 2 $(DEV_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

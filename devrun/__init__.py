@@ -2,9 +2,15 @@
 
 It emulates nothing: it starts the real things in order (a devcluster with the Kueue stand-in and
 the job runner in this process; the webhook and the reconciler as ``kueue-bridge <component>``
-child processes), installs CRDs, queues and sample jobs, and shows their progress. The command is
+child processes), installs CRDs, queues and sample jobs, and shows their progress. With
+``--workers N`` (``make dev-multicluster``) it does so for a MultiKueue manager and N workers at
+once and also runs ``kueue-bridge multikueue`` on the manager. The command is
 :func:`devrun.__main__.main`, as for every component package; this package does not import that
 module, so ``python -m devrun`` runs it exactly once.
+
+Modules: ``cluster`` (one devcluster and its components), ``multicluster`` (the fleet),
+``samples`` (CRDs, configuration, queues, sample jobs), ``components`` (child processes),
+``watch`` (reading the table back and deciding the end), ``progress`` (the table, pure).
 
 Why a top-level package beside :mod:`devcluster` and not inside it: the runner drives the whole
 product (certificates, configuration, every component's process and health endpoint) and

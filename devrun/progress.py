@@ -14,6 +14,14 @@ runner together:
 WHY, for a job that is neither running nor finished, is the reason of ``kueue-bridge explain``'s
 verdict (computed by the caller, which reads the queues; this module stays pure).
 
+In a MultiKueue fleet (``--workers N``) the table gains CLUSTER: the worker the job was dispatched
+to, read from the manager Workload's ``status.clusterName`` or, failing that, from an admission
+check's message ``The workload was admitted on "<cluster>"`` (Kueue's text; a kind without
+``spec.managedBy`` keeps its check ``Pending`` with that message); ``-`` while not dispatched. The
+manager's copy of such a kind stays suspended while the worker's copy runs, so in a fleet a job is
+also ``Running`` when its copy on that worker is unsuspended. Without a fleet no row has a cluster
+and the column is left out, so ``make dev``'s table is unchanged.
+
 ``Finished`` deliberately waits for the *Workload*, not the job: a job completed by the job runner
 whose Workload is never finished means the reconciler is broken, and ``--exit-when-done`` must not
 succeed then. Rendering is pure (:func:`render_table`); :class:`TableDisplay` redraws in place on a
@@ -22,6 +30,7 @@ terminal and, on anything else (CI logs, pipes), appends the table only when a r
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +44,7 @@ __all__ = [
     "FINISHED_PREFIX",
     "JobRow",
     "TableDisplay",
+    "cluster_of",
     "format_age",
     "job_row",
     "render_table",
@@ -42,7 +52,9 @@ __all__ = [
 ]
 
 FINISHED_PREFIX: Final = "Finished"
-HEADERS: Final = ("KIND", "NAMESPACE/NAME", "STATE", "WORKLOAD", "CLUSTERQUEUE", "AGE", "WHY")
+HEADERS: Final = ("KIND", "NAMESPACE/NAME", "STATE", "WORKLOAD", "CLUSTERQUEUE", "CLUSTER", "AGE", "WHY")
+#: Kueue's MultiKueue check message once a worker admitted the copy (``fmt.Sprintf("... %q", name)``)
+_ADMITTED_ON: Final = re.compile(r'^The workload was admitted on "([^"]+)"$')
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,13 +66,25 @@ class JobRow:
     cluster_queue: str
     age: str
     why: str = ""
+    #: the worker it was dispatched to, ``-`` if none yet; None outside a fleet (no CLUSTER column)
+    cluster: str | None = None
 
     @property
     def finished(self) -> bool:
         return self.state.startswith(FINISHED_PREFIX)
 
     def cells(self) -> tuple[str, ...]:
-        return (self.kind, self.key, self.state, self.workload, self.cluster_queue, self.age, self.why)
+        """One cell per header of :data:`HEADERS` (CLUSTER empty outside a fleet)."""
+        return (
+            self.kind,
+            self.key,
+            self.state,
+            self.workload,
+            self.cluster_queue,
+            self.cluster or "",
+            self.age,
+            self.why,
+        )
 
 
 def _condition(obj: Mapping[str, Any], condition_type: str) -> Mapping[str, Any] | None:
@@ -87,6 +111,27 @@ def workload_of(job: Mapping[str, Any], workloads: Sequence[Mapping[str, Any]]) 
     return None
 
 
+def cluster_of(workload: Mapping[str, Any] | None) -> str | None:
+    """The worker a MultiKueue manager's Workload was dispatched to, or None."""
+    status = (workload or {}).get("status") or {}
+    name = status.get("clusterName")
+    if isinstance(name, str) and name:
+        return name
+    for check in status.get("admissionChecks") or []:
+        if isinstance(check, Mapping):
+            found = _ADMITTED_ON.match(str(check.get("message") or ""))
+            if found:
+                return found.group(1)
+    return None
+
+
+def _suspended(obj: Mapping[str, Any] | None, suspend_path: Sequence[str]) -> bool:
+    value: Any = obj
+    for key in suspend_path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value is True
+
+
 def _state(*, suspended: bool, workload: Mapping[str, Any] | None) -> str:
     if workload is not None and _is_true(workload, Condition.FINISHED):
         reason = (_condition(workload, Condition.FINISHED) or {}).get("reason") or "Succeeded"
@@ -107,33 +152,45 @@ def job_row(
     workloads: Sequence[Mapping[str, Any]],
     now: datetime,
     why: str = "",
+    copies: Mapping[str, Mapping[str, Any] | None] | None = None,
 ) -> JobRow:
     """One table row for ``job``; ``suspend_path`` is where its kind keeps the suspend flag.
 
     ``why`` is ``kueue-bridge explain``'s reason for a job that is not running (empty otherwise).
+    ``copies``, in a fleet only, is the job's copy on each worker by cluster name (None if absent):
+    the row then names its worker and is ``Running`` while the copy there is unsuspended.
     """
     metadata = job.get("metadata") or {}
-    value: Any = job
-    for key in suspend_path:
-        value = value.get(key) if isinstance(value, Mapping) else None
     workload = workload_of(job, workloads)
     admission = ((workload or {}).get("status") or {}).get("admission") or {}
+    suspended = _suspended(job, suspend_path)
+    cluster: str | None = None
+    if copies is not None:
+        cluster = cluster_of(workload)
+        copy = copies.get(cluster) if cluster else None
+        if copy is not None and not _suspended(copy, suspend_path):
+            suspended = False
+        cluster = cluster or "-"
     return JobRow(
         kind=str(job.get("kind", "?")),
         key=f"{metadata.get('namespace', '')}/{metadata.get('name', '')}",
-        state=_state(suspended=value is True, workload=workload),
+        state=_state(suspended=suspended, workload=workload),
         workload=str((workload or {}).get("metadata", {}).get("name") or "-"),
         cluster_queue=str(admission.get("clusterQueue") or "-"),
         age=age_since(metadata.get("creationTimestamp"), now=now),
         why=why,
+        cluster=cluster,
     )
 
 
 def render_table(rows: Sequence[JobRow], *, omit: Sequence[str] = ()) -> list[str]:
     """Aligned lines, header first (kubectl's layout: columns separated by three spaces).
 
-    ``omit`` names columns to leave out (a narrow terminal drops ``WORKLOAD`` first).
+    ``omit`` names columns to leave out (a narrow terminal drops ``WORKLOAD`` first); CLUSTER is
+    left out when no row has a cluster (a single-cluster run).
     """
+    if all(row.cluster is None for row in rows):
+        omit = (*omit, "CLUSTER")
     keep = [index for index, header in enumerate(HEADERS) if header not in omit]
     table = [tuple(line[index] for index in keep) for line in (HEADERS, *(row.cells() for row in rows))]
     widths = [max(len(line[column]) for line in table) for column in range(len(keep))]
@@ -159,7 +216,7 @@ class TableDisplay:
         # a wrapped line would break the cursor-up count of the next redraw: cut at the width
         self._width = width or (lambda: shutil.get_terminal_size().columns)
         self._drawn_lines = 0
-        self._last_states: tuple[tuple[str, str, str], ...] | None = None
+        self._last_states: tuple[tuple[str, str, str, str], ...] | None = None
         self._clock = clock or (lambda: datetime.now(UTC))
 
     def show(self, rows: Sequence[JobRow], *, footer: str = "") -> None:
@@ -176,7 +233,7 @@ class TableDisplay:
             self._out.write(prefix + "\n".join(lines) + "\n")
             self._drawn_lines = len(lines)
         else:
-            states = tuple((row.key, row.state, row.why) for row in rows)
+            states = tuple((row.key, row.state, row.why, row.cluster or "") for row in rows)
             if states == self._last_states:
                 return
             self._last_states = states

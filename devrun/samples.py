@@ -34,11 +34,14 @@ from shared.kube import AlreadyExists, KubeClient, NotFound
 __all__ = [
     "EXAMPLES_DIR",
     "FIELD_MANAGER",
+    "REPO_ROOT",
     "SAMPLE_KINDS",
     "SampleKind",
     "apply_queues",
     "crd_files",
+    "creation_note",
     "declarative_completions",
+    "delete_jobs",
     "install_crds",
     "load_manifests",
     "recreate_jobs",
@@ -177,6 +180,41 @@ async def _gone(
         await asyncio.sleep(0.05)
 
 
+async def delete_jobs(client: KubeClient, documents: list[dict[str, Any]]) -> int:
+    """Delete each sample job that exists (background propagation) and wait until it is gone.
+
+    Returns how many were deleted. Also used on MultiKueue workers, for the copies an earlier run
+    left behind (a copy has the name and namespace of its sample).
+    """
+    deleted = 0
+    for document in documents:
+        gvk = gvk_of(document)
+        name = document["metadata"]["name"]
+        namespace = document["metadata"].get("namespace", "default")
+        try:
+            await client.delete(gvk, name, namespace=namespace, propagation_policy="Background")
+        except NotFound:
+            continue
+        await _gone(client, gvk, name, namespace, within_seconds=30.0)
+        deleted += 1
+    return deleted
+
+
+def creation_note(obj: dict[str, Any]) -> str:
+    """``created  Kind ns/name: suspended by the webhook`` (or NOT, with the value found)."""
+    kind = next((k for k in SAMPLE_KINDS if k.gvk.kind == obj.get("kind")), SAMPLE_KINDS[0])
+    value: Any = obj
+    for key in kind.suspend_path:
+        value = value.get(key) if isinstance(value, dict) else None
+    how = (
+        "suspended by the webhook"
+        if value is True
+        else f"NOT suspended ({'.'.join(kind.suspend_path)}={value})"
+    )
+    meta = obj["metadata"]
+    return f"{obj['kind']} {meta['namespace']}/{meta['name']}: {how}"
+
+
 async def recreate_jobs(client: KubeClient, documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Delete (if present) and create each sample job; returns the created objects as stored.
 
@@ -186,14 +224,8 @@ async def recreate_jobs(client: KubeClient, documents: list[dict[str, Any]]) -> 
     created: list[dict[str, Any]] = []
     for document in documents:
         gvk = gvk_of(document)
-        name = document["metadata"]["name"]
         namespace = document["metadata"].get("namespace", "default")
-        try:
-            await client.delete(gvk, name, namespace=namespace, propagation_policy="Background")
-        except NotFound:
-            pass
-        else:
-            await _gone(client, gvk, name, namespace, within_seconds=30.0)
+        await delete_jobs(client, [document])
         stored = await client.create(gvk, document, namespace=namespace)
         stored.setdefault("apiVersion", gvk.api_version)
         stored.setdefault("kind", gvk.kind)

@@ -26,7 +26,10 @@ COMPONENTS: dict[str, tuple[str, str]] = {
     ),
     "certs": ("certs.__main__", "generate certificates and inject caBundles"),
     "devcluster": ("devcluster.__main__", "run the embedded development API server"),
-    "dev": ("devrun.__main__", "run the whole system on the devcluster (make dev)"),
+    "dev": (
+        "devrun.__main__",
+        "run the whole system on the devcluster (make dev; --workers N: MultiKueue, make dev-multicluster)",
+    ),
     "explain": ("bridge_tools.explain_cli", "say why a job is (not) running: a verdict, then the evidence"),
     "adapter": ("bridge_tools.adapter_cli", "try an adapter on a sample object (adapter test)"),
 }

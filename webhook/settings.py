@@ -61,10 +61,15 @@ class Framework:
     #: the AppWrapper operator's own admission rules (``webhook.appwrapper_rules``), including a
     #: SubjectAccessReview per wrapped component for the requesting user
     appwrapper_rules: bool = False
+    #: a kind Kueue knows only as an external framework (a declarative kind, Tekton's PipelineRun):
+    #: Kueue has no webhook rule for it, kueue-bridge's reconciler adopts prebuilt Workloads of
+    #: every kind and its MultiKueue gives each worker copy one, so the name is accepted. Otherwise
+    #: Kueue's ``supportedPrebuiltWlJobGVKs`` decides, as for Kueue's own integrations.
+    external_prebuilt_workloads: bool = False
 
     @property
     def supports_prebuilt_workload(self) -> bool:
-        return str(self.gvk) in PREBUILT_WORKLOAD_KINDS
+        return self.external_prebuilt_workloads or str(self.gvk) in PREBUILT_WORKLOAD_KINDS
 
     @property
     def supports_elastic_jobs(self) -> bool:

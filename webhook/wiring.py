@@ -15,6 +15,7 @@ from shared.config import Configuration
 from shared.frameworks.appwrapper import APPWRAPPER_GVK
 from shared.frameworks.batch_job import BATCH_JOB_FRAMEWORK, BatchJobAdapter
 from shared.frameworks.registry import FrameworkRegistry
+from shared.frameworks.tekton import PIPELINERUN_GVK
 from shared.labelselector import selector_from_label_selector
 from shared.workload_slicing import FEATURE_GATE, FEATURE_GATE_DEFAULT
 from webhook.settings import Framework, WebhookSettings
@@ -39,6 +40,7 @@ def frameworks_from_config(config: Configuration) -> tuple[Framework, ...]:
             elastic_gate_template_path="spec.template" if entry.name == BATCH_JOB_FRAMEWORK else None,
             elastic_jobs=elastic_jobs,
             appwrapper_rules=entry.gvk == APPWRAPPER_GVK,
+            external_prebuilt_workloads=not entry.builtin or entry.gvk == PIPELINERUN_GVK,
         )
         for entry in registry
     )

@@ -1,4 +1,4 @@
-"""``make dev`` starts each component through ``_Session.launch``: stop registered before start."""
+"""``make dev`` starts each component through ``Session.launch``: stop registered before start."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import pytest
 
-from devrun.__main__ import _Session
+from devrun.cluster import Session as _Session
 from devrun.components import ComponentError, ComponentProcess
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from devrun.progress import JobRow, TableDisplay, format_age, job_row, render_table
+from devrun.progress import JobRow, TableDisplay, cluster_of, format_age, job_row, render_table
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
 
@@ -79,10 +79,12 @@ def test_row_names_the_workload_its_cluster_queue_and_age() -> None:
         "Running",
         "job-hello-1a2b3",
         "dev-cluster-queue",
+        "",  # CLUSTER: only in a fleet
         "1m15s",
         "",
     )
     assert row_for(job(suspend=True)).cells()[3:5] == ("-", "-")
+    assert "CLUSTER" not in render_table([row_for(job(suspend=False))])[0].split()
 
 
 def test_why_is_the_last_column_and_is_given_by_the_caller() -> None:
@@ -179,3 +181,91 @@ def test_on_a_tty_lines_are_cut_at_the_terminal_width() -> None:
         [JobRow("Job", "a/b" * 20, "Pending", "w", "-", "1s")]
     )
     assert max(len(line) for line in out.getvalue().splitlines()) == 29
+
+
+# --- a MultiKueue fleet (--workers N): the CLUSTER column -----------------------------------------
+
+ADMITTED_ON = 'The workload was admitted on "worker-2"'
+
+
+def dispatched(*, cluster_name: str | None = None, message: str = "") -> dict[str, Any]:
+    wl = workload(("QuotaReserved", "True", "QuotaReserved"), admitted_to="cq")
+    if cluster_name is not None:
+        wl["status"]["clusterName"] = cluster_name
+    wl["status"]["admissionChecks"] = [{"name": "dev-multikueue", "state": "Pending", "message": message}]
+    return wl
+
+
+def fleet_row(obj: dict[str, Any], *workloads: dict[str, Any], copies: dict[str, Any]) -> JobRow:
+    return job_row(
+        job=obj, suspend_path=("spec", "suspend"), workloads=list(workloads), now=NOW, copies=copies
+    )
+
+
+def test_cluster_is_the_workloads_cluster_name_else_the_admitted_on_message() -> None:
+    assert cluster_of(dispatched(cluster_name="worker-1", message=ADMITTED_ON)) == "worker-1"
+    assert cluster_of(dispatched(message=ADMITTED_ON)) == "worker-2"  # a kept-pending kind's check
+    assert cluster_of(dispatched(message="The workload got reservation on some cluster")) is None
+    assert cluster_of(dispatched(cluster_name="")) is None
+    assert cluster_of(None) is None
+
+
+def test_a_fleet_row_names_its_worker_or_a_dash_before_dispatch() -> None:
+    waiting = fleet_row(job(suspend=True), dispatched(), copies={"worker-1": None, "worker-2": None})
+    assert (waiting.state, waiting.cluster) == ("Admitted", "-")
+    running = fleet_row(job(suspend=False), dispatched(cluster_name="worker-1"), copies={"worker-1": None})
+    assert (running.state, running.cluster) == ("Running", "worker-1")
+    done = fleet_row(
+        job(suspend=False),
+        {
+            **dispatched(cluster_name="worker-1"),
+            "status": {
+                "clusterName": "worker-1",
+                "conditions": [{"type": "Finished", "status": "True", "reason": "Succeeded"}],
+            },
+        },
+        copies={},
+    )
+    assert (done.state, done.cluster) == ("Finished(Succeeded)", "worker-1")
+
+
+def test_a_kept_pending_kind_runs_where_its_worker_copy_is_unsuspended() -> None:
+    """The manager's copy of a kind without spec.managedBy stays suspended for its whole life."""
+    manager_copy = job(suspend=True, kind="SampleJob")
+    wl = dispatched(message=ADMITTED_ON)
+    on_worker = fleet_row(manager_copy, wl, copies={"worker-2": job(suspend=False, kind="SampleJob")})
+    assert (on_worker.state, on_worker.cluster) == ("Running", "worker-2")
+    # a copy of the same name on another worker says nothing: only the named worker counts
+    elsewhere = fleet_row(manager_copy, wl, copies={"worker-1": job(suspend=False), "worker-2": None})
+    assert elsewhere.state == "Admitted"
+    still_suspended = fleet_row(manager_copy, wl, copies={"worker-2": job(suspend=True)})
+    assert still_suspended.state == "Admitted"
+
+
+def test_the_cluster_column_sits_before_age_and_keeps_why_last() -> None:
+    rows = [
+        JobRow("Job", "team-a/hello", "Running", "job-hello-1", "cq", "3s", cluster="worker-1"),
+        JobRow("SampleJob", "team-a/train", "Pending", "samplejob-train-2", "-", "3s", "quota", cluster="-"),
+    ]
+    header, first, second = render_table(rows)
+    assert header.split() == [
+        "KIND",
+        "NAMESPACE/NAME",
+        "STATE",
+        "WORKLOAD",
+        "CLUSTERQUEUE",
+        "CLUSTER",
+        "AGE",
+        "WHY",
+    ]
+    assert first.split()[5] == "worker-1"
+    assert second.split()[5] == "-"
+    assert second.endswith("quota")
+
+
+def test_a_change_of_cluster_alone_appends_a_table() -> None:
+    out = io.StringIO()
+    display = TableDisplay(out=out, tty=False, clock=lambda: NOW)
+    display.show([JobRow("Job", "team-a/hello", "Running", "w", "cq", "1s", cluster="-")])
+    display.show([JobRow("Job", "team-a/hello", "Running", "w", "cq", "2s", cluster="worker-1")])
+    assert out.getvalue().count("KIND") == 2

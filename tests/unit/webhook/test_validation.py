@@ -181,3 +181,51 @@ def test_several_errors_are_aggregated_in_brackets() -> None:
         f'[{Q}: Invalid value: "b": field is immutable, '
         f'metadata.labels[{MAX_EXEC_TIME_SECONDS_LABEL}]: Invalid value: "2": field is immutable]'
     )
+
+
+def test_kinds_kueue_knows_only_as_external_frameworks_accept_a_prebuilt_workload() -> None:
+    """A MultiKueue worker's webhook admits the copies kueue-bridge's MultiKueue creates there.
+
+    Kueue's ``supportedPrebuiltWlJobGVKs`` is a rule of Kueue's own integrations; a declarative kind
+    or a PipelineRun has no such rule in Kueue, and kueue-bridge's copy on a worker carries the
+    prebuilt-workload name (found by ``make dev-multicluster``: every SampleJob copy was denied).
+    """
+    from shared.config import parse_config
+    from webhook.wiring import frameworks_from_config
+
+    config = parse_config(
+        """apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+integrations:
+  frameworks: [batch/job, tekton.dev/pipelinerun]
+  externalFrameworks:
+  - name: Widget.v1.example.com
+    resource: widgets
+    adapter:
+      suspend: {path: spec.suspend}
+      podSets: [{name: main, template: spec.template}]
+      finished: "false"
+""",
+        source="t",
+    )
+    frameworks = {framework.gvk.kind: framework for framework in frameworks_from_config(config)}
+    assert set(frameworks) == {"Job", "PipelineRun", "Widget"}
+    for kind in ("Widget", "PipelineRun"):
+        obj: dict[str, Any] = {
+            "apiVersion": frameworks[kind].gvk.api_version,
+            "kind": kind,
+            "metadata": {
+                "name": "copy",
+                "namespace": "team",
+                "labels": {QUEUE_LABEL: "q"},
+                "annotations": {PREBUILT_WORKLOAD_LABEL: "widget-copy-1a2b3"},
+            },
+            "spec": {"suspend": True, "template": {"spec": {"containers": [{"name": "c"}]}}},
+        }
+        assert create(obj, frameworks[kind]) is None, kind
+        obj["metadata"]["annotations"] = {PREBUILT_WORKLOAD_LABEL: "Not_Valid"}
+        assert (create(obj, frameworks[kind]) or "").startswith(
+            f'metadata.annotations[{PREBUILT_WORKLOAD_LABEL}]: Invalid value: "Not_Valid"'
+        ), kind
+    assert frameworks["Job"].supports_prebuilt_workload
+    assert not frameworks["Job"].external_prebuilt_workloads  # Kueue's list decides for its own kinds
