@@ -162,7 +162,7 @@ def test_workload_events_name_kueues_controllers(dev_run: DevRun) -> None:
         if e["regarding"]["kind"] == "Workload"
     }
     assert {("QuotaReserved", "kueue-admission"), ("Admitted", "kueue-admission")} <= sources
-    assert {reason for reason, _ in sources} <= {"QuotaReserved", "Admitted", "Pending"}
+    assert {reason for reason, _ in sources} <= {"QuotaReserved", "Admitted", "WaitingForQuota"}
 
 
 # --- the real kubectl ----------------------------------------------------------------------------
