@@ -26,6 +26,15 @@ Invariants:
   So a reconcile that records the same event about an unchanged object again (Kueue's job
   reconciler says ``FinishedWorkload`` on the pass that finishes the Workload and on each later pass
   that sees it finished) writes one Event and at most one immediate patch, never one per pass.
+  Real Kueue does the same three records (pass A: the job's Complete update, ``Finish``; pass B:
+  the Finished Workload's update, then ``RemoveFinalizer``; pass C: that update), all about the
+  job's one resourceVersion (nothing writes the job meanwhile). client-go writes them without a
+  per-key order: when pass B's series patch reaches the server before pass A's create has landed
+  it gets 404, falls back to a create, gets 409 AlreadyExists and is retried only ~10 s later
+  (``recordEvent``/``attemptRecording``), so for that window the Event shows no series -- which is
+  what ``../shared/fixtures/real-kueue/events.yaml`` caught (the Event's resourceVersion is the one
+  right after the ``Finish`` write and before pass B's finalizer removal, so no patch had landed).
+  Here repeats are written in order, so the patch follows the create at once: the same end state.
   core/v1 (``tools/record``'s correlator): same object, type, reason, action and message; every
   repeat patches ``count``/``lastTimestamp``. An Event deleted meanwhile (TTL) is created anew.
 * **Reporters, as client-go's ``NewRecorder(scheme, name)``.** One recorder (client-go's
