@@ -6,6 +6,13 @@ error), connect, serve probes and metrics, then campaign for the Lease
 replica is a hot standby waiting on the Lease. SIGTERM/SIGINT stop the workers (in-flight reconciles
 drain), release the Lease so the standby takes over at once, and exit 0. Losing the Lease stops all
 work immediately and the process campaigns again.
+
+Events about a job are reported as Kueue's job reconciler for that kind reports them: controller
+``<framework>-kueue-controller`` (jobframework ``setupControllerAndWebhook``'s recorder name, with
+Kueue's manager name ``kueue``; ``<framework>`` is Kueue's framework name, e.g. ``batch/job``, or
+the ``integrations.externalFrameworks`` name ``Kind.version.group`` for a kind Kueue has no
+integration for), instance ``<controller>-<hostname>`` (client-go's ``NewRecorder``). So the Events
+kueue-bridge writes cannot be told from the ones Kueue would write.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import signal
 import socket
 import sys
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter
@@ -25,23 +33,53 @@ from prometheus_client import CollectorRegistry, Counter
 from reconciler.manager import ReconcilerManager
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, ConfigError, Configuration, load_config
 from shared.eventloop import run_process_loop
+from shared.frameworks.registry import external_name
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
-from shared.kube.events import EventRecorder, EventSettings
+from shared.kube.events import EventRecorder, EventSettings, Reporter
 from shared.leading import leader_elector_for, serve_while_leading, stop_event_recorder
 from shared.probes import ProbeServer, parse_bind_address
 
-__all__ = ["RecorderSink", "main", "run_reconciler"]
+__all__ = ["RecorderSink", "kueue_controller_name", "main", "reporters_for", "run_reconciler"]
 
 logger = logging.getLogger("reconciler")
 COMPONENT = "reconciler"
 #: how long a stopping reconciler keeps writing queued events (Kubernetes' default grace is 30 s)
 
 
-class RecorderSink:
-    """The reconciler's ``EventSink`` on ``shared.kube``'s recorder, counting Workload life events."""
+#: Kueue's ``constants.KueueName``, its manager name (``jobframework.WithManagerName``)
+KUEUE_MANAGER_NAME = "kueue"
 
-    def __init__(self, recorder: EventRecorder, *, registry: CollectorRegistry) -> None:
+
+def kueue_controller_name(framework: str) -> str:
+    """The recorder name Kueue gives the job reconciler of ``framework`` (jobframework setup.go)."""
+    return f"{framework}-{KUEUE_MANAGER_NAME}-controller"
+
+
+def reporters_for(config: Configuration, *, host: str | None = None) -> dict[tuple[str, str], Reporter]:
+    """(apiVersion, kind) of every managed kind -> the ``Reporter`` Kueue would record its events as."""
+    reporters: dict[tuple[str, str], Reporter] = {}
+    for kind in config.managed_kinds():
+        framework = kind.builtin or external_name(kind.gvk)
+        api_version = f"{kind.gvk.group}/{kind.gvk.version}" if kind.gvk.group else kind.gvk.version
+        reporters[(api_version, kind.gvk.kind)] = Reporter.on_host(
+            kueue_controller_name(framework), host=host
+        )
+    return reporters
+
+
+class RecorderSink:
+    """The reconciler's ``EventSink`` on ``shared.kube``'s recorder, counting Workload life events;
+    each event is reported as Kueue's reconciler for the regarding object's kind (``reporters``)."""
+
+    def __init__(
+        self,
+        recorder: EventRecorder,
+        *,
+        registry: CollectorRegistry,
+        reporters: Mapping[tuple[str, str], Reporter] | None = None,
+    ) -> None:
         self._recorder = recorder
+        self._reporters = dict(reporters or {})
         self._workloads = Counter(
             "kueue_bridge_reconciler_workload_events_total",
             "Workload life-cycle events recorded on jobs (CreatedWorkload, FinishedWorkload, ...).",
@@ -52,7 +90,8 @@ class RecorderSink:
     def record(self, *, regarding: dict[str, Any], event_type: str, reason: str, message: str) -> None:
         if reason.endswith("Workload"):
             self._workloads.labels(reason).inc()
-        self._recorder.event(regarding, type=event_type, reason=reason, note=message)
+        reporter = self._reporters.get((str(regarding.get("apiVersion")), str(regarding.get("kind"))))
+        self._recorder.event(regarding, type=event_type, reason=reason, note=message, reporter=reporter)
 
 
 def _positive_int(text: str) -> int:
@@ -102,7 +141,7 @@ async def run_reconciler(
         recorder = EventRecorder(
             client, EventSettings(reporting_controller="kueue-bridge-reconciler", reporting_instance=identity)
         )
-        events = RecorderSink(recorder, registry=registry)
+        events = RecorderSink(recorder, registry=registry, reporters=reporters_for(config))
         recorder_task = asyncio.create_task(recorder.run(), name="event-recorder")
         elector = leader_elector_for(
             client, config=config, component=COMPONENT, identity=identity, metrics=metrics

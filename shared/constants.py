@@ -176,8 +176,14 @@ class Reason:
     # QuotaReserved / Admitted
     QUOTA_RESERVED: Final = "QuotaReserved"
     ADMITTED: Final = "Admitted"
-    PENDING: Final = "Pending"
+    PENDING: Final = "Pending"  # deprecated: UnadmittedWorkloadsObservability off
     PENDING_EVALUATION: Final = "PendingEvaluation"
+    # QuotaReserved=False, UnadmittedWorkloadsObservability (Beta, on by default since 0.19)
+    WAITING_FOR_QUOTA: Final = "WaitingForQuota"
+    EXCEEDS_MAX_QUOTA: Final = "ExceedsMaxQuota"
+    NO_MATCHING_FLAVOR: Final = "NoMatchingFlavor"
+    WAITING_FOR_PREEMPTED_WORKLOADS: Final = "WaitingForPreemptedWorkloads"
+    MISCONFIGURED: Final = "Misconfigured"
     NO_RESERVATION: Final = "NoReservation"
     UNSATISFIED_ADMISSION_CHECKS: Final = "UnsatisfiedAdmissionChecks"
     ON_HOLD: Final = "OnHold"

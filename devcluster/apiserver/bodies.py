@@ -1,8 +1,8 @@
 """Request bodies and parameters: media types, the 3 MiB limit, DeleteOptions, dryRun.
 
 kube-apiserver reads at most ``MaxRequestBodyBytes`` (3 MiB) and answers 413
-``RequestEntityTooLarge`` past it, decodes JSON and YAML bodies (415 ``UnsupportedMediaType``
-otherwise) and rejects undecodable bodies with 400 ``BadRequest``; a rejected body never reaches a
+``RequestEntityTooLarge`` past it, decodes JSON and YAML bodies, and protobuf ones of the kinds
+``devcluster.apiserver.protobuf`` declares (415 ``UnsupportedMediaType`` otherwise) and rejects undecodable bodies with 400 ``BadRequest``; a rejected body never reaches a
 verb, so it cannot cause a partial write.
 """
 
@@ -15,6 +15,8 @@ import orjson
 import yaml
 
 from devcluster.apiserver.errors import StatusError, bad_request, unsupported_media_type
+from devcluster.apiserver.protobuf import MEDIA_TYPE as PROTOBUF
+from devcluster.apiserver.protobuf import decode_protobuf
 
 __all__ = [
     "BODY_TYPES",
@@ -80,6 +82,8 @@ def decode_body(request: Request) -> Any:
         return parse_body(request.body, yaml_ok=False)
     if content_type in {"application/yaml", "application/x-yaml", "text/yaml"}:
         return parse_body(request.body, yaml_ok=True)
+    if content_type == PROTOBUF:  # kubectl create configmap|secret|namespace (devcluster.apiserver.protobuf)
+        return decode_protobuf(request.body)
     raise unsupported_media_type(BODY_TYPES)
 
 

@@ -19,8 +19,16 @@ validated exactly like the real controller's):
   Quota is released when a Workload finishes, disappears, or loses its reservation.
 * **Elastic slices.** A scale-up slice is admitted in place of the slice it replaces, which is
   then finished ``WorkloadSliceReplaced`` (``slices``).
-* **Workload controller.** Missing LocalQueue/ClusterQueue -> ``QuotaReserved=False`` with
-  Kueue's "LocalQueue <q> doesn't exist" / "ClusterQueue <cq> doesn't exist". Deactivation
+* **Reasons of ``QuotaReserved=False``** are Kueue 0.20's with its default feature gates
+  (UnadmittedWorkloadsObservability, Beta, on since 0.19; the deprecated ``Pending`` /
+  ``Inadmissible`` are what it writes with the gate off): ``WaitingForQuota`` when the request fits
+  the nominal quota but not the unused quota, ``ExceedsMaxQuota`` when it exceeds the nominal quota
+  (no cohorts here: Kueue's maximum capacity), ``NoMatchingFlavor`` when no resource group covers a
+  requested resource, ``WaitingForPreemptedWorkloads`` "<that message>. Pending the preemption of
+  <n> workload(s)" once it preempts (victims still being evicted count, as in Kueue's
+  ``IssuePreemptions``); the scheduler's Warning event has the same reason.
+* **Workload controller.** Missing LocalQueue/ClusterQueue -> ``QuotaReserved=False`` reason
+  ``Misconfigured`` with Kueue's "LocalQueue <q> doesn't exist" / "ClusterQueue <cq> doesn't exist". Deactivation
   (``spec.active=false``) of a reserved Workload -> ``Evicted=True`` reason ``Deactivated`` "The
   workload is deactivated" plus ``schedulingStats.evictions``; once the *job reconciler* has
   released the reservation (as with real Kueue, the stand-in never does that part),
@@ -92,7 +100,6 @@ CLUSTER_QUEUES: Final = Resource(API_GROUP, "v1beta2", "clusterqueues")
 LOCAL_QUEUES: Final = Resource(API_GROUP, "v1beta2", "localqueues")
 _DEACTIVATED_MESSAGE: Final = "The workload is deactivated"
 _REACTIVATED_MESSAGE: Final = "The workload was reactivated"
-_INADMISSIBLE: Final = "Inadmissible"
 _BACKOFF_FINISHED: Final = "BackoffFinished"
 _BACKOFF_FINISHED_MESSAGE: Final = "The workload backoff was finished"
 
@@ -135,7 +142,7 @@ class KueueStandin:
         client: ApiClient,
         clock: Callable[[], datetime] = utc_now,
         poll_interval: float = 0.2,
-        missing_queue_reason: str = _INADMISSIBLE,
+        missing_queue_reason: str = Reason.MISCONFIGURED,
     ) -> None:
         self._client = client
         self._clock = clock
@@ -370,10 +377,21 @@ class KueueStandin:
                 flavor = quota.flavor_for.get(resource)
                 if flavor is None:
                     message = f"couldn't assign flavors to pod set {name}: resource {resource} unavailable in ClusterQueue"
-                    await self._mark_pending(workload, message, now)
+                    await self._mark_pending(workload, Reason.NO_MATCHING_FLAVOR, message, now)
                     return None
                 flavors[resource] = flavor
-                wanted[(flavor, resource)] = wanted.get((flavor, resource), Decimal(0)) + amount
+                assumed = wanted.get((flavor, resource), Decimal(0))
+                maximum = quota.nominal.get((flavor, resource), Decimal(0))
+                if assumed + amount > maximum:  # flavorassigner fitsResourceQuota's NoFit
+                    message = (
+                        f"couldn't assign flavors to pod set {name}: insufficient quota for {resource} in "
+                        f"flavor {flavor}, previously considered podsets requests "
+                        f"({format_usage(resource, assumed)}) + current podset request "
+                        f"({format_usage(resource, amount)}) > maximum capacity ({format_usage(resource, maximum)})"
+                    )
+                    await self._mark_pending(workload, Reason.EXCEEDS_MAX_QUOTA, message, now)
+                    return None
+                wanted[(flavor, resource)] = assumed + amount
             assignments.append(
                 {
                     "name": name,
@@ -394,8 +412,12 @@ class KueueStandin:
                 f"couldn't assign flavors to pod set {assignments[0]['name'] if assignments else 'main'}: "
                 f"insufficient unused quota for {resource} in flavor {flavor}, {missing} more needed"
             )
-            await self._preempt_for(workload, cq_name, cluster_queue, admitted, shortfall, now)
-            await self._mark_pending(workload, message, now)
+            preempted = await self._preempt_for(workload, cq_name, cluster_queue, admitted, shortfall, now)
+            if preempted:
+                message = f"{message}. Pending the preemption of {preempted} workload(s)"
+                await self._mark_pending(workload, Reason.WAITING_FOR_PREEMPTED_WORKLOADS, message, now)
+            else:
+                await self._mark_pending(workload, Reason.WAITING_FOR_QUOTA, message, now)
             return None
         admission = {"clusterQueue": cq_name, "podSetAssignments": assignments}
         status = status_of(workload)
@@ -435,7 +457,9 @@ class KueueStandin:
         admitted: list[dict[str, Any]],
         shortfall: dict[tuple[str, str], Decimal],
         now: datetime,
-    ) -> None:
+    ) -> int:
+        """Preempt for ``workload``; how many Workloads are being preempted for it (already evicted
+        ones included)."""
         victims = preemption_victims(
             preemptor=workload, cluster_queue=cluster_queue, admitted=admitted, shortfall=shortfall
         )
@@ -447,11 +471,13 @@ class KueueStandin:
                     await self._events.preempted(
                         stored, preemptor=workload, cluster_queue=cq_name, message=message
                     )
+        return len(victims or [])
 
-    async def _mark_pending(self, workload: dict[str, Any], message: str, now: datetime) -> bool:
-        stored = await self._set_not_reserved(workload, Reason.PENDING, message, now)
+    async def _mark_pending(self, workload: dict[str, Any], reason: str, message: str, now: datetime) -> bool:
+        """The scheduler's ``requeueAndUpdate``: ``QuotaReserved=False`` and a Warning, same reason."""
+        stored = await self._set_not_reserved(workload, reason, message, now)
         if stored is not None:
-            await self._events.pending(stored, reason=Reason.PENDING, message=message)
+            await self._events.pending(stored, reason=reason, message=message)
         return False
 
 

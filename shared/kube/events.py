@@ -26,8 +26,22 @@ Invariants:
   So a reconcile that records the same event about an unchanged object again (Kueue's job
   reconciler says ``FinishedWorkload`` on the pass that finishes the Workload and on each later pass
   that sees it finished) writes one Event and at most one immediate patch, never one per pass.
+  Real Kueue does the same three records (pass A: the job's Complete update, ``Finish``; pass B:
+  the Finished Workload's update, then ``RemoveFinalizer``; pass C: that update), all about the
+  job's one resourceVersion (nothing writes the job meanwhile). client-go writes them without a
+  per-key order: when pass B's series patch reaches the server before pass A's create has landed
+  it gets 404, falls back to a create, gets 409 AlreadyExists and is retried only ~10 s later
+  (``recordEvent``/``attemptRecording``), so for that window the Event shows no series -- which is
+  what ``../shared/fixtures/real-kueue/events.yaml`` caught (the Event's resourceVersion is the one
+  right after the ``Finish`` write and before pass B's finalizer removal, so no patch had landed).
+  Here repeats are written in order, so the patch follows the create at once: the same end state.
   core/v1 (``tools/record``'s correlator): same object, type, reason, action and message; every
   repeat patches ``count``/``lastTimestamp``. An Event deleted meanwhile (TTL) is created anew.
+* **Reporters, as client-go's ``NewRecorder(scheme, name)``.** One recorder (client-go's
+  broadcaster: one queue, one series cache) serves several reporting controllers: an event may name
+  its ``Reporter``; ``Reporter.on_host(name)`` is client-go's ``reportingInstance``,
+  ``<name>-<hostname>``. Without one, ``EventSettings``' pair is used. The reporter is part of the
+  series key, as in client-go's ``getKey``.
 * Messages are truncated to the API's 1 KiB ``note`` limit.
 """
 
@@ -35,6 +49,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -55,6 +70,7 @@ __all__ = [
     "WARNING",
     "EventRecorder",
     "EventSettings",
+    "Reporter",
     "object_reference",
 ]
 
@@ -79,6 +95,19 @@ class EventSettings:
     series_cache_size: int = 4096
 
 
+@dataclass(frozen=True, slots=True)
+class Reporter:
+    """An event's ``reportingController`` and ``reportingInstance``."""
+
+    controller: str
+    instance: str
+
+    @classmethod
+    def on_host(cls, controller: str, *, host: str | None = None) -> Reporter:
+        """client-go's ``NewRecorder``: the instance is ``<controller>-<hostname>``."""
+        return cls(controller, f"{controller}-{host if host is not None else socket.gethostname()}")
+
+
 def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:
     """The ``ObjectReference`` of an object (apiVersion, kind, namespace, name, uid, resourceVersion)."""
     metadata = obj.get("metadata") or {}
@@ -101,6 +130,7 @@ class _Pending:
     reason: str
     note: str
     action: str
+    reporter: Reporter
 
 
 @dataclass(slots=True)
@@ -130,6 +160,7 @@ def _series_key(pending: _Pending, api: GroupVersionKind) -> tuple[Any, ...]:
             pending.type,
             pending.action,
             pending.reason,
+            pending.reporter,
             tuple(sorted(ref.items())),
             related,
         )
@@ -138,6 +169,7 @@ def _series_key(pending: _Pending, api: GroupVersionKind) -> tuple[Any, ...]:
         pending.type,
         pending.reason,
         pending.action,
+        pending.reporter,
         pending.note,
     )
 
@@ -170,6 +202,7 @@ class EventRecorder:
         self._api: GroupVersionKind | None = None
         self._last_nanos: OrderedDict[str, int] = OrderedDict()
         self._writing: dict[tuple[Any, ...], _KeyLock] = {}
+        self._reporter = Reporter(settings.reporting_controller, settings.reporting_instance)
 
     # --- producer side ---------------------------------------------------------------------------
 
@@ -182,8 +215,10 @@ class EventRecorder:
         note: str,
         action: str | None = None,
         related: Mapping[str, Any] | None = None,
+        reporter: Reporter | None = None,
     ) -> bool:
-        """Queue an event; returns ``False`` (and counts a drop) if the queue is full."""
+        """Queue an event (reported by ``reporter``, else the settings' controller and instance);
+        returns ``False`` (and counts a drop) if the queue is full."""
         pending = _Pending(
             regarding=object_reference(regarding),
             related=object_reference(related) if related is not None else None,
@@ -191,6 +226,7 @@ class EventRecorder:
             reason=reason,
             note=_truncate(note),
             action=action or reason,
+            reporter=reporter or self._reporter,
         )
         try:
             self._queue.put_nowait(pending)
@@ -380,7 +416,7 @@ class EventRecorder:
 
     def _body(self, api: GroupVersionKind, pending: _Pending, *, name: str, namespace: str) -> dict[str, Any]:
         wall = self.clock.wall()
-        s = self.settings
+        reporter = pending.reporter
         metadata = {"name": name, "namespace": namespace}
         if api == EVENTS_V1_EVENT:
             body: dict[str, Any] = {
@@ -388,8 +424,8 @@ class EventRecorder:
                 "kind": "Event",
                 "metadata": metadata,
                 "eventTime": format_micro_time(wall),
-                "reportingController": s.reporting_controller,
-                "reportingInstance": s.reporting_instance,
+                "reportingController": reporter.controller,
+                "reportingInstance": reporter.instance,
                 "action": pending.action,
                 "reason": pending.reason,
                 "regarding": pending.regarding,
@@ -411,9 +447,9 @@ class EventRecorder:
             "firstTimestamp": timestamp,
             "lastTimestamp": timestamp,
             "count": 1,
-            "source": {"component": s.reporting_controller},
-            "reportingComponent": s.reporting_controller,
-            "reportingInstance": s.reporting_instance,
+            "source": {"component": reporter.controller},
+            "reportingComponent": reporter.controller,
+            "reportingInstance": reporter.instance,
             "action": pending.action,
         }
         if pending.related is not None:

@@ -247,7 +247,7 @@ async def test_fifo_within_nominal_quota_best_effort(api: FakeApi, standin: Kueu
     assert conditions(api.get(WORKLOADS, "first", "ns"))["Admitted"][0] == "True"
     assert conditions(api.get(WORKLOADS, "second", "ns"))["QuotaReserved"] == (
         "False",
-        "Pending",
+        "WaitingForQuota",  # UnadmittedWorkloadsObservability (default on): the deprecated "Pending" when off
         "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor spot, 1 more needed",
     )
     third = api.get(WORKLOADS, "third", "ns")
@@ -306,7 +306,10 @@ async def test_a_replacement_for_a_slice_without_quota_is_an_ordinary_workload(
     new["metadata"]["annotations"] = {"kueue.x-k8s.io/workload-slice-replacement-for": "ns/missing"}
     api.put(WORKLOADS, new)
     await standin.reconcile_once()
-    assert conditions(api.get(WORKLOADS, "job-sample-2", "ns"))["QuotaReserved"][:2] == ("False", "Pending")
+    assert conditions(api.get(WORKLOADS, "job-sample-2", "ns"))["QuotaReserved"][:2] == (
+        "False",
+        "WaitingForQuota",
+    )
     assert "Finished" not in conditions(api.get(WORKLOADS, "busy", "ns"))
 
 
@@ -321,7 +324,7 @@ async def test_strict_fifo_blocks_later_workloads(api: FakeApi, standin: KueueSt
     assert "admission" not in api.get(WORKLOADS, "small", "ns").get("status", {})
 
 
-async def test_missing_queues_make_the_workload_inadmissible(api: FakeApi, standin: KueueStandin) -> None:
+async def test_missing_queues_make_the_workload_misconfigured(api: FakeApi, standin: KueueStandin) -> None:
     api.put(LOCAL_QUEUES, local_queue("orphan", "ns", "nowhere"))
     api.put(WORKLOADS, workload("no-lq", queue="absent"))
     api.put(WORKLOADS, workload("no-cq", queue="orphan"))
@@ -332,12 +335,12 @@ async def test_missing_queues_make_the_workload_inadmissible(api: FakeApi, stand
 
     assert conditions(api.get(WORKLOADS, "no-lq", "ns"))["QuotaReserved"] == (
         "False",
-        "Inadmissible",
+        "Misconfigured",  # getQueueBlocker; "Inadmissible" with UnadmittedWorkloadsObservability off
         "LocalQueue absent doesn't exist",
     )
     assert conditions(api.get(WORKLOADS, "no-cq", "ns"))["QuotaReserved"] == (
         "False",
-        "Inadmissible",
+        "Misconfigured",
         "ClusterQueue nowhere doesn't exist",
     )
     assert len(api.writes) == writes, "an unchanged verdict is not written again"

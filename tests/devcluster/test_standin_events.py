@@ -24,6 +24,7 @@ from tests.devcluster.test_standin import (
     FakeClock,
     _key,
     cluster_queue,
+    conditions,
     local_queue,
     prioritised,
     release_quota,
@@ -127,17 +128,30 @@ async def test_deactivation_event_matches_real_kueue(
 
 
 async def test_pending_warning_is_recorded_once_per_verdict(api: FakeApi, standin: KueueStandin) -> None:
+    """Kueue 0.20's reasons (UnadmittedWorkloadsObservability, on by default): the condition's reason
+    is the Warning's reason and action (scheduler ``requeueAndUpdate``)."""
     api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=1))
     api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
-    api.put(WORKLOADS, workload("big", cpu="2"))
+    api.put(WORKLOADS, workload("busy", cpu="1"))
+    await standin.reconcile_once()
+    api.put(WORKLOADS, workload("waiting", cpu="1"))
+    api.put(WORKLOADS, workload("huge", cpu="2"))
 
     await standin.reconcile_once()
     await standin.reconcile_once()
 
-    message = "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor spot, 1 more needed"
-    assert [summary(e) for e in events(api)] == [
-        ("Warning", "Pending", "Pending", "kueue-admission", message)
+    waiting = "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor spot, 1 more needed"
+    huge = (
+        "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor spot, previously considered "
+        "podsets requests (0) + current podset request (2) > maximum capacity (1)"
+    )
+    assert [summary(e) for e in events(api, regarding="waiting")] == [
+        ("Warning", "WaitingForQuota", "WaitingForQuota", "kueue-admission", waiting)
     ]
+    assert [summary(e) for e in events(api, regarding="huge")] == [
+        ("Warning", "ExceedsMaxQuota", "ExceedsMaxQuota", "kueue-admission", huge)
+    ]
+    assert conditions(api.get(WORKLOADS, "huge", "ns"))["QuotaReserved"] == ("False", "ExceedsMaxQuota", huge)
 
 
 async def test_preemption_events_name_both_workloads(api: FakeApi, standin: KueueStandin) -> None:
@@ -160,9 +174,16 @@ async def test_preemption_events_name_both_workloads(api: FakeApi, standin: Kueu
         ("EvictedDueToPreempted", "EvictedDueToPreempted", "kueue-admission", message),
         ("Preempted", "Preempted", "kueue-admission", f"{message}; {priorities}"),
     ]
+    assert [summary(e)[1:] for e in events(api, regarding="high")][1] == (
+        "WaitingForPreemptedWorkloads",
+        "WaitingForPreemptedWorkloads",
+        "kueue-admission",
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor spot, 1 more needed. "
+        "Pending the preemption of 1 workload(s)",
+    )
     assert [summary(e)[1] for e in events(api, regarding="high")] == [
         "PreemptedWorkload",
-        "Pending",
+        "WaitingForPreemptedWorkloads",
         "QuotaReserved",
         "Admitted",
     ]

@@ -272,7 +272,7 @@ async def test_quota_in_use_with_the_reconciler(client: KubeClient) -> None:
         fields(explanation, "ClusterQueue")["position"] == "1 of 1 pending (by priority, then creation time)"
     )
     conditions = {row[0]: row for row in explanation.section("Workload").rows}
-    assert conditions["QuotaReserved"][1:3] == ("False", "Pending")
+    assert conditions["QuotaReserved"][1:3] == ("False", "WaitingForQuota")
     assert "insufficient unused quota for cpu in flavor cq-quota-flavor" in conditions["QuotaReserved"][4]
 
 

