@@ -26,6 +26,8 @@ Invariants:
   (plain JSON equality; the settings it also takes are fixed for the process).
 * Objects are only compared, never changed; references to the informer's cached objects are kept
   (at most one older version of a job and of its Workloads stays alive until the job's next pass).
+  A recall that finds equal inputs re-points the verdict at the objects it was asked about: the
+  next pass compares whichever of the two changed since, the other one by identity.
 * Bounded: a job's entry goes when the job is gone (``forget``), and everything is dropped when
   more than ``capacity`` jobs are remembered.
 """
@@ -181,7 +183,8 @@ class EquivalenceVerdicts:
         verdicts = self._by_job.get(job_key)
         if verdicts is None:
             return None
-        verdict = verdicts.get(str(_metadata(workload).get("uid") or ""))
+        uid = str(_metadata(workload).get("uid") or "")
+        verdict = verdicts.get(uid)
         if verdict is None:
             return None
         if (
@@ -190,6 +193,16 @@ class EquivalenceVerdicts:
             and same_workload_inputs(verdict.workload, workload)
             and same_job(verdict.job, job, with_status=not status_blind)
         ):
+            if verdict.job is not job or verdict.workload is not workload:
+                # equal inputs: the verdict now stands for these very objects, so the next pass
+                # over them (the job's status moves on, the Workload's did not) compares by identity
+                verdicts[uid] = _Verdict(
+                    job=job,
+                    workload=workload,
+                    flavors=flavors,
+                    equivalent=verdict.equivalent,
+                    status_blind=status_blind,
+                )
             return verdict.equivalent
         return None
 

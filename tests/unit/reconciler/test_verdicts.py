@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from reconciler import verdicts as verdicts_module
 from reconciler.job_reconciler import JobReconciler
 from reconciler.shared_job import copy_on_write
 from reconciler.verdicts import STATUS_BLIND_ADAPTERS, EquivalenceVerdicts, is_status_blind
@@ -122,6 +123,34 @@ def test_equal_inputs_recall_the_verdict_and_others_do_not() -> None:
     assert EquivalenceVerdicts().recall(KEY, job=golden_job(), workload=workload(), flavors={}) is None
     verdicts.forget(KEY)
     assert recall(verdicts, golden_job(), workload()) is None
+
+
+def test_a_recall_stands_for_the_objects_it_was_asked_about_and_changes_still_count() -> None:
+    """A hit re-points the verdict at the objects of the call (the next pass over them compares by
+    identity); unread changes one after the other keep it, a read change after them forgets it."""
+    verdicts = remembered()
+    job, wl = golden_job(), workload()
+    UNREAD_JOB_CHANGES["resourceVersion"](job)
+    assert recall(verdicts, job, wl) is True
+    identical: list[bool] = []
+    original_same_job = verdicts_module.same_job
+
+    def watching_same_job(first: Any, second: Any, **kwargs: Any) -> bool:
+        identical.append(first is second)
+        return original_same_job(first, second, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(verdicts_module, "same_job", watching_same_job)
+        assert recall(verdicts, job, wl) is True
+    assert identical == [True], "the second recall compares the job by identity"
+    # informer objects are never changed in place: every change is a new object
+    later, later_wl = copy.deepcopy(job), copy.deepcopy(wl)
+    UNREAD_JOB_CHANGES["generation"](later)
+    UNREAD_WORKLOAD_CHANGES["finalizers"](later_wl)
+    assert recall(verdicts, later, later_wl) is True
+    changed = copy.deepcopy(later)
+    READ_JOB_CHANGES["spec"](changed)
+    assert recall(verdicts, changed, later_wl) is None
 
 
 @pytest.mark.parametrize("change", list(UNREAD_JOB_CHANGES))
