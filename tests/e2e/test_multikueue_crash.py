@@ -9,7 +9,9 @@ identity, so it waits for the dead leader's Lease to expire, as after a real cra
 Asserted: every job finishes on the manager; no job is ever created on two workers, nor twice on
 one (every remote Job ever seen, by name, has one uid); after the garbage collector nothing of ours
 is left on either worker. The seed is printed so a failing run can be repeated
-(``KUEUE_BRIDGE_CRASH_SEED``).
+(``KUEUE_BRIDGE_CRASH_SEED``). A wait that times out fails with what was stuck: every unfinished
+manager Workload (conditions, MultiKueue check, cluster) beside the workers' copies and jobs, every
+copy or job of ours still on a worker, and the end of each multikueue process's log.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import contextlib
 import os
 import random
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +60,63 @@ async def ours_left(f: Fleet) -> int:
     return left
 
 
+def _conditions(obj: dict[str, Any] | None) -> str:
+    items = ((obj or {}).get("status") or {}).get("conditions") or []
+    return " ".join(f"{c.get('type')}={c.get('status')}/{c.get('reason')}" for c in items) or "-"
+
+
+async def _copies(f: Fleet, gvk: Any) -> dict[str, dict[str, dict[str, Any]]]:
+    """worker -> name -> object, for the Workloads or jobs of ``gvk`` in the test namespace."""
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for worker, client in f.workers.items():
+        items = (await client.list_all(gvk, namespace=NAMESPACE)).items
+        found[worker] = {str(item["metadata"]["name"]): item for item in items}
+    return found
+
+
+async def stuck_report(f: Fleet, processes: list[ReconcilerProcess], *, limit: int = 15) -> str:
+    """What a timed-out wait was waiting on: unfinished manager Workloads with their copies and
+    jobs, objects of ours left on the workers, the tail of every multikueue process's log."""
+    lines: list[str] = []
+    workloads = (await f.manager.list_all(WORKLOAD, namespace=NAMESPACE)).items
+    copies, jobs = await _copies(f, WORKLOAD), await _copies(f, JOB)
+    unfinished = [w for w in workloads if (condition(w, "Finished") or {}).get("status") != "True"]
+    lines.append(f"{len(unfinished)} of {len(workloads)} manager Workloads not finished:")
+    for workload in unfinished[:limit]:
+        name = str(workload["metadata"]["name"])
+        owners: list[dict[str, Any]] = workload["metadata"].get("ownerReferences") or [{}]
+        owner = owners[0].get("name")
+        status = workload.get("status") or {}
+        checks = [
+            f"{c.get('name')}={c.get('state')} {c.get('message')!r}"
+            for c in status.get("admissionChecks") or []
+        ]
+        lines.append(
+            f"  {name} (job {owner}) rv={workload['metadata'].get('resourceVersion')} "
+            f"{_conditions(workload)} checks={checks} clusterName={status.get('clusterName')} "
+            f"nominated={status.get('nominatedClusterNames')}"
+        )
+        for worker in f.workers:
+            copy, job = copies[worker].get(name), jobs[worker].get(str(owner))
+            lines.append(
+                f"    {worker}: copy={'-' if copy is None else _conditions(copy)} "
+                f"job={'-' if job is None else _conditions(job)}"
+            )
+    for worker in f.workers:
+        ours = [
+            f"{kind} {name}"
+            for kind, objects in (("Workload", copies[worker]), ("Job", jobs[worker]))
+            for name, obj in objects.items()
+            if ((obj.get("metadata") or {}).get("labels") or {}).get(ORIGIN) == "multikueue"
+        ]
+        lines.append(f"  {worker}: {len(ours)} of ours left: {ours[:limit]}")
+    for process in processes:
+        tail = process.log().splitlines()[-20:]
+        lines.append(f"  --- {process.identity} (exit {process.returncode()}) log tail:")
+        lines.extend(f"    {line}" for line in tail)
+    return "\n".join(lines)
+
+
 async def test_sigkill_mid_dispatch_then_restart_converges(
     devcluster_factory: Any, shared_dir: Path, tmp_path: Path
 ) -> None:
@@ -92,6 +152,13 @@ async def test_sigkill_mid_dispatch_then_restart_converges(
             processes.append(process)
             return process
 
+        async def wait(check: Callable[[], Awaitable[bool]], *, what: str, within_seconds: float) -> None:
+            # listing 300 Workloads is not free on a shared event loop: poll twice a second
+            try:
+                await eventually(check, what=what, within_seconds=within_seconds, interval=0.5)
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}\n{await stuck_report(f, processes)}") from None
+
         try:
             current = start("mk-0")
             for index in range(JOBS):
@@ -103,22 +170,20 @@ async def test_sigkill_mid_dispatch_then_restart_converges(
                 async def reached(t: int = threshold) -> bool:
                     return await finished_count(f) >= t
 
-                await eventually(
-                    reached,
-                    what=f"{threshold} finished",
-                    within_seconds=300,
-                )
+                await wait(reached, what=f"{threshold} finished", within_seconds=300)
                 current.kill()
                 await asyncio.to_thread(current.wait)
                 current = start(f"mk-{number}")
-            await eventually(
-                lambda: _at_least(finished_count(f), JOBS), what=f"all {JOBS} finished", within_seconds=600
-            )
+
+            async def all_finished() -> bool:
+                return await finished_count(f) >= JOBS
+
+            await wait(all_finished, what=f"all {JOBS} finished", within_seconds=600)
 
             async def nothing_left() -> bool:
                 return await ours_left(f) == 0
 
-            await eventually(nothing_left, what="nothing of ours left on the workers", within_seconds=60)
+            await wait(nothing_left, what="nothing of ours left on the workers", within_seconds=60)
         finally:
             for process in processes:
                 process.kill()
@@ -133,7 +198,3 @@ async def test_sigkill_mid_dispatch_then_restart_converges(
         assert not duplicates, f"jobs created more than once: {duplicates}"
         assert len(seen) == JOBS
         print(f"killed after {kill_at} finished jobs; every job ran once")
-
-
-async def _at_least(count: Any, wanted: int) -> bool:
-    return bool(await count >= wanted)
