@@ -4,7 +4,9 @@ A manager and two workers (devclusters with the Kueue stand-in, the job runner a
 reconciler); the MultiKueue controller runs as a real process that is killed (SIGKILL: no drain, no
 Lease release) three times at random moments -- each time some jobs are being dispatched, some
 copies admitted but without their job, some jobs running or finishing -- and started again (a new
-identity, so it waits for the dead leader's Lease to expire, as after a real crash).
+identity, so it waits for the dead leader's Lease to expire, as after a real crash). The last one is
+then starved instead (SIGSTOP until its Lease has expired, SIGCONT), as a loaded node starves a
+process past its renew deadline: it must stop leading, win the Lease back and go on working.
 
 Asserted: every job finishes on the manager; no job is ever created on two workers, nor twice on
 one (every remote Job ever seen, by name, has one uid); after the garbage collector nothing of ours
@@ -20,13 +22,16 @@ import asyncio
 import contextlib
 import os
 import random
+import signal
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient, Watch
 from tests.e2e.multikueue_support import JOB, NAMESPACE, WORKLOAD, Fleet, condition, fleet, new_job
 from tests.e2e.test_reconciler_support import ReconcilerProcess, write_config
@@ -36,6 +41,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared, pytest.mark.slow]
 
 JOBS = int(os.environ.get("KUEUE_BRIDGE_CRASH_JOBS", "300"))
 ORIGIN = "kueue.x-k8s.io/multikueue-origin"
+LEASE = GroupVersionKind("coordination.k8s.io", "v1", "Lease")
 
 
 async def record_jobs(client: KubeClient, worker: str, seen: dict[str, set[tuple[str, str]]]) -> None:
@@ -58,6 +64,13 @@ async def ours_left(f: Fleet) -> int:
                 (await client.list_all(gvk, namespace=NAMESPACE, label_selector=f"{ORIGIN}=multikueue")).items
             )
     return left
+
+
+async def lease_expired(client: KubeClient) -> bool:
+    """The multikueue Lease has not been renewed for its whole duration."""
+    spec = (await client.get(LEASE, "kueue-bridge-multikueue", namespace="kueue-system")).get("spec") or {}
+    renewed = datetime.fromisoformat(str(spec["renewTime"]))
+    return (datetime.now(UTC) - renewed).total_seconds() > float(spec["leaseDurationSeconds"])
 
 
 def _conditions(obj: dict[str, Any] | None) -> str:
@@ -175,6 +188,28 @@ async def test_sigkill_mid_dispatch_then_restart_converges(
                 await asyncio.to_thread(current.wait)
                 current = start(f"mk-{number}")
 
+            # starve the last one past its renew deadline: it must stop, win the Lease back, go on
+            process = current
+            await wait(
+                lambda: asyncio.sleep(0, f"identity={process.identity}" in process.log()),
+                what=f"{process.identity} leading",
+                within_seconds=60,
+            )
+            os.kill(process.pid, signal.SIGSTOP)
+            try:
+                await wait(
+                    lambda: lease_expired(f.manager),
+                    what="the starved leader's Lease expired",
+                    within_seconds=60,
+                )
+            finally:
+                os.kill(process.pid, signal.SIGCONT)
+            await wait(
+                lambda: asyncio.sleep(0, process.log().count("became leader") >= 2),
+                what=f"{process.identity} leading again after losing the Lease",
+                within_seconds=60,
+            )
+
             async def all_finished() -> bool:
                 return await finished_count(f) >= JOBS
 
@@ -197,4 +232,4 @@ async def test_sigkill_mid_dispatch_then_restart_converges(
         duplicates = {name: copies for name, copies in seen.items() if len(copies) > 1}
         assert not duplicates, f"jobs created more than once: {duplicates}"
         assert len(seen) == JOBS
-        print(f"killed after {kill_at} finished jobs; every job ran once")
+        print(f"killed after {kill_at} finished jobs, then starved the last leader; every job ran once")
