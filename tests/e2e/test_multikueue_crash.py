@@ -2,11 +2,12 @@
 
 A manager and two workers (devclusters with the Kueue stand-in, the job runner and kueue-bridge's
 reconciler); the MultiKueue controller runs as a real process that is killed (SIGKILL: no drain, no
-Lease release) three times at random moments -- each time some jobs are being dispatched, some
-copies admitted but without their job, some jobs running or finishing -- and started again (a new
-identity, so it waits for the dead leader's Lease to expire, as after a real crash). The last one is
-then starved instead (SIGSTOP until its Lease has expired, SIGCONT), as a loaded node starves a
-process past its renew deadline: it must stop leading, win the Lease back and go on working.
+Lease release) three times at random moments while it leads -- each time some jobs are being
+dispatched, some copies admitted but without their job, some jobs running or finishing -- and
+started again (a new identity, so it waits for the dead leader's Lease to expire, as after a real
+crash). The last one is then starved instead (SIGSTOP until its Lease has expired, SIGCONT), as a
+loaded node starves a process past its renew deadline: it must stop leading, win the Lease back
+and go on working.
 
 Asserted: every job finishes on the manager; no job is ever created on two workers, nor twice on
 one (every remote Job ever seen, by name, has one uid); after the garbage collector nothing of ours
@@ -64,6 +65,13 @@ async def ours_left(f: Fleet) -> int:
                 (await client.list_all(gvk, namespace=NAMESPACE, label_selector=f"{ORIGIN}=multikueue")).items
             )
     return left
+
+
+def leads(process: ReconcilerProcess) -> Callable[[], Awaitable[bool]]:
+    """The process has logged that it became the leader."""
+    return lambda: asyncio.sleep(
+        0, f"became leader lease=kueue-bridge-multikueue identity={process.identity}" in process.log()
+    )
 
 
 async def lease_expired(client: KubeClient) -> bool:
@@ -183,6 +191,10 @@ async def test_sigkill_mid_dispatch_then_restart_converges(
                 async def reached(t: int = threshold) -> bool:
                     return await finished_count(f) >= t
 
+                # killed while leading: the manager's own Workload controller keeps finishing the
+                # Workloads whose job status was already mirrored, so a threshold can pass while
+                # the next process is still starting; such a kill would exercise nothing
+                await wait(leads(current), what=f"{current.identity} leading", within_seconds=60)
                 await wait(reached, what=f"{threshold} finished", within_seconds=300)
                 current.kill()
                 await asyncio.to_thread(current.wait)
@@ -190,11 +202,7 @@ async def test_sigkill_mid_dispatch_then_restart_converges(
 
             # starve the last one past its renew deadline: it must stop, win the Lease back, go on
             process = current
-            await wait(
-                lambda: asyncio.sleep(0, f"identity={process.identity}" in process.log()),
-                what=f"{process.identity} leading",
-                within_seconds=60,
-            )
+            await wait(leads(process), what=f"{process.identity} leading", within_seconds=60)
             os.kill(process.pid, signal.SIGSTOP)
             try:
                 await wait(
