@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from prometheus_client import Counter
-
 from multikueue.adapters import MultiKueueAdapters
 from multikueue.admissioncheck import (
     ADMISSION_CHECK_GVK,
@@ -43,6 +41,7 @@ from multikueue.conditions import condition_of
 from multikueue.dispatcher import IncrementalDispatcher
 from multikueue.gc import GarbageCollector
 from multikueue.kubeconfig import DEFAULT_KUBECONFIG_PATH_PREFIX, LoadedKubeConfig, connection_for
+from multikueue.metrics import multikueue_metrics
 from multikueue.remote import WORKLOAD_GVK, ClientFactory, RemoteCluster
 from multikueue.workload import ReconcilerSettings, WorkloadReconciler
 from shared.config import INCREMENTAL_DISPATCHER, Configuration
@@ -213,8 +212,8 @@ class MultiKueueManager:
             events=self._event,
             clock=client.clock,
             now=options.now,
-            dispatched=lambda cluster: self._counted(self._dispatched, cluster),
-            admitted=lambda cluster: self._counted(self._admitted, cluster),
+            dispatched=lambda cluster: self.metrics.count_dispatched(cluster),
+            admitted=lambda cluster: self.metrics.count_admitted(cluster),
         )
         self.workload_controller = Controller(
             name="multikueue_workload",
@@ -260,19 +259,8 @@ class MultiKueueManager:
             local_workload=_getter(self.workloads.store),
             clock=client.clock,
         )
-        registry = metrics.registry if metrics is not None else None
-        self._dispatched = Counter(
-            "kueue_bridge_multikueue_workloads_dispatched_total",
-            "Workload copies created on worker clusters, by cluster.",
-            ["cluster"],
-            registry=registry,
-        )
-        self._admitted = Counter(
-            "kueue_bridge_multikueue_workloads_admitted_total",
-            "Workloads whose MultiKueue check became Ready (admitted on a worker), by cluster.",
-            ["cluster"],
-            registry=registry,
-        )
+        # one set per registry: this manager may be the process's second (a Lease won back)
+        self.metrics = multikueue_metrics(metrics.registry if metrics is not None else None)
         self._wire_cluster_triggers()
         self._wire_check_triggers()
         self._wire_workload_triggers()
@@ -313,10 +301,6 @@ class MultiKueueManager:
             note=message,
             action=MULTIKUEUE_EVENT_REASON,
         )
-
-    @staticmethod
-    def _counted(counter: Counter, cluster: str) -> None:
-        counter.labels(cluster).inc()
 
     # --- triggers ------------------------------------------------------------------------------------
     def _wire_cluster_triggers(self) -> None:

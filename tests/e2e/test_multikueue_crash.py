@@ -2,14 +2,19 @@
 
 A manager and two workers (devclusters with the Kueue stand-in, the job runner and kueue-bridge's
 reconciler); the MultiKueue controller runs as a real process that is killed (SIGKILL: no drain, no
-Lease release) three times at random moments -- each time some jobs are being dispatched, some
-copies admitted but without their job, some jobs running or finishing -- and started again (a new
-identity, so it waits for the dead leader's Lease to expire, as after a real crash).
+Lease release) three times at random moments while it leads -- each time some jobs are being
+dispatched, some copies admitted but without their job, some jobs running or finishing -- and
+started again (a new identity, so it waits for the dead leader's Lease to expire, as after a real
+crash). The last one is then starved instead (SIGSTOP until its Lease has expired, SIGCONT), as a
+loaded node starves a process past its renew deadline: it must stop leading, win the Lease back
+and go on working.
 
 Asserted: every job finishes on the manager; no job is ever created on two workers, nor twice on
 one (every remote Job ever seen, by name, has one uid); after the garbage collector nothing of ours
 is left on either worker. The seed is printed so a failing run can be repeated
-(``KUEUE_BRIDGE_CRASH_SEED``).
+(``KUEUE_BRIDGE_CRASH_SEED``). A wait that times out fails with what was stuck: every unfinished
+manager Workload (conditions, MultiKueue check, cluster) beside the workers' copies and jobs, every
+copy or job of ours still on a worker, and the end of each multikueue process's log.
 """
 
 from __future__ import annotations
@@ -18,12 +23,16 @@ import asyncio
 import contextlib
 import os
 import random
+import signal
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient, Watch
 from tests.e2e.multikueue_support import JOB, NAMESPACE, WORKLOAD, Fleet, condition, fleet, new_job
 from tests.e2e.test_reconciler_support import ReconcilerProcess, write_config
@@ -33,6 +42,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared, pytest.mark.slow]
 
 JOBS = int(os.environ.get("KUEUE_BRIDGE_CRASH_JOBS", "300"))
 ORIGIN = "kueue.x-k8s.io/multikueue-origin"
+LEASE = GroupVersionKind("coordination.k8s.io", "v1", "Lease")
 
 
 async def record_jobs(client: KubeClient, worker: str, seen: dict[str, set[tuple[str, str]]]) -> None:
@@ -55,6 +65,77 @@ async def ours_left(f: Fleet) -> int:
                 (await client.list_all(gvk, namespace=NAMESPACE, label_selector=f"{ORIGIN}=multikueue")).items
             )
     return left
+
+
+def leads(process: ReconcilerProcess) -> Callable[[], Awaitable[bool]]:
+    """The process has logged that it became the leader."""
+    return lambda: asyncio.sleep(
+        0, f"became leader lease=kueue-bridge-multikueue identity={process.identity}" in process.log()
+    )
+
+
+async def lease_expired(client: KubeClient) -> bool:
+    """The multikueue Lease has not been renewed for its whole duration."""
+    spec = (await client.get(LEASE, "kueue-bridge-multikueue", namespace="kueue-system")).get("spec") or {}
+    renewed = datetime.fromisoformat(str(spec["renewTime"]))
+    return (datetime.now(UTC) - renewed).total_seconds() > float(spec["leaseDurationSeconds"])
+
+
+def _conditions(obj: dict[str, Any] | None) -> str:
+    items = ((obj or {}).get("status") or {}).get("conditions") or []
+    return " ".join(f"{c.get('type')}={c.get('status')}/{c.get('reason')}" for c in items) or "-"
+
+
+async def _copies(f: Fleet, gvk: Any) -> dict[str, dict[str, dict[str, Any]]]:
+    """worker -> name -> object, for the Workloads or jobs of ``gvk`` in the test namespace."""
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for worker, client in f.workers.items():
+        items = (await client.list_all(gvk, namespace=NAMESPACE)).items
+        found[worker] = {str(item["metadata"]["name"]): item for item in items}
+    return found
+
+
+async def stuck_report(f: Fleet, processes: list[ReconcilerProcess], *, limit: int = 15) -> str:
+    """What a timed-out wait was waiting on: unfinished manager Workloads with their copies and
+    jobs, objects of ours left on the workers, the tail of every multikueue process's log."""
+    lines: list[str] = []
+    workloads = (await f.manager.list_all(WORKLOAD, namespace=NAMESPACE)).items
+    copies, jobs = await _copies(f, WORKLOAD), await _copies(f, JOB)
+    unfinished = [w for w in workloads if (condition(w, "Finished") or {}).get("status") != "True"]
+    lines.append(f"{len(unfinished)} of {len(workloads)} manager Workloads not finished:")
+    for workload in unfinished[:limit]:
+        name = str(workload["metadata"]["name"])
+        owners: list[dict[str, Any]] = workload["metadata"].get("ownerReferences") or [{}]
+        owner = owners[0].get("name")
+        status = workload.get("status") or {}
+        checks = [
+            f"{c.get('name')}={c.get('state')} {c.get('message')!r}"
+            for c in status.get("admissionChecks") or []
+        ]
+        lines.append(
+            f"  {name} (job {owner}) rv={workload['metadata'].get('resourceVersion')} "
+            f"{_conditions(workload)} checks={checks} clusterName={status.get('clusterName')} "
+            f"nominated={status.get('nominatedClusterNames')}"
+        )
+        for worker in f.workers:
+            copy, job = copies[worker].get(name), jobs[worker].get(str(owner))
+            lines.append(
+                f"    {worker}: copy={'-' if copy is None else _conditions(copy)} "
+                f"job={'-' if job is None else _conditions(job)}"
+            )
+    for worker in f.workers:
+        ours = [
+            f"{kind} {name}"
+            for kind, objects in (("Workload", copies[worker]), ("Job", jobs[worker]))
+            for name, obj in objects.items()
+            if ((obj.get("metadata") or {}).get("labels") or {}).get(ORIGIN) == "multikueue"
+        ]
+        lines.append(f"  {worker}: {len(ours)} of ours left: {ours[:limit]}")
+    for process in processes:
+        tail = process.log().splitlines()[-20:]
+        lines.append(f"  --- {process.identity} (exit {process.returncode()}) log tail:")
+        lines.extend(f"    {line}" for line in tail)
+    return "\n".join(lines)
 
 
 async def test_sigkill_mid_dispatch_then_restart_converges(
@@ -92,6 +173,13 @@ async def test_sigkill_mid_dispatch_then_restart_converges(
             processes.append(process)
             return process
 
+        async def wait(check: Callable[[], Awaitable[bool]], *, what: str, within_seconds: float) -> None:
+            # listing 300 Workloads is not free on a shared event loop: poll twice a second
+            try:
+                await eventually(check, what=what, within_seconds=within_seconds, interval=0.5)
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}\n{await stuck_report(f, processes)}") from None
+
         try:
             current = start("mk-0")
             for index in range(JOBS):
@@ -103,22 +191,42 @@ async def test_sigkill_mid_dispatch_then_restart_converges(
                 async def reached(t: int = threshold) -> bool:
                     return await finished_count(f) >= t
 
-                await eventually(
-                    reached,
-                    what=f"{threshold} finished",
-                    within_seconds=300,
-                )
+                # killed while leading: the manager's own Workload controller keeps finishing the
+                # Workloads whose job status was already mirrored, so a threshold can pass while
+                # the next process is still starting; such a kill would exercise nothing
+                await wait(leads(current), what=f"{current.identity} leading", within_seconds=60)
+                await wait(reached, what=f"{threshold} finished", within_seconds=300)
                 current.kill()
                 await asyncio.to_thread(current.wait)
                 current = start(f"mk-{number}")
-            await eventually(
-                lambda: _at_least(finished_count(f), JOBS), what=f"all {JOBS} finished", within_seconds=600
+
+            # starve the last one past its renew deadline: it must stop, win the Lease back, go on
+            process = current
+            await wait(leads(process), what=f"{process.identity} leading", within_seconds=60)
+            os.kill(process.pid, signal.SIGSTOP)
+            try:
+                await wait(
+                    lambda: lease_expired(f.manager),
+                    what="the starved leader's Lease expired",
+                    within_seconds=60,
+                )
+            finally:
+                os.kill(process.pid, signal.SIGCONT)
+            await wait(
+                lambda: asyncio.sleep(0, process.log().count("became leader") >= 2),
+                what=f"{process.identity} leading again after losing the Lease",
+                within_seconds=60,
             )
+
+            async def all_finished() -> bool:
+                return await finished_count(f) >= JOBS
+
+            await wait(all_finished, what=f"all {JOBS} finished", within_seconds=600)
 
             async def nothing_left() -> bool:
                 return await ours_left(f) == 0
 
-            await eventually(nothing_left, what="nothing of ours left on the workers", within_seconds=60)
+            await wait(nothing_left, what="nothing of ours left on the workers", within_seconds=60)
         finally:
             for process in processes:
                 process.kill()
@@ -132,8 +240,4 @@ async def test_sigkill_mid_dispatch_then_restart_converges(
         duplicates = {name: copies for name, copies in seen.items() if len(copies) > 1}
         assert not duplicates, f"jobs created more than once: {duplicates}"
         assert len(seen) == JOBS
-        print(f"killed after {kill_at} finished jobs; every job ran once")
-
-
-async def _at_least(count: Any, wanted: int) -> bool:
-    return bool(await count >= wanted)
+        print(f"killed after {kill_at} finished jobs, then starved the last leader; every job ran once")
