@@ -7,12 +7,18 @@ workload is admitted") only once every one of them is ``Ready``, else False
 ``workload.SyncAdmittedCondition``). No admission-check controller runs here: tests, users and
 kueue-bridge's MultiKueue controller flip the states.
 
-``check_based_eviction`` is Kueue's ``reconcileCheckBasedEviction`` (and ``evict.go``): a
-``Rejected`` check sets ``DeactivationTarget`` reason ``AdmissionCheck`` "AdmissionCheck in Rejected
-state: "<name>" (<message>)"; a ``Retry`` check evicts the Workload (``Evicted=True`` reason
-``AdmissionCheck`` "Evicted due to AdmissionCheck in Retry state: ..."), clears
-``clusterName``/``nominatedClusterNames`` and resets every non-Pending check to ``Pending`` "Reset to
-Pending after eviction. Previously: <state>" (``retryCount`` + 1 for Retry).
+``evict`` is Kueue's ``prepareForEviction`` (``pkg/workload/evict``), what *every* eviction writes in
+one go -- a check in Retry, a preemption, a stopped queue alike: ``Evicted=True`` with the reason
+and message, ``clusterName``/``nominatedClusterNames`` cleared, and every non-Pending check reset to
+``Pending`` "Reset to Pending after eviction. Previously: <state>" (``retryCount`` + 1 for Retry).
+An eviction that left a MultiKueue check ``Ready`` with its cluster recorded would let the Workload
+be admitted again on the strength of a copy that MultiKueue removes once the quota is released (it
+then finds the "Admitting remote no longer exists").
+
+``check_based_eviction`` is Kueue's ``reconcileCheckBasedEviction``: a ``Rejected`` check sets
+``DeactivationTarget`` reason ``AdmissionCheck`` "AdmissionCheck in Rejected state: "<name>"
+(<message>)"; a ``Retry`` check evicts the Workload (reason ``AdmissionCheck`` "Evicted due to
+AdmissionCheck in Retry state: ...").
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import Any
 from devcluster.standin.conditions import count_eviction, format_time, is_true, set_condition, status_of
 from shared.constants import CheckState, Condition, Reason
 
-__all__ = ["check_based_eviction", "check_names", "checks_message", "sync_admitted"]
+__all__ = ["check_based_eviction", "check_names", "checks_message", "evict", "sync_admitted"]
 
 
 def check_names(cluster_queue: dict[str, Any]) -> list[str]:
@@ -100,17 +106,25 @@ def check_based_eviction(workload: dict[str, Any], now: datetime) -> bool:
     retry = [c for c in checks if c.get("state") == CheckState.RETRY]
     if not retry:
         return False
-    set_condition(
+    evict(
         workload,
-        condition_type=Condition.EVICTED,
-        status="True",
         reason=Reason.ADMISSION_CHECK,
         message=f"Evicted due to {checks_message(retry, CheckState.RETRY)}",
         now=now,
     )
+    count_eviction(workload, Reason.ADMISSION_CHECK)
+    return True
+
+
+def evict(workload: dict[str, Any], *, reason: str, message: str, now: datetime) -> None:
+    """Kueue's ``prepareForEviction`` (module doc); the caller counts the eviction."""
+    set_condition(
+        workload, condition_type=Condition.EVICTED, status="True", reason=reason, message=message, now=now
+    )
     status = status_of(workload)
     status.pop("clusterName", None)
     status.pop("nominatedClusterNames", None)
+    checks = [c for c in status.get("admissionChecks") or [] if isinstance(c, dict)]
     for check in checks:
         previous = check.get("state")
         if previous == CheckState.PENDING:
@@ -122,5 +136,3 @@ def check_based_eviction(workload: dict[str, Any], now: datetime) -> bool:
             check["retryCount"] = int(check.get("retryCount", 0)) + 1
         else:
             check.pop("retryCount", None)
-    count_eviction(workload, Reason.ADMISSION_CHECK)
-    return True

@@ -4,8 +4,10 @@ Kueue's scheduler heads each ClusterQueue with its highest-priority pending Work
 oldest), and when one does not fit a ClusterQueue whose ``spec.preemption.withinClusterQueue`` is
 ``LowerPriority`` (or ``LowerOrNewerEqualPriority``) it evicts admitted Workloads of that queue to
 make room: the lowest priority first, then the most recently admitted, just enough to fit. A victim
-gets ``Evicted=True`` reason ``Preempted`` and ``Preempted=True`` reason ``InClusterQueue``, both
-with Kueue's message (``pkg/scheduler/preemption``: ``preemptionMessage``), and keeps its quota
+gets ``Preempted=True`` reason ``InClusterQueue`` and is evicted as every eviction is
+(``checks.evict``: ``Evicted=True`` reason ``Preempted``, its checks reset to ``Pending`` and its
+cluster forgotten), both with Kueue's message (``pkg/scheduler/preemption``:
+``preemptionMessage``), and keeps its quota
 until the job reconciler releases it (once the job has no active pods). The preemptor stays pending
 until then; a victim already evicted counts as a preemption under way and is not evicted again.
 
@@ -20,6 +22,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Final
 
+from devcluster.standin.checks import evict
 from devcluster.standin.conditions import count_eviction, find_condition, is_true, set_condition
 from shared.constants import JOB_UID_LABEL, Condition, Reason
 from shared.quantity import parse_quantity
@@ -136,13 +139,6 @@ def mark_preempted(victim: dict[str, Any], *, message: str, now: datetime) -> bo
         message=message,
         now=now,
     )
-    set_condition(
-        victim,
-        condition_type=Condition.EVICTED,
-        status="True",
-        reason=Reason.PREEMPTED,
-        message=message,
-        now=now,
-    )
+    evict(victim, reason=Reason.PREEMPTED, message=message, now=now)
     count_eviction(victim, Reason.PREEMPTED)
     return True

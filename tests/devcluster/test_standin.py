@@ -816,6 +816,40 @@ async def test_a_higher_priority_workload_preempts_and_is_admitted_once_quota_is
     assert conditions(api.get(WORKLOADS, "low", "ns"))["QuotaReserved"][0] == "False"
 
 
+async def test_a_preempted_workload_is_evicted_as_every_eviction_is_checks_reset_cluster_forgotten(
+    api: FakeApi, standin: KueueStandin
+) -> None:
+    """Kueue's preemption evicts through ``prepareForEviction``: a victim dispatched by MultiKueue must
+    not keep a Ready check and its cluster, or it is admitted again on the strength of a copy that
+    MultiKueue removes once the quota is released ("Admitting remote no longer exists")."""
+    api.put(
+        CLUSTER_QUEUES,
+        cluster_queue("cq", cpu=1, admissionChecksStrategy={"admissionChecks": [{"name": "mk"}]}, **PREEMPT),
+    )
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    api.put(WORKLOADS, prioritised("low", 0))
+    await standin.reconcile_once()
+    low = api.get(WORKLOADS, "low", "ns")
+    low["status"]["admissionChecks"][0].update(state="Ready", message='The workload was admitted on "w1"')
+    low["status"]["clusterName"] = "w1"
+    await standin.reconcile_once()
+    assert conditions(api.get(WORKLOADS, "low", "ns"))["Admitted"][0] == "True"
+    api.put(WORKLOADS, prioritised("high", 100))
+
+    await standin.reconcile_once()
+
+    low = api.get(WORKLOADS, "low", "ns")
+    assert conditions(low)["Evicted"][:2] == ("True", "Preempted")
+    [check] = low["status"]["admissionChecks"]
+    assert (check["state"], check["message"]) == (
+        "Pending",
+        "Reset to Pending after eviction. Previously: Ready",
+    )
+    assert "retryCount" not in check
+    assert "clusterName" not in low["status"]
+    assert conditions(low)["QuotaReserved"][0] == "True", "the victim keeps its quota until its job is idle"
+
+
 async def test_no_preemption_without_the_policy_or_of_equal_priority(
     api: FakeApi, standin: KueueStandin
 ) -> None:

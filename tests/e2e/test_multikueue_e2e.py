@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from devcluster.standin.checks import evict
 from devcluster.standin.client import Resource
 from devcluster.standin.jobrunner import DeclarativeCompletion
 from shared.frameworks.base import GroupVersionKind
@@ -113,6 +115,26 @@ async def add_condition(f: Fleet, client: Any, job: str, added: dict[str, Any]) 
         except Conflict:
             continue
     raise AssertionError(f"could not write {added['type']} on the Workload of {job}")
+
+
+async def evict_on_manager(f: Fleet, job: str, *, reason: str, message: str) -> None:
+    """Evict the manager's Workload of ``job`` as Kueue does (``prepareForEviction``, one write: Evicted,
+    checks reset to Pending, cluster forgotten), again on a conflict (the components write it too)."""
+    for _ in range(20):
+        workload = await f.workload_of(job)
+        assert workload is not None
+        evict(workload, reason=reason, message=message, now=datetime.now(UTC))
+        try:
+            await f.manager.update_status(WORKLOAD, workload)
+            return
+        except Conflict:
+            continue
+    raise AssertionError(f"could not evict the Workload of {job}")
+
+
+async def manager_job_active(f: Fleet, job: str) -> bool:
+    found = await f.get(f.manager, JOB, job)
+    return bool(((found or {}).get("status") or {}).get("active"))
 
 
 async def wait_check(f: Fleet, job: str, state: str, *, within_seconds: float = 40) -> dict[str, Any]:
@@ -219,24 +241,26 @@ async def test_evictions_both_ways(devcluster_factory: Any, shared_dir: Path) ->
         # DeactivationTarget EvictedOnManagerCluster and the worker stops the job
         await f.manager.create(JOB, new_job("evicted-here", run_seconds=60), namespace=NAMESPACE)
         winner = await running_on(f, "evicted-here")
+        local = await f.workload_of("evicted-here")
+        assert local is not None
+        name = local["metadata"]["name"]
         seen: list[dict[str, Any]] = []
         recorder = asyncio.create_task(record_workloads(f.workers[winner], seen))
         try:
-            preempted = {
-                "type": "Evicted",
-                "status": "True",
-                "reason": "Preempted",
-                "message": "Preempted on the manager",
-                "lastTransitionTime": "2030-01-01T00:00:00Z",
-            }
-            await add_condition(f, f.manager, "evicted-here", preempted)
-
-            local = await f.workload_of("evicted-here")
-            assert local is not None
+            # the recorder's watch has listed the copy: no later version can be missed
+            await eventually(
+                lambda: asyncio.sleep(0, any(obj["metadata"]["name"] == name for obj in seen)),
+                what="the copy seen by the recorder",
+            )
+            # the manager's job mirrors its running copy: until then it has no active pods, so the
+            # manager's eviction would release the quota at once and MultiKueue would remove the copy
+            # (no reservation) rather than deactivate it
+            await eventually(lambda: manager_job_active(f, "evicted-here"), what="the manager's job active")
+            await evict_on_manager(f, "evicted-here", reason="Preempted", message="Preempted on the manager")
 
             async def targeted() -> dict[str, Any] | None:
                 for obj in seen:
-                    if obj["metadata"]["name"] != local["metadata"]["name"]:
+                    if obj["metadata"]["name"] != name:
                         continue  # the copies of earlier jobs may still be on their way out
                     found = condition(obj, "DeactivationTarget")
                     if found is not None:
