@@ -41,16 +41,6 @@ validated exactly like the real controller's):
 Not modelled: cohorts/borrowing and preemption beyond the ClusterQueue, partial admission, TAS, namespaceSelector and stopPolicy
 of ClusterQueues, requeue backoff. Polling (``poll_interval`` seconds, default 0.2) instead
 of watches keeps it simple; one pass is :meth:`KueueStandin.reconcile_once`.
-
-**Writes within a pass run concurrently, as in Kueue.** Kueue's scheduler *assumes* an admitted
-Workload in its cache (its quota is taken at once) and writes the admission in a goroutine
-(``Scheduler.admit``: ``admissionRoutineWrapper.Run``), so one cycle never waits on the API server
-workload by workload; its workload controller reconciles several Workloads at once. The stand-in
-does the same: a plain admission (no preemption, no slice replacement) charges the quota when it is
-decided and its status write (then its events) starts as a task; so do the status writes of the
-workload-controller duties. A pass still ends only when all its writes have, so the next pass lists
-what they wrote. A write that loses a race (409) or finds the Workload gone keeps its quota charged
-for the rest of that pass only (the next pass recomputes usage from the listed Workloads).
 """
 
 from __future__ import annotations
@@ -183,41 +173,12 @@ class KueueStandin:
                     quota.charge(admission)
                     admitted[admission.get("clusterQueue", "")].append(workload)
         blocked: set[str] = set()
-        writes: list[asyncio.Task[Any]] = []
-        try:
-            await self._schedule(
-                workloads,
-                cluster_queues=cluster_queues,
-                local_queues=local_queues,
-                quotas=quotas,
-                admitted=admitted,
-                by_key=by_key,
-                blocked=blocked,
-                writes=writes,
-                now=now,
-            )
-        finally:
-            await _settle(writes)
-
-    async def _schedule(
-        self,
-        workloads: list[dict[str, Any]],
-        *,
-        cluster_queues: dict[str, dict[str, Any]],
-        local_queues: dict[tuple[str, str], dict[str, Any]],
-        quotas: dict[str, _Quota],
-        admitted: dict[str, list[dict[str, Any]]],
-        by_key: dict[Any, dict[str, Any]],
-        blocked: set[str],
-        writes: list[asyncio.Task[Any]],
-        now: datetime,
-    ) -> None:
         for workload in workloads:
             if is_true(workload, Condition.FINISHED) or (workload.get("metadata") or {}).get(
                 "deletionTimestamp"
             ):
                 continue
-            if await self._workload_controller(workload, cluster_queues, now, writes=writes):
+            if await self._workload_controller(workload, cluster_queues, now):
                 continue
             if not self._is_pending(workload):
                 continue
@@ -242,7 +203,6 @@ class KueueStandin:
                 now,
                 admitted=admitted[cq_name],
                 replaced=replaced_slice(workload, by_key=by_key, cluster_queue=cq_name),
-                writes=writes,
             )
             strict = (cluster_queue.get("spec") or {}).get("queueingStrategy") == "StrictFIFO"
             if not fits and strict:
@@ -250,15 +210,9 @@ class KueueStandin:
 
     # --- workload controller -----------------------------------------------------------------------
     async def _workload_controller(
-        self,
-        workload: dict[str, Any],
-        cluster_queues: dict[str, dict[str, Any]],
-        now: datetime,
-        *,
-        writes: list[asyncio.Task[Any]],
+        self, workload: dict[str, Any], cluster_queues: dict[str, dict[str, Any]], now: datetime
     ) -> bool:
-        """Deactivation, reactivation, check-based eviction and admission-check sync; True when it
-        writes (the status write itself runs as a task of the pass, ``writes``)."""
+        """Deactivation, reactivation, check-based eviction and admission-check sync; True when it wrote."""
         active = (workload.get("spec") or {}).get("active") is not False
         reserved = is_true(workload, Condition.QUOTA_RESERVED)
         evicted = find_condition(workload, Condition.EVICTED)
@@ -327,28 +281,13 @@ class KueueStandin:
             if not changed and cluster_queue is not None:
                 changed = sync_admitted(workload, check_names(cluster_queue), now)
         if changed:
-            writes.append(
-                asyncio.create_task(
-                    self._write_controlled(
-                        workload,
-                        deactivating=deactivating,
-                        message=message,
-                        was_admitted=was_admitted,
-                        now=now,
-                    )
-                )
-            )
+            stored = await self._client.replace_status(WORKLOADS, workload)
+            if stored is not None and deactivating:
+                await self._events.deactivated(stored, message=message)
+            elif stored is not None and not was_admitted and is_true(stored, Condition.ADMITTED):
+                cq_name = ((stored.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
+                await self._events.admitted_by_checks(stored, cluster_queue=cq_name, now=now)
         return changed
-
-    async def _write_controlled(
-        self, workload: dict[str, Any], *, deactivating: bool, message: str, was_admitted: bool, now: datetime
-    ) -> None:
-        stored = await self._client.replace_status(WORKLOADS, workload)
-        if stored is not None and deactivating:
-            await self._events.deactivated(stored, message=message)
-        elif stored is not None and not was_admitted and is_true(stored, Condition.ADMITTED):
-            cq_name = ((stored.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
-            await self._events.admitted_by_checks(stored, cluster_queue=cq_name, now=now)
 
     @staticmethod
     def _is_pending(workload: dict[str, Any]) -> bool:
@@ -388,18 +327,9 @@ class KueueStandin:
         *,
         admitted: list[dict[str, Any]],
         replaced: dict[str, Any] | None = None,
-        writes: list[asyncio.Task[Any]],
     ) -> bool:
-        if replaced is None:
-            # the plain case: assumed now, written by a task of the pass (module doc)
-            return (
-                await self._admit_within(
-                    workload, cq_name, cluster_queue, quota, now, admitted=admitted, writes=writes
-                )
-                is not None
-            )
         # a scale-up slice may use the quota of the slice it replaces (Kueue: a preemption target)
-        freed: dict[str, Any] = (replaced.get("status") or {}).get("admission") or {}
+        freed: dict[str, Any] = ((replaced.get("status") or {}).get("admission") or {}) if replaced else {}
         quota.charge(freed, sign=-1)
         others = [candidate for candidate in admitted if candidate is not replaced]
         stored = await self._admit_within(workload, cq_name, cluster_queue, quota, now, admitted=others)
@@ -427,11 +357,9 @@ class KueueStandin:
         now: datetime,
         *,
         admitted: list[dict[str, Any]],
-        writes: list[asyncio.Task[Any]] | None = None,
     ) -> dict[str, Any] | None:
         """Admit ``workload`` within ``quota`` (preempting for it if it does not fit): the stored
-        Workload, or ``None``. With ``writes``, the admission is assumed (quota charged, the
-        Workload returned as admitted) and written by a task appended there."""
+        Workload, or ``None``."""
         assignments: list[dict[str, Any]] = []
         wanted: dict[tuple[str, str], Decimal] = {}
         for pod_set in (workload.get("spec") or {}).get("podSets") or []:
@@ -492,24 +420,11 @@ class KueueStandin:
                     now=now,
                 )
         sync_admitted(workload, check_names(cluster_queue), now)
-        if writes is not None:
-            quota.charge(admission)
-            writes.append(asyncio.create_task(self._write_admission(workload, cq_name=cq_name, now=now)))
-            return workload
-        stored = await self._write_admission(workload, cq_name=cq_name, now=now)
+        stored = await self._client.replace_status(WORKLOADS, workload)
         if stored is None:
             return None
         quota.charge(admission)
-        return stored
-
-    async def _write_admission(
-        self, workload: dict[str, Any], *, cq_name: str, now: datetime
-    ) -> dict[str, Any] | None:
-        """The admission's status write, then Kueue's QuotaReserved/Admitted events; the stored
-        Workload, or ``None`` when it changed or vanished meanwhile."""
-        stored = await self._client.replace_status(WORKLOADS, workload)
-        if stored is not None:
-            await self._events.admitted_by_scheduler(stored, cluster_queue=cq_name, now=now)
+        await self._events.admitted_by_scheduler(stored, cluster_queue=cq_name, now=now)
         return stored
 
     async def _preempt_for(
@@ -543,16 +458,6 @@ class KueueStandin:
 def _requeued_false(workload: dict[str, Any], reason: str) -> bool:
     requeued = find_condition(workload, Condition.REQUEUED)
     return requeued is not None and requeued.get("status") == "False" and requeued.get("reason") == reason
-
-
-async def _settle(writes: list[asyncio.Task[Any]]) -> None:
-    """Wait for every write a pass started (cancelled with it); the first failure is raised."""
-    if not writes:
-        return
-    results = await asyncio.gather(*writes, return_exceptions=True)
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

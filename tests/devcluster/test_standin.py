@@ -830,38 +830,3 @@ async def test_no_preemption_without_the_policy_or_of_equal_priority(
 
     assert "Evicted" not in conditions(api.get(WORKLOADS, "a", "ns")), "withinClusterQueue defaults to Never"
     assert "Evicted" not in conditions(api.get(WORKLOADS, "b", "ns")), "LowerPriority spares equal priority"
-
-
-async def test_admissions_of_one_pass_are_written_concurrently_with_quota_assumed(
-    api: FakeApi, clock: FakeClock
-) -> None:
-    """Kueue's scheduler assumes an admission (quota taken at once) and writes it asynchronously: the
-    three admissions of one pass are all in flight before any is answered (written one after the
-    other, the first would wait for the third forever and the pass would fail at the deadline), and
-    the fourth Workload, which the assumed admissions leave no quota for, stays pending."""
-    in_flight: set[str] = set()
-    all_in_flight = asyncio.Event()
-
-    async def handle(request: httpx.Request) -> httpx.Response:
-        if request.method == "PUT" and request.url.path.endswith("/status"):
-            in_flight.add(request.url.path)
-            if len(in_flight) == 3:
-                all_in_flight.set()
-            await asyncio.wait_for(all_in_flight.wait(), timeout=10)
-        return api.handle(request)
-
-    api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=3))
-    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
-    for name in ("a", "b", "c", "d"):
-        api.put(WORKLOADS, workload(name, cpu="1"))
-    client = ApiClient(
-        url="https://devcluster.test", token="t", ca_file=None, transport=httpx.MockTransport(handle)
-    )
-    try:
-        await KueueStandin(client=client, clock=clock).reconcile_once()
-    finally:
-        await client.aclose()
-
-    for name in ("a", "b", "c"):
-        assert conditions(api.get(WORKLOADS, name, "ns"))["Admitted"][0] == "True"
-    assert conditions(api.get(WORKLOADS, "d", "ns"))["QuotaReserved"][:2] == ("False", "Pending")
