@@ -148,8 +148,8 @@ class EventRecorder:
 
     async def _finish_series(self, now: datetime) -> None:
         for key, series in list(self._cache.items()):
-            # events are recorded concurrently (the stand-in's writes of one pass): another call may
-            # have finished this series while this one waited on the API server
+            # two calls may run at once (a caller recording concurrently): another call may have
+            # finished this series while this one waited on the API server
             if now - series.last_observed < _FINISH_AFTER or self._cache.get(key) is not series:
                 continue
             del self._cache[key]

@@ -245,8 +245,8 @@ async def test_recorder_aggregates_isomorphic_events_like_client_go(
 
 
 async def test_concurrent_events_finish_each_quiet_series_once(api: FakeApi, clock: FakeClock) -> None:
-    """The stand-in records the events of one pass concurrently: two calls that both find the same
-    quiet series to finish write it once between them and neither fails."""
+    """Two concurrent calls that both find the same quiet series to finish write it once between
+    them and neither fails."""
 
     async def handle(request: httpx.Request) -> httpx.Response:
         await asyncio.sleep(0)  # answer later, so the two calls interleave at every request
