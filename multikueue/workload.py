@@ -16,6 +16,9 @@
 5. Deleted -> remote objects removed from every usable worker (the unavailable ones are left to GC).
 6. Otherwise ``multikueue.workload_steps.reconcile_group``.
 
+The manager's job (Kueue reads it from its cache; we GET it) and the copies on the workers are read
+at the same time, so a reconcile waits on one round trip before it decides, not two in a row.
+
 Every check-state change appends Kueue's ``, Previously: "<old state>"`` to the message and is
 written with the Workload's resourceVersion (a stale cache is a ``Conflict`` and a retry).
 """
@@ -185,15 +188,21 @@ class WorkloadReconciler:
         namespace = str((workload.get("metadata") or {}).get("namespace") or "")
         owner_name = str(owner.get("name") or "")
         local_job: dict[str, Any] | None = None
-        if not deleted:
-            local_job = await self.client.get(adapter.gvk, owner_name, namespace=namespace)
+        if deleted:
+            group = await self.read_group(workload, check, adapter, owner_name)
+        else:
+            # the manager's job and the copies are read at once: one round trip less per reconcile
+            # (a job found unmanaged only wasted the reads of the copies)
+            local_job, group = await asyncio.gather(
+                self.client.get(adapter.gvk, owner_name, namespace=namespace),
+                self.read_group(workload, check, adapter, owner_name),
+            )
             managed, reason = adapter.is_managed(local_job)
             if not managed:
                 await self.update_check(
                     workload, check, CheckState.REJECTED, f"The owner is not managed by Kueue: {reason}"
                 )
                 return Result.done()
-        group = await self.read_group(workload, check, adapter, owner_name)
         group.local_job = local_job
         if deleted:
             for cluster in list(group.remotes):

@@ -148,7 +148,9 @@ class EventRecorder:
 
     async def _finish_series(self, now: datetime) -> None:
         for key, series in list(self._cache.items()):
-            if now - series.last_observed < _FINISH_AFTER:
+            # two calls may run at once (a caller recording concurrently): another call may have
+            # finished this series while this one waited on the API server
+            if now - series.last_observed < _FINISH_AFTER or self._cache.get(key) is not series:
                 continue
             del self._cache[key]
             if series.count > series.written:

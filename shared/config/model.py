@@ -370,8 +370,10 @@ class ControllerSettings(_ConfigModel):
 
     ``groupKindConcurrency`` is honoured for the job kinds kueue-bridge reconciles: the key is the
     kind's ``GroupKind.String()`` (``Job.batch``, ``JobSet.jobset.x-k8s.io``; a core kind is just
-    ``Kind``), the value the number of its jobs reconciled at once. Keys for kinds reconciled by
-    Kueue itself (``Workload.kueue.x-k8s.io``...) are accepted and ignored, so Kueue's own file works.
+    ``Kind``), the value the number of its jobs reconciled at once. ``Workload.kueue.x-k8s.io`` sets
+    the MultiKueue Workload reconciler's concurrency, as it does Kueue's (controller-runtime applies
+    it to every controller ``For`` Workloads). Other keys for kinds reconciled by Kueue itself
+    (``LocalQueue.kueue.x-k8s.io``...) are accepted and ignored, so Kueue's own file works.
     """
 
     group_kind_concurrency: dict[str, Annotated[int, Field(gt=0)]] = Field(default_factory=dict)
@@ -510,10 +512,13 @@ class Configuration(_ConfigModel):
         workloads = self.object_retention_policies.workloads if self.object_retention_policies else None
         return workloads.after_deactivated_by_kueue if workloads is not None else None
 
-    def reconcile_concurrency(self, gvk: GroupVersionKind) -> int:
-        """How many jobs of ``gvk`` are reconciled at once (``controller.groupKindConcurrency``)."""
+    def reconcile_concurrency(
+        self, gvk: GroupVersionKind, *, default: int = DEFAULT_RECONCILE_CONCURRENCY
+    ) -> int:
+        """How many objects of ``gvk`` are reconciled at once (``controller.groupKindConcurrency``;
+        ``default`` when the kind is not listed)."""
         key = f"{gvk.kind}.{gvk.group}" if gvk.group else gvk.kind
-        return self.controller.group_kind_concurrency.get(key, DEFAULT_RECONCILE_CONCURRENCY)
+        return self.controller.group_kind_concurrency.get(key, default)
 
     def managed_kinds(self) -> list[ManagedKind]:
         """Every kind kueue-bridge manages: built-ins first (config order), then declarative ones."""

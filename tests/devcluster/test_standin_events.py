@@ -6,6 +6,7 @@ series are merge-patched, as the stand-in's recorder does over HTTPS.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -262,3 +263,38 @@ async def test_recorder_aggregates_isomorphic_events_like_client_go(
     await recorder.event(changed, type="Warning", reason="Other", action="Do", note="x")
     [series] = [e for e in events(api) if e["metadata"]["name"] == name]
     assert series["series"]["count"] == 3, "a quiet series is written with its final count"
+
+
+async def test_concurrent_events_finish_each_quiet_series_once(api: FakeApi, clock: FakeClock) -> None:
+    """Two concurrent calls that both find the same quiet series to finish write it once between
+    them and neither fails."""
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(0)  # answer later, so the two calls interleave at every request
+        return api.handle(request)
+
+    client = ApiClient(
+        url="https://devcluster.test", token="t", ca_file=None, transport=httpx.MockTransport(handle)
+    )
+    recorder = EventRecorder(client=client, reporting_controller="ctl", clock=clock, hostname="vm")
+    subjects = [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "ns", "resourceVersion": "1"},
+        }
+        for name in ("a", "b", "c", "d")
+    ]
+    try:
+        for subject in subjects[:2]:
+            for _ in range(3):  # created, made a series of 2, then a third occurrence not written yet
+                await recorder.event(subject, type="Normal", reason="Done", action="Do", note="x")
+        clock.now += timedelta(minutes=6)
+        await asyncio.gather(
+            *(recorder.event(s, type="Normal", reason="Done", action="Do", note="x") for s in subjects[2:])
+        )
+    finally:
+        await client.aclose()
+    series = sorted(e["series"]["count"] for e in events(api) if e.get("series"))
+    assert series == [3, 3], "each quiet series written once with its final count"
+    assert len(events(api)) == 4

@@ -212,6 +212,63 @@ async def test_remote_sync_failure_resets_for_re_dispatch_and_never_finishes(
         assert condition(await f.workload_of("sync"), "Finished") is None
 
 
+async def test_out_of_sync_retry_re_dispatches_the_job_and_it_runs_to_completion(
+    devcluster_factory: Any, shared_dir: Path
+) -> None:
+    """After the Retry the job is not lost: the copies are removed while the manager's Workload has no
+    quota, it is admitted again, dispatched again, and the new copy's job runs to its end, whose
+    status finishes the manager's Workload and job as in a first run."""
+    async with fleet(devcluster_factory, shared_dir) as f:
+        await f.manager.create(JOB, new_job("resync", run_seconds=10), namespace=NAMESPACE)
+        first = (await wait_check(f, "resync", "Ready"))["message"].split('"')[1]
+        first_job = await eventually(
+            lambda: f.get(f.workers[first], JOB, "resync"), what="the job on the first winner"
+        )
+        out_of_sync = {
+            "type": "Finished",
+            "status": "True",
+            "reason": "OutOfSync",
+            "message": "out of sync",
+            "lastTransitionTime": "2030-01-01T00:00:00Z",
+        }
+        await add_condition(f, f.workers[first], "resync", out_of_sync)
+
+        async def reset() -> dict[str, Any] | None:
+            check = await f.check_of("resync")
+            return check if check and check.get("retryCount") == 1 else None
+
+        await eventually(reset, what="the check reset to Pending after the Retry")
+
+        async def readmitted() -> dict[str, Any] | None:
+            check = await f.check_of("resync")
+            return check if check and check["state"] == "Ready" and check.get("retryCount") == 1 else None
+
+        check = await eventually(
+            readmitted, what="the check Ready again after the re-dispatch", within_seconds=60
+        )
+        second = check["message"].split('"')[1]
+        assert check["message"] == f'The workload was admitted on "{second}"'
+        second_job = await eventually(
+            lambda: f.get(f.workers[second], JOB, "resync"), what="the job dispatched again"
+        )
+        assert second_job["metadata"]["uid"] != first_job["metadata"]["uid"], "a new copy, not the old job"
+
+        finished = await f.wait_finished("resync", within_seconds=90)
+        assert (finished["reason"], finished["message"]) == (
+            "Succeeded",
+            "Reached expected number of succeeded pods",
+        )
+        manager_job = await f.get(f.manager, JOB, "resync")
+        assert manager_job is not None
+        assert condition(manager_job, "Complete") is not None
+        assert manager_job["status"]["succeeded"] == 1
+
+        async def cleaned() -> bool:
+            return not await jobs_on(f, "resync") and not await copies_on(f, "resync")
+
+        await eventually(cleaned, what="remote objects removed after the finish", within_seconds=30)
+
+
 async def test_evictions_both_ways(devcluster_factory: Any, shared_dir: Path) -> None:
     async with fleet(devcluster_factory, shared_dir) as f:
         # a worker evicts: the manager resets its check for re-admission, the job runs again and finishes

@@ -9,6 +9,7 @@ from shared.frameworks.base import GroupVersionKind
 
 HEADER = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
 JOB = GroupVersionKind("batch", "v1", "Job")
+WORKLOAD = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
 JOBSET = GroupVersionKind("jobset.x-k8s.io", "v1alpha2", "JobSet")
 POD = GroupVersionKind("", "v1", "Pod")
 
@@ -35,6 +36,12 @@ def test_kinds_not_named_get_the_default() -> None:
     config = parse_config(HEADER + KUEUE_SECTION, source="kueue.yaml")
     assert config.reconcile_concurrency(JOBSET) == DEFAULT_RECONCILE_CONCURRENCY
     assert parse_config(HEADER, source="x").reconcile_concurrency(JOB) == DEFAULT_RECONCILE_CONCURRENCY
+
+
+def test_a_caller_may_bring_its_own_default() -> None:
+    config = parse_config(HEADER + KUEUE_SECTION, source="kueue.yaml")
+    assert config.reconcile_concurrency(WORKLOAD, default=64) == 10  # named: the file wins
+    assert parse_config(HEADER, source="x").reconcile_concurrency(WORKLOAD, default=64) == 64
 
 
 def test_the_key_is_group_kind_not_the_version() -> None:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from multikueue.manager import ManagerOptions, MultiKueueManager
-from shared.config import default_config
+from multikueue.manager import DEFAULT_WORKLOAD_CONCURRENCY, ManagerOptions, MultiKueueManager
+from shared.config import default_config, parse_config
 from shared.kube import SystemClock
 from tests.polling import eventually
 from tests.unit.multikueue.fakes import (
@@ -184,3 +184,25 @@ async def test_a_cluster_that_connects_late_gets_the_waiting_workloads() -> None
             lambda: asyncio.sleep(0, workers["w1"].get(WORKLOAD, "wl", "ns") is not None),
             what="the waiting Workload dispatched once w1 connected",
         )
+
+
+def test_workload_concurrency_follows_kueues_group_kind_key() -> None:
+    """``controller.groupKindConcurrency["Workload.kueue.x-k8s.io"]`` sets how many Workloads the
+    MultiKueue reconciler handles at once, as controller-runtime does for Kueue's; else our default."""
+    manager = FakeCluster("manager", clock=SystemClock())
+    configured = parse_config(
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "controller: {groupKindConcurrency: {Workload.kueue.x-k8s.io: 5, Job.batch: 3}}\n",
+        source="x",
+    )
+    mk = MultiKueueManager(client=manager.client, config=configured, client_factory=worker_factory({}))
+    assert mk.workload_controller.workers == 5
+    mk = MultiKueueManager(client=manager.client, config=default_config(), client_factory=worker_factory({}))
+    assert mk.workload_controller.workers == DEFAULT_WORKLOAD_CONCURRENCY
+    mk = MultiKueueManager(
+        client=manager.client,
+        config=configured,
+        options=ManagerOptions(workers=2),
+        client_factory=worker_factory({}),
+    )
+    assert mk.workload_controller.workers == 2
