@@ -263,7 +263,7 @@ class JobReconciler:
             if workload is not None and not is_finished(workload):
                 reason = Reason.SUCCEEDED if finished.success else Reason.FAILED
                 finish_workload(workload, reason=reason, message=finished.message, now=now)
-                await self._workloads.write_status(workload)
+                await self._workloads.patch_status(workload, fields=("conditions",))
                 self._record_finished(job, workload)
             return DONE
 
@@ -283,7 +283,7 @@ class JobReconciler:
                 conditions = ensure_status(workload).conditions
                 assert conditions is not None
                 set_condition(conditions, desired, now=now)
-                await self._workloads.write_status(workload)
+                await self._workloads.patch_status(workload, fields=("conditions",))
                 return DONE
 
         evicted = eviction_condition(workload)
@@ -351,7 +351,7 @@ class JobReconciler:
             await self._control.start(job, infos=infos, cluster_queue=workload.status.admission.cluster_queue)
         except PodSetInfoError as exc:
             finish_workload(workload, reason=Reason.FAILED_TO_START, message=str(exc), now=self._clock())
-            await self._workloads.write_status(workload)
+            await self._workloads.patch_status(workload, fields=("conditions",))
 
     async def _sync_reclaimable(self, job: JobWithReclaimablePods, workload: Workload) -> bool:
         counts = {pod_set.name: pod_set.count for pod_set in workload.spec.pod_sets}
@@ -366,7 +366,7 @@ class JobReconciler:
         ensure_status(workload).reclaimable_pods = [
             ReclaimablePod(name=name, count=count) for name, count in desired
         ] or None
-        await self._workloads.write_status(workload)
+        await self._workloads.patch_status(workload, fields=("reclaimable_pods",))
         return True
 
     def _record_finished(self, job: GenericJob, workload: Workload) -> None:

@@ -59,7 +59,7 @@ from shared.jobmeta import (
     workload_priority_class_name,
 )
 from shared.models.meta import OwnerReference
-from shared.models.workload import PodSet, Workload
+from shared.models.workload import PodSet, Workload, WorkloadStatus
 from shared.podset import PodSetInfo, pod_set_infos_from_admission
 from shared.workload_builder import construct_workload, propagate_admission_gated_by
 from shared.workload_slicing import FEATURE_GATE_DEFAULT, name_extra, scaled_up, sorted_unfinished
@@ -147,6 +147,37 @@ class WorkloadSync:
             workload.to_wire(),
             subresource="status",
             read_back=read_back,
+        )
+
+    async def patch_status(self, workload: Workload, *, fields: tuple[str, ...]) -> None:
+        """Write only the status ``fields`` (snake_case model names), as a merge patch of the status
+        subresource carrying the read ``resourceVersion``: a stale read fails with Conflict, as the
+        full write would; a field now unset is sent as ``null`` (deleted).
+
+        This is the body Kueue sends through ``clientutil.PatchStatus`` with
+        ``WorkloadRequestUseMergePatch`` on (strict, so the resourceVersion is in the patch) for
+        ``workload.SetConditionAndUpdate`` (PodsReady), ``workloadfinish.Finish`` (Finished) and
+        ``workload.UpdateReclaimablePods``; a merge patch replaces a list whole, so the patch holds
+        every condition. Only for writes that change nothing else: sending the whole Workload also
+        encoded, and made the server decode and answer, the pod sets each time."""
+        status = workload.status
+        changed: WireDict = {}
+        for name in fields:
+            value = getattr(status, name) if status is not None else None
+            alias = WorkloadStatus.model_fields[name].alias or name
+            changed[alias] = (
+                None
+                if value is None
+                else [item.model_dump(by_alias=True, exclude_none=True, mode="json") for item in value]
+            )
+        patch = {"metadata": {"resourceVersion": workload.metadata.resource_version}, "status": changed}
+        await self._writer.merge_patch(
+            WORKLOAD_GVK,
+            workload.metadata.namespace,
+            str(workload.metadata.name),
+            patch,
+            subresource="status",
+            read_back=False,
         )
 
     async def write_spec(self, workload: Workload) -> Workload:
@@ -351,7 +382,7 @@ class WorkloadSync:
                 message="The prebuilt workload is out of sync with its user job",
                 now=self._clock(),
             )
-            await self.write_status(workload)
+            await self.patch_status(workload, fields=("conditions",))
             return None
         return workload
 
