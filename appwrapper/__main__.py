@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import socket
 import sys
 import uuid
@@ -32,7 +31,7 @@ from appwrapper.faulttolerance import FaultTolerance
 from appwrapper.manager import AppWrapperManager
 from appwrapper.model import APPWRAPPER_GVK
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, ConfigError, Configuration, load_config
-from shared.eventloop import run_process_loop
+from shared.eventloop import run_until_signalled
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
 from shared.leading import leader_elector_for, serve_while_leading, stop_event_recorder
@@ -154,12 +153,8 @@ def main(argv: list[str]) -> int:
     identity = args.identity or f"{socket.gethostname()}_{uuid.uuid4()}"
     probe_address = args.probe_address or config.health.health_probe_bind_address
 
-    async def run() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, stop.set)
-        await run_appwrapper_controller(
+    run_until_signalled(
+        lambda stop: run_appwrapper_controller(
             config=config,
             kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
             identity=identity,
@@ -167,8 +162,7 @@ def main(argv: list[str]) -> int:
             workers=args.workers,
             stop=stop,
         )
-
-    run_process_loop(run())
+    )
     return 0
 
 

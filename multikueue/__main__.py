@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import socket
 import sys
 import uuid
@@ -27,7 +26,7 @@ from prometheus_client import CollectorRegistry
 
 from multikueue.manager import ManagerOptions, MultiKueueManager
 from shared.config import ConfigError, Configuration, load_config
-from shared.eventloop import run_process_loop
+from shared.eventloop import run_until_signalled
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
 from shared.leading import Leadership, leader_elector_for, serve_while_leading, stop_event_recorder
@@ -121,12 +120,8 @@ def main(argv: list[str]) -> int:
     if args.kubeconfig_path_prefix:
         options = ManagerOptions(path_prefix=args.kubeconfig_path_prefix)
 
-    async def run() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, stop.set)
-        await run_multikueue(
+    run_until_signalled(
+        lambda stop: run_multikueue(
             config=config,
             kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
             identity=identity,
@@ -134,8 +129,7 @@ def main(argv: list[str]) -> int:
             stop=stop,
             options=options,
         )
-
-    run_process_loop(run())
+    )
     return 0
 
 

@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import socket
 import sys
 import uuid
@@ -32,7 +31,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from reconciler.manager import ReconcilerManager
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, ConfigError, Configuration, load_config
-from shared.eventloop import run_process_loop
+from shared.eventloop import run_until_signalled
 from shared.frameworks.registry import external_name
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings, Reporter
@@ -173,12 +172,8 @@ def main(argv: list[str]) -> int:
     identity = args.identity or f"{socket.gethostname()}_{uuid.uuid4()}"
     probe_address = args.probe_address or config.health.health_probe_bind_address
 
-    async def run() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, stop.set)
-        await run_reconciler(
+    run_until_signalled(
+        lambda stop: run_reconciler(
             config=config,
             kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
             identity=identity,
@@ -186,8 +181,7 @@ def main(argv: list[str]) -> int:
             workers=args.workers,
             stop=stop,
         )
-
-    run_process_loop(run())
+    )
     return 0
 
 

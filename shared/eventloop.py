@@ -7,6 +7,9 @@
   TLS transport, which is where a controller spends much of its time (a write costs ~0.2 ms of CPU
   in aiohttp and ``ssl``). uvicorn picks uvloop only when *it* creates the loop; our processes run
   servers and clients inside their own loop, so the entry point has to choose.
+* **A stop event for SIGTERM and SIGINT** (``run_until_signalled``): the controllers drain on it
+  (no new key, in-flight reconciles finish, the Lease is released), so a rolling update or Ctrl-C
+  never cuts a write in half.
 * **A garbage collector tuned for caches.** A controller keeps every watched object in informer
   caches: hundreds of thousands of long-lived dicts and lists that the cyclic collector re-scans
   over and over without finding garbage (in ``bench/reconciler.py`` a 1,000-job burst spent about
@@ -23,10 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Coroutine
+import signal
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Final, TypeVar
 
-__all__ = ["GC_GENERATION0_THRESHOLD", "run_process_loop", "tune_garbage_collector"]
+__all__ = ["GC_GENERATION0_THRESHOLD", "run_process_loop", "run_until_signalled", "tune_garbage_collector"]
 
 T = TypeVar("T")
 
@@ -56,3 +60,19 @@ def run_process_loop(main: Coroutine[Any, Any, T], *, tune_gc: bool = True) -> T
         return asyncio.run(main)
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         return runner.run(main)
+
+
+def run_until_signalled(start: Callable[[asyncio.Event], Awaitable[None]], *, tune_gc: bool = True) -> None:
+    """``run_process_loop`` of ``start(stop)``, where SIGTERM and SIGINT set ``stop``.
+
+    ``start`` returns once it has drained after ``stop``; a second signal only sets it again.
+    """
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        await start(stop)
+
+    run_process_loop(main(), tune_gc=tune_gc)

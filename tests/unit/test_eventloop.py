@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
+import signal
 from collections.abc import Iterator
 
 import pytest
 import uvloop
 
-from shared.eventloop import GC_GENERATION0_THRESHOLD, run_process_loop
+from shared.eventloop import GC_GENERATION0_THRESHOLD, run_process_loop, run_until_signalled
 
 
 @pytest.fixture
@@ -53,3 +55,21 @@ def test_exceptions_propagate() -> None:
 
     with pytest.raises(LookupError, match="boom"):
         run_process_loop(fail())
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_sets_the_stop_event_and_the_start_function_drains(signum: int) -> None:
+    seen: list[str] = []
+
+    async def start(stop: asyncio.Event) -> None:
+        os.kill(os.getpid(), signum)  # as kubelet (SIGTERM) or a user's Ctrl-C (SIGINT) would
+        await asyncio.wait_for(stop.wait(), timeout=10)
+        seen.append("drained")
+
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        run_until_signalled(start, tune_gc=False)
+    finally:  # uvloop leaves its handlers in place when the loop closes (a process exits then)
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+    assert seen == ["drained"]
