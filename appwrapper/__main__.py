@@ -20,9 +20,7 @@ import argparse
 import asyncio
 import logging
 import os
-import socket
 import sys
-import uuid
 
 from prometheus_client import CollectorRegistry, Counter
 
@@ -30,7 +28,8 @@ from appwrapper.cluster import EventSinkOnRecorder
 from appwrapper.faulttolerance import FaultTolerance
 from appwrapper.manager import AppWrapperManager
 from appwrapper.model import APPWRAPPER_GVK
-from shared.config import DEFAULT_RECONCILE_CONCURRENCY, ConfigError, Configuration, load_config
+from shared.cli_args import controller_parser, default_identity, load_config_or_report, positive_int
+from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
 from shared.eventloop import run_until_signalled
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
@@ -49,26 +48,11 @@ NOT_CONFIGURED = (
 )
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kueue-bridge appwrapper", description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, help="kueue-bridge configuration file")
-    parser.add_argument("--kubeconfig", help="kubeconfig (default: $KUBECONFIG, then in-cluster)")
-    parser.add_argument("--identity", help="leader-election identity (default: hostname_uuid)")
-    parser.add_argument("--log-format", choices=("text", "json"), default="text")
-    parser.add_argument("--probe-address", help="override health.healthProbeBindAddress (host:port)")
+    parser = controller_parser(prog="kueue-bridge appwrapper", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--workers",
-        type=_positive_int,
+        type=positive_int,
         help="concurrent reconciles (default: controller.groupKindConcurrency[AppWrapper.workload.codeflare.dev], "
         f"else {DEFAULT_RECONCILE_CONCURRENCY})",
     )
@@ -141,16 +125,13 @@ async def run_appwrapper_controller(
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     configure_logging(json=args.log_format == "json")
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        for line in exc.lines():
-            print(line, file=sys.stderr)
+    config = load_config_or_report(args.config)
+    if config is None:
         return 1
     if not manages_appwrappers(config):
         print(f"{args.config}: {NOT_CONFIGURED}", file=sys.stderr)
         return 1
-    identity = args.identity or f"{socket.gethostname()}_{uuid.uuid4()}"
+    identity = args.identity or default_identity()
     probe_address = args.probe_address or config.health.health_probe_bind_address
 
     run_until_signalled(

@@ -18,14 +18,13 @@ import argparse
 import asyncio
 import logging
 import os
-import socket
 import sys
-import uuid
 
 from prometheus_client import CollectorRegistry
 
 from multikueue.manager import ManagerOptions, MultiKueueManager
-from shared.config import ConfigError, Configuration, load_config
+from shared.cli_args import controller_parser, default_identity, load_config_or_report
+from shared.config import Configuration
 from shared.eventloop import run_until_signalled
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
@@ -40,14 +39,11 @@ COMPONENT = "multikueue"
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kueue-bridge multikueue", description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, help="kueue-bridge configuration file")
-    parser.add_argument(
-        "--kubeconfig", help="kubeconfig of the manager cluster (default: $KUBECONFIG, then in-cluster)"
+    parser = controller_parser(
+        prog="kueue-bridge multikueue",
+        description=__doc__.splitlines()[0],
+        kubeconfig_help="kubeconfig of the manager cluster (default: $KUBECONFIG, then in-cluster)",
     )
-    parser.add_argument("--identity", help="leader-election identity (default: hostname_uuid)")
-    parser.add_argument("--log-format", choices=("text", "json"), default="text")
-    parser.add_argument("--probe-address", help="override health.healthProbeBindAddress (host:port)")
     parser.add_argument(
         "--kubeconfig-path-prefix",
         help="directory MultiKueueClusters with locationType Path must point into (default: /etc/multikueue/kubeconfigs)",
@@ -108,13 +104,10 @@ async def run_multikueue(
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     configure_logging(json=args.log_format == "json")
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        for line in exc.lines():
-            print(line, file=sys.stderr)
+    config = load_config_or_report(args.config)
+    if config is None:
         return 1
-    identity = args.identity or f"{socket.gethostname()}_{uuid.uuid4()}"
+    identity = args.identity or default_identity()
     probe_address = args.probe_address or config.health.health_probe_bind_address
     options = ManagerOptions()
     if args.kubeconfig_path_prefix:

@@ -21,16 +21,15 @@ import argparse
 import asyncio
 import logging
 import os
-import socket
 import sys
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter
 
 from reconciler.manager import ReconcilerManager
-from shared.config import DEFAULT_RECONCILE_CONCURRENCY, ConfigError, Configuration, load_config
+from shared.cli_args import controller_parser, default_identity, load_config_or_report, positive_int
+from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
 from shared.eventloop import run_until_signalled
 from shared.frameworks.registry import external_name
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
@@ -93,26 +92,11 @@ class RecorderSink:
         self._recorder.event(regarding, type=event_type, reason=reason, note=message, reporter=reporter)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kueue-bridge reconciler", description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, help="kueue-bridge configuration file")
-    parser.add_argument("--kubeconfig", help="kubeconfig (default: $KUBECONFIG, then in-cluster)")
-    parser.add_argument("--identity", help="leader-election identity (default: hostname_uuid)")
-    parser.add_argument("--log-format", choices=("text", "json"), default="text")
-    parser.add_argument("--probe-address", help="override health.healthProbeBindAddress (host:port)")
+    parser = controller_parser(prog="kueue-bridge reconciler", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--workers",
-        type=_positive_int,
+        type=positive_int,
         help="concurrent reconciles per job kind (default: controller.groupKindConcurrency, else "
         f"{DEFAULT_RECONCILE_CONCURRENCY})",
     )
@@ -163,13 +147,10 @@ async def run_reconciler(
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     configure_logging(json=args.log_format == "json")
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        for line in exc.lines():
-            print(line, file=sys.stderr)
+    config = load_config_or_report(args.config)
+    if config is None:
         return 1
-    identity = args.identity or f"{socket.gethostname()}_{uuid.uuid4()}"
+    identity = args.identity or default_identity()
     probe_address = args.probe_address or config.health.health_probe_bind_address
 
     run_until_signalled(

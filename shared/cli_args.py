@@ -1,16 +1,32 @@
-"""Command-line parsing for the ``kueue-bridge`` commands that return an exit code instead of exiting.
+"""Command-line parsing shared by the ``kueue-bridge`` commands.
 
-``argparse`` exits the process on ``--help`` (0) and on a usage error (2). The commands whose
-``main(argv)`` is also called in-process (tests, ``kueue_bridge.cli``) turn that into a return
-value; this is the one place that does it.
+* ``argparse`` exits the process on ``--help`` (0) and on a usage error (2). The commands whose
+  ``main(argv)`` is also called in-process (tests, ``kueue_bridge.cli``) turn that into a return
+  value; ``parse_or_exit_code`` is the one place that does it.
+* The controller processes (reconciler, multikueue, appwrapper) take the same options
+  (``controller_parser``), load the configuration the same way (``load_config_or_report``: every
+  error line on stderr, ``None`` for exit code 1) and campaign under the same default identity, so
+  a flag or a message means one thing whichever process a user starts.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Final
+import socket
+import sys
+import uuid
+from typing import Final, TextIO
 
-__all__ = ["EXIT_USAGE", "parse_or_exit_code"]
+from shared.config import ConfigError, Configuration, load_config
+
+__all__ = [
+    "EXIT_USAGE",
+    "controller_parser",
+    "default_identity",
+    "load_config_or_report",
+    "parse_or_exit_code",
+    "positive_int",
+]
 
 EXIT_USAGE: Final = 2
 
@@ -21,3 +37,45 @@ def parse_or_exit_code(parser: argparse.ArgumentParser, argv: list[str]) -> argp
         return parser.parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+
+
+def positive_int(text: str) -> int:
+    """An ``argparse`` type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def controller_parser(
+    *,
+    prog: str,
+    description: str,
+    kubeconfig_help: str = "kubeconfig (default: $KUBECONFIG, then in-cluster)",
+) -> argparse.ArgumentParser:
+    """A parser with the options every controller process takes; callers add their own."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--config", required=True, help="kueue-bridge configuration file")
+    parser.add_argument("--kubeconfig", help=kubeconfig_help)
+    parser.add_argument("--identity", help="leader-election identity (default: hostname_uuid)")
+    parser.add_argument("--log-format", choices=("text", "json"), default="text")
+    parser.add_argument("--probe-address", help="override health.healthProbeBindAddress (host:port)")
+    return parser
+
+
+def load_config_or_report(path: str, *, stderr: TextIO | None = None) -> Configuration | None:
+    """The configuration at ``path``, or ``None`` after writing each of its errors to ``stderr``."""
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        for line in exc.lines():
+            print(line, file=stderr or sys.stderr)
+        return None
+
+
+def default_identity() -> str:
+    """``hostname_uuid``, as controller-runtime's leader election names a candidate."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
