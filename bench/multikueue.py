@@ -3,8 +3,8 @@
 Three ``kueue-bridge devcluster`` processes (a manager and two workers, each with the Kueue stand-in
 and the job runner), ``kueue-bridge reconciler`` on each, and ``kueue-bridge multikueue`` on the
 manager, all separate processes as deployed. ``--jobs`` batch/v1 Jobs (default 500, 100m CPU and
-``--run-seconds`` each) are queued on the manager at once; quotas let every job fit. Printed, from
-this process's own watches:
+``--run-seconds`` each) are queued on the manager at once, or ``--rate`` per second; quotas let every
+job fit. Printed, from this process's own watches:
 
 * **admission on the manager -> job on the winning worker**: from the moment the manager's Workload
   is seen with ``QuotaReserved=True`` until the job is seen created on a worker (p50/p99/max; target
@@ -20,13 +20,19 @@ this process's own watches:
   against the target: it reaches the manager's job only once the manager has admitted the Workload
   and unsuspended its job (Kueue defers the status copy until then and looks again after 2 s).
 
+A burst measures throughput more than latency: the manager reserves quota for all 500 within about a
+second, every process of the three clusters competes for two cores, and each job waits for the ones
+ahead of it. The rate at which the manager reserved quota and the rate at which jobs reached a worker
+are printed, first to last. ``--rate`` submits at a steady rate instead, which measures the dispatch
+latency of a system that keeps up with its arrivals.
+
 Everything shares the machine's cores, so absolute numbers move with the load: each round prints
 its wall time, the load average before and after, and the CPU seconds of every process (the three
 devclusters with their Kueue stand-ins and job runners, the three reconcilers, multikueue, this
 process). ``--rounds N`` runs N rounds on fresh clusters and ends with the median and range of
 each p50/p99.
 
-    .venv/bin/python bench/multikueue.py [--jobs 500] [--run-seconds 1] [--rounds 1]
+    .venv/bin/python bench/multikueue.py [--jobs 500] [--rate 0] [--run-seconds 1] [--rounds 1]
 """
 
 from __future__ import annotations
@@ -94,6 +100,42 @@ def client_for(kubeconfig: Path) -> KubeClient:
     return KubeClient.from_connection(
         load_kubeconfig(kubeconfig), settings=ClientSettings(qps=5000, burst=5000)
     )
+
+
+async def submit(client: KubeClient, args: argparse.Namespace, started: float) -> None:
+    """Create the jobs on the manager: all at once (32 requests in flight), or one every
+    ``1 / --rate`` seconds from ``started`` (a steady arrival rate, for latency below saturation)."""
+    names = [f"j{index:04d}" for index in range(args.jobs)]
+    if args.rate <= 0:
+        for batch in range(0, len(names), 32):
+            await asyncio.gather(
+                *(
+                    client.create(JOB, job(name, args.run_seconds), namespace=NAMESPACE)
+                    for name in names[batch : batch + 32]
+                )
+            )
+        return
+    pending: set[asyncio.Task[Any]] = set()
+    for index, name in enumerate(names):
+        delay = started + index / args.rate - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)  # pacing the load generator, not waiting for a result
+        task = asyncio.create_task(client.create(JOB, job(name, args.run_seconds), namespace=NAMESPACE))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+    await asyncio.gather(*pending)
+
+
+def throughput(observed: Observed) -> str:
+    """How fast the manager reserved quota and how fast jobs reached a worker, first to last."""
+
+    def rate(times: list[float]) -> str:
+        if len(times) < 2 or times[-1] <= times[0]:
+            return "n/a"
+        return f"{(len(times) - 1) / (times[-1] - times[0]):.0f} jobs/s over {times[-1] - times[0]:.1f} s"
+
+    reserved, dispatched = sorted(observed.reserved.values()), sorted(observed.remote_job.values())
+    return f"quota reserved on the manager: {rate(reserved)}; jobs created on a worker: {rate(dispatched)}"
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -349,12 +391,7 @@ async def run(
             load_before = load()
             cpu_before = {name: cpu_seconds(pid) for name, pid in processes.items()}
             started = time.monotonic()
-            creates = [
-                clients["manager"].create(JOB, job(f"j{index:04d}", args.run_seconds), namespace=NAMESPACE)
-                for index in range(args.jobs)
-            ]
-            for batch in range(0, len(creates), 32):
-                await asyncio.gather(*creates[batch : batch + 32])
+            await submit(clients["manager"], args, started)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(observed.all_finished.wait(), args.timeout)
             wall = time.monotonic() - started
@@ -362,10 +399,13 @@ async def run(
         for task in watches:
             task.cancel()
         dispatch = between(observed.reserved, observed.remote_job)
+        submitted = "all at once" if args.rate <= 0 else f"at {args.rate:g} jobs/s"
         mirror = between(observed.remote_complete, observed.local_complete)
         print(
-            f"{args.jobs} jobs, {args.run_seconds} s each, two workers: {len(observed.finished)} finished in {wall:.1f} s"
+            f"{args.jobs} jobs ({submitted}), {args.run_seconds} s each, two workers: "
+            f"{len(observed.finished)} finished in {wall:.1f} s"
         )
+        print(throughput(observed))
         print(f"load average (1/5/15 min) before {load_before}, after {load()}")
         print("CPU seconds in that time: " + ", ".join(f"{name} {value:.1f}" for name, value in cpu.items()))
         print(figures("admission on the manager -> job on the winning worker", dispatch, 0.5))
@@ -446,6 +486,12 @@ def main() -> int:
         "--timeout", type=float, default=600.0, help="seconds to wait for every job to finish"
     )
     parser.add_argument("--rounds", type=int, default=1, help="rounds, each on fresh clusters")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="jobs created per second on the manager (default 0: all at once, a burst)",
+    )
     args = parser.parse_args()
     results: list[dict[str, list[float]]] = []
     for index in range(args.rounds):

@@ -7,7 +7,8 @@ Two subpackages and the modules that put them together:
   storage, watch, CRD schemas, admission webhooks, garbage collection, built-in kinds).
 * :mod:`devcluster.standin` — the controllers a real cluster would run beside it: a stand-in for
   Kueue's scheduler and Workload controller, and a job runner standing in for the Job controller.
-  They are clients of the API server and reach it over HTTPS only, like every component.
+  They are clients of the API server and reach it through HTTP requests only (in-process, to
+  its ASGI app, when :mod:`devcluster.server` starts them), like every component.
 * :mod:`devcluster.server` hosts the API server over HTTPS (uvicorn; :mod:`devcluster.tls` writes
   its certificate and kubeconfig) and starts the stand-in add-ons its options ask for;
   :mod:`devcluster.__main__` is ``kueue-bridge devcluster``. These are the only modules that import

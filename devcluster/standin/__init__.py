@@ -12,10 +12,12 @@
   after its run time with the real controller's visible status.
 * :func:`start_addons` starts either or both as asyncio tasks.
 
-Both are ordinary API clients: they reach the API server over HTTPS with a bearer token through
-their own small client (:mod:`.client`), never through :mod:`devcluster.apiserver`'s internals
+Both are ordinary API clients: every read and write is an HTTP request with a bearer token through
+their own small client (:mod:`.client`), never a call into :mod:`devcluster.apiserver`'s internals
 (an import contract enforces it), so their writes race, conflict and are validated like the real
-controllers'. They poll instead of watching.
+controllers'. In a devcluster process the requests go to the API server's ASGI app in-process
+(no TLS, no socket: the stand-in's own load once cost the worker clusters of the MultiKueue
+benchmark more than the components under test); given a URL alone they use HTTPS. They poll instead of watching.
 
 Deliberately not done (known differences from Kueue and the Job controller):
 

@@ -1,8 +1,11 @@
 """A minimal Kubernetes REST client for the devcluster add-ons (LOCAL RUNS ONLY).
 
-The Kueue stand-in and the job runner talk to the devcluster over HTTPS exactly like any other
-client (bearer token, the cluster CA), so they exercise the same code paths as the components under
-test. They deliberately do not use kueue-bridge's production client runtime: the add-ons must keep
+The Kueue stand-in and the job runner talk to the devcluster through HTTP requests like any other
+client (bearer token; over HTTPS with the cluster CA, or in-process through the ``transport`` seam,
+which :mod:`devcluster.server` points at the API server's ASGI app), so they exercise the same request
+handling -- authentication, admission, validation, conflicts -- as the components under test.
+Bodies are encoded and decoded with orjson: a stand-in pass lists every Workload, and stdlib
+``json`` was the largest part of its cost. They deliberately do not use kueue-bridge's production client runtime: the add-ons must keep
 working while that runtime is being changed, and a bug there must not be hidden by the stand-in.
 
 Only what the add-ons need: list (optionally across namespaces), replace the ``/status``
@@ -19,10 +22,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final, NamedTuple
 
 import httpx
+import orjson
 
 __all__ = ["ApiClient", "ApiError", "Resource", "poll_forever"]
 
 _JSON: Final = "application/json"
+_JSON_BODY: Final = {"Content-Type": _JSON}
+_MERGE_PATCH: Final = {"Content-Type": "application/merge-patch+json"}
 
 
 class Resource(NamedTuple):
@@ -81,7 +87,7 @@ class ApiClient:
         if response.status_code == 404:
             return []  # the CRD is not installed (yet)
         _raise_for(response)
-        items = response.json().get("items") or []
+        items = _decode(response).get("items") or []
         return [item for item in items if isinstance(item, dict)]
 
     async def get(self, resource: Resource, *, namespace: str | None, name: str) -> dict[str, Any] | None:
@@ -89,19 +95,21 @@ class ApiClient:
         if response.status_code == 404:
             return None
         _raise_for(response)
-        body: dict[str, Any] = response.json()
+        body: dict[str, Any] = _decode(response)
         return body
 
     async def replace(self, resource: Resource, obj: dict[str, Any]) -> dict[str, Any] | None:
         """PUT the object (spec and metadata) with its resourceVersion; None when it changed or vanished."""
         metadata = obj.get("metadata") or {}
         response = await self._http.put(
-            resource.path(namespace=metadata.get("namespace"), name=metadata.get("name")), json=obj
+            resource.path(namespace=metadata.get("namespace"), name=metadata.get("name")),
+            content=orjson.dumps(obj),
+            headers=_JSON_BODY,
         )
         if response.status_code in (404, 409):
             return None
         _raise_for(response)
-        body: dict[str, Any] = response.json()
+        body: dict[str, Any] = _decode(response)
         return body
 
     async def replace_status(self, resource: Resource, obj: dict[str, Any]) -> dict[str, Any] | None:
@@ -110,11 +118,11 @@ class ApiClient:
         path = resource.path(
             namespace=metadata.get("namespace"), name=metadata.get("name"), subresource="status"
         )
-        response = await self._http.put(path, json=obj)
+        response = await self._http.put(path, content=orjson.dumps(obj), headers=_JSON_BODY)
         if response.status_code in (404, 409):
             return None
         _raise_for(response)
-        body: dict[str, Any] = response.json()
+        body: dict[str, Any] = _decode(response)
         return body
 
     async def patch_status(
@@ -122,22 +130,22 @@ class ApiClient:
     ) -> dict[str, Any] | None:
         """JSON merge-patch of ``/status``; None when the object is gone or the patch conflicted."""
         path = resource.path(namespace=namespace, name=name, subresource="status")
-        response = await self._http.patch(
-            path, json=patch, headers={"Content-Type": "application/merge-patch+json"}
-        )
+        response = await self._http.patch(path, content=orjson.dumps(patch), headers=_MERGE_PATCH)
         if response.status_code in (404, 409):
             return None
         _raise_for(response)
-        body: dict[str, Any] = response.json()
+        body: dict[str, Any] = _decode(response)
         return body
 
     async def create(
         self, resource: Resource, *, namespace: str | None, body: dict[str, Any]
     ) -> dict[str, Any]:
         """POST a new object; raises ApiError on any refusal (409 AlreadyExists included)."""
-        response = await self._http.post(resource.path(namespace=namespace), json=body)
+        response = await self._http.post(
+            resource.path(namespace=namespace), content=orjson.dumps(body), headers=_JSON_BODY
+        )
         _raise_for(response)
-        created: dict[str, Any] = response.json()
+        created: dict[str, Any] = _decode(response)
         return created
 
     async def merge_patch(
@@ -146,14 +154,22 @@ class ApiClient:
         """JSON merge-patch of the object itself; None when it does not exist (any more)."""
         response = await self._http.patch(
             resource.path(namespace=namespace, name=name),
-            json=patch,
-            headers={"Content-Type": "application/merge-patch+json"},
+            content=orjson.dumps(patch),
+            headers=_MERGE_PATCH,
         )
         if response.status_code == 404:
             return None
         _raise_for(response)
-        body: dict[str, Any] = response.json()
+        body: dict[str, Any] = _decode(response)
         return body
+
+
+def _decode(response: httpx.Response) -> dict[str, Any]:
+    """The JSON body (orjson: a pass lists every Workload, and stdlib json was its largest cost)."""
+    body = orjson.loads(response.content)
+    if not isinstance(body, dict):
+        raise ApiError(response.status_code, response.text)
+    return body
 
 
 def _raise_for(response: httpx.Response) -> None:

@@ -2,7 +2,7 @@
 
 The devcluster has no kubelet and no kube-controller-manager, so nothing would ever run a Job that
 Kueue (or the stand-in) admitted. The job runner fills that gap for local runs and end-to-end
-tests; production clusters have the real job controller. It talks to the devcluster over HTTPS like
+tests; production clusters have the real job controller. It talks to the devcluster through HTTP requests like
 any client and only ever writes the ``/status`` subresource.
 
 batch/v1 Jobs follow the real job controller's visible status, as in the golden Kueue flow, and

@@ -3,7 +3,7 @@
 Production always runs the real Kueue. This stand-in exists so that ``kueue-bridge`` can be run and
 tested end to end on the embedded devcluster without a Go toolchain or container images. It plays
 the parts of Kueue that kueue-bridge's job reconciler relies on and nothing more, writing the
-Workload ``/status`` subresource over HTTPS like any client (so a write races, conflicts and is
+Workload ``/status`` subresource through HTTP requests like any client (so a write races, conflicts and is
 validated exactly like the real controller's):
 
 * **Scheduler.** Pending Workloads (``spec.active`` not false, no ``QuotaReserved=True``, not
@@ -148,13 +148,21 @@ class KueueStandin:
         self._clock = clock
         self._poll_interval = poll_interval
         self._missing_queue_reason = missing_queue_reason
-        self._events = WorkloadEvents(client=client, clock=clock)
+        # events are written at the end of the pass, after every admission of it (see .recorder)
+        self._events = WorkloadEvents(client=client, clock=clock, deferred=True)
 
     async def run(self) -> None:
         await poll_forever(self.reconcile_once, interval=self._poll_interval, what="kueue stand-in", log=_log)
 
     async def reconcile_once(self) -> None:
-        """One full pass: workload-controller duties first, then FIFO admission per ClusterQueue."""
+        """One full pass: workload-controller duties first, then FIFO admission per ClusterQueue;
+        the pass's events last."""
+        try:
+            await self._reconcile_workloads()
+        finally:
+            await self._events.flush()
+
+    async def _reconcile_workloads(self) -> None:
         now = self._clock()
         cluster_queues = {
             cq["metadata"]["name"]: cq for cq in await self._client.list(CLUSTER_QUEUES) if cq.get("metadata")

@@ -73,11 +73,21 @@ class WorkloadEvents:
     """Records Kueue's Workload events through one recorder per Kueue controller."""
 
     def __init__(
-        self, *, client: ApiClient, clock: Callable[[], datetime], hostname: str | None = None
+        self,
+        *,
+        client: ApiClient,
+        clock: Callable[[], datetime],
+        hostname: str | None = None,
+        deferred: bool = False,
     ) -> None:
         names = EventNames()  # one sequence: the two recorders never pick the same name
         self.scheduler = EventRecorder(
-            client=client, reporting_controller=SCHEDULER, clock=clock, hostname=hostname, names=names
+            client=client,
+            reporting_controller=SCHEDULER,
+            clock=clock,
+            hostname=hostname,
+            names=names,
+            deferred=deferred,
         )
         self.workload_controller = EventRecorder(
             client=client,
@@ -85,7 +95,14 @@ class WorkloadEvents:
             clock=clock,
             hostname=hostname,
             names=names,
+            deferred=deferred,
         )
+
+    async def flush(self) -> None:
+        """Write what deferred recorders queued (the scheduler's first, as Kueue's cycle precedes
+        the Workload controller's reaction to it)."""
+        await self.scheduler.flush()
+        await self.workload_controller.flush()
 
     async def admitted_by_scheduler(
         self, workload: Mapping[str, Any], *, cluster_queue: str, now: datetime

@@ -1,7 +1,7 @@
 """The Workload events the Kueue stand-in records, compared with real Kueue's (../shared fixture).
 
 Uses the in-memory fake API of ``test_standin``: events are POSTed to ``events.k8s.io/v1`` and
-series are merge-patched, as the stand-in's recorder does over HTTPS.
+series are merge-patched, as the stand-in's recorder does through its HTTP client.
 """
 
 from __future__ import annotations
@@ -298,3 +298,45 @@ async def test_concurrent_events_finish_each_quiet_series_once(api: FakeApi, clo
     series = sorted(e["series"]["count"] for e in events(api) if e.get("series"))
     assert series == [3, 3], "each quiet series written once with its final count"
     assert len(events(api)) == 4
+
+
+async def test_deferred_recorder_writes_nothing_until_flushed_then_in_order(
+    api: FakeApi, client: ApiClient, clock: FakeClock
+) -> None:
+    recorder = EventRecorder(
+        client=client, reporting_controller="ctl", clock=clock, hostname="vm", deferred=True
+    )
+    subject: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "cm", "namespace": "ns", "resourceVersion": "5"},
+    }
+    for reason in ("First", "Second", "Second"):
+        await recorder.event(subject, type="Normal", reason=reason, action="Do", note=reason.lower())
+        clock.advance(1)
+    assert events(api) == [], "a deferred recorder only queues"
+    await recorder.flush()
+    first, second = events(api)
+    assert (first["reason"], second["reason"]) == ("First", "Second")
+    assert first["eventTime"] < second["eventTime"], "each event keeps the time it was recorded at"
+    assert second["series"]["count"] == 2, "aggregation works on the queued events as on direct ones"
+    await recorder.flush()
+    assert len(events(api)) == 2, "a second flush writes nothing again"
+
+
+async def test_standin_pass_writes_its_events_after_its_admissions(
+    api: FakeApi, standin: KueueStandin
+) -> None:
+    api.put(CLUSTER_QUEUES, cluster_queue("cq", cpu=10))
+    api.put(LOCAL_QUEUES, local_queue("q", "ns", "cq"))
+    for name in ("a", "b"):
+        api.put(WORKLOADS, workload(name, cpu="1"))
+    await standin.reconcile_once()
+    admitted_at = max(
+        int(api.get(WORKLOADS, name, "ns")["metadata"]["resourceVersion"]) for name in ("a", "b")
+    )
+    written = events(api)
+    assert [e["reason"] for e in written] == ["QuotaReserved", "Admitted", "QuotaReserved", "Admitted"]
+    assert all(int(e["metadata"]["resourceVersion"]) > admitted_at for e in written), (
+        "the pass admits every Workload first, then writes the events"
+    )
