@@ -82,6 +82,7 @@ class DevClusterServer:
         self._uvicorn: uvicorn.Server | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._addons = AsyncExitStack()
+        self._stopping: asyncio.Task[None] | None = None
         write_kubeconfig(self.kubeconfig_path, url=self.url, token=options.token, ca_file=self.files.ca_file)
 
     @property
@@ -115,6 +116,11 @@ class DevClusterServer:
             await asyncio.sleep(0.01)
         await self._start_addons()
 
+    def addon_transport(self) -> httpx.AsyncBaseTransport:
+        """Requests of in-process add-ons straight to the app: no TLS, no socket, same handling."""
+        # the app is an ASGI callable; its Scope is typed as dict, httpx's as MutableMapping
+        return httpx.ASGITransport(app=cast(Any, self.app))
+
     async def _start_addons(self) -> None:
         options = self.options
         if self.cluster.admission is not None and hasattr(self.cluster.admission, "aclose"):
@@ -128,8 +134,7 @@ class DevClusterServer:
             kueue_standin=options.kueue_standin,
             job_runner=options.job_runner,
             clock=options.clock,
-            # the app is an ASGI callable; its Scope is typed as dict, httpx's as MutableMapping
-            transport=httpx.ASGITransport(app=cast(Any, self.app)),
+            transport=self.addon_transport(),
         )
         self._addons.push_async_callback(started.aclose)
 
@@ -147,6 +152,14 @@ class DevClusterServer:
                 await asyncio.shield(task)
 
     def request_stop(self) -> None:
+        """Begin stopping (a signal handler): the add-ons first, whose watches would otherwise hold
+        the HTTP server's graceful shutdown open (and be re-opened when ended), then the server."""
+        if self._stopping is None:
+            self._stopping = asyncio.get_running_loop().create_task(self._stop_serving())
+
+    async def _stop_serving(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._addons.aclose()
         if self._uvicorn is not None:
             self._uvicorn.should_exit = True
 

@@ -163,6 +163,7 @@ async def start_cluster(
         kueue_standin=True,
         job_runner=True,
         declarative=declarative_completions(),
+        transport=server.addon_transport(),
     )
     stack.push_async_callback(addons.aclose)
     client = KubeClient.from_connection(load_kubeconfig(server.kubeconfig_path))

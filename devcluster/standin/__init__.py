@@ -17,7 +17,9 @@ their own small client (:mod:`.client`), never a call into :mod:`devcluster.apis
 (an import contract enforces it), so their writes race, conflict and are validated like the real
 controllers'. In a devcluster process the requests go to the API server's ASGI app in-process
 (no TLS, no socket: the stand-in's own load once cost the worker clusters of the MultiKueue
-benchmark more than the components under test); given a URL alone they use HTTPS. They poll instead of watching.
+benchmark more than the components under test); given a URL alone they use HTTPS. They read what they look at from watched caches
+(:mod:`.objects`; a LIST per pass where no watch can be served) and run a pass shortly after a
+change, and at least every poll interval.
 
 Deliberately not done (known differences from Kueue and the Job controller):
 

@@ -16,19 +16,24 @@ a merge-patch of ``/status``, and create/merge-patch of whole objects (the Event
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import ssl
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final, NamedTuple
 
 import httpx
 import orjson
 
-__all__ = ["ApiClient", "ApiError", "Resource", "poll_forever"]
+__all__ = ["ApiClient", "ApiError", "Objects", "Resource", "run_passes"]
 
 _JSON: Final = "application/json"
 _JSON_BODY: Final = {"Content-Type": _JSON}
 _MERGE_PATCH: Final = {"Content-Type": "application/merge-patch+json"}
+
+
+Objects = list[dict[str, Any]]
+"""Decoded API objects (a module-level name: ``list`` is a method of :class:`ApiClient`)."""
 
 
 class Resource(NamedTuple):
@@ -68,19 +73,37 @@ class ApiClient:
         token: str,
         ca_file: str | None,
         transport: httpx.AsyncBaseTransport | None = None,
+        watch_transport: httpx.AsyncBaseTransport | None = None,
         timeout_seconds: float = 10.0,
     ) -> None:
         verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=ca_file) if ca_file else True
+        headers = {"Authorization": f"Bearer {token}", "Accept": _JSON}
         self._http = httpx.AsyncClient(
-            base_url=url,
-            headers={"Authorization": f"Bearer {token}", "Accept": _JSON},
-            verify=verify,
-            transport=transport,
-            timeout=timeout_seconds,
+            base_url=url, headers=headers, verify=verify, transport=transport, timeout=timeout_seconds
         )
+        # watches: over the network unless told otherwise (an ASGI transport cannot stream), and
+        # without a read timeout (a quiet watch is not a dead one; the server ends it in time)
+        self._watch_http = httpx.AsyncClient(
+            base_url=url,
+            headers=headers,
+            verify=verify,
+            transport=watch_transport,
+            timeout=httpx.Timeout(timeout_seconds, read=None),
+        )
+        self._write_observers: list[Callable[[Resource, dict[str, Any]], None]] = []
+
+    def add_write_observer(self, observer: Callable[[Resource, dict[str, Any]], None]) -> None:
+        """Call ``observer(resource, stored)`` with every object this client wrote successfully."""
+        self._write_observers.append(observer)
+
+    def _written(self, resource: Resource, stored: dict[str, Any]) -> dict[str, Any]:
+        for observer in self._write_observers:
+            observer(resource, stored)
+        return stored
 
     async def aclose(self) -> None:
         await self._http.aclose()
+        await self._watch_http.aclose()
 
     async def list(self, resource: Resource, *, namespace: str | None = None) -> list[dict[str, Any]]:
         response = await self._http.get(resource.path(namespace=namespace))
@@ -89,6 +112,44 @@ class ApiClient:
         _raise_for(response)
         items = _decode(response).get("items") or []
         return [item for item in items if isinstance(item, dict)]
+
+    async def list_with_version(self, resource: Resource) -> tuple[Objects, str]:
+        """Every object and the list's resourceVersion (to watch from); a missing CRD is an error."""
+        response = await self._http.get(resource.path())
+        _raise_for(response)
+        body = _decode(response)
+        items = [item for item in body.get("items") or [] if isinstance(item, dict)]
+        return items, str((body.get("metadata") or {}).get("resourceVersion") or "")
+
+    async def watch(
+        self,
+        resource: Resource,
+        *,
+        resource_version: str,
+        timeout_seconds: int,
+        opened: Callable[[], None] = lambda: None,
+    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """The watch events (type, object) from ``resource_version``, bookmarks included, until the
+        server ends the stream; ``opened()`` is called once the answer's headers are in."""
+        params = {
+            "watch": "true",
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(timeout_seconds),
+        }
+        async with self._watch_http.stream("GET", resource.path(), params=params) as response:
+            opened()
+            if response.status_code // 100 != 2:
+                await response.aread()
+                _raise_for(response)
+            async for line in response.aiter_lines():
+                if not line.strip():
+                    continue
+                event = orjson.loads(line)
+                obj = event.get("object") if isinstance(event, dict) else None
+                if not isinstance(obj, dict):
+                    raise ValueError(f"not a watch event: {line[:200]}")
+                yield str(event.get("type") or ""), obj
 
     async def get(self, resource: Resource, *, namespace: str | None, name: str) -> dict[str, Any] | None:
         response = await self._http.get(resource.path(namespace=namespace, name=name))
@@ -109,8 +170,7 @@ class ApiClient:
         if response.status_code in (404, 409):
             return None
         _raise_for(response)
-        body: dict[str, Any] = _decode(response)
-        return body
+        return self._written(resource, _decode(response))
 
     async def replace_status(self, resource: Resource, obj: dict[str, Any]) -> dict[str, Any] | None:
         """PUT ``/status`` with the object's resourceVersion; None when it changed or vanished meanwhile."""
@@ -122,8 +182,7 @@ class ApiClient:
         if response.status_code in (404, 409):
             return None
         _raise_for(response)
-        body: dict[str, Any] = _decode(response)
-        return body
+        return self._written(resource, _decode(response))
 
     async def patch_status(
         self, resource: Resource, *, namespace: str | None, name: str, patch: dict[str, Any]
@@ -134,8 +193,7 @@ class ApiClient:
         if response.status_code in (404, 409):
             return None
         _raise_for(response)
-        body: dict[str, Any] = _decode(response)
-        return body
+        return self._written(resource, _decode(response))
 
     async def create(
         self, resource: Resource, *, namespace: str | None, body: dict[str, Any]
@@ -145,8 +203,7 @@ class ApiClient:
             resource.path(namespace=namespace), content=orjson.dumps(body), headers=_JSON_BODY
         )
         _raise_for(response)
-        created: dict[str, Any] = _decode(response)
-        return created
+        return self._written(resource, _decode(response))
 
     async def merge_patch(
         self, resource: Resource, *, namespace: str | None, name: str, patch: dict[str, Any]
@@ -160,8 +217,7 @@ class ApiClient:
         if response.status_code == 404:
             return None
         _raise_for(response)
-        body: dict[str, Any] = _decode(response)
-        return body
+        return self._written(resource, _decode(response))
 
 
 def _decode(response: httpx.Response) -> dict[str, Any]:
@@ -177,15 +233,35 @@ def _raise_for(response: httpx.Response) -> None:
         raise ApiError(response.status_code, response.text)
 
 
-async def poll_forever(
-    one_pass: Callable[[], Awaitable[None]], *, interval: float, what: str, log: logging.Logger
+async def run_passes(
+    one_pass: Callable[[], Awaitable[None]],
+    *,
+    interval: float,
+    what: str,
+    log: logging.Logger,
+    wake: asyncio.Event | None = None,
+    settle: float = 0.05,
 ) -> None:
-    """Run ``one_pass`` every ``interval`` seconds until cancelled; a failed pass is logged, not fatal."""
+    """Run ``one_pass`` until cancelled: every ``interval`` seconds, and ``settle`` seconds after
+    ``wake`` is set (a watched change) when that comes sooner. The settling time lets a burst of
+    changes be handled by one pass. A failed pass is logged, not fatal."""
+    loop = asyncio.get_running_loop()
     while True:
+        started = loop.time()
+        if wake is not None:
+            wake.clear()  # a change made during the pass wakes the next one
         try:
             await one_pass()
         except (httpx.HTTPError, ApiError) as exc:
             log.warning("%s pass failed: %s", what, exc)
         except Exception:
             log.exception("%s pass crashed", what)
-        await asyncio.sleep(interval)
+        if wake is None:
+            await asyncio.sleep(interval)
+            continue
+        await asyncio.sleep(settle)
+        remaining = started + interval - loop.time()
+        if remaining > 0 and not wake.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await wake.wait()

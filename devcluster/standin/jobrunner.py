@@ -35,13 +35,14 @@ into ``status``, once.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from devcluster.standin.client import ApiClient, Resource, poll_forever
+from devcluster.standin.client import ApiClient, Resource, run_passes
 from devcluster.standin.conditions import (
     find_condition,
     format_time,
@@ -50,6 +51,7 @@ from devcluster.standin.conditions import (
     set_condition,
     utc_now,
 )
+from devcluster.standin.objects import ListedObjects, ObjectSource
 
 __all__ = [
     "JOBS",
@@ -108,8 +110,12 @@ def _uid(obj: Mapping[str, Any]) -> str:
     return str(metadata.get("uid") or f"{metadata.get('namespace', '')}/{metadata.get('name', '')}")
 
 
+def _unfinished(job: dict[str, Any]) -> bool:
+    return not (is_true(job, "Complete") or is_true(job, "Failed"))
+
+
 class JobRunner:
-    """Polls Jobs (and declarative CRDs) and moves their status along (see module doc)."""
+    """Looks at Jobs (and declarative CRDs) every pass and moves their status along (see module doc)."""
 
     def __init__(
         self,
@@ -119,8 +125,12 @@ class JobRunner:
         poll_interval: float = 0.2,
         default_run_seconds: float = 2.0,
         declarative: Sequence[DeclarativeCompletion] = (),
+        objects: ObjectSource | None = None,
+        wake: asyncio.Event | None = None,
     ) -> None:
         self._client = client
+        self._objects: ObjectSource = objects or ListedObjects(client=client)
+        self._wake = wake
         self._clock = clock
         self._poll_interval = poll_interval
         self._default_run_seconds = default_run_seconds
@@ -128,11 +138,13 @@ class JobRunner:
         self._started: dict[str, datetime] = {}
 
     async def run(self) -> None:
-        await poll_forever(self.reconcile_once, interval=self._poll_interval, what="job runner", log=_log)
+        await run_passes(
+            self.reconcile_once, interval=self._poll_interval, what="job runner", log=_log, wake=self._wake
+        )
 
     async def reconcile_once(self) -> None:
         now = self._clock()
-        for job in await self._client.list(JOBS):
+        for job in await self._objects.list(JOBS, keep=_unfinished):
             await self._sync_job(job, now)
         for completion in self._declarative:
             for obj in await self._client.list(completion.resource):

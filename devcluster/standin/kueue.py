@@ -47,8 +47,10 @@ validated exactly like the real controller's):
   WorkloadSliceReplaced) with its reporting controllers and messages (:mod:`.workload_events`).
 
 Not modelled: cohorts/borrowing and preemption beyond the ClusterQueue, partial admission, TAS, namespaceSelector and stopPolicy
-of ClusterQueues, requeue backoff. Polling (``poll_interval`` seconds, default 0.2) instead
-of watches keeps it simple; one pass is :meth:`KueueStandin.reconcile_once`.
+of ClusterQueues, requeue backoff. One pass is :meth:`KueueStandin.reconcile_once`: it looks at
+every Workload that is not finished, in queue order. Passes run shortly after a watched change
+(``objects`` / ``wake``, see :mod:`.objects`) and at least every ``poll_interval`` seconds (0.2),
+instead of Kueue's per-object reconciles: simpler, and the same outcome.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ from typing import Any, Final
 import httpx
 
 from devcluster.standin.checks import check_based_eviction, check_names, sync_admitted
-from devcluster.standin.client import ApiClient, Resource, poll_forever
+from devcluster.standin.client import ApiClient, Resource, run_passes
 from devcluster.standin.conditions import (
     count_eviction,
     find_condition,
@@ -74,7 +76,8 @@ from devcluster.standin.conditions import (
     status_of,
     utc_now,
 )
-from devcluster.standin.jobrunner import DeclarativeCompletion, JobRunner
+from devcluster.standin.jobrunner import JOBS, DeclarativeCompletion, JobRunner
+from devcluster.standin.objects import ListedObjects, ObjectSource, WatchedObjects
 from devcluster.standin.preemption import (
     mark_preempted,
     preemption_message,
@@ -134,7 +137,7 @@ class _Quota:
 
 
 class KueueStandin:
-    """One polling controller playing Kueue's scheduler and workload controller (see module doc)."""
+    """One controller playing Kueue's scheduler and workload controller (see module doc)."""
 
     def __init__(
         self,
@@ -143,8 +146,12 @@ class KueueStandin:
         clock: Callable[[], datetime] = utc_now,
         poll_interval: float = 0.2,
         missing_queue_reason: str = Reason.MISCONFIGURED,
+        objects: ObjectSource | None = None,
+        wake: asyncio.Event | None = None,
     ) -> None:
         self._client = client
+        self._objects: ObjectSource = objects or ListedObjects(client=client)
+        self._wake = wake
         self._clock = clock
         self._poll_interval = poll_interval
         self._missing_queue_reason = missing_queue_reason
@@ -152,7 +159,13 @@ class KueueStandin:
         self._events = WorkloadEvents(client=client, clock=clock, deferred=True)
 
     async def run(self) -> None:
-        await poll_forever(self.reconcile_once, interval=self._poll_interval, what="kueue stand-in", log=_log)
+        await run_passes(
+            self.reconcile_once,
+            interval=self._poll_interval,
+            what="kueue stand-in",
+            log=_log,
+            wake=self._wake,
+        )
 
     async def reconcile_once(self) -> None:
         """One full pass: workload-controller duties first, then FIFO admission per ClusterQueue;
@@ -165,14 +178,18 @@ class KueueStandin:
     async def _reconcile_workloads(self) -> None:
         now = self._clock()
         cluster_queues = {
-            cq["metadata"]["name"]: cq for cq in await self._client.list(CLUSTER_QUEUES) if cq.get("metadata")
+            cq["metadata"]["name"]: cq
+            for cq in await self._objects.list(CLUSTER_QUEUES)
+            if cq.get("metadata")
         }
         local_queues = {
             (lq["metadata"].get("namespace", ""), lq["metadata"]["name"]): lq
-            for lq in await self._client.list(LOCAL_QUEUES)
+            for lq in await self._objects.list(LOCAL_QUEUES)
             if lq.get("metadata")
         }
-        workloads = sorted(await self._client.list(WORKLOADS), key=queue_order)
+        # a finished Workload holds no quota and is never looked at again: not even copied
+        live = await self._objects.list(WORKLOADS, keep=lambda w: not is_true(w, Condition.FINISHED))
+        workloads = sorted(live, key=queue_order)
         by_key = {slice_key(workload): workload for workload in workloads}
         quotas = {name: _Quota(cq) for name, cq in cluster_queues.items()}
         admitted: dict[str, list[dict[str, Any]]] = {name: [] for name in cluster_queues}
@@ -512,23 +529,49 @@ async def start_addons(
     default_run_seconds: float = 2.0,
     declarative: Sequence[DeclarativeCompletion] = (),
     transport: httpx.AsyncBaseTransport | None = None,
+    watch: bool = True,
 ) -> contextlib.AsyncExitStack:
-    """Start the requested add-ons as asyncio tasks; ``await stack.aclose()`` stops them."""
+    """Start the requested add-ons as asyncio tasks; ``await stack.aclose()`` stops them.
+
+    With ``watch`` (the default) each add-on reads from a watched cache of its objects
+    (:class:`~devcluster.standin.objects.WatchedObjects`) and runs a pass soon after a change; without
+    it, every pass lists them (for a transport that cannot stream a watch).
+    """
     stack = contextlib.AsyncExitStack()
     client = ApiClient(url=url, token=token, ca_file=ca_file, transport=transport)
     stack.push_async_callback(client.aclose)
+
+    def watched(*resources: Resource) -> WatchedObjects | None:
+        if not watch:
+            return None
+        objects = WatchedObjects(client=client, resources=resources)
+        stack.push_async_callback(
+            objects.stop, asyncio.create_task(objects.run(), name="devcluster-addon-watches")
+        )
+        return objects
+
     if kueue_standin:
-        standin = KueueStandin(client=client, clock=clock, poll_interval=poll_interval)
+        objects = watched(WORKLOADS, CLUSTER_QUEUES, LOCAL_QUEUES)
+        standin = KueueStandin(
+            client=client,
+            clock=clock,
+            poll_interval=poll_interval,
+            objects=objects,
+            wake=objects.changed if objects else None,
+        )
         stack.push_async_callback(
             _cancel, asyncio.create_task(standin.run(), name="devcluster-kueue-standin")
         )
     if job_runner:
+        jobs = watched(JOBS)
         runner = JobRunner(
             client=client,
             clock=clock,
             poll_interval=poll_interval,
             default_run_seconds=default_run_seconds,
             declarative=declarative,
+            objects=jobs,
+            wake=jobs.changed if jobs else None,
         )
         stack.push_async_callback(_cancel, asyncio.create_task(runner.run(), name="devcluster-job-runner"))
     return stack

@@ -730,6 +730,7 @@ async def test_start_addons_runs_both_until_the_stack_closes(api: FakeApi) -> No
         job_runner=True,
         poll_interval=0.01,
         transport=httpx.MockTransport(api.handle),
+        watch=False,  # the fake API serves no watches
     )
     try:
         deadline = asyncio.get_running_loop().time() + 10

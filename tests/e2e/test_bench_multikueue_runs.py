@@ -22,7 +22,7 @@ def test_the_benchmark_prints_both_latencies_and_the_breakdown(shared_dir: Path)
         [
             sys.executable,
             str(REPO_ROOT / "bench" / "multikueue.py"),
-            *("--jobs", "10", "--run-seconds", "0.5", "--rounds", "2"),
+            *("--jobs", "10", "--run-seconds", "0.5", "--rounds", "2", "--rate", "20"),
         ],
         cwd=REPO_ROOT,
         capture_output=True,
@@ -32,8 +32,10 @@ def test_the_benchmark_prints_both_latencies_and_the_breakdown(shared_dir: Path)
     )
     assert finished.returncode == 0, finished.stderr[-3000:]
     output = finished.stdout
-    assert output.count("10 jobs, 0.5 s each, two workers: 10 finished in ") == 2
+    assert output.count("10 jobs (at 20 jobs/s), 0.5 s each, two workers: 10 finished in ") == 2
     for label in (
+        "quota reserved on the manager: ",
+        "; jobs created on a worker: ",
         "load average (1/5/15 min) before ",
         "CPU seconds in that time: manager devcluster ",
         ", multikueue ",
