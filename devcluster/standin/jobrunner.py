@@ -110,8 +110,10 @@ def _uid(obj: Mapping[str, Any]) -> str:
     return str(metadata.get("uid") or f"{metadata.get('namespace', '')}/{metadata.get('name', '')}")
 
 
-def _unfinished(job: dict[str, Any]) -> bool:
-    return not (is_true(job, "Complete") or is_true(job, "Failed"))
+def _runnable(job: dict[str, Any]) -> bool:
+    """Not finished, and ours to run (``_sync_job`` leaves the others alone): all a pass looks at."""
+    managed_by = (job.get("spec") or {}).get("managedBy", JOB_CONTROLLER_NAME)
+    return managed_by == JOB_CONTROLLER_NAME and not (is_true(job, "Complete") or is_true(job, "Failed"))
 
 
 class JobRunner:
@@ -144,7 +146,7 @@ class JobRunner:
 
     async def reconcile_once(self) -> None:
         now = self._clock()
-        for job in await self._objects.list(JOBS, keep=_unfinished):
+        for job in await self._objects.list(JOBS, keep=_runnable):
             await self._sync_job(job, now)
         for completion in self._declarative:
             for obj in await self._client.list(completion.resource):

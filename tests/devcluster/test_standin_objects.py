@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
 import pytest
 
 from devcluster.server import ThreadedDevCluster
@@ -122,3 +123,33 @@ async def test_deletions_leave_the_cache(client: ApiClient, watched: WatchedObje
     response = await client._http.delete(CONFIG_MAPS.path(namespace="default", name="t-gone"))
     assert response.status_code == 200, response.text
     await eventually(lambda: _has(watched, {}), what="the watched delete")
+
+
+async def test_an_in_process_transport_lets_other_tasks_run_between_requests() -> None:
+    """An in-process transport never suspends the caller; without a turn after each request a
+    pass of many writes would hold the event loop (and the API server's other clients)."""
+    turns: list[int] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"kind": "ConfigMapList", "items": []})
+
+    async def other_client() -> None:
+        while True:
+            turns.append(len(turns))
+            await asyncio.sleep(0)
+
+    client = ApiClient(
+        url="https://devcluster.test", token="t", ca_file=None, transport=httpx.MockTransport(answer)
+    )
+    task = asyncio.create_task(other_client())
+    try:
+        await asyncio.sleep(0)
+        before = len(turns)
+        for _ in range(5):
+            await client.list(CONFIG_MAPS)
+        assert len(turns) - before >= 5, "the other task ran between the requests"
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await client.aclose()
