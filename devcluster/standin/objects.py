@@ -84,24 +84,28 @@ def _version(obj: dict[str, Any]) -> int:
 
 
 class _Cache:
-    """The objects of one resource, by (namespace, name)."""
+    """The objects of one resource, by (namespace, name), each with its JSON encoding: a pass
+    decodes its copies from those bytes, encoded once per change instead of once per pass."""
 
     def __init__(self) -> None:
-        self.objects: dict[tuple[str, str], dict[str, Any]] = {}
+        self.objects: dict[tuple[str, str], tuple[dict[str, Any], bytes]] = {}
         self.synced = asyncio.Event()
+
+    def reset(self, items: Objects) -> None:
+        self.objects = {_key(item): (item, orjson.dumps(item)) for item in items}
 
     def put(self, obj: dict[str, Any]) -> bool:
         key = _key(obj)
         current = self.objects.get(key)
-        if current is not None and _version(current) >= _version(obj):
+        if current is not None and _version(current[0]) >= _version(obj):
             return False
-        self.objects[key] = obj
+        self.objects[key] = (obj, orjson.dumps(obj))
         return True
 
     def delete(self, obj: dict[str, Any]) -> bool:
         key = _key(obj)
         current = self.objects.get(key)
-        if current is None or _version(current) > _version(obj):
+        if current is None or _version(current[0]) > _version(obj):
             return False
         del self.objects[key]
         return True
@@ -154,12 +158,11 @@ class WatchedObjects:
         if cache is None:
             raise KeyError(f"{resource.plural} is not watched")
         await cache.synced.wait()
-        kept = [obj for obj in cache.objects.values() if keep is None or keep(obj)]
-        copies: Objects = orjson.loads(orjson.dumps(kept))
-        return copies
+        return [orjson.loads(raw) for obj, raw in cache.objects.values() if keep is None or keep(obj)]
 
     def _written(self, resource: Resource, obj: dict[str, Any]) -> None:
         cache = self._caches.get(resource)
+        # the caller keeps (and may change) the object it wrote: the cache keeps its own copy
         if cache is not None and cache.synced.is_set() and cache.put(orjson.loads(orjson.dumps(obj))):
             self.changed.set()
 
@@ -187,7 +190,7 @@ class WatchedObjects:
             items, version = await self._client.list_with_version(resource)
         finally:
             self._opening_ended()
-        cache.objects = {_key(item): item for item in items}
+        cache.reset(items)
         cache.synced.set()
         self.changed.set()
         return version
