@@ -153,3 +153,31 @@ async def test_an_in_process_transport_lets_other_tasks_run_between_requests() -
         with pytest.raises(asyncio.CancelledError):
             await task
         await client.aclose()
+
+
+async def test_watch_events_split_across_chunks_are_put_back_together() -> None:
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"7"'
+        yield b'}}}\n\n{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}}\n{"type":"DEL'
+        yield b'ETED","object":{"metadata":{"name":"a","resourceVersion":"10"}}}'
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        assert request.url.params["resourceVersion"] == "5"
+        assert request.url.params["watch"] == "true"
+        return httpx.Response(200, content=chunks())
+
+    client = ApiClient(
+        url="https://devcluster.test", token="t", ca_file=None, watch_transport=httpx.MockTransport(answer)
+    )
+    opened: list[bool] = []
+    try:
+        events = [
+            (kind, obj["metadata"]["resourceVersion"])
+            async for kind, obj in client.watch(
+                CONFIG_MAPS, resource_version="5", timeout_seconds=1, opened=lambda: opened.append(True)
+            )
+        ]
+    finally:
+        await client.aclose()
+    assert events == [("ADDED", "7"), ("BOOKMARK", "9"), ("DELETED", "10")]
+    assert opened == [True]
