@@ -2,7 +2,9 @@
 
 On the manager cluster one informer each caches Workloads, AdmissionChecks, MultiKueueConfigs,
 MultiKueueClusters and the Secrets of the configuration namespace (the only Secrets this component
-may read). Three controllers share them, each with Kueue's triggers:
+may read); ``multikueue.local_jobs`` caches the jobs of every synced kind (outside the sync gate: a
+kind whose CRD is missing is read with GETs). Three controllers share them, each with Kueue's
+triggers:
 
 * ``multikueue_cluster`` (key: cluster name) -- a cluster's create, delete, spec change (its own
   status writes are filtered out like Kueue's generation predicate), a change of the Secret it
@@ -41,6 +43,7 @@ from multikueue.conditions import condition_of
 from multikueue.dispatcher import IncrementalDispatcher
 from multikueue.gc import GarbageCollector
 from multikueue.kubeconfig import DEFAULT_KUBECONFIG_PATH_PREFIX, LoadedKubeConfig, connection_for
+from multikueue.local_jobs import LocalJobs
 from multikueue.metrics import multikueue_metrics
 from multikueue.remote import WORKLOAD_GVK, ClientFactory, RemoteCluster
 from multikueue.workload import ReconcilerSettings, WorkloadReconciler
@@ -176,6 +179,7 @@ class MultiKueueManager:
         self._informers = [self.workloads, self.checks, self.configs, self.clusters, self.secrets]
         self.adapters = MultiKueueAdapters.from_config(config)
         self.job_kinds: tuple[GroupVersionKind, ...] = self.adapters.gvks
+        self.local_jobs = LocalJobs(client=client, gvks=self.job_kinds)
         self.cluster_reconciler = ClusterReconciler(
             client=client,
             clusters=_getter(self.clusters.store),
@@ -230,6 +234,7 @@ class MultiKueueManager:
             now=options.now,
             dispatched=lambda cluster: self.metrics.count_dispatched(cluster),
             admitted=lambda cluster: self.metrics.count_admitted(cluster),
+            local_jobs=self.local_jobs,
         )
         workers = options.workers or config.reconcile_concurrency(
             WORKLOAD_GVK, default=DEFAULT_WORKLOAD_CONCURRENCY
@@ -452,6 +457,7 @@ class MultiKueueManager:
             asyncio.create_task(informer.run(), name=f"mk-informer-{informer.gvk.kind.lower()}")
             for informer in self._informers
         ]
+        tasks.append(asyncio.create_task(self.local_jobs.run(), name="mk-local-jobs"))
         background: list[asyncio.Task[None]] = []
         try:
             await asyncio.gather(*(informer.wait_synced() for informer in self._informers))

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from multikueue.adapters import MultiKueueJobAdapter
+from multikueue.local_jobs import LocalJobs
 from multikueue.remote import WORKLOAD_GVK, RemoteCluster
 from shared.constants import MULTIKUEUE_ORIGIN_LABEL, RESOURCE_IN_USE_FINALIZER
 from shared.kube import KubeClient, NotFound
@@ -51,6 +52,8 @@ class WorkloadGroup:
     workload_identifier_annotations: bool = True
     #: the manager's job as read by this reconcile (``None``: read it when needed)
     local_job: dict[str, Any] | None = None
+    #: where a status write of ours is remembered (read your own writes; ``None``: nowhere)
+    local_jobs: LocalJobs | None = None
 
     @property
     def namespace(self) -> str:
@@ -123,9 +126,11 @@ class WorkloadGroup:
             return False
         sync = self.adapter.status_sync(local_job, remote_job, now=now)
         if sync.patch is not None:
-            await self.local_client.patch_status(
+            written = await self.local_client.patch_status(
                 self.adapter.gvk, self.owner_name, sync.patch, namespace=self.namespace
             )
+            if self.local_jobs is not None:
+                self.local_jobs.remember(self.adapter.gvk, written)
         return sync.deferred
 
     # --- both ------------------------------------------------------------------------------------
