@@ -11,9 +11,14 @@ triggers:
   names, and a lost worker watch;
 * ``multikueue_admissioncheck`` (key: check name) -- the check itself, a change of the cluster list
   of the MultiKueueConfig it names, and a change of the ``Active`` condition of one of its clusters;
-* ``multikueue_workload`` (key: ``namespace/name``) -- every local Workload event, remote Workload
-  and remote job events of the workers (mapped to the local Workload, after ``events_batch_period``),
+* ``multikueue_workload`` (key: ``namespace/name``) -- local Workload events, remote Workload and
+  remote job events of the workers (mapped to the local Workload, after ``events_batch_period``),
   and a change of the clusters of a config or of the config a check names (all Workloads using it).
+  Unlike Kueue, two kinds of Workload events are dropped because they provably lead to no action
+  (fewer passes, each of which re-reads every worker's copy): the echo of one of our own writes
+  (``multikueue.own_writes``; local and remote), and a local update that changes only what the
+  reconciler never reads (``_IRRELEVANT_CONDITIONS``, finalizers, managedFields). The informer's
+  periodic resync is never dropped.
 
 Invariants: controllers start only when every informer has synced; ``run`` owns every task it
 starts (informers, controllers, the garbage collector, worker connections) and stops them all.
@@ -45,6 +50,7 @@ from multikueue.gc import GarbageCollector
 from multikueue.kubeconfig import DEFAULT_KUBECONFIG_PATH_PREFIX, LoadedKubeConfig, connection_for
 from multikueue.local_jobs import LocalJobs
 from multikueue.metrics import multikueue_metrics
+from multikueue.own_writes import MANAGER, OwnWrites
 from multikueue.remote import WORKLOAD_GVK, ClientFactory, RemoteCluster
 from multikueue.workload import ReconcilerSettings, WorkloadReconciler
 from shared.config import INCREMENTAL_DISPATCHER, Configuration
@@ -70,6 +76,21 @@ CONFIG_INDEX = "config"  # AdmissionChecks by the MultiKueueConfig they name
 CLUSTER_INDEX = "cluster"  # MultiKueueConfigs by the clusters they list
 SECRET_INDEX = "secret"  # MultiKueueClusters by the Secret holding their kubeconfig
 CHECK_INDEX = "check"  # Workloads by the admission checks in their status
+
+
+#: local Workload conditions no MultiKueue decision reads (the manager's job reconciler and Kueue
+#: write them while the copy runs)
+_IRRELEVANT_CONDITIONS: Final = frozenset({"PodsReady"})
+_IRRELEVANT_METADATA: Final = ("resourceVersion", "managedFields", "finalizers")
+
+
+def _relevant(workload: dict[str, Any]) -> tuple[Any, ...]:
+    """What the Workload reconciler reads of a local Workload (everything but the fields above)."""
+    metadata = {k: v for k, v in (workload.get("metadata") or {}).items() if k not in _IRRELEVANT_METADATA}
+    status = dict(workload.get("status") or {})
+    conditions = status.pop("conditions", None) or []
+    kept = [c for c in conditions if not (isinstance(c, dict) and c.get("type") in _IRRELEVANT_CONDITIONS)]
+    return metadata, workload.get("spec"), status, kept
 
 
 #: Workloads reconciled at once unless ``controller.groupKindConcurrency`` names
@@ -178,6 +199,7 @@ class MultiKueueManager:
         self.secrets = Informer(client, SECRET_GVK, namespace=config.namespace)
         self._informers = [self.workloads, self.checks, self.configs, self.clusters, self.secrets]
         self.adapters = MultiKueueAdapters.from_config(config)
+        self.own_writes = OwnWrites(clock=client.clock)
         self.job_kinds: tuple[GroupVersionKind, ...] = self.adapters.gvks
         self.local_jobs = LocalJobs(client=client, gvks=self.job_kinds)
         self.cluster_reconciler = ClusterReconciler(
@@ -235,6 +257,7 @@ class MultiKueueManager:
             dispatched=lambda cluster: self.metrics.count_dispatched(cluster),
             admitted=lambda cluster: self.metrics.count_admitted(cluster),
             local_jobs=self.local_jobs,
+            own_writes=self.own_writes,
         )
         workers = options.workers or config.reconcile_concurrency(
             WORKLOAD_GVK, default=DEFAULT_WORKLOAD_CONCURRENCY
@@ -300,6 +323,7 @@ class MultiKueueManager:
             on_workload=self.remote_workload_event,
             on_lost=self.cluster_controller.queue.add,
             watch_settings=self._options.watch_settings,
+            own_writes=self.own_writes,
         )
 
     def remote_workload_event(self, namespace: str, name: str) -> None:
@@ -412,10 +436,21 @@ class MultiKueueManager:
             reconciler.workload_deleted(workload)
             queue.add(_key(workload))
 
+        workload_kind = str(WORKLOAD_GVK)
+
+        def updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+            if old is new:  # the informer's resync: the safety net is never filtered
+                queue.add(_key(new))
+                return
+            if self.own_writes.is_echo(MANAGER, workload_kind, "MODIFIED", new):
+                return
+            if _relevant(old) != _relevant(new):
+                queue.add(_key(new))
+
         self.workloads.add_handler(
             EventHandler(
                 on_add=lambda obj: queue.add(_key(obj)),
-                on_update=lambda old, new: queue.add(_key(new)),
+                on_update=updated,
                 on_delete=deleted,
             )
         )

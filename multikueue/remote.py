@@ -21,7 +21,9 @@ Kueue's ``remoteClient`` (``multikueuecluster.go``), with the same life cycle:
   cluster never connected -- because the worker-lost timeout of an admitted Workload is measured
   from it (Kueue #12999).
 * **Events**: every watch event is turned into the key of the *local* Workload it concerns (a
-  remote Workload's own key; a job's prebuilt-workload name) and handed to ``on_workload``.
+  remote Workload's own key; a job's prebuilt-workload name) and handed to ``on_workload`` --
+  except the echo of a write of our own (``multikueue.own_writes``): the object exactly as the
+  Workload reconciler left it, which cannot give that reconciler anything new to do.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
+from multikueue.own_writes import OwnWrites
 from shared.constants import MULTIKUEUE_ORIGIN_LABEL
 from shared.frameworks.base import GroupVersionKind
 from shared.jobmeta import prebuilt_workload_name
@@ -110,8 +113,10 @@ class RemoteCluster:
         on_workload: Callable[[str, str], None],
         on_lost: Callable[[str], None],
         watch_settings: WatchSettings | None = None,
+        own_writes: OwnWrites | None = None,
     ) -> None:
         self.name = name
+        self._own_writes = own_writes
         self.origin = origin
         self._kinds = (_Kind(WORKLOAD_GVK, _workload_keys), *(_Kind(gvk, _job_keys) for gvk in job_kinds))
         self._factory = client_factory
@@ -266,6 +271,9 @@ class RemoteCluster:
     async def _consume(self, watch: Watch, kind: _Kind) -> None:
         async for event in watch.events():
             if event.type is EventType.SYNCED:
+                continue
+            own = self._own_writes
+            if own is not None and own.is_echo(self.name, str(kind.gvk), event.type, event.object):
                 continue
             try:
                 for namespace, name in kind.keys(event.object):

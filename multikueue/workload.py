@@ -38,6 +38,7 @@ from typing import Any
 from multikueue.adapters import MultiKueueAdapters, MultiKueueJobAdapter
 from multikueue.admissioncheck import ParametersError, config_clusters, parameters_config_name
 from multikueue.local_jobs import LocalJobs
+from multikueue.own_writes import MANAGER, OwnWrites
 from multikueue.remote import WORKLOAD_GVK, RemoteCluster
 from multikueue.workload_group import WorkloadGroup
 from multikueue.workload_status import check_state, set_check_state, truncate_event_message
@@ -92,10 +93,13 @@ class WorkloadReconciler:
         dispatched: Callable[[str], None] = lambda cluster: None,
         admitted: Callable[[str], None] = lambda cluster: None,
         local_jobs: LocalJobs | None = None,
+        own_writes: OwnWrites | None = None,
     ) -> None:
         self.client = client
         #: the manager's jobs; without informers every read is a GET
         self.local_jobs = local_jobs if local_jobs is not None else LocalJobs(client=client)
+        #: our writes whose watch echoes need no reconcile (``None``: every event is reconciled)
+        self.own_writes = own_writes
         self.settings = settings
         self.adapters = adapters
         self._workloads = workloads
@@ -163,6 +167,11 @@ class WorkloadReconciler:
         if not set_check_state(updated, name, state=state, message=message, now=self.now()):
             return workload
         return await self.client.update_status(WORKLOAD_GVK, updated)
+
+    def wrote_local(self, written: dict[str, Any]) -> None:
+        """A status write to the manager's Workload after which this pass had nothing left to do."""
+        if self.own_writes is not None:
+            self.own_writes.wrote(MANAGER, str(WORKLOAD_GVK), written)
 
     def event(self, workload: dict[str, Any], event_type: str, message: str) -> None:
         self.events(workload, event_type, truncate_event_message(message))
@@ -245,6 +254,7 @@ class WorkloadReconciler:
             origin=self.settings.origin,
             workload_identifier_annotations=self.settings.workload_identifier_annotations,
             local_jobs=self.local_jobs,
+            own_writes=self.own_writes,
         )
         metadata = workload.get("metadata") or {}
         usable: list[tuple[str, RemoteCluster, KubeClient]] = []

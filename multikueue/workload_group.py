@@ -23,8 +23,10 @@ from typing import Any
 
 from multikueue.adapters import MultiKueueJobAdapter
 from multikueue.local_jobs import LocalJobs
+from multikueue.own_writes import OwnWrites
 from multikueue.remote import WORKLOAD_GVK, RemoteCluster
 from shared.constants import MULTIKUEUE_ORIGIN_LABEL, RESOURCE_IN_USE_FINALIZER
+from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient, NotFound
 
 __all__ = ["RemoteObjectNotOwnedError", "WorkloadGroup"]
@@ -54,6 +56,8 @@ class WorkloadGroup:
     local_job: dict[str, Any] | None = None
     #: where a status write of ours is remembered (read your own writes; ``None``: nowhere)
     local_jobs: LocalJobs | None = None
+    #: where our writes to the workers are noted, so that their watch echoes are not reconciled
+    own_writes: OwnWrites | None = None
 
     @property
     def namespace(self) -> str:
@@ -68,6 +72,14 @@ class WorkloadGroup:
         if client is None:
             raise RuntimeError(f"worker cluster {cluster} has no client")
         return client
+
+    def wrote(self, cluster: str, gvk: GroupVersionKind, written: Any) -> None:
+        if self.own_writes is not None:
+            self.own_writes.wrote(cluster, str(gvk), written)
+
+    def _deleted(self, cluster: str, gvk: GroupVersionKind, obj: dict[str, Any]) -> None:
+        if self.own_writes is not None:
+            self.own_writes.deleted(cluster, str(gvk), obj)
 
     # --- remote job ------------------------------------------------------------------------------
     async def _remote_job(self, cluster: str) -> dict[str, Any] | None:
@@ -100,6 +112,7 @@ class WorkloadGroup:
             )
         except NotFound:
             return
+        self._deleted(cluster, self.adapter.gvk, job)
 
     async def sync_owned_job(self, cluster: str, *, now: datetime) -> bool:
         """``ValidateRemoteObjectOwnership`` then ``SyncJob`` (one read of the remote job): create the
@@ -122,7 +135,8 @@ class WorkloadGroup:
                 origin=self.origin,
                 workload_identifier_annotations=self.workload_identifier_annotations,
             )
-            await self.client(cluster).create(self.adapter.gvk, copy, namespace=self.namespace)
+            created = await self.client(cluster).create(self.adapter.gvk, copy, namespace=self.namespace)
+            self.wrote(cluster, self.adapter.gvk, created)
             return False
         sync = self.adapter.status_sync(local_job, remote_job, now=now)
         if sync.patch is not None:
@@ -151,8 +165,9 @@ class WorkloadGroup:
                         "finalizers": [f for f in finalizers if f != RESOURCE_IN_USE_FINALIZER],
                     },
                 }
-                await client.update(WORKLOAD_GVK, remote)
+                self.wrote(cluster, WORKLOAD_GVK, await client.update(WORKLOAD_GVK, remote))
             await client.delete(WORKLOAD_GVK, self.name, namespace=self.namespace)
+            self._deleted(cluster, WORKLOAD_GVK, remote)
         except NotFound:
             pass
         self.remotes[cluster] = None

@@ -164,7 +164,9 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
             for key in ("priorityClassRef", "priority"):
                 if key in (local.get("spec") or {}):
                     spec[key] = json_tree_copy(local["spec"][key])
-            await group.client(cluster).update(WORKLOAD_GVK, updated_remote)
+            group.wrote(
+                cluster, WORKLOAD_GVK, await group.client(cluster).update(WORKLOAD_GVK, updated_remote)
+            )
             continue
         await group.remove_remote_objects(cluster)
 
@@ -274,7 +276,9 @@ async def _converge_on(
             message=f"Evicted on manager: {evicted.get('message', '')}",
             now=r.now(),
         ):
-            await group.client(cluster).update_status(WORKLOAD_GVK, remote)
+            group.wrote(
+                cluster, WORKLOAD_GVK, await group.client(cluster).update_status(WORKLOAD_GVK, remote)
+            )
         return Result.done()
     deferred = await group.sync_owned_job(cluster, now=r.now())
     updated = json_tree_copy(local)
@@ -294,7 +298,8 @@ async def _converge_on(
         if status.pop("nominatedClusterNames", None) is not None:
             changed = True
     if changed:
-        await r.client.update_status(WORKLOAD_GVK, updated)
+        # the pass is complete once this is written: its echo is not reconciled (multikueue.own_writes)
+        r.wrote_local(await r.client.update_status(WORKLOAD_GVK, updated))
         if needs_check_update and not recorded:
             r.event(updated, NORMAL, message)
             r.admitted(cluster)
@@ -340,6 +345,7 @@ async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup)
             else:
                 status_of(updated).pop("nominatedClusterNames", None)
             group.local = local = await r.client.update_status(WORKLOAD_GVK, updated)
+            r.wrote_local(local)  # the copies are created below, in this same pass
     else:
         nominated = [str(name) for name in status_of(local).get("nominatedClusterNames") or []]
     errors: list[Exception] = [
@@ -349,9 +355,10 @@ async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup)
     ]
 
     async def create(cluster: str) -> None:
-        await group.client(cluster).create(
+        created = await group.client(cluster).create(
             WORKLOAD_GVK, remote_workload_copy(local, origin=group.origin), namespace=group.namespace
         )
+        group.wrote(cluster, WORKLOAD_GVK, created)
         r.dispatched(cluster)
 
     work = [
