@@ -5,8 +5,10 @@ workers, the finalizer it strips from a copy before deleting it, the deletions, 
 on the winner, and its status writes to the manager's Workload. Kueue reconciles the local Workload
 for each of them (``eventsBatchPeriod`` coalesces some); each such pass re-reads the copies on every
 worker and finds nothing to do. ``OwnWrites`` remembers, per cluster, kind (as the caller names it) and object, the
-resourceVersion a write of ours returned (or, for a deletion, the UID we deleted), and
-``is_echo`` recognises the event carrying exactly that: the object as we left it.
+resourceVersion an update of ours returned, the name we create (noted before the request: the
+watch event can overtake the response) or the UID we delete (likewise), and ``is_echo``
+recognises the event carrying exactly that: the object as we left it. An update's echo can still
+overtake its response; it is then reconciled, as before.
 
 Why skipping such an event cannot lose work:
 
@@ -51,7 +53,7 @@ def _key(cluster: str, kind: str, obj: Obj) -> _Key:
 class OwnWrites:
     def __init__(self, *, clock: Clock) -> None:
         self._clock = clock
-        #: (cluster, kind, namespace, name) -> [("rv" | "uid", value, recorded at)], oldest first
+        #: (cluster, kind, namespace, name) -> [("rv" | "uid" | "added", value, recorded at)], oldest first
         self._expected: dict[_Key, list[tuple[str, str, float]]] = {}
         self._recorded = 0
 
@@ -66,8 +68,25 @@ class OwnWrites:
         if version:
             self._remember(_key(cluster, kind, written), "rv", version)
 
-    def deleted(self, cluster: str, kind: str, obj: Obj) -> None:
-        """We deleted ``obj`` (the last state we read of it, with its UID)."""
+    def creating(self, cluster: str, kind: str, obj: Obj) -> None:
+        """We are about to create ``obj``: its ``ADDED`` event is ours (noted *before* the request,
+        as the event may be handled before the response). Should the create fail (someone else's
+        object of that name), the pass fails and is requeued, so that event is not needed either."""
+        self._remember(_key(cluster, kind, obj), "added", "")
+
+    def not_created(self, cluster: str, kind: str, obj: Obj) -> None:
+        """The create noted by ``creating`` failed: an ``ADDED`` of that name is not ours."""
+        key = _key(cluster, kind, obj)
+        kept = [entry for entry in self._expected.get(key, []) if entry[0] != "added"]
+        if kept:
+            self._expected[key] = kept
+        else:
+            self._expected.pop(key, None)
+
+    def deleting(self, cluster: str, kind: str, obj: Obj) -> None:
+        """We are about to delete ``obj`` (the last state we read of it, with its UID); noted before
+        the request for the same reason. Its ``DELETED`` event shows an object our pass already
+        treated as gone, whoever's deletion it was."""
         uid = str((obj.get("metadata") or {}).get("uid") or "")
         if uid:
             self._remember(_key(cluster, kind, obj), "uid", uid)
@@ -97,6 +116,8 @@ class OwnWrites:
         metadata = obj.get("metadata") or {}
         if event_type == "DELETED":
             wanted = ("uid", str(metadata.get("uid") or ""))
+        elif event_type == "ADDED" and any(what == "added" for what, _, _ in entries):
+            wanted = ("added", "")
         else:
             wanted = ("rv", str(metadata.get("resourceVersion") or ""))
         oldest = self._clock.now() - ECHO_TTL_SECONDS

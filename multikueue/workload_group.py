@@ -77,9 +77,21 @@ class WorkloadGroup:
         if self.own_writes is not None:
             self.own_writes.wrote(cluster, str(gvk), written)
 
-    def _deleted(self, cluster: str, gvk: GroupVersionKind, obj: dict[str, Any]) -> None:
+    async def create(self, cluster: str, gvk: GroupVersionKind, obj: dict[str, Any]) -> None:
+        """Create ``obj`` on ``cluster``, its ``ADDED`` event noted as our echo (before the request)."""
+        own = self.own_writes
+        if own is not None:
+            own.creating(cluster, str(gvk), obj)
+        try:
+            await self.client(cluster).create(gvk, obj, namespace=self.namespace)
+        except BaseException:
+            if own is not None:
+                own.not_created(cluster, str(gvk), obj)
+            raise
+
+    def _deleting(self, cluster: str, gvk: GroupVersionKind, obj: dict[str, Any]) -> None:
         if self.own_writes is not None:
-            self.own_writes.deleted(cluster, str(gvk), obj)
+            self.own_writes.deleting(cluster, str(gvk), obj)
 
     # --- remote job ------------------------------------------------------------------------------
     async def _remote_job(self, cluster: str) -> dict[str, Any] | None:
@@ -102,6 +114,7 @@ class WorkloadGroup:
                     extra={"cluster": cluster, "job": f"{self.namespace}/{self.owner_name}"},
                 )
             return
+        self._deleting(cluster, self.adapter.gvk, job)
         try:
             await self.client(cluster).delete(
                 self.adapter.gvk,
@@ -112,7 +125,6 @@ class WorkloadGroup:
             )
         except NotFound:
             return
-        self._deleted(cluster, self.adapter.gvk, job)
 
     async def sync_owned_job(self, cluster: str, *, now: datetime) -> bool:
         """``ValidateRemoteObjectOwnership`` then ``SyncJob`` (one read of the remote job): create the
@@ -135,8 +147,7 @@ class WorkloadGroup:
                 origin=self.origin,
                 workload_identifier_annotations=self.workload_identifier_annotations,
             )
-            created = await self.client(cluster).create(self.adapter.gvk, copy, namespace=self.namespace)
-            self.wrote(cluster, self.adapter.gvk, created)
+            await self.create(cluster, self.adapter.gvk, copy)
             return False
         sync = self.adapter.status_sync(local_job, remote_job, now=now)
         if sync.patch is not None:
@@ -166,8 +177,8 @@ class WorkloadGroup:
                     },
                 }
                 self.wrote(cluster, WORKLOAD_GVK, await client.update(WORKLOAD_GVK, remote))
+            self._deleting(cluster, WORKLOAD_GVK, remote)
             await client.delete(WORKLOAD_GVK, self.name, namespace=self.namespace)
-            self._deleted(cluster, WORKLOAD_GVK, remote)
         except NotFound:
             pass
         self.remotes[cluster] = None

@@ -355,10 +355,7 @@ async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup)
     ]
 
     async def create(cluster: str) -> None:
-        created = await group.client(cluster).create(
-            WORKLOAD_GVK, remote_workload_copy(local, origin=group.origin), namespace=group.namespace
-        )
-        group.wrote(cluster, WORKLOAD_GVK, created)
+        await group.create(cluster, WORKLOAD_GVK, remote_workload_copy(local, origin=group.origin))
         r.dispatched(cluster)
 
     work = [

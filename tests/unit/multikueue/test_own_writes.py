@@ -43,12 +43,23 @@ def test_only_the_version_we_wrote_is_an_echo() -> None:
 def test_a_strip_then_delete_is_two_echoes_and_a_foreign_version_between_is_not() -> None:
     own = OwnWrites(clock=FakeClock())
     own.wrote("w1", KIND, obj("7"))  # the finalizer removed
-    own.deleted("w1", KIND, obj("7"))
+    own.deleting("w1", KIND, obj("7"))
     assert not own.is_echo("w1", KIND, "MODIFIED", obj("6"))
     assert own.is_echo("w1", KIND, "ADDED", obj("7"))
     assert not own.is_echo("w1", KIND, "DELETED", obj("9", uid="other"))  # a re-created one
-    own.deleted("w1", KIND, obj("7"))
+    own.deleting("w1", KIND, obj("7"))
     assert own.is_echo("w1", KIND, "DELETED", obj("9"))
+    assert len(own) == 0
+
+
+def test_the_added_event_of_a_copy_we_create_is_ours_unless_the_create_failed() -> None:
+    own = OwnWrites(clock=FakeClock())
+    own.creating("w1", KIND, obj(""))
+    assert not own.is_echo("w1", KIND, "ADDED", obj("3", name="other"))
+    assert own.is_echo("w1", KIND, "ADDED", obj("3"))  # handled before the create's response
+    own.creating("w1", KIND, obj(""))
+    own.not_created("w1", KIND, obj(""))
+    assert not own.is_echo("w1", KIND, "ADDED", obj("8"))
     assert len(own) == 0
 
 
