@@ -19,7 +19,8 @@
       ``workerLostTimeout`` has passed since the connection was first lost, then ``Retry``
       "Admitting remote lost"; ``status.clusterName`` empty -> ``Retry`` (Kueue's "please report it");
       reachable but its copy gone -> ``Retry`` "Admitting remote no longer exists".
-   b. One -> every other copy is removed in this same pass; a Workload evicted on the manager sets
+   b. One -> every other copy is removed in this same pass (kueue-bridge: at the same time as the
+      rest of this step, not before it); a Workload evicted on the manager sets
       ``DeactivationTarget`` ``EvictedOnManagerCluster`` "Evicted on manager: <message>" on the copy;
       else the job is created on that worker (only there, only now) or its status mirrored, and the
       check becomes ``Ready`` "The workload was admitted on "<c>"" with ``status.clusterName`` set
@@ -261,10 +262,28 @@ async def _admitting_remote_gone(
 async def _converge_on(
     r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any], cluster: str
 ) -> Result:
+    """The other copies are removed while the winner is handled, not before it: each removal is two
+    or three requests to another worker, and the job's creation on the winner waited for them
+    (Kueue removes them first; the outcome is the same, and a failed removal still fails the pass,
+    which is retried)."""
+    others = [other for other, remote in group.remotes.items() if remote is not None and other != cluster]
+    removing = asyncio.ensure_future(
+        asyncio.gather(*(group.remove_remote_objects(other) for other in others), return_exceptions=True)
+    )
+    try:
+        winner = await _converge_winner(r, group, check, cluster)
+    finally:
+        removed = await removing  # a failure of the winner's part is raised once these are done
+    for outcome in removed:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return winner
+
+
+async def _converge_winner(
+    r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any], cluster: str
+) -> Result:
     local = group.local
-    for other, remote in list(group.remotes.items()):
-        if remote is not None and other != cluster:
-            await group.remove_remote_objects(other)
     evicted = condition(local, Condition.EVICTED)
     if has_quota_reservation(local) and evicted is not None and evicted.get("status") == "True":
         remote = json_tree_copy(group.remotes[cluster] or {})
