@@ -21,6 +21,8 @@ from tests.unit.multikueue.fakes import (
     kubeconfig_for,
     worker_factory,
 )
+from tests.unit.multikueue.harness import Harness
+from tests.unit.multikueue.harness import condition as condition_of
 
 KIND = str(WORKLOAD_GVK)
 
@@ -145,3 +147,35 @@ async def test_a_workers_echo_of_our_write_is_not_reported_but_the_next_change_i
         await eventually(lambda: asyncio.sleep(0, "ours" in seen), what="the worker's change reported")
     finally:
         await remote.close()
+
+
+async def test_dispatch_and_admission_writes_are_echoes_but_finished_is_not() -> None:
+    """The echo of ``Finished`` must wake the reconciler: that pass removes the copies."""
+    mk = Harness()
+    await mk.connect()
+    own = OwnWrites(clock=mk.clock)
+    mk.reconciler.own_writes = own
+    try:
+        mk.job()
+        mk.workload()
+        await mk.reconcile()  # nominations written, copies created
+        nominated = mk.local()
+        assert own.is_echo(MANAGER, KIND, "MODIFIED", nominated)
+        for worker in ("w1", "w2"):
+            copy = mk.remote(worker)
+            assert copy is not None and own.is_echo(worker, KIND, "ADDED", copy)
+        mk.set_remote_condition("w1", "Admitted", at="2026-01-01T00:00:10Z")
+        mk.set_remote_condition("w2", "Admitted", at="2026-01-01T00:00:20Z")
+        loser = mk.remote("w2")
+        await mk.reconcile()  # w1 wins: job created there, w2's copy deleted, Ready written
+        assert own.is_echo(MANAGER, KIND, "MODIFIED", mk.local())
+        job = mk.remote_job("w1")
+        assert job is not None and own.is_echo("w1", str(JOB.gvk), "ADDED", job)
+        assert loser is not None and own.is_echo("w2", KIND, "DELETED", loser)
+        mk.set_remote_condition("w1", "Finished", reason="Succeeded", message="done")
+        assert not own.is_echo("w1", KIND, "MODIFIED", mk.remote("w1") or {})  # the worker's news
+        await mk.reconcile()
+        assert condition_of(mk.local(), "Finished") is not None
+        assert not own.is_echo(MANAGER, KIND, "MODIFIED", mk.local())
+    finally:
+        await mk.close()
