@@ -17,7 +17,7 @@ triggers:
   Unlike Kueue, two kinds of Workload events are dropped because they provably lead to no action
   (fewer passes, each of which re-reads every worker's copy): the echo of one of our own writes
   (``multikueue.own_writes``; local and remote), and a local update that changes only what the
-  reconciler never reads (``_IRRELEVANT_CONDITIONS``, finalizers, managedFields). The informer's
+  reconciler never reads (``multikueue.workload_status.decision_view``). The informer's
   periodic resync is never dropped.
 
 Invariants: controllers start only when every informer has synced; ``run`` owns every task it
@@ -53,6 +53,7 @@ from multikueue.metrics import multikueue_metrics
 from multikueue.own_writes import MANAGER, OwnWrites
 from multikueue.remote import WORKLOAD_GVK, ClientFactory, RemoteCluster
 from multikueue.workload import ReconcilerSettings, WorkloadReconciler
+from multikueue.workload_status import decision_view
 from shared.config import INCREMENTAL_DISPATCHER, Configuration
 from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_EVENT_REASON
 from shared.frameworks.base import GroupVersionKind
@@ -76,21 +77,6 @@ CONFIG_INDEX = "config"  # AdmissionChecks by the MultiKueueConfig they name
 CLUSTER_INDEX = "cluster"  # MultiKueueConfigs by the clusters they list
 SECRET_INDEX = "secret"  # MultiKueueClusters by the Secret holding their kubeconfig
 CHECK_INDEX = "check"  # Workloads by the admission checks in their status
-
-
-#: local Workload conditions no MultiKueue decision reads (the manager's job reconciler and Kueue
-#: write them while the copy runs)
-_IRRELEVANT_CONDITIONS: Final = frozenset({"PodsReady"})
-_IRRELEVANT_METADATA: Final = ("resourceVersion", "managedFields", "finalizers")
-
-
-def _relevant(workload: dict[str, Any]) -> tuple[Any, ...]:
-    """What the Workload reconciler reads of a local Workload (everything but the fields above)."""
-    metadata = {k: v for k, v in (workload.get("metadata") or {}).items() if k not in _IRRELEVANT_METADATA}
-    status = dict(workload.get("status") or {})
-    conditions = status.pop("conditions", None) or []
-    kept = [c for c in conditions if not (isinstance(c, dict) and c.get("type") in _IRRELEVANT_CONDITIONS)]
-    return metadata, workload.get("spec"), status, kept
 
 
 #: Workloads reconciled at once unless ``controller.groupKindConcurrency`` names
@@ -444,7 +430,7 @@ class MultiKueueManager:
                 return
             if self.own_writes.is_echo(MANAGER, workload_kind, "MODIFIED", new):
                 return
-            if _relevant(old) != _relevant(new):
+            if decision_view(old) != decision_view(new):
                 queue.add(_key(new))
 
         self.workloads.add_handler(

@@ -117,7 +117,7 @@ async def test_local_updates_the_reconciler_cannot_act_on_are_dropped() -> None:
     assert len(queue) == 1
 
 
-async def test_a_workers_echo_of_our_write_is_not_reported_but_the_next_change_is() -> None:
+async def test_a_workers_echo_of_our_write_and_a_podsready_change_are_not_reported() -> None:
     clock = SystemClock()
     worker = FakeCluster("w1", clock=clock, kinds=WORKER_KINDS)
     seen: list[str] = []
@@ -143,8 +143,17 @@ async def test_a_workers_echo_of_our_write_is_not_reported_but_the_next_change_i
         worker.put(WORKLOAD, {"metadata": {"name": "theirs", "namespace": "ns", "labels": labels}})
         await eventually(lambda: asyncio.sleep(0, "theirs" in seen), what="the foreign change reported")
         assert "ours" not in seen  # events arrive in order: the echo came first and was dropped
-        worker.put(WORKLOAD, {**created, "status": {"conditions": [condition("Admitted")]}})
+        admitted = worker.put(WORKLOAD, {**created, "status": {"conditions": [condition("Admitted")]}})
         await eventually(lambda: asyncio.sleep(0, "ours" in seen), what="the worker's change reported")
+        # PodsReady is read by no decision: not reported (the next foreign event marks the order)
+        pods_ready = {**admitted, "status": {"conditions": [condition("Admitted"), condition("PodsReady")]}}
+        worker.put(WORKLOAD, pods_ready)
+        worker.put(WORKLOAD, {"metadata": {"name": "theirs2", "namespace": "ns", "labels": labels}})
+        await eventually(lambda: asyncio.sleep(0, "theirs2" in seen), what="the second foreign change")
+        assert seen.count("ours") == 1
+        finished = [*pods_ready["status"]["conditions"], condition("Finished")]
+        worker.put(WORKLOAD, {**pods_ready, "status": {"conditions": finished}})
+        await eventually(lambda: asyncio.sleep(0, seen.count("ours") == 2), what="Finished reported")
     finally:
         await remote.close()
 
