@@ -2,16 +2,23 @@
 
 On the manager cluster one informer each caches Workloads, AdmissionChecks, MultiKueueConfigs,
 MultiKueueClusters and the Secrets of the configuration namespace (the only Secrets this component
-may read). Three controllers share them, each with Kueue's triggers:
+may read); ``multikueue.local_jobs`` caches the jobs of every synced kind (outside the sync gate: a
+kind whose CRD is missing is read with GETs). Three controllers share them, each with Kueue's
+triggers:
 
 * ``multikueue_cluster`` (key: cluster name) -- a cluster's create, delete, spec change (its own
   status writes are filtered out like Kueue's generation predicate), a change of the Secret it
   names, and a lost worker watch;
 * ``multikueue_admissioncheck`` (key: check name) -- the check itself, a change of the cluster list
   of the MultiKueueConfig it names, and a change of the ``Active`` condition of one of its clusters;
-* ``multikueue_workload`` (key: ``namespace/name``) -- every local Workload event, remote Workload
-  and remote job events of the workers (mapped to the local Workload, after ``events_batch_period``),
+* ``multikueue_workload`` (key: ``namespace/name``) -- local Workload events, remote Workload and
+  remote job events of the workers (mapped to the local Workload, after ``events_batch_period``),
   and a change of the clusters of a config or of the config a check names (all Workloads using it).
+  Unlike Kueue, two kinds of Workload events are dropped because they provably lead to no action
+  (fewer passes, each of which re-reads every worker's copy): the echo of one of our own writes
+  (``multikueue.own_writes``; local and remote), and a local update that changes only what the
+  reconciler never reads (``multikueue.workload_status.decision_view``). The informer's
+  periodic resync is never dropped.
 
 Invariants: controllers start only when every informer has synced; ``run`` owns every task it
 starts (informers, controllers, the garbage collector, worker connections) and stops them all.
@@ -41,9 +48,12 @@ from multikueue.conditions import condition_of
 from multikueue.dispatcher import IncrementalDispatcher
 from multikueue.gc import GarbageCollector
 from multikueue.kubeconfig import DEFAULT_KUBECONFIG_PATH_PREFIX, LoadedKubeConfig, connection_for
+from multikueue.local_jobs import LocalJobs
 from multikueue.metrics import multikueue_metrics
+from multikueue.own_writes import MANAGER, OwnWrites
 from multikueue.remote import WORKLOAD_GVK, ClientFactory, RemoteCluster
 from multikueue.workload import ReconcilerSettings, WorkloadReconciler
+from multikueue.workload_status import decision_view
 from shared.config import INCREMENTAL_DISPATCHER, Configuration
 from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_EVENT_REASON
 from shared.frameworks.base import GroupVersionKind
@@ -175,7 +185,9 @@ class MultiKueueManager:
         self.secrets = Informer(client, SECRET_GVK, namespace=config.namespace)
         self._informers = [self.workloads, self.checks, self.configs, self.clusters, self.secrets]
         self.adapters = MultiKueueAdapters.from_config(config)
+        self.own_writes = OwnWrites(clock=client.clock)
         self.job_kinds: tuple[GroupVersionKind, ...] = self.adapters.gvks
+        self.local_jobs = LocalJobs(client=client, gvks=self.job_kinds)
         self.cluster_reconciler = ClusterReconciler(
             client=client,
             clusters=_getter(self.clusters.store),
@@ -230,6 +242,8 @@ class MultiKueueManager:
             now=options.now,
             dispatched=lambda cluster: self.metrics.count_dispatched(cluster),
             admitted=lambda cluster: self.metrics.count_admitted(cluster),
+            local_jobs=self.local_jobs,
+            own_writes=self.own_writes,
         )
         workers = options.workers or config.reconcile_concurrency(
             WORKLOAD_GVK, default=DEFAULT_WORKLOAD_CONCURRENCY
@@ -295,6 +309,7 @@ class MultiKueueManager:
             on_workload=self.remote_workload_event,
             on_lost=self.cluster_controller.queue.add,
             watch_settings=self._options.watch_settings,
+            own_writes=self.own_writes,
         )
 
     def remote_workload_event(self, namespace: str, name: str) -> None:
@@ -407,10 +422,21 @@ class MultiKueueManager:
             reconciler.workload_deleted(workload)
             queue.add(_key(workload))
 
+        workload_kind = str(WORKLOAD_GVK)
+
+        def updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+            if old is new:  # the informer's resync: the safety net is never filtered
+                queue.add(_key(new))
+                return
+            if self.own_writes.is_echo(MANAGER, workload_kind, "MODIFIED", new):
+                return
+            if decision_view(old) != decision_view(new):
+                queue.add(_key(new))
+
         self.workloads.add_handler(
             EventHandler(
                 on_add=lambda obj: queue.add(_key(obj)),
-                on_update=lambda old, new: queue.add(_key(new)),
+                on_update=updated,
                 on_delete=deleted,
             )
         )
@@ -452,6 +478,7 @@ class MultiKueueManager:
             asyncio.create_task(informer.run(), name=f"mk-informer-{informer.gvk.kind.lower()}")
             for informer in self._informers
         ]
+        tasks.append(asyncio.create_task(self.local_jobs.run(), name="mk-local-jobs"))
         background: list[asyncio.Task[None]] = []
         try:
             await asyncio.gather(*(informer.wait_synced() for informer in self._informers))

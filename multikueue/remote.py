@@ -21,24 +21,34 @@ Kueue's ``remoteClient`` (``multikueuecluster.go``), with the same life cycle:
   cluster never connected -- because the worker-lost timeout of an admitted Workload is measured
   from it (Kueue #12999).
 * **Events**: every watch event is turned into the key of the *local* Workload it concerns (a
-  remote Workload's own key; a job's prebuilt-workload name) and handed to ``on_workload``.
+  remote Workload's own key; a job's prebuilt-workload name) and handed to ``on_workload`` --
+  except the echo of a write of our own (``multikueue.own_writes``): the object exactly as the
+  Workload reconciler left it, which cannot give that reconciler anything new to do; and a copy's
+  update that leaves its ``decision_view`` as it was (a ``PodsReady`` change: no decision reads
+  it). Each watch remembers a 16-byte digest of that view per copy it has seen, and forgets it
+  with the copy.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
+import orjson
+
+from multikueue.own_writes import OwnWrites
+from multikueue.workload_status import decision_view
 from shared.constants import MULTIKUEUE_ORIGIN_LABEL
 from shared.frameworks.base import GroupVersionKind
 from shared.jobmeta import prebuilt_workload_name
 from shared.kube import Clock, KubeClient, KubeError, Watch, WatchSettings
-from shared.kube.watch import EventType
+from shared.kube.watch import EventType, object_key
 from shared.models.condition import format_time
 
 __all__ = [
@@ -96,6 +106,23 @@ def _job_keys(obj: dict[str, Any]) -> list[tuple[str, str]]:
     return [(str((obj.get("metadata") or {}).get("namespace") or ""), name)]
 
 
+def _same_view(views: dict[str, bytes], event_type: str, obj: dict[str, Any]) -> bool:
+    """Record the copy's decision view; whether this is an update that left it as it was."""
+    key = object_key(obj)
+    if event_type == EventType.DELETED:
+        views.pop(key, None)
+        return False
+    try:
+        encoded = orjson.dumps(decision_view(obj), option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        views.pop(key, None)
+        return False
+    digest = hashlib.blake2b(encoded, digest_size=16).digest()
+    previous = views.get(key)
+    views[key] = digest
+    return event_type == EventType.MODIFIED and previous == digest
+
+
 class RemoteCluster:
     """A worker's client and watches; driven by the cluster reconciler (see module doc)."""
 
@@ -110,8 +137,10 @@ class RemoteCluster:
         on_workload: Callable[[str, str], None],
         on_lost: Callable[[str], None],
         watch_settings: WatchSettings | None = None,
+        own_writes: OwnWrites | None = None,
     ) -> None:
         self.name = name
+        self._own_writes = own_writes
         self.origin = origin
         self._kinds = (_Kind(WORKLOAD_GVK, _workload_keys), *(_Kind(gvk, _job_keys) for gvk in job_kinds))
         self._factory = client_factory
@@ -264,8 +293,18 @@ class RemoteCluster:
             self._on_lost(self.name)
 
     async def _consume(self, watch: Watch, kind: _Kind) -> None:
+        #: copies' decision views as last seen by this watch (Workloads only)
+        views: dict[str, bytes] = {}
         async for event in watch.events():
             if event.type is EventType.SYNCED:
+                continue
+            unchanged = False
+            if kind.gvk == WORKLOAD_GVK:
+                unchanged = _same_view(views, event.type, event.object)
+            own = self._own_writes
+            if own is not None and own.is_echo(self.name, str(kind.gvk), event.type, event.object):
+                continue
+            if unchanged:
                 continue
             try:
                 for namespace, name in kind.keys(event.object):

@@ -16,8 +16,11 @@
 5. Deleted -> remote objects removed from every usable worker (the unavailable ones are left to GC).
 6. Otherwise ``multikueue.workload_steps.reconcile_group``.
 
-The manager's job (Kueue reads it from its cache; we GET it) and the copies on the workers are read
-at the same time, so a reconcile waits on one round trip before it decides, not two in a row.
+The manager's job is read from the informers of ``multikueue.local_jobs`` (as Kueue reads it from
+its cache; a GET for a kind not cached yet or a job the cache does not hold), the copies on the
+workers with a GET each, all at the same time, so a reconcile waits on one round trip at most before
+it decides. A job the cache shows as not managed by MultiKueue is read again from the API server
+before the check is ``Rejected``: a stale copy must not reject a Workload for good.
 
 Every check-state change appends Kueue's ``, Previously: "<old state>"`` to the message and is
 written with the Workload's resourceVersion (a stale cache is a ``Conflict`` and a retry).
@@ -34,6 +37,8 @@ from typing import Any
 
 from multikueue.adapters import MultiKueueAdapters, MultiKueueJobAdapter
 from multikueue.admissioncheck import ParametersError, config_clusters, parameters_config_name
+from multikueue.local_jobs import LocalJobs
+from multikueue.own_writes import MANAGER, OwnWrites
 from multikueue.remote import WORKLOAD_GVK, RemoteCluster
 from multikueue.workload_group import WorkloadGroup
 from multikueue.workload_status import check_state, set_check_state, truncate_event_message
@@ -87,8 +92,14 @@ class WorkloadReconciler:
         now: Callable[[], datetime],
         dispatched: Callable[[str], None] = lambda cluster: None,
         admitted: Callable[[str], None] = lambda cluster: None,
+        local_jobs: LocalJobs | None = None,
+        own_writes: OwnWrites | None = None,
     ) -> None:
         self.client = client
+        #: the manager's jobs; without informers every read is a GET
+        self.local_jobs = local_jobs if local_jobs is not None else LocalJobs(client=client)
+        #: our writes whose watch echoes need no reconcile (``None``: every event is reconciled)
+        self.own_writes = own_writes
         self.settings = settings
         self.adapters = adapters
         self._workloads = workloads
@@ -157,6 +168,11 @@ class WorkloadReconciler:
             return workload
         return await self.client.update_status(WORKLOAD_GVK, updated)
 
+    def wrote_local(self, written: dict[str, Any]) -> None:
+        """A status write to the manager's Workload after which this pass had nothing left to do."""
+        if self.own_writes is not None:
+            self.own_writes.wrote(MANAGER, str(WORKLOAD_GVK), written)
+
     def event(self, workload: dict[str, Any], event_type: str, message: str) -> None:
         self.events(workload, event_type, truncate_event_message(message))
 
@@ -193,11 +209,15 @@ class WorkloadReconciler:
         else:
             # the manager's job and the copies are read at once: one round trip less per reconcile
             # (a job found unmanaged only wasted the reads of the copies)
-            local_job, group = await asyncio.gather(
-                self.client.get(adapter.gvk, owner_name, namespace=namespace),
+            read_job, group = await asyncio.gather(
+                self.local_jobs.get(adapter.gvk, owner_name, namespace=namespace),
                 self.read_group(workload, check, adapter, owner_name),
             )
-            managed, reason = adapter.is_managed(local_job)
+            managed, reason = adapter.is_managed(read_job)
+            if not managed:  # final: decided on a fresh read only
+                read_job = await self.local_jobs.fresh(adapter.gvk, owner_name, namespace=namespace)
+                managed, reason = adapter.is_managed(read_job)
+            local_job = read_job
             if not managed:
                 await self.update_check(
                     workload, check, CheckState.REJECTED, f"The owner is not managed by Kueue: {reason}"
@@ -233,6 +253,8 @@ class WorkloadReconciler:
             check_name=check_name,
             origin=self.settings.origin,
             workload_identifier_annotations=self.settings.workload_identifier_annotations,
+            local_jobs=self.local_jobs,
+            own_writes=self.own_writes,
         )
         metadata = workload.get("metadata") or {}
         usable: list[tuple[str, RemoteCluster, KubeClient]] = []

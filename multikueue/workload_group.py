@@ -22,8 +22,11 @@ from datetime import datetime
 from typing import Any
 
 from multikueue.adapters import MultiKueueJobAdapter
+from multikueue.local_jobs import LocalJobs
+from multikueue.own_writes import OwnWrites
 from multikueue.remote import WORKLOAD_GVK, RemoteCluster
 from shared.constants import MULTIKUEUE_ORIGIN_LABEL, RESOURCE_IN_USE_FINALIZER
+from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient, NotFound
 
 __all__ = ["RemoteObjectNotOwnedError", "WorkloadGroup"]
@@ -51,6 +54,10 @@ class WorkloadGroup:
     workload_identifier_annotations: bool = True
     #: the manager's job as read by this reconcile (``None``: read it when needed)
     local_job: dict[str, Any] | None = None
+    #: where a status write of ours is remembered (read your own writes; ``None``: nowhere)
+    local_jobs: LocalJobs | None = None
+    #: where our writes to the workers are noted, so that their watch echoes are not reconciled
+    own_writes: OwnWrites | None = None
 
     @property
     def namespace(self) -> str:
@@ -65,6 +72,26 @@ class WorkloadGroup:
         if client is None:
             raise RuntimeError(f"worker cluster {cluster} has no client")
         return client
+
+    def wrote(self, cluster: str, gvk: GroupVersionKind, written: Any) -> None:
+        if self.own_writes is not None:
+            self.own_writes.wrote(cluster, str(gvk), written)
+
+    async def create(self, cluster: str, gvk: GroupVersionKind, obj: dict[str, Any]) -> None:
+        """Create ``obj`` on ``cluster``, its ``ADDED`` event noted as our echo (before the request)."""
+        own = self.own_writes
+        if own is not None:
+            own.creating(cluster, str(gvk), obj)
+        try:
+            await self.client(cluster).create(gvk, obj, namespace=self.namespace)
+        except BaseException:
+            if own is not None:
+                own.not_created(cluster, str(gvk), obj)
+            raise
+
+    def _deleting(self, cluster: str, gvk: GroupVersionKind, obj: dict[str, Any]) -> None:
+        if self.own_writes is not None:
+            self.own_writes.deleting(cluster, str(gvk), obj)
 
     # --- remote job ------------------------------------------------------------------------------
     async def _remote_job(self, cluster: str) -> dict[str, Any] | None:
@@ -87,6 +114,7 @@ class WorkloadGroup:
                     extra={"cluster": cluster, "job": f"{self.namespace}/{self.owner_name}"},
                 )
             return
+        self._deleting(cluster, self.adapter.gvk, job)
         try:
             await self.client(cluster).delete(
                 self.adapter.gvk,
@@ -119,13 +147,15 @@ class WorkloadGroup:
                 origin=self.origin,
                 workload_identifier_annotations=self.workload_identifier_annotations,
             )
-            await self.client(cluster).create(self.adapter.gvk, copy, namespace=self.namespace)
+            await self.create(cluster, self.adapter.gvk, copy)
             return False
         sync = self.adapter.status_sync(local_job, remote_job, now=now)
         if sync.patch is not None:
-            await self.local_client.patch_status(
+            written = await self.local_client.patch_status(
                 self.adapter.gvk, self.owner_name, sync.patch, namespace=self.namespace
             )
+            if self.local_jobs is not None:
+                self.local_jobs.remember(self.adapter.gvk, written)
         return sync.deferred
 
     # --- both ------------------------------------------------------------------------------------
@@ -146,7 +176,8 @@ class WorkloadGroup:
                         "finalizers": [f for f in finalizers if f != RESOURCE_IN_USE_FINALIZER],
                     },
                 }
-                await client.update(WORKLOAD_GVK, remote)
+                self.wrote(cluster, WORKLOAD_GVK, await client.update(WORKLOAD_GVK, remote))
+            self._deleting(cluster, WORKLOAD_GVK, remote)
             await client.delete(WORKLOAD_GVK, self.name, namespace=self.namespace)
         except NotFound:
             pass

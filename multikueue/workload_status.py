@@ -26,9 +26,11 @@ from shared.workload_state import truncate_condition_message
 
 __all__ = [
     "EVENT_MESSAGE_LIMIT",
+    "IRRELEVANT_CONDITIONS",
     "check_is",
     "check_state",
     "condition",
+    "decision_view",
     "earliest_true",
     "has_quota_reservation",
     "is_evicted",
@@ -156,3 +158,20 @@ def earliest_true(
 def check_is(workload: Mapping[str, Any], name: str, state: str) -> bool:
     found = check_state(workload, name)
     return found is not None and found.get("state") == state
+
+
+#: Workload conditions no MultiKueue decision reads, on the manager's Workload or on a copy (Kueue
+#: and the job reconcilers write them while the job runs)
+IRRELEVANT_CONDITIONS: Final = frozenset({"PodsReady"})
+_IRRELEVANT_METADATA: Final = ("resourceVersion", "managedFields", "finalizers")
+
+
+def decision_view(workload: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What the Workload reconciler's decisions read of a Workload: everything but the conditions
+    above, its finalizers (stripped from a copy as read by the pass itself) and bookkeeping. Two
+    versions with the same view lead to the same actions."""
+    metadata = {k: v for k, v in (workload.get("metadata") or {}).items() if k not in _IRRELEVANT_METADATA}
+    status = dict(workload.get("status") or {})
+    conditions = status.pop("conditions", None) or []
+    kept = [c for c in conditions if not (isinstance(c, dict) and c.get("type") in IRRELEVANT_CONDITIONS)]
+    return metadata, workload.get("spec"), status, kept

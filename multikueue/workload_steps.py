@@ -19,7 +19,8 @@
       ``workerLostTimeout`` has passed since the connection was first lost, then ``Retry``
       "Admitting remote lost"; ``status.clusterName`` empty -> ``Retry`` (Kueue's "please report it");
       reachable but its copy gone -> ``Retry`` "Admitting remote no longer exists".
-   b. One -> every other copy is removed in this same pass; a Workload evicted on the manager sets
+   b. One -> every other copy is removed in this same pass (kueue-bridge: at the same time as the
+      rest of this step, not before it); a Workload evicted on the manager sets
       ``DeactivationTarget`` ``EvictedOnManagerCluster`` "Evicted on manager: <message>" on the copy;
       else the job is created on that worker (only there, only now) or its status mirrored, and the
       check becomes ``Ready`` "The workload was admitted on "<c>"" with ``status.clusterName`` set
@@ -164,7 +165,9 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
             for key in ("priorityClassRef", "priority"):
                 if key in (local.get("spec") or {}):
                     spec[key] = json_tree_copy(local["spec"][key])
-            await group.client(cluster).update(WORKLOAD_GVK, updated_remote)
+            group.wrote(
+                cluster, WORKLOAD_GVK, await group.client(cluster).update(WORKLOAD_GVK, updated_remote)
+            )
             continue
         await group.remove_remote_objects(cluster)
 
@@ -259,10 +262,28 @@ async def _admitting_remote_gone(
 async def _converge_on(
     r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any], cluster: str
 ) -> Result:
+    """The other copies are removed while the winner is handled, not before it: each removal is two
+    or three requests to another worker, and the job's creation on the winner waited for them
+    (Kueue removes them first; the outcome is the same, and a failed removal still fails the pass,
+    which is retried)."""
+    others = [other for other, remote in group.remotes.items() if remote is not None and other != cluster]
+    removing = asyncio.ensure_future(
+        asyncio.gather(*(group.remove_remote_objects(other) for other in others), return_exceptions=True)
+    )
+    try:
+        winner = await _converge_winner(r, group, check, cluster)
+    finally:
+        removed = await removing  # a failure of the winner's part is raised once these are done
+    for outcome in removed:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return winner
+
+
+async def _converge_winner(
+    r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any], cluster: str
+) -> Result:
     local = group.local
-    for other, remote in list(group.remotes.items()):
-        if remote is not None and other != cluster:
-            await group.remove_remote_objects(other)
     evicted = condition(local, Condition.EVICTED)
     if has_quota_reservation(local) and evicted is not None and evicted.get("status") == "True":
         remote = json_tree_copy(group.remotes[cluster] or {})
@@ -274,7 +295,9 @@ async def _converge_on(
             message=f"Evicted on manager: {evicted.get('message', '')}",
             now=r.now(),
         ):
-            await group.client(cluster).update_status(WORKLOAD_GVK, remote)
+            group.wrote(
+                cluster, WORKLOAD_GVK, await group.client(cluster).update_status(WORKLOAD_GVK, remote)
+            )
         return Result.done()
     deferred = await group.sync_owned_job(cluster, now=r.now())
     updated = json_tree_copy(local)
@@ -294,7 +317,8 @@ async def _converge_on(
         if status.pop("nominatedClusterNames", None) is not None:
             changed = True
     if changed:
-        await r.client.update_status(WORKLOAD_GVK, updated)
+        # the pass is complete once this is written: its echo is not reconciled (multikueue.own_writes)
+        r.wrote_local(await r.client.update_status(WORKLOAD_GVK, updated))
         if needs_check_update and not recorded:
             r.event(updated, NORMAL, message)
             r.admitted(cluster)
@@ -340,6 +364,7 @@ async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup)
             else:
                 status_of(updated).pop("nominatedClusterNames", None)
             group.local = local = await r.client.update_status(WORKLOAD_GVK, updated)
+            r.wrote_local(local)  # the copies are created below, in this same pass
     else:
         nominated = [str(name) for name in status_of(local).get("nominatedClusterNames") or []]
     errors: list[Exception] = [
@@ -349,9 +374,7 @@ async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup)
     ]
 
     async def create(cluster: str) -> None:
-        await group.client(cluster).create(
-            WORKLOAD_GVK, remote_workload_copy(local, origin=group.origin), namespace=group.namespace
-        )
+        await group.create(cluster, WORKLOAD_GVK, remote_workload_copy(local, origin=group.origin))
         r.dispatched(cluster)
 
     work = [

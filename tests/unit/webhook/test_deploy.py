@@ -235,7 +235,12 @@ def multikueue_expected_grants() -> set[tuple[str, str, str]]:
     """What ``kueue-bridge multikueue`` calls on the manager with the base configuration."""
     config = load_config(BASE / "config.yaml")
     kinds = {kind.gvk: kind.resource for kind in config.managed_kinds()}
-    jobs = {(gvk.group, kinds[gvk], "get") for gvk in MultiKueueAdapters.from_config(config).gvks}
+    # get, and list/watch for the manager's job informers (multikueue.local_jobs)
+    jobs = {
+        (gvk.group, kinds[gvk], verb)
+        for gvk in MultiKueueAdapters.from_config(config).gvks
+        for verb in ("get", "list", "watch")
+    }
     jobs |= {
         (gvk.group, f"{kinds[gvk]}/status", "patch") for gvk in MultiKueueAdapters.from_config(config).gvks
     }
