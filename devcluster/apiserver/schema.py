@@ -28,11 +28,17 @@ Invariants (each one is a real-server behaviour, not a choice):
   (``<field>: <Type string>[: <bad value>][: <detail>]``), with kube-openapi's "in body" details:
   ``spec.podSets[0].count: Invalid value: -1: spec.podSets[0].count in body should be greater than or
   equal to 0``. Type mismatches are ``FieldValueTypeInvalid`` (printed as "Invalid value").
+* Ratcheting (KEP-4008, GA in 1.33): on UPDATE/PATCH a subtree equal to its correlated old value
+  (object keys by name, list-map items by their keys, atomic/set lists only as a whole; rules in
+  :mod:`.ratcheting`) is not validated at all, since the real server drops every error under it;
+  changed values get the same causes as on CREATE. Duplicate list-set/list-map items are
+  reported last, and on update only if the old object had none. A ``/status`` write validates
+  ``status`` alone (the real status strategy's status-schema validator).
 
 Not implemented (documented gaps): ``x-kubernetes-validations`` CEL rules are skipped (the Workload
 CRD's transition rules, e.g. "queueName is immutable while QuotaReserved", are not enforced);
 ``oneOf``/``not``; formats other than ``date-time`` (``int32``/``int64`` are range hints the real
-server ignores too); ratcheting of unchanged invalid values on update.
+server ignores too).
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from devcluster.apiserver.ratcheting import NO_OLD, correlate_map_list, unchanged
 from shared.frameworks.paths import describe_type
 
 __all__ = ["OBJECT_META_FIELDS", "SchemaCause", "StructuralSchema"]
@@ -270,21 +277,50 @@ class StructuralSchema:
         return obj
 
     # --- validation --------------------------------------------------------------------------------
-    def validate(self, obj: dict[str, Any], *, old_obj: dict[str, Any] | None = None) -> list[SchemaCause]:
-        """All schema violations of ``obj``; ``old_obj`` is accepted for transition rules (unused)."""
-        del old_obj  # CEL transition rules are not evaluated (see module docstring)
+    def validate(
+        self, obj: dict[str, Any], *, old_obj: dict[str, Any] | None = None, status_only: bool = False
+    ) -> list[SchemaCause]:
+        """All schema violations of ``obj``, ratcheted against ``old_obj`` on update.
+
+        With ``old_obj`` (UPDATE/PATCH), subtrees equal to their correlated old value are skipped:
+        their errors would all be ratcheted away (:mod:`.ratcheting`). ``status_only`` is the
+        ``/status`` subresource: only ``status`` is validated, as the real server's status
+        strategy validates it against the status schema alone.
+        """
         causes: list[SchemaCause] = []
         root = self._root
-        for name in root.required:
-            if name not in obj and name not in _ROOT_PASSTHROUGH:
-                causes.append(_cause(_REQUIRED, name))
-        for key, value in obj.items():
-            if key in _ROOT_PASSTHROUGH:
-                continue
-            child = root.properties.get(key) or root.additional
-            if child is not None:
-                _validate(value, child, key, causes)
-        return causes
+        if status_only:
+            status_node = root.properties.get("status")
+            if status_node is not None and "status" in obj:
+                old_status = old_obj.get("status", NO_OLD) if old_obj is not None else NO_OLD
+                _validate(obj["status"], status_node, "status", causes, old_status)
+        else:
+            for name in root.required:
+                if name not in obj and name not in _ROOT_PASSTHROUGH:
+                    causes.append(_cause(_REQUIRED, name))
+            for key, value in obj.items():
+                if key in _ROOT_PASSTHROUGH:
+                    continue
+                child = root.properties.get(key) or root.additional
+                if child is not None:
+                    old_value = old_obj.get(key, NO_OLD) if old_obj is not None else NO_OLD
+                    _validate(value, child, key, causes, old_value)
+            if causes and old_obj is not None and unchanged(obj, old_obj):
+                return []  # only the root's own errors can be left; the whole object is unchanged
+        return self._list_duplicates_last(causes, old_obj=old_obj)
+
+    def _list_duplicates_last(
+        self, causes: list[SchemaCause], *, old_obj: dict[str, Any] | None
+    ) -> list[SchemaCause]:
+        """Duplicate list-set/list-map items come from a separate pass in the real server: reported
+        after the schema errors, and on update only when the old object has no duplicate at all."""
+        duplicates = [cause for cause in causes if cause.reason == _DUPLICATE]
+        if not duplicates:
+            return causes
+        kept = [cause for cause in causes if cause.reason != _DUPLICATE]
+        if old_obj is not None and any(c.reason == _DUPLICATE for c in self.validate(old_obj)):
+            return kept
+        return kept + duplicates
 
 
 def _prune_value(value: Any, node: _Node) -> None:
@@ -351,7 +387,10 @@ def _default_object(obj: dict[str, Any], node: _Node, *, root: bool) -> None:
                 _default_value(value, additional)
 
 
-def _validate(value: Any, node: _Node, path: str, causes: list[SchemaCause]) -> None:
+def _validate(value: Any, node: _Node, path: str, causes: list[SchemaCause], old: Any = NO_OLD) -> None:
+    """Append ``value``'s violations; ``old`` is its correlated old value (or :data:`NO_OLD`)."""
+    if old is not NO_OLD and unchanged(value, old):
+        return  # every error here would be ratcheted: skip the subtree
     if value is None:
         if not node.nullable and (node.type is not None or node.int_or_string):
             causes.append(
@@ -378,16 +417,16 @@ def _validate(value: Any, node: _Node, path: str, causes: list[SchemaCause]) -> 
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         _validate_number(value, node, path, causes)
     elif isinstance(value, list):
-        _validate_array(value, node, path, causes)
+        _validate_array(value, node, path, causes, old)
     elif isinstance(value, dict):
-        _validate_object(value, node, path, causes)
+        _validate_object(value, node, path, causes, old)
     for sub in node.all_of:
-        _validate(value, sub, path, causes)
+        _validate(value, sub, path, causes, old)
     if node.any_of and not node.int_or_string:
         branch_failures: list[list[SchemaCause]] = []
         for sub in node.any_of:
             branch: list[SchemaCause] = []
-            _validate(value, sub, path, branch)
+            _validate(value, sub, path, branch, old)
             if not branch:
                 break
             branch_failures.append(branch)
@@ -442,11 +481,18 @@ def _check_size(
         causes.append(_cause(_INVALID, path, size, f"{path} in body should have at least {minimum} {noun}"))
 
 
-def _validate_array(value: list[Any], node: _Node, path: str, causes: list[SchemaCause]) -> None:
+def _validate_array(value: list[Any], node: _Node, path: str, causes: list[SchemaCause], old: Any) -> None:
     _check_size(len(value), node.max_items, node.min_items, "items", path, causes)
     if node.items is not None:
+        # only list-map items correlate one by one; atomic and set lists only as a whole
+        correlated = (
+            correlate_map_list(value, old, node.list_map_keys)
+            if old is not NO_OLD and node.list_type == "map" and node.list_map_keys
+            else None
+        )
         for index, item in enumerate(value):
-            _validate(item, node.items, f"{path}[{index}]", causes)
+            item_old = NO_OLD if correlated is None else correlated[index]
+            _validate(item, node.items, f"{path}[{index}]", causes, item_old)
     if node.list_type == "set":
         seen: list[Any] = []
         for index, item in enumerate(value):
@@ -467,7 +513,9 @@ def _validate_array(value: list[Any], node: _Node, path: str, causes: list[Schem
                 seen_keys.add(fingerprint)
 
 
-def _validate_object(value: dict[str, Any], node: _Node, path: str, causes: list[SchemaCause]) -> None:
+def _validate_object(
+    value: dict[str, Any], node: _Node, path: str, causes: list[SchemaCause], old: Any
+) -> None:
     for name in node.required:
         if name not in value:
             causes.append(_cause(_REQUIRED, f"{path}.{name}"))
@@ -479,4 +527,5 @@ def _validate_object(value: dict[str, Any], node: _Node, path: str, causes: list
             continue
         child = node.properties.get(key) or node.additional
         if child is not None:
-            _validate(item, child, f"{path}.{key}", causes)
+            item_old = old.get(key, NO_OLD) if isinstance(old, dict) else NO_OLD
+            _validate(item, child, f"{path}.{key}", causes, item_old)
