@@ -1,5 +1,8 @@
 """CRD validation ratcheting: which old value a new value is compared with, and "unchanged".
 
+Also the list-type item identities ratcheting rests on: list-map keys correlate old and new
+items, and the same keys (or whole items of a ``set``) make duplicates.
+
 kube-apiserver (KEP-4008, feature gate ``CRDValidationRatcheting``: beta and on by default since 1.30,
 GA in 1.33) lets an UPDATE or PATCH keep a value that fails the CRD's schema as long as the
 value is unchanged. :mod:`.schema` applies these rules while it walks the new object; this
@@ -33,17 +36,42 @@ the devcluster does not evaluate CEL.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Protocol, TypeVar
 
 import orjson
 
-__all__ = ["NO_OLD", "correlate_map_list", "unchanged"]
+__all__ = ["NO_OLD", "correlate_map_list", "duplicates_last", "list_duplicates", "unchanged"]
 
 NO_OLD: Final[Any] = object()
 """Marks a node with no correlated old value (CREATE, new key, uncorrelatable list item)."""
 
 _SORTED: Final = orjson.OPT_SORT_KEYS
+
+
+class _Cause(Protocol):
+    @property
+    def reason(self) -> str: ...
+
+
+_C = TypeVar("_C", bound=_Cause)
+
+
+def duplicates_last(
+    causes: list[_C], *, duplicate: str, old_causes: Callable[[], list[_C]] | None
+) -> list[_C]:
+    """Move duplicate-item causes (reason ``duplicate``) after the schema causes, as the real
+    server's separate list-type pass reports them; on update (``old_causes`` given: the old
+    object's causes on CREATE) drop them all when the old object has any duplicate itself. The old
+    object is only revalidated when the new one has a duplicate."""
+    duplicates = [cause for cause in causes if cause.reason == duplicate]
+    if not duplicates:
+        return causes
+    kept = [cause for cause in causes if cause.reason != duplicate]
+    if old_causes is not None and any(cause.reason == duplicate for cause in old_causes()):
+        return kept
+    return kept + duplicates
 
 
 def unchanged(new: Any, old: Any) -> bool:
@@ -103,3 +131,28 @@ def correlate_map_list(new: list[Any], old: Any, keys: Sequence[str]) -> list[An
         identity = _map_key(item, keys)
         correlated.append(NO_OLD if identity is None else by_key.get(identity, NO_OLD))
     return correlated
+
+
+def list_duplicates(items: list[Any], *, list_type: str | None, keys: Sequence[str]) -> list[tuple[int, Any]]:
+    """``(index, reported value)`` of each item repeating an earlier one: the whole item in a
+    ``set`` list, the ``x-kubernetes-list-map-keys`` values in a ``map`` list (non-objects skipped)."""
+    found: list[tuple[int, Any]] = []
+    if list_type == "set":
+        seen: list[Any] = []
+        for index, item in enumerate(items):
+            if item in seen:
+                found.append((index, item))
+            else:
+                seen.append(item)
+    elif list_type == "map" and keys:
+        seen_keys: set[str] = set()
+        for index, item in enumerate(items):
+            if not isinstance(item, dict):
+                continue
+            key_values = {k: item[k] for k in keys if k in item}
+            fingerprint = json.dumps(key_values, sort_keys=True)
+            if fingerprint in seen_keys:
+                found.append((index, key_values))
+            else:
+                seen_keys.add(fingerprint)
+    return found

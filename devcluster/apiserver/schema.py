@@ -28,12 +28,9 @@ Invariants (each one is a real-server behaviour, not a choice):
   (``<field>: <Type string>[: <bad value>][: <detail>]``), with kube-openapi's "in body" details:
   ``spec.podSets[0].count: Invalid value: -1: spec.podSets[0].count in body should be greater than or
   equal to 0``. Type mismatches are ``FieldValueTypeInvalid`` (printed as "Invalid value").
-* Ratcheting (KEP-4008, GA in 1.33): on UPDATE/PATCH a subtree equal to its correlated old value
-  (object keys by name, list-map items by their keys, atomic/set lists only as a whole; rules in
-  :mod:`.ratcheting`) is not validated at all, since the real server drops every error under it;
-  changed values get the same causes as on CREATE. Duplicate list-set/list-map items are
-  reported last, and on update only if the old object had none. A ``/status`` write validates
-  ``status`` alone (the real status strategy's status-schema validator).
+* Ratcheting (rules in :mod:`.ratcheting`): on UPDATE/PATCH a subtree equal to its correlated old
+  value is not validated at all; changed values get the causes CREATE gives. A ``/status`` write
+  validates ``status`` alone (the real status strategy's status-schema validator).
 
 Not implemented (documented gaps): ``x-kubernetes-validations`` CEL rules are skipped (the Workload
 CRD's transition rules, e.g. "queueName is immutable while QuotaReserved", are not enforced);
@@ -51,7 +48,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from devcluster.apiserver.ratcheting import NO_OLD, correlate_map_list, unchanged
+from devcluster.apiserver import ratcheting
+from devcluster.apiserver.ratcheting import NO_OLD, unchanged
 from shared.frameworks.paths import describe_type
 
 __all__ = ["OBJECT_META_FIELDS", "SchemaCause", "StructuralSchema"]
@@ -280,47 +278,31 @@ class StructuralSchema:
     def validate(
         self, obj: dict[str, Any], *, old_obj: dict[str, Any] | None = None, status_only: bool = False
     ) -> list[SchemaCause]:
-        """All schema violations of ``obj``, ratcheted against ``old_obj`` on update.
-
-        With ``old_obj`` (UPDATE/PATCH), subtrees equal to their correlated old value are skipped:
-        their errors would all be ratcheted away (:mod:`.ratcheting`). ``status_only`` is the
-        ``/status`` subresource: only ``status`` is validated, as the real server's status
-        strategy validates it against the status schema alone.
-        """
+        """All schema violations of ``obj``. On update (``old_obj``) subtrees equal to their
+        correlated old value are skipped, their errors being ratcheted (:mod:`.ratcheting`);
+        ``status_only`` (the ``/status`` subresource) validates ``status`` alone."""
         causes: list[SchemaCause] = []
+        old: Any = NO_OLD if old_obj is None else old_obj
         root = self._root
         if status_only:
-            status_node = root.properties.get("status")
-            if status_node is not None and "status" in obj:
-                old_status = old_obj.get("status", NO_OLD) if old_obj is not None else NO_OLD
-                _validate(obj["status"], status_node, "status", causes, old_status)
+            if (status_node := root.properties.get("status")) is not None and "status" in obj:
+                _validate(obj["status"], status_node, "status", causes, _old_child(old, "status"))
         else:
-            for name in root.required:
-                if name not in obj and name not in _ROOT_PASSTHROUGH:
-                    causes.append(_cause(_REQUIRED, name))
+            missing = [n for n in root.required if n not in obj and n not in _ROOT_PASSTHROUGH]
+            causes += [_cause(_REQUIRED, name) for name in missing]
             for key, value in obj.items():
-                if key in _ROOT_PASSTHROUGH:
-                    continue
-                child = root.properties.get(key) or root.additional
+                child = None if key in _ROOT_PASSTHROUGH else root.properties.get(key) or root.additional
                 if child is not None:
-                    old_value = old_obj.get(key, NO_OLD) if old_obj is not None else NO_OLD
-                    _validate(value, child, key, causes, old_value)
-            if causes and old_obj is not None and unchanged(obj, old_obj):
+                    _validate(value, child, key, causes, _old_child(old, key))
+            if causes and unchanged(obj, old):
                 return []  # only the root's own errors can be left; the whole object is unchanged
-        return self._list_duplicates_last(causes, old_obj=old_obj)
+        old_causes = None if old_obj is None else (lambda: self.validate(old_obj))
+        return ratcheting.duplicates_last(causes, duplicate=_DUPLICATE, old_causes=old_causes)
 
-    def _list_duplicates_last(
-        self, causes: list[SchemaCause], *, old_obj: dict[str, Any] | None
-    ) -> list[SchemaCause]:
-        """Duplicate list-set/list-map items come from a separate pass in the real server: reported
-        after the schema errors, and on update only when the old object has no duplicate at all."""
-        duplicates = [cause for cause in causes if cause.reason == _DUPLICATE]
-        if not duplicates:
-            return causes
-        kept = [cause for cause in causes if cause.reason != _DUPLICATE]
-        if old_obj is not None and any(c.reason == _DUPLICATE for c in self.validate(old_obj)):
-            return kept
-        return kept + duplicates
+
+def _old_child(old: Any, key: str) -> Any:
+    """The correlated old value of an object's property or map value (:data:`NO_OLD` if none)."""
+    return old.get(key, NO_OLD) if isinstance(old, dict) else NO_OLD
 
 
 def _prune_value(value: Any, node: _Node) -> None:
@@ -486,31 +468,15 @@ def _validate_array(value: list[Any], node: _Node, path: str, causes: list[Schem
     if node.items is not None:
         # only list-map items correlate one by one; atomic and set lists only as a whole
         correlated = (
-            correlate_map_list(value, old, node.list_map_keys)
+            ratcheting.correlate_map_list(value, old, node.list_map_keys)
             if old is not NO_OLD and node.list_type == "map" and node.list_map_keys
             else None
         )
         for index, item in enumerate(value):
             item_old = NO_OLD if correlated is None else correlated[index]
             _validate(item, node.items, f"{path}[{index}]", causes, item_old)
-    if node.list_type == "set":
-        seen: list[Any] = []
-        for index, item in enumerate(value):
-            if item in seen:
-                causes.append(_cause(_DUPLICATE, f"{path}[{index}]", item))
-            else:
-                seen.append(item)
-    elif node.list_type == "map" and node.list_map_keys:
-        seen_keys: set[str] = set()
-        for index, item in enumerate(value):
-            if not isinstance(item, dict):
-                continue
-            key_values = {k: item[k] for k in node.list_map_keys if k in item}
-            fingerprint = json.dumps(key_values, sort_keys=True)
-            if fingerprint in seen_keys:
-                causes.append(_cause(_DUPLICATE, f"{path}[{index}]", key_values))
-            else:
-                seen_keys.add(fingerprint)
+    duplicates = ratcheting.list_duplicates(value, list_type=node.list_type, keys=node.list_map_keys)
+    causes += [_cause(_DUPLICATE, f"{path}[{index}]", bad) for index, bad in duplicates]
 
 
 def _validate_object(
@@ -527,5 +493,4 @@ def _validate_object(
             continue
         child = node.properties.get(key) or node.additional
         if child is not None:
-            item_old = old.get(key, NO_OLD) if isinstance(old, dict) else NO_OLD
-            _validate(item, child, f"{path}.{key}", causes, item_old)
+            _validate(item, child, f"{path}.{key}", causes, _old_child(old, key))
