@@ -25,8 +25,9 @@ Deliberately not done (known differences from kube-apiserver, each documented in
   (one served version per resource). The built-in controllers' writes skip webhooks.
 * CRDs are Established at once; objects are stored once and served in every version with only
   ``apiVersion`` rewritten (a Webhook conversion strategy is treated as None).
-* Structural schemas: ``x-kubernetes-validations`` (CEL) rules, ``oneOf``/``not``, formats other
-  than ``date-time`` and ratcheting are not implemented; defaults are applied on write only.
+* Structural schemas: ``x-kubernetes-validations`` (CEL) rules (hence their ratcheting),
+  ``oneOf``/``not`` and formats other than ``date-time`` are not implemented; defaults are applied
+  on write only. Schema errors are ratcheted on update like 1.33+ (:mod:`.ratcheting`).
 * Built-in kinds: only those the project talks to, with only the defaulting and validation rules
   its tests depend on.
 * Strategic merge patch knows the merge keys of the fields our kinds use; server-side apply is a

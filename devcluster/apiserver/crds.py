@@ -165,16 +165,25 @@ def crd_status(crd: dict[str, Any], *, now: datetime) -> dict[str, Any]:
 
 
 def validate_custom_resource(
-    rtype: ResourceType, *, version: str, obj: dict[str, Any], old: dict[str, Any] | None
+    rtype: ResourceType,
+    *,
+    version: str,
+    obj: dict[str, Any],
+    old: dict[str, Any] | None,
+    subresource: str = "",
 ) -> list[Cause]:
-    """Prune, default and validate ``obj`` (in place) against the version's structural schema."""
+    """Prune, default and validate ``obj`` (in place) against the version's structural schema.
+
+    ``old`` is the stored object on UPDATE/PATCH (None on CREATE): errors in values unchanged
+    from it are ratcheted away; a ``status`` subresource write validates ``status`` only.
+    """
     schema = rtype.schemas.get(version)
     if schema is None:
         return []
     schema.prune(obj)
     schema.apply_defaults(obj)
     causes = []
-    for cause in schema.validate(obj, old_obj=old):
+    for cause in schema.validate(obj, old_obj=old, status_only=subresource == "status"):
         body = getattr(cause, "body", None) or cause.message
         causes.append(Cause(cause.field, cause.reason, body))
     return causes

@@ -528,7 +528,7 @@ class Rest:
         subresource: str = "",
     ) -> list[Cause]:
         if not rtype.builtin:
-            return validate_custom_resource(rtype, version=version, obj=obj, old=old)
+            return validate_custom_resource(rtype, version=version, obj=obj, old=old, subresource=subresource)
         if rtype.key == CRD_KEY:
             return validate_crd(obj)
         return defaults.validate_kind(rtype.key, obj, old, subresource=subresource)

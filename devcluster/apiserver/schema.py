@@ -28,11 +28,14 @@ Invariants (each one is a real-server behaviour, not a choice):
   (``<field>: <Type string>[: <bad value>][: <detail>]``), with kube-openapi's "in body" details:
   ``spec.podSets[0].count: Invalid value: -1: spec.podSets[0].count in body should be greater than or
   equal to 0``. Type mismatches are ``FieldValueTypeInvalid`` (printed as "Invalid value").
+* Ratcheting (rules in :mod:`.ratcheting`): on UPDATE/PATCH a subtree equal to its correlated old
+  value is not validated at all; changed values get the causes CREATE gives. A ``/status`` write
+  validates ``status`` alone (the real status strategy's status-schema validator).
 
 Not implemented (documented gaps): ``x-kubernetes-validations`` CEL rules are skipped (the Workload
 CRD's transition rules, e.g. "queueName is immutable while QuotaReserved", are not enforced);
 ``oneOf``/``not``; formats other than ``date-time`` (``int32``/``int64`` are range hints the real
-server ignores too); ratcheting of unchanged invalid values on update.
+server ignores too).
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from devcluster.apiserver import ratcheting
+from devcluster.apiserver.ratcheting import NO_OLD, unchanged
 from shared.frameworks.paths import describe_type
 
 __all__ = ["OBJECT_META_FIELDS", "SchemaCause", "StructuralSchema"]
@@ -270,21 +275,34 @@ class StructuralSchema:
         return obj
 
     # --- validation --------------------------------------------------------------------------------
-    def validate(self, obj: dict[str, Any], *, old_obj: dict[str, Any] | None = None) -> list[SchemaCause]:
-        """All schema violations of ``obj``; ``old_obj`` is accepted for transition rules (unused)."""
-        del old_obj  # CEL transition rules are not evaluated (see module docstring)
+    def validate(
+        self, obj: dict[str, Any], *, old_obj: dict[str, Any] | None = None, status_only: bool = False
+    ) -> list[SchemaCause]:
+        """All schema violations of ``obj``. On update (``old_obj``) subtrees equal to their
+        correlated old value are skipped, their errors being ratcheted (:mod:`.ratcheting`);
+        ``status_only`` (the ``/status`` subresource) validates ``status`` alone."""
         causes: list[SchemaCause] = []
+        old: Any = NO_OLD if old_obj is None else old_obj
         root = self._root
-        for name in root.required:
-            if name not in obj and name not in _ROOT_PASSTHROUGH:
-                causes.append(_cause(_REQUIRED, name))
-        for key, value in obj.items():
-            if key in _ROOT_PASSTHROUGH:
-                continue
-            child = root.properties.get(key) or root.additional
-            if child is not None:
-                _validate(value, child, key, causes)
-        return causes
+        if status_only:
+            if (status_node := root.properties.get("status")) is not None and "status" in obj:
+                _validate(obj["status"], status_node, "status", causes, _old_child(old, "status"))
+        else:
+            missing = [n for n in root.required if n not in obj and n not in _ROOT_PASSTHROUGH]
+            causes += [_cause(_REQUIRED, name) for name in missing]
+            for key, value in obj.items():
+                child = None if key in _ROOT_PASSTHROUGH else root.properties.get(key) or root.additional
+                if child is not None:
+                    _validate(value, child, key, causes, _old_child(old, key))
+            if causes and unchanged(obj, old):
+                return []  # only the root's own errors can be left; the whole object is unchanged
+        old_causes = None if old_obj is None else (lambda: self.validate(old_obj))
+        return ratcheting.duplicates_last(causes, duplicate=_DUPLICATE, old_causes=old_causes)
+
+
+def _old_child(old: Any, key: str) -> Any:
+    """The correlated old value of an object's property or map value (:data:`NO_OLD` if none)."""
+    return old.get(key, NO_OLD) if isinstance(old, dict) else NO_OLD
 
 
 def _prune_value(value: Any, node: _Node) -> None:
@@ -351,7 +369,10 @@ def _default_object(obj: dict[str, Any], node: _Node, *, root: bool) -> None:
                 _default_value(value, additional)
 
 
-def _validate(value: Any, node: _Node, path: str, causes: list[SchemaCause]) -> None:
+def _validate(value: Any, node: _Node, path: str, causes: list[SchemaCause], old: Any = NO_OLD) -> None:
+    """Append ``value``'s violations; ``old`` is its correlated old value (or :data:`NO_OLD`)."""
+    if old is not NO_OLD and unchanged(value, old):
+        return  # every error here would be ratcheted: skip the subtree
     if value is None:
         if not node.nullable and (node.type is not None or node.int_or_string):
             causes.append(
@@ -378,16 +399,16 @@ def _validate(value: Any, node: _Node, path: str, causes: list[SchemaCause]) -> 
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         _validate_number(value, node, path, causes)
     elif isinstance(value, list):
-        _validate_array(value, node, path, causes)
+        _validate_array(value, node, path, causes, old)
     elif isinstance(value, dict):
-        _validate_object(value, node, path, causes)
+        _validate_object(value, node, path, causes, old)
     for sub in node.all_of:
-        _validate(value, sub, path, causes)
+        _validate(value, sub, path, causes, old)
     if node.any_of and not node.int_or_string:
         branch_failures: list[list[SchemaCause]] = []
         for sub in node.any_of:
             branch: list[SchemaCause] = []
-            _validate(value, sub, path, branch)
+            _validate(value, sub, path, branch, old)
             if not branch:
                 break
             branch_failures.append(branch)
@@ -442,32 +463,25 @@ def _check_size(
         causes.append(_cause(_INVALID, path, size, f"{path} in body should have at least {minimum} {noun}"))
 
 
-def _validate_array(value: list[Any], node: _Node, path: str, causes: list[SchemaCause]) -> None:
+def _validate_array(value: list[Any], node: _Node, path: str, causes: list[SchemaCause], old: Any) -> None:
     _check_size(len(value), node.max_items, node.min_items, "items", path, causes)
     if node.items is not None:
+        # only list-map items correlate one by one; atomic and set lists only as a whole
+        correlated = (
+            ratcheting.correlate_map_list(value, old, node.list_map_keys)
+            if old is not NO_OLD and node.list_type == "map" and node.list_map_keys
+            else None
+        )
         for index, item in enumerate(value):
-            _validate(item, node.items, f"{path}[{index}]", causes)
-    if node.list_type == "set":
-        seen: list[Any] = []
-        for index, item in enumerate(value):
-            if item in seen:
-                causes.append(_cause(_DUPLICATE, f"{path}[{index}]", item))
-            else:
-                seen.append(item)
-    elif node.list_type == "map" and node.list_map_keys:
-        seen_keys: set[str] = set()
-        for index, item in enumerate(value):
-            if not isinstance(item, dict):
-                continue
-            key_values = {k: item[k] for k in node.list_map_keys if k in item}
-            fingerprint = json.dumps(key_values, sort_keys=True)
-            if fingerprint in seen_keys:
-                causes.append(_cause(_DUPLICATE, f"{path}[{index}]", key_values))
-            else:
-                seen_keys.add(fingerprint)
+            item_old = NO_OLD if correlated is None else correlated[index]
+            _validate(item, node.items, f"{path}[{index}]", causes, item_old)
+    duplicates = ratcheting.list_duplicates(value, list_type=node.list_type, keys=node.list_map_keys)
+    causes += [_cause(_DUPLICATE, f"{path}[{index}]", bad) for index, bad in duplicates]
 
 
-def _validate_object(value: dict[str, Any], node: _Node, path: str, causes: list[SchemaCause]) -> None:
+def _validate_object(
+    value: dict[str, Any], node: _Node, path: str, causes: list[SchemaCause], old: Any
+) -> None:
     for name in node.required:
         if name not in value:
             causes.append(_cause(_REQUIRED, f"{path}.{name}"))
@@ -479,4 +493,4 @@ def _validate_object(value: dict[str, Any], node: _Node, path: str, causes: list
             continue
         child = node.properties.get(key) or node.additional
         if child is not None:
-            _validate(item, child, f"{path}.{key}", causes)
+            _validate(item, child, f"{path}.{key}", causes, _old_child(old, key))
