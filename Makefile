@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test dev dev-multicluster lint typecheck contracts unit bench clean
+.PHONY: test test-real dev dev-multicluster lint typecheck contracts unit bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ unit: $(STAMP)
 	$(BIN)/pytest
 
 test: lint typecheck contracts unit
+
+# conformance + end-to-end tests on a real kube-apiserver with real Kueue (../shared/real-cluster);
+# `make test-real TEST_REAL_ARGS="--stage e2e -- -x -k batch"` passes flags (README: Testing on a real cluster)
+test-real: $(STAMP)
+	$(BIN)/python -m devrun.real_suite $(TEST_REAL_ARGS)
 
 # `make dev DEV_ARGS="--reset --port 0"` passes flags to `kueue-bridge dev` (README: Local development)
 dev: $(STAMP)

@@ -1,0 +1,165 @@
+"""``make test-real``: the conformance suite and the real-cluster end-to-end suite on the real thing.
+
+Two stages, each a pytest run of its own:
+
+1. **Conformance** (``tests/devcluster``) against a real kube-apiserver 1.36.2: the cluster named by
+   ``KUEUE_BRIDGE_TEST_KUBECONFIG`` when it is set (then that cluster is only read and written
+   through the tests, never started or stopped), otherwise one this command starts from the kit
+   with only the apiserver (Kueue's webhooks would change what the suite measures).
+2. **End to end** (``tests/real``): our components as processes next to the real Kueue manager;
+   its fixtures start the clusters they need from the kit below this run's own folder.
+
+Every cluster this command starts lives in one temporary folder; whatever happens (a failed stage,
+a crashed test, Ctrl-C, SIGTERM) the ``finally`` sweeps that folder with the kit's ``stop``, which
+signals only the PIDs recorded there, then deletes it. A cluster it did not start is never touched.
+Exit code: 0 when both stages pass, 1 when a stage fails, 2 when the kit cannot run here (with the
+reason), 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Final
+
+from devrun.real_cluster import KUEUE_VERSIONS, Kit, KitError, RealCluster, find_kit, stop_all_below
+
+__all__ = ["main"]
+
+_REPO_ROOT: Final = Path(__file__).resolve().parent.parent
+#: Set for the end-to-end stage: the folder its fixtures start clusters in (tests/real/conftest.py).
+ROOT_VARIABLE: Final = "KUEUE_BRIDGE_REAL_ROOT"
+VERSIONS_VARIABLE: Final = "KUEUE_BRIDGE_REAL_KUEUE_VERSIONS"
+
+
+class _Terminated(Exception):
+    """SIGTERM, turned into an exception so that the ``finally`` sweep runs."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+def _say(message: str) -> None:
+    print(f"[test-real] {message}", flush=True)
+
+
+def _pytest(args: Sequence[str], *, env: dict[str, str]) -> int:
+    command = [sys.executable, "-m", "pytest", *args]
+    _say(" ".join(["pytest", *args]))
+    process = subprocess.Popen(command, cwd=_REPO_ROOT, env=env)
+    try:
+        return process.wait()
+    except BaseException:
+        # Ctrl-C reached pytest too (same process group): give it time to run its teardown.
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        raise
+
+
+def _with_kubectl_on_path(env: dict[str, str], kit: Kit) -> dict[str, str]:
+    """Some conformance tests run ``kubectl`` from PATH: the kit's, which the first start installed."""
+    return {**env, "PATH": f"{kit.kubectl.parent}{os.pathsep}{env.get('PATH', '')}"}
+
+
+def _conformance(kit: Kit, root: Path, pytest_args: Sequence[str]) -> int:
+    given = os.environ.get("KUEUE_BRIDGE_TEST_KUBECONFIG")
+    env = dict(os.environ)
+    if given:
+        _say(f"conformance: against KUEUE_BRIDGE_TEST_KUBECONFIG={given} (not started or stopped here)")
+        if not kit.kubectl.exists():
+            _say(f"note: {kit.kubectl} is missing; tests that run kubectl use the one on PATH")
+        return _pytest(["tests/devcluster", *pytest_args], env=_with_kubectl_on_path(env, kit))
+    cluster = RealCluster(kit=kit, name="conformance", state=root / "conformance")
+    started = time.monotonic()
+    cluster.start_apiserver()
+    _say(f"conformance: kube-apiserver on {cluster.url} ready after {time.monotonic() - started:.0f}s")
+    env["KUEUE_BRIDGE_TEST_KUBECONFIG"] = str(cluster.kubeconfig)
+    try:
+        return _pytest(["tests/devcluster", *pytest_args], env=_with_kubectl_on_path(env, kit))
+    finally:
+        cluster.stop()
+
+
+def _end_to_end(kit: Kit, root: Path, versions: Sequence[str], pytest_args: Sequence[str]) -> int:
+    env = {
+        **os.environ,
+        ROOT_VARIABLE: str(root / "e2e"),
+        VERSIONS_VARIABLE: ",".join(versions),
+        "KUEUE_BRIDGE_SHARED_DIR": str(kit.directory.parent),
+    }
+    _say(f"end to end: real Kueue {', '.join(versions)}; clusters below {root / 'e2e'}")
+    return _pytest(["tests/real", *pytest_args], env=_with_kubectl_on_path(env, kit))
+
+
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="make test-real",
+        description="Conformance and end-to-end tests on a real kube-apiserver with real Kueue (the kit).",
+    )
+    parser.add_argument(
+        "--stage", choices=("all", "conformance", "e2e"), default="all", help="run only one stage"
+    )
+    parser.add_argument(
+        "--kueue-versions",
+        default=os.environ.get(VERSIONS_VARIABLE, ",".join(KUEUE_VERSIONS)),
+        help=f"comma list of Kueue versions for the end-to-end stage (default: {','.join(KUEUE_VERSIONS)})",
+    )
+    parser.add_argument("pytest_args", nargs="*", help="passed to both pytest runs (after --)")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse(sys.argv[1:] if argv is None else argv)
+    try:
+        kit = find_kit()
+    except KitError as exc:
+        print(f"make test-real: {exc}", file=sys.stderr)
+        return 2
+    versions = [version for version in args.kueue_versions.split(",") if version]
+    unknown = [version for version in versions if not (kit.directory / "kueue" / version).is_dir()]
+    if unknown:
+        print(
+            f"make test-real: the kit has no Kueue {', '.join(unknown)} (it ships {', '.join(KUEUE_VERSIONS)}; "
+            "build.sh builds others)",
+            file=sys.stderr,
+        )
+        return 2
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    root = Path(tempfile.mkdtemp(prefix="kueue-bridge-test-real-"))
+    results: dict[str, int] = {}
+    try:
+        if args.stage in ("all", "conformance"):
+            results["conformance"] = _conformance(kit, root, args.pytest_args)
+        if args.stage in ("all", "e2e"):
+            results["end to end"] = _end_to_end(kit, root, versions, args.pytest_args)
+    except KitError as exc:
+        print(f"make test-real: {exc}", file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, _Terminated):
+        print("make test-real: interrupted; stopping the clusters it started", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for failure in stop_all_below(root, kit=kit) + stop_all_below(root / "e2e", kit=kit):
+            print(f"make test-real: {failure}", file=sys.stderr)
+        shutil.rmtree(root, ignore_errors=True)
+    for stage, code in results.items():
+        _say(f"{stage}: {'passed' if code == 0 else f'FAILED (pytest exit code {code})'}")
+    return 0 if all(code == 0 for code in results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
