@@ -97,6 +97,7 @@ class KubePort:
         kind: str,
         namespace: str,
         name: str,
+        uid: str | None = None,
         propagation_policy: str | None = None,
         grace_period_seconds: int | None = None,
     ) -> bool:
@@ -105,6 +106,7 @@ class KubePort:
                 gvk_of(api_version, kind),
                 name,
                 namespace=namespace,
+                uid=uid,
                 propagation_policy=propagation_policy,
                 grace_period_seconds=grace_period_seconds,
             )

@@ -8,6 +8,7 @@ Contract of :class:`ClusterPort` (the in-memory fake honours it too):
 
 * failures are ``shared.kube`` errors: ``AlreadyExists``, ``Invalid``, ``NotFound``, ``Conflict``,
   ``UnknownKindError`` (the kind is not served: its CRD is missing, Go's ``NoMatch``) ...;
+* ``delete`` with ``uid`` deletes only that object (a UID precondition), else ``Conflict``;
 * ``get`` answers ``None`` for an object that does not exist, or whose kind is not served (no
   object of it can exist); ``delete`` answers ``False`` for the same two cases;
 * ``get`` and ``list_pods`` read the API server, not a cache: they decide "the component is gone"
@@ -47,10 +48,14 @@ class ClusterPort(Protocol):
         kind: str,
         namespace: str,
         name: str,
+        uid: str | None = None,
         propagation_policy: str | None = None,
         grace_period_seconds: int | None = None,
     ) -> bool:
-        """``True`` when a delete was issued, ``False`` when there was nothing to delete."""
+        """``True`` when a delete was issued, ``False`` when there was nothing to delete.
+
+        ``uid`` is a precondition: when the object of that name has another UID the API server
+        answers ``Conflict`` and nothing is deleted."""
 
     async def list_pods(self, *, namespace: str, appwrapper: str) -> list[WireDict]:
         """Pods labelled ``workload.codeflare.dev/appwrapper=<appwrapper>``, read live."""

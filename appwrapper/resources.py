@@ -7,7 +7,8 @@
    ``ResourcesDeployed=Unknown`` "ComponentCreationInitiated" **before** creating it, so a crash
    between the create and the next status write still leaves a record to clean up from;
 3. create it. ``AlreadyExists`` is success only if the AppWrapper controls the existing object
-   (a retried create after a crash), else fatal. Any other failure is recorded as
+   (a retried create after a crash), else fatal and the component is recorded as
+   ``ResourcesDeployed=False`` (it was never ours, so nothing will delete it). Any other failure is recorded as
    ``ResourcesDeployed=False`` "ComponentCreationErrored" and returned; it is fatal when the kind is
    not served (the CRD is missing) or the object is ``Invalid``, otherwise it is retried;
 4. record the real name (``generateName``) with ``ResourcesDeployed=True`` "ComponentCreatedSuccessfully".
@@ -20,6 +21,14 @@ propagation; once none is left *and* no pod labelled for the AppWrapper remains 
 deleted with grace period 0, then, once the pods are gone, the components too. Until then the
 answer is ``False`` and the caller requeues. A component whose kind is no longer served counts as
 gone (AppWrapper issue #276: deletion used to hang on it).
+
+**Never delete what is not ours.** A component is deleted only after a live read shows that this
+AppWrapper (by UID) is its controller, and the delete carries that object's UID as a precondition, so
+an object replaced in between is not hit either. The AppWrapper operator deletes recorded components
+by name alone (``resource_management.go``): an AppWrapper wrapping a ConfigMap named like a user's
+existing one fails on ``AlreadyExists`` and then deletes the user's ConfigMap. Since the webhook's
+access review only checks that the user may *create* each component, that let anyone who may create
+AppWrappers delete same-named objects of others in the namespace. We deliberately differ here.
 
 Invariant: these functions edit ``attempt.status`` and flush it exactly where the operator patches;
 they raise only the status writes' API errors (a failed create or delete is an outcome, not an
@@ -37,7 +46,7 @@ from appwrapper.conditions import find_condition, is_true, set_condition
 from appwrapper.model import DELETING_RESOURCES, RESOURCES_DEPLOYED
 from appwrapper.state import Attempt
 from shared.jobmeta import controller_owner_ref
-from shared.kube import AlreadyExists, ApiError, Invalid, KubeError, UnknownKindError
+from shared.kube import AlreadyExists, ApiError, Conflict, Invalid, KubeError, UnknownKindError
 
 __all__ = ["CreateFailure", "create_components", "delete_components", "error_text"]
 
@@ -76,6 +85,17 @@ def _component_conditions(attempt: Attempt, index: int) -> list[dict[str, Any]]:
     return conditions if isinstance(conditions, list) else []
 
 
+def _controlled_by_appwrapper(obj: dict[str, Any], attempt: Attempt) -> bool:
+    """Whether ``obj``'s controller reference is this AppWrapper (by UID; by name when it has none)."""
+    owner = controller_owner_ref(obj)
+    if owner is None or owner.get("kind") not in (None, "AppWrapper"):
+        return False
+    uid = (attempt.aw.get("metadata") or {}).get("uid")
+    if uid:
+        return bool(owner.get("uid") == uid)
+    return bool(owner.get("name") == attempt.name)
+
+
 async def _create_component(attempt: Attempt, index: int) -> CreateFailure | None:
     try:
         obj = build_component(attempt.aw, index)
@@ -103,11 +123,17 @@ async def _create_component(attempt: Attempt, index: int) -> CreateFailure | Non
             return CreateFailure(error_text(exc), fatal=False)
         if existing is None:
             return CreateFailure(f"{where}: resource {name} disappeared while being created", fatal=False)
-        owner = controller_owner_ref(existing)
-        if owner is None or owner.get("name") != attempt.name:
-            return CreateFailure(
+        if not _controlled_by_appwrapper(existing, attempt):
+            # Not ours: record it as never deployed, so no deletion path will ever touch it.
+            _set_component(attempt, index, "False", "ComponentCreationErrored")
+            failure = CreateFailure(
                 f"{where}: resource {name} exists, but is not controlled by appwrapper", fatal=True
             )
+            try:
+                await attempt.flush()
+            except KubeError as exc:
+                return CreateFailure(error_text(exc), fatal=False)
+            return failure
         created = existing
     except KubeError as exc:
         _set_component(attempt, index, "False", "ComponentCreationErrored")
@@ -148,19 +174,35 @@ async def _delete_if_present(
         or (deployed.get("status") == "Unknown" and not name)
     ):
         return False
+    api_version, kind = str(entry.get("apiVersion", "")), str(entry.get("kind", ""))
+    where = f"{attempt.namespace}/{attempt.name}"
     try:
-        present = await attempt.port.delete(
-            api_version=str(entry.get("apiVersion", "")),
-            kind=str(entry.get("kind", "")),
+        existing = await attempt.port.get(
+            api_version=api_version, kind=kind, namespace=attempt.namespace, name=name
+        )
+        if existing is not None and not _controlled_by_appwrapper(existing, attempt):
+            log.warning(
+                "not deleting %s %s/%s: it is not controlled by AppWrapper %s",
+                kind,
+                attempt.namespace,
+                name,
+                where,
+                extra={"appwrapper": where},
+            )
+            existing = None
+        present = existing is not None and await attempt.port.delete(
+            api_version=api_version,
+            kind=kind,
             namespace=attempt.namespace,
             name=name,
+            uid=str((existing.get("metadata") or {}).get("uid") or "") or None,
             propagation_policy=propagation,
             grace_period_seconds=grace,
         )
+    except Conflict:
+        return True  # the UID precondition failed: the name now holds another object; read again
     except (KubeError, ValueError) as exc:
-        log.error(
-            "deletion error", extra={"appwrapper": f"{attempt.namespace}/{attempt.name}", "error": str(exc)}
-        )
+        log.error("deletion error", extra={"appwrapper": where, "error": str(exc)})
         return True
     if not present:
         _set_component(attempt, index, "False", "CompononetDeleted")  # sic: AppWrapper's reason

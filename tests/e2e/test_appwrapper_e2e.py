@@ -459,3 +459,80 @@ async def test_sigkill_during_the_retry_pause_resumes_at_the_stored_deadline(
             f"resumed {waited}s after the failure: the stored pause was not kept"
         )
         assert failed["status"]["resettingCount"] == 1
+
+
+SAMPLE_JOB = GroupVersionKind("samples.kueue-bridge.dev", "v1alpha1", "SampleJob")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _foreign(kind: str, name: str) -> tuple[GroupVersionKind, dict[str, Any]]:
+    """A user's own object of ``kind`` named ``name`` (no owner), and its kind."""
+    template = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}
+    if kind == "ConfigMap":
+        return CONFIG_MAP, {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name},
+            "data": {"mine": "yes"},
+        }
+    if kind == "Job":
+        job = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name},
+            "spec": {"suspend": True, "template": template},
+        }
+        return JOB, job
+    sample = {
+        "apiVersion": "samples.kueue-bridge.dev/v1alpha1",
+        "kind": "SampleJob",
+        "metadata": {"name": name},
+        "spec": {"replicas": 1, "template": template},
+    }
+    return SAMPLE_JOB, sample
+
+
+@pytest.mark.parametrize("kind", ["ConfigMap", "Job", "SampleJob"])
+async def test_a_same_named_object_of_someone_else_survives_the_failure_and_the_deletion(
+    cluster: ThreadedDevCluster, kind: str
+) -> None:
+    """The AppWrapper operator deletes such an object on its failure path; we never delete what the
+    AppWrapper does not control (README: AppWrapper, where we differ)."""
+    async with kube_client(cluster.kubeconfig_path) as client:
+        if kind == "SampleJob":
+            await install_crds(client, [REPO / "examples" / "dev" / "crds" / "samplejob.yaml"])
+            await wait_served(client, [SAMPLE_JOB])
+        ns = await new_namespace(client)
+        gvk, users = _foreign(kind, "taken")
+        before = await client.create(gvk, users, namespace=ns)
+        aw = new_appwrapper("clash", job=wrapped_job(run_seconds=30))
+        # the wrapped Job first (so there is something of ours to delete), then the same-named object
+        aw["spec"]["components"][1] = {"template": {k: v for k, v in users.items() if k != "status"}}
+        await client.create(APPWRAPPER, aw, namespace=ns)
+        async with running_controllers(client):
+            failed = await phase_of(client, ns, "clash", "Failed")
+            assert condition(failed, "Unhealthy") == (
+                "True",
+                "CreateFailed",
+                "error creating components: spec.components[1]: resource taken exists, "
+                "but is not controlled by appwrapper",
+            )
+            cleaned = await phase_of(
+                client, ns, "clash", lambda o: (condition(o, "ResourcesDeployed") or ("",))[0] == "False"
+            )
+            statuses = [c["conditions"][0] for c in cleaned["status"]["componentStatus"]]
+            assert [(s["type"], s["status"]) for s in statuses] == [("ResourcesDeployed", "False")] * 2
+            await eventually(lambda: _gone(client, JOB, ns, "clash-job"), what="our own wrapped Job deleted")
+            # later passes (here: a touched annotation) delete nothing either
+            await client.patch(
+                APPWRAPPER, "clash", {"metadata": {"annotations": {"poke": "1"}}}, namespace=ns
+            )
+            await client.delete(APPWRAPPER, "clash", namespace=ns)
+            await eventually(lambda: _gone(client, APPWRAPPER, ns, "clash"), what="the AppWrapper deleted")
+        after = await client.get(gvk, "taken", namespace=ns)
+        assert after["metadata"]["uid"] == before["metadata"]["uid"]
+        assert "deletionTimestamp" not in after["metadata"]
+
+
+async def _gone(client: KubeClient, gvk: GroupVersionKind, ns: str, name: str) -> bool:
+    return await get_or_none(client, gvk, ns, name) is None

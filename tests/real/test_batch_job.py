@@ -29,7 +29,7 @@ def _condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
     return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind), None)
 
 
-async def _queues(bridge: Bridge, namespace: str, *, cpu: str = "4") -> str:
+async def queues(bridge: Bridge, namespace: str, *, cpu: str = "4") -> str:
     """A ResourceFlavor, a ClusterQueue for ``namespace`` only and its LocalQueue ``q``; the CQ's name."""
     client = bridge.client
     name = f"cq-{namespace}"
@@ -85,7 +85,7 @@ async def test_a_queued_job_is_suspended_admitted_started_and_finished(
     bridge: Bridge, namespace: str
 ) -> None:
     client = bridge.client
-    cluster_queue = await _queues(bridge, namespace)
+    cluster_queue = await queues(bridge, namespace)
     created = await client.create(JOB, _job("hello"), namespace=namespace)
     assert created["spec"]["suspend"] is True, "our webhook suspends a queued Job on create"
 

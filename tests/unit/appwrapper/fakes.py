@@ -143,6 +143,7 @@ class FakeCluster:
         kind: str,
         namespace: str,
         name: str,
+        uid: str | None = None,
         propagation_policy: str | None = None,
         grace_period_seconds: int | None = None,
     ) -> bool:
@@ -151,6 +152,8 @@ class FakeCluster:
         key = (api_version, kind, namespace, name)
         if key not in self.objects:
             return False
+        if uid is not None and self.objects[key]["metadata"].get("uid") != uid:
+            raise Conflict(code=409, message=f"Precondition failed: UID in precondition: {uid}")
         self.writes.append(("delete", (*key, propagation_policy, grace_period_seconds)))
         if name in self.slow_deletions and grace_period_seconds != 0:
             self.objects[key]["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"

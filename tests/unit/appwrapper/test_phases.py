@@ -318,6 +318,73 @@ async def test_an_existing_object_not_controlled_by_the_appwrapper_is_fatal() ->
     )
 
 
+def _deletes(h: Harness) -> list[Any]:
+    return [detail for verb, detail in h.cluster.writes if verb == "delete"]
+
+
+async def test_a_same_named_object_of_someone_else_survives_the_failure_and_the_deletion() -> None:
+    """AppWrapper's operator deletes such an object by name on the failure path; we never do."""
+    h = Harness(job_and_config())
+    users = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "uid": "users-uid"}}
+    h.cluster.objects[("v1", "ConfigMap", "ns", "cfg")] = users
+    h.admit()
+    await h.until("Failed")
+    assert h.condition("Unhealthy")[2] == (  # type: ignore[index]
+        "error creating components: spec.components[1]: resource cfg exists, but is not controlled by appwrapper"
+    )
+    deployed = h.cluster.aw["status"]["componentStatus"][1]["conditions"][0]
+    assert (deployed["type"], deployed["status"]) == ("ResourcesDeployed", "False")
+    for _ in range(5):  # the failure path deletes what was deployed
+        await h.step()
+    assert h.condition("ResourcesDeployed")[:2] == ("False", "Failed")  # type: ignore[index]
+    assert [d[:4] for d in _deletes(h)] == [("batch/v1", "Job", "ns", "job")]
+    # and the AppWrapper's deletion does not touch the ConfigMap either
+    h.cluster.aw["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+    h.cluster.aw["metadata"]["finalizers"] = ["workload.codeflare.dev/finalizer"]
+    for _ in range(5):
+        await h.step()
+    assert h.cluster.objects[("v1", "ConfigMap", "ns", "cfg")] is users
+    assert all(d[:4] != ("v1", "ConfigMap", "ns", "cfg") for d in _deletes(h))
+
+
+async def test_a_crash_record_naming_a_foreign_object_deletes_nothing() -> None:
+    """``ResourcesDeployed=Unknown`` with a name (the create may or may not have happened) and, at that
+    name, an object this AppWrapper does not control: the deletion leaves it alone."""
+    h = Harness(job_and_config())
+    await h.running()
+    del h.cluster.objects[("v1", "ConfigMap", "ns", "cfg")]
+    foreign = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "uid": "other"}}
+    h.cluster.objects[("v1", "ConfigMap", "ns", "cfg")] = foreign
+    h.cluster.aw["status"]["componentStatus"][1]["conditions"][0].update(status="Unknown")
+    h.suspend()
+    await h.until("Suspended")
+    assert h.cluster.objects[("v1", "ConfigMap", "ns", "cfg")] is foreign
+    assert [d[:4] for d in _deletes(h)] == [("batch/v1", "Job", "ns", "job")]
+
+
+async def test_a_component_replaced_between_the_read_and_the_delete_is_not_deleted() -> None:
+    """The delete carries the UID just read: an object put in its place meanwhile gets a Conflict."""
+    h = Harness(job_and_config())
+    await h.running()
+    key = ("v1", "ConfigMap", "ns", "cfg")
+    original_get = h.cluster.get
+    replacement = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "uid": "other"}}
+
+    async def get_then_replace(**where: str) -> dict[str, Any] | None:
+        found = await original_get(**where)
+        if where["kind"] == "ConfigMap":
+            h.cluster.objects[key] = replacement
+        return found
+
+    h.cluster.get = get_then_replace  # type: ignore[method-assign]
+    h.suspend()
+    for _ in range(3):
+        await h.step()
+    assert h.cluster.phase == "Suspended", "the object at that name is not ours: ours is gone"
+    assert h.cluster.objects[key] is replacement
+    assert all(d[:4] != key for d in _deletes(h))
+
+
 async def test_a_create_retried_after_a_crash_adopts_its_own_object() -> None:
     h = Harness(job_and_config())
     await h.running()
