@@ -28,9 +28,14 @@ from appwrapper.cluster import EventSinkOnRecorder
 from appwrapper.faulttolerance import FaultTolerance
 from appwrapper.manager import AppWrapperManager
 from appwrapper.model import APPWRAPPER_GVK
-from shared.cli_args import controller_parser, default_identity, load_config_or_report, positive_int
+from shared.cli_args import (
+    controller_parser,
+    default_identity,
+    load_config_or_report,
+    positive_int,
+    run_component,
+)
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
-from shared.eventloop import run_until_signalled
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
 from shared.leading import leader_elector_for, serve_while_leading, stop_event_recorder
@@ -134,7 +139,8 @@ def main(argv: list[str]) -> int:
     identity = args.identity or default_identity()
     probe_address = args.probe_address or config.health.health_probe_bind_address
 
-    run_until_signalled(
+    return run_component(
+        "kueue-bridge appwrapper",
         lambda stop: run_appwrapper_controller(
             config=config,
             kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
@@ -142,9 +148,8 @@ def main(argv: list[str]) -> int:
             probe_address=probe_address,
             workers=args.workers,
             stop=stop,
-        )
+        ),
     )
-    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,9 +23,8 @@ import sys
 from prometheus_client import CollectorRegistry
 
 from multikueue.manager import ManagerOptions, MultiKueueManager
-from shared.cli_args import controller_parser, default_identity, load_config_or_report
+from shared.cli_args import controller_parser, default_identity, load_config_or_report, run_component
 from shared.config import Configuration
-from shared.eventloop import run_until_signalled
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
 from shared.leading import Leadership, leader_elector_for, serve_while_leading, stop_event_recorder
@@ -113,7 +112,8 @@ def main(argv: list[str]) -> int:
     if args.kubeconfig_path_prefix:
         options = ManagerOptions(path_prefix=args.kubeconfig_path_prefix)
 
-    run_until_signalled(
+    return run_component(
+        "kueue-bridge multikueue",
         lambda stop: run_multikueue(
             config=config,
             kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
@@ -121,9 +121,8 @@ def main(argv: list[str]) -> int:
             probe_address=probe_address,
             stop=stop,
             options=options,
-        )
+        ),
     )
-    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

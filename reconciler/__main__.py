@@ -28,9 +28,14 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter
 
 from reconciler.manager import ReconcilerManager
-from shared.cli_args import controller_parser, default_identity, load_config_or_report, positive_int
+from shared.cli_args import (
+    controller_parser,
+    default_identity,
+    load_config_or_report,
+    positive_int,
+    run_component,
+)
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
-from shared.eventloop import run_until_signalled
 from shared.frameworks.registry import external_name
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings, Reporter
@@ -153,7 +158,8 @@ def main(argv: list[str]) -> int:
     identity = args.identity or default_identity()
     probe_address = args.probe_address or config.health.health_probe_bind_address
 
-    run_until_signalled(
+    return run_component(
+        "kueue-bridge reconciler",
         lambda stop: run_reconciler(
             config=config,
             kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
@@ -161,9 +167,8 @@ def main(argv: list[str]) -> int:
             probe_address=probe_address,
             workers=args.workers,
             stop=stop,
-        )
+        ),
     )
-    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,6 +3,9 @@
 * ``argparse`` exits the process on ``--help`` (0) and on a usage error (2). The commands whose
   ``main(argv)`` is also called in-process (tests, ``kueue_bridge.cli``) turn that into a return
   value; ``parse_or_exit_code`` is the one place that does it.
+* Start-up errors a user fixes by changing a flag or a file (a port already in use, a kubeconfig that
+  cannot be loaded) end a controller process with one line naming the fix and exit code 1, never a
+  traceback (``run_component``).
 * The controller processes (reconciler, multikueue, appwrapper) take the same options
   (``controller_parser``), load the configuration the same way (``load_config_or_report``: every
   error line on stderr, ``None`` for exit code 1) and campaign under the same default identity, so
@@ -12,12 +15,17 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import socket
 import sys
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Final, TextIO
 
 from shared.config import ConfigError, Configuration, load_config
+from shared.eventloop import run_until_signalled
+from shared.kube.connection import ConnectionConfigError
+from shared.probes import BindError
 
 __all__ = [
     "EXIT_USAGE",
@@ -26,6 +34,7 @@ __all__ = [
     "load_config_or_report",
     "parse_or_exit_code",
     "positive_int",
+    "run_component",
 ]
 
 EXIT_USAGE: Final = 2
@@ -79,3 +88,21 @@ def load_config_or_report(path: str, *, stderr: TextIO | None = None) -> Configu
 def default_identity() -> str:
     """``hostname_uuid``, as controller-runtime's leader election names a candidate."""
     return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+def run_component(
+    prog: str, start: Callable[[asyncio.Event], Awaitable[None]], *, stderr: TextIO | None = None
+) -> int:
+    """Run ``start(stop)`` until SIGTERM/SIGINT; 0 after a clean stop, 1 after a start-up error.
+
+    The start-up errors reported as one line (``prog: message``) are the ones the user fixes from
+    the outside: the probe address is taken (:class:`BindError` names ``--probe-address``) or the
+    connection cannot be loaded (:class:`ConnectionConfigError` names the file). Anything else is a
+    bug and keeps its traceback.
+    """
+    try:
+        run_until_signalled(start)
+    except (BindError, ConnectionConfigError) as exc:
+        print(f"{prog}: {exc}", file=stderr or sys.stderr)
+        return 1
+    return 0

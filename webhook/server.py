@@ -23,6 +23,7 @@ from typing import Any
 
 import uvicorn
 
+from shared.probes import bind_listening_socket
 from webhook.app import ASGIApp
 from webhook.tlsreload import CertificateReloader
 
@@ -92,7 +93,17 @@ class WebhookServer:
         self._tasks.append(
             asyncio.create_task(self.reloader.watch(self._stop, interval=self._reload_interval))
         )
-        self._serve_task = asyncio.create_task(self._server.serve())
+        # Bound here, not by uvicorn: uvicorn logs a taken port and calls sys.exit; this raises a
+        # BindError that names the configuration fields to change.
+        config = self._server.config
+        sock = bind_listening_socket(
+            config.host,
+            config.port,
+            purpose="admission requests",
+            fix="set another webhook.host/webhook.port in the configuration "
+            "(and the same port in the webhook configurations' clientConfig)",
+        )
+        self._serve_task = asyncio.create_task(self._server.serve(sockets=[sock]))
         while not self._server.started:
             if self._serve_task.done():
                 await self._serve_task  # re-raise the start-up error

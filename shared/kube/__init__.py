@@ -31,6 +31,7 @@ from shared.kube.client import ClientSettings, KubeClient, StreamResponse
 from shared.kube.clock import Clock, FakeClock, SystemClock
 from shared.kube.connection import (
     ConnectionConfig,
+    ConnectionConfigError,
     kubeconfig_from_dict,
     load_connection,
     load_in_cluster,
@@ -101,6 +102,7 @@ __all__ = [
     "ConfigurationTokenSource",
     "Conflict",
     "ConnectionConfig",
+    "ConnectionConfigError",
     "Controller",
     "EventHandler",
     "EventRecorder",

@@ -35,6 +35,7 @@ from shared.kube.auth import (
 __all__ = [
     "SERVICE_ACCOUNT_DIR",
     "ConnectionConfig",
+    "ConnectionConfigError",
     "kubeconfig_from_dict",
     "load_connection",
     "load_in_cluster",
@@ -186,13 +187,32 @@ def load_in_cluster(
     )
 
 
+class ConnectionConfigError(ValueError):
+    """No usable connection: the kubeconfig (or the pod's service account) is missing or invalid."""
+
+
 def load_connection(*, kubeconfig: str | Path | None = None, context: str | None = None) -> ConnectionConfig:
-    """An explicit kubeconfig, else in-cluster when running in a pod, else the default kubeconfig."""
-    if kubeconfig is not None:
-        return load_kubeconfig(kubeconfig, context=context)
-    if "KUBERNETES_SERVICE_HOST" in os.environ and (SERVICE_ACCOUNT_DIR / "token").exists():
-        return load_in_cluster()
-    return load_kubeconfig(None, context=context)
+    """An explicit kubeconfig, else in-cluster when running in a pod, else the default kubeconfig.
+
+    Every reason it cannot (a missing or unreadable file, a context that does not exist, a bad
+    certificate) is a :class:`ConnectionConfigError` whose message says which file and why, so
+    that a process can stop with one line instead of a traceback.
+    """
+    from kubernetes.config import ConfigException
+
+    try:
+        if kubeconfig is not None:
+            return load_kubeconfig(kubeconfig, context=context)
+        if "KUBERNETES_SERVICE_HOST" in os.environ and (SERVICE_ACCOUNT_DIR / "token").exists():
+            return load_in_cluster()
+        return load_kubeconfig(None, context=context)
+    except ConnectionConfigError:
+        raise
+    except (ValueError, OSError, ConfigException) as exc:
+        source = kubeconfig or os.environ.get("KUBECONFIG") or "the default kubeconfig (~/.kube/config)"
+        text = str(exc)
+        message = text if str(source) in text else f"{source}: {text}"
+        raise ConnectionConfigError(f"cannot load the connection: {message}; pass --kubeconfig FILE") from exc
 
 
 def static_connection(
