@@ -24,7 +24,7 @@ from typing import Any
 
 from appwrapper.conditions import clear_condition, find_condition, is_true, set_condition, transition_time
 from appwrapper.faulttolerance import FaultTolerance, Knobs
-from appwrapper.model import Phase
+from appwrapper.model import UNHEALTHY, Phase
 from appwrapper.ports import ClusterPort, EventSink, PhaseObserver
 from shared.jsontree import copy_json
 from shared.kube import NORMAL
@@ -150,7 +150,19 @@ class Attempt:
         """``transitionToPhase``: write the phase (with every pending change), then count it."""
         self.status["phase"] = phase.value
         await self.flush()
-        log.info("%s", phase.value or "Empty", extra={"appwrapper": f"{self.namespace}/{self.name}"})
+        where = f"{self.namespace}/{self.name}"
+        if phase is Phase.FAILED:
+            # Once per failure (the phase is written once), with the reason, so the log alone says why.
+            unhealthy = self.find(UNHEALTHY) or {}
+            log.warning(
+                "AppWrapper %s failed: %s: %s",
+                where,
+                unhealthy.get("reason", "Unknown"),
+                unhealthy.get("message", ""),
+                extra={"appwrapper": where},
+            )
+        else:
+            log.info("%s", phase.value or "Empty", extra={"appwrapper": where})
         self._on_phase(namespace=self.namespace, phase=phase.value)
 
     def event(self, reason: str, message: str, *, event_type: str = NORMAL) -> None:

@@ -6,7 +6,11 @@ stores; it returns a ``Result`` (or ``None`` for done). Outcomes, as in controll
 * done -> ``forget`` the key's backoff;
 * ``Result(requeue=True)`` -> re-add with the key's rate limit (exponential backoff);
 * ``Result(requeue_after=s)`` -> ``forget`` and re-add after ``s`` seconds;
-* an exception -> logged with the key and reconcile id, counted, re-added with backoff;
+* an API error (the server or an admission webhook refused a request, or it failed) -> one
+  WARNING naming the key, the reason and the server's message, counted, re-added with backoff;
+  while the same key keeps failing with the same text the repeats are DEBUG, so a denied write
+  retried for an hour is one line, not a line per backoff step; a success re-arms it;
+* any other exception (a bug) -> logged with its traceback, counted, re-added with backoff;
 * a **conflict** (one of ``conflicts``: by default ``Conflict``, i.e. 409 Conflict and AlreadyExists)
   -> re-added with the same backoff but *not* an error: the reconcile acted on a stale informer
   copy (another writer got there first, or our own write has not reached the cache yet), which is
@@ -35,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from shared.kube.clock import Clock
-from shared.kube.errors import Conflict
+from shared.kube.errors import BadRequest, Conflict, Forbidden, Invalid, KubeError
 from shared.kube.informer import EventHandler, Informer
 from shared.kube.observability import KubeMetrics, reconcile_context
 from shared.kube.watch import object_key
@@ -101,6 +105,22 @@ class Controller:
         self._informers: list[Informer] = []
         self._worker_tasks: list[asyncio.Task[None]] = []
         self._started = asyncio.Event()
+        #: key -> the text of its last failure, while it keeps failing (reported once)
+        self._failing: dict[str, str] = {}
+
+    def _report_failure(self, key: str, exc: KubeError) -> None:
+        text = str(exc)
+        repeated = self._failing.get(key) == text
+        self._failing[key] = text
+        verdict = "denied" if isinstance(exc, BadRequest | Forbidden | Invalid) else "failed"
+        logger.log(
+            logging.DEBUG if repeated else logging.WARNING,
+            "reconcile of %s %s: %s; retrying with backoff",
+            key,
+            verdict,
+            text,
+            extra={"controller": self.name, "key": key, "reason": getattr(exc, "reason", type(exc).__name__)},
+        )
 
     def watch(self, informer: Informer, *, keys: KeyMapper | None = None) -> None:
         """Enqueue ``keys(obj)`` (default: the object's own key) for every add/update/delete."""
@@ -177,6 +197,11 @@ class Controller:
                 if self._metrics is not None:
                     self._metrics.child(self._metrics.reconcile_conflicts, self.name).inc()
                 self.queue.add_rate_limited(key)
+            except KubeError as exc:
+                self._report_failure(key, exc)
+                if self._metrics is not None:
+                    self._metrics.child(self._metrics.reconcile_errors, self.name).inc()
+                self.queue.add_rate_limited(key)
             except Exception:
                 logger.exception("reconcile failed", extra={"controller": self.name})
                 if self._metrics is not None:
@@ -193,6 +218,7 @@ class Controller:
                 else:
                     outcome = "success"
                     self.queue.forget(key)
+                self._failing.pop(key, None)
             finally:
                 if self._metrics is not None:
                     self._metrics.child(self._metrics.reconcile_total, self.name, outcome).inc()

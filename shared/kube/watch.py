@@ -314,7 +314,9 @@ class Watch:
                 except asyncio.CancelledError as exc:
                     if not watchdog.expired(exc):
                         raise
-                    logger.warning(
+                    # A quiet resource is normal (nothing changed, and the server sent no
+                    # bookmark); only a failed reconnect is worth a WARNING (see _open).
+                    logger.debug(
                         "watch silent past the inactivity timeout, reconnecting",
                         extra={"resource": str(self.gvk), "resource_version": self.resource_version},
                     )

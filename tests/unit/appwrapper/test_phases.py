@@ -7,6 +7,7 @@ reason, message exactly as the AppWrapper operator writes them), requeue delays 
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -345,6 +346,21 @@ async def test_a_same_named_object_of_someone_else_survives_the_failure_and_the_
         await h.step()
     assert h.cluster.objects[("v1", "ConfigMap", "ns", "cfg")] is users
     assert all(d[:4] != ("v1", "ConfigMap", "ns", "cfg") for d in _deletes(h))
+
+
+async def test_a_failed_appwrapper_is_one_warning_with_its_reason(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="appwrapper")
+    h = Harness(job_and_config())
+    h.cluster.objects[("v1", "ConfigMap", "ns", "cfg")] = {"metadata": {"name": "cfg", "uid": "u"}}
+    h.admit()
+    await h.until("Failed")
+    for _ in range(5):
+        await h.step()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        "AppWrapper ns/aw failed: CreateFailed: error creating components: spec.components[1]: "
+        "resource cfg exists, but is not controlled by appwrapper"
+    ]
 
 
 async def test_a_crash_record_naming_a_foreign_object_deletes_nothing() -> None:

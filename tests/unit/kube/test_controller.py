@@ -9,9 +9,10 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from shared.frameworks.base import GroupVersionKind
-from shared.kube import AlreadyExists, Conflict, FakeClock, KubeClient, KubeMetrics
+from shared.kube import AlreadyExists, Conflict, FakeClock, Forbidden, KubeClient, KubeMetrics
 from shared.kube.clock import settle
 from shared.kube.controller import Controller, Result
+from shared.kube.errors import ServiceUnavailable
 from shared.kube.informer import Informer
 from shared.kube.observability import current_object_key, current_reconcile_id
 from tests.unit.kube.conftest import make_client
@@ -191,6 +192,34 @@ async def test_the_callers_own_conflict_type_is_a_conflict_and_other_errors_stil
     failures = [r for r in caplog.records if r.getMessage() == "reconcile failed"]
     assert [r.levelno for r in failures] == [logging.ERROR]
     assert sorted(probe.calls) == ["a", "a", "b", "b"]
+
+
+async def test_an_api_error_is_one_warning_per_run_of_identical_failures(
+    clock: FakeClock, registry: CollectorRegistry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A denied write retried with backoff is one WARNING (key, reason, message), not one per retry;
+    a different failure, or the same one after a success, is reported again."""
+    denied = Forbidden(code=403, message='jobs "j" is forbidden: User "x" cannot update resource "jobs"')
+    probe = Probe()
+    probe.results["ns/j"] = [denied, denied, denied, Result(), ServiceUnavailable(code=503, message="etcd")]
+    controller = Controller(name="c", reconcile=probe, clock=clock, workers=1, metrics=KubeMetrics(registry))
+    caplog.set_level(logging.DEBUG, logger="shared.kube.controller")
+    async with started(controller):
+        controller.queue.add("ns/j")
+        await clock.advance(1.0)
+        controller.queue.add("ns/j")
+        await clock.advance(1.0)
+    assert probe.calls == ["ns/j"] * 6  # the last retry after the 503 succeeds
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        f"reconcile of ns/j denied: {denied}; retrying with backoff",
+        "reconcile of ns/j failed: ServiceUnavailable (503): etcd; retrying with backoff",
+    ]
+    repeats = [r for r in caplog.records if r.levelno == logging.DEBUG and "denied" in r.getMessage()]
+    assert len(repeats) == 2
+    assert not [r for r in caplog.records if r.exc_info], "an API error is not a bug: no traceback"
+    sample = registry.get_sample_value
+    assert sample("kueue_bridge_controller_runtime_reconcile_errors_total", {"controller": "c"}) == 4.0
 
 
 async def test_reconcile_runs_with_key_and_id_in_log_context(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -147,18 +148,42 @@ async def test_disconnect_resumes_from_the_last_version_without_relisting(
 
 
 async def test_silent_watch_reconnects_after_the_inactivity_timeout(
-    seeded: FakeApi, running: Running, clock: FakeClock, registry: CollectorRegistry
+    seeded: FakeApi,
+    running: Running,
+    clock: FakeClock,
+    registry: CollectorRegistry,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.DEBUG, logger="shared.kube.watch")
     running.take()
     await clock.advance(69.0)
     assert len(watch_requests(seeded)) == 1
     await clock.advance(2.0)
     assert len(watch_requests(seeded)) == 2
     assert restarts(registry, "inactivity") == 1.0
+    # a quiet resource is normal: the reconnect is DEBUG, never a WARNING every 70 s
+    quiet = [r for r in caplog.records if "inactivity timeout" in r.getMessage()]
+    assert [r.levelno for r in quiet] == [logging.DEBUG]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(seeded.watchers) == 1  # the stale stream was closed
     seeded.put_object(RESOURCE, cm("c"))
     await settle()
     assert running.take() == [("ADDED", "c")]
+
+
+async def test_a_reconnect_that_fails_after_the_inactivity_timeout_is_a_warning(
+    seeded: FakeApi, running: Running, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="shared.kube.watch")
+    running.take()
+    seeded.fail_when(
+        lambda r: r.params.get("watch") == "true",
+        lambda r: httpx.Response(503, json={"kind": "Status", "code": 503, "message": "etcd is down"}),
+        times=1,
+    )
+    await clock.advance(71.0)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warnings == ["watch request failed"]
 
 
 async def test_time_the_consumer_spends_between_events_is_not_inactivity(
