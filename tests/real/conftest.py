@@ -55,8 +55,10 @@ BRIDGE_CONFIG = EXAMPLES_DIR / "config.yaml"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A session-wide hook: it sees every item of the run, so it touches only this folder's tests.
+    here = Path(__file__).parent
     for item in items:
-        if pytest_asyncio.is_async_test(item):
+        if pytest_asyncio.is_async_test(item) and here in item.path.parents:
             item.add_marker(pytest.mark.asyncio(loop_scope="session"), append=False)
 
 
