@@ -21,7 +21,7 @@ Common rules: a manager whose set becomes empty loses its entry; ``apiVersion``,
 server-owned metadata (name, namespace, uid, resourceVersion, generation, creationTimestamp,
 managedFields) are never owned; changes that the endpoint does not persist are never owned (the
 main endpoint of a kind with a status subresource ignores ``status``, ``/status`` everything else);
-more than ten ``Update`` entries fold the oldest into ``ancient-changes``; entries are sorted as the
+an update that leaves more than ten ``Update`` entries folds the oldest into ``ancient-changes``; entries are sorted as the
 real server sorts them (Apply before Update, then time, manager, apiVersion, subresource).
 
 Known simplification: entries of other apiVersions are compared in the request's version (the
@@ -131,28 +131,30 @@ class _Managed:
 
 
 def _decode(entries: Any) -> dict[_Identifier, _Managed] | None:
-    """The entries by manager identifier; None when they are not a valid managedFields list."""
+    """The entries by manager identifier; None when they are not a valid managedFields list.
+
+    As DecodeManagedFields: every entry needs operation Apply or Update, an apiVersion and
+    fieldsType FieldsV1; of two entries with one identifier the later wins.
+    """
     if not isinstance(entries, list):
         return None
     managed: dict[_Identifier, _Managed] = {}
     for entry in entries:
         if not isinstance(entry, dict):
             return None
-        operation = entry.get("operation", "")
-        fields = entry.get("fieldsV1", {})
-        if operation not in {"Apply", "Update", ""} or not isinstance(fields, dict):
+        operation = entry.get("operation")
+        fields = entry.get("fieldsV1") or {}
+        api_version = entry.get("apiVersion")
+        if operation not in {"Apply", "Update"} or not isinstance(fields, dict):
             return None
-        if entry.get("fieldsType", "FieldsV1") not in {"FieldsV1", ""}:
+        if not isinstance(api_version, str) or not api_version or entry.get("fieldsType") != "FieldsV1":
             return None
-        api_version = str(entry.get("apiVersion") or "")
         identifier = (
             str(entry.get("manager") or ""),
             operation,
             "" if operation == "Apply" else api_version,
             str(entry.get("subresource") or ""),
         )
-        if identifier in managed:
-            return None
         time = entry.get("time")
         managed[identifier] = _Managed(
             fields=fields or None,
@@ -161,6 +163,11 @@ def _decode(entries: Any) -> dict[_Identifier, _Managed] | None:
             entry=entry,
         )
     return managed
+
+
+def _is_reset(entries: Any) -> bool:
+    """``[]`` or ``[{}]`` sent by a client: drop every entry (the documented way to clear them)."""
+    return isinstance(entries, list) and (entries == [] or entries == [{}])
 
 
 def _encode(managed: dict[_Identifier, _Managed], *, custom: bool) -> list[dict[str, Any]]:
@@ -239,24 +246,15 @@ def _changes(old: dict[str, Any] | None, new: dict[str, Any], scope: FieldScope)
     return scope.owned(added), scope.owned(modified), scope.owned(removed)
 
 
-def record_update(
-    *,
+def _take(
+    managed: dict[_Identifier, _Managed],
     old: dict[str, Any] | None,
     new: dict[str, Any],
-    base: Any,
+    identifier: _Identifier,
     scope: FieldScope,
-) -> list[dict[str, Any]]:
-    """The managedFields after a non-apply write of ``new`` over ``old`` (None: a create).
-
-    ``base`` is the entries to start from: those the client sent when they decode (a client may
-    rewrite or clear managedFields with an update), else the stored object's.
-    """
-    managed = _decode(base)
-    if not managed:
-        managed = _decode((old or {}).get("metadata", {}).get("managedFields") or []) or {}
-    if not managed and old is not None:
-        return []
-    added, modified, removed = _changes(_without_managed(old), _without_managed(new), scope)
+) -> None:
+    """One Update (in place): what changed from ``old`` to ``new`` moves to ``identifier``."""
+    added, modified, removed = _changes(old, new, scope)
     taken = union(added, modified)
     for state in managed.values():
         if taken is not None:
@@ -264,7 +262,6 @@ def record_update(
     _forget(managed, removed)
     current = difference(taken, _STRIPPED)
     if current:
-        identifier = (scope.manager, "Update", scope.api_version, scope.subresource)
         previous = managed.get(identifier)
         if previous is None:
             managed[identifier] = _Managed(
@@ -275,6 +272,31 @@ def record_update(
             previous.fields = union(current, previous.fields)
             previous.time = scope.timestamp
             previous.changed = True
+
+
+def record_update(
+    *,
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    base: Any,
+    scope: FieldScope,
+) -> list[dict[str, Any]]:
+    """The managedFields after a non-apply write of ``new`` over ``old`` (None: a create).
+
+    ``base`` is what the client sent in ``metadata.managedFields`` (None on a subresource):
+    entries that decode replace the stored ones (a client may rewrite them), ``[]`` or ``[{}]``
+    clears them, anything else leaves the stored ones in place.
+    """
+    if _is_reset(base):
+        managed: dict[_Identifier, _Managed] = {}
+    else:
+        managed = _decode(base) or {}
+        if not managed:
+            managed = _decode((old or {}).get("metadata", {}).get("managedFields") or []) or {}
+    if not managed and old is not None:
+        return []  # never tracked: updates do not start tracking (skipNonAppliedManager)
+    identifier = (scope.manager, "Update", scope.api_version, scope.subresource)
+    _take(managed, _without_managed(old), _without_managed(new), identifier, scope)
     _cap_updaters(managed)
     return _encode(managed, custom=scope.custom)
 
@@ -311,17 +333,18 @@ def conflict_error(conflicts: dict[_Identifier, FieldSet]) -> StatusError:
     return StatusError(409, "Conflict", message, {"causes": causes})
 
 
-def _without_nulls(obj: Any, owned: FieldSet | None) -> Any:
-    """Drop the nulls removal left behind; an emptied map a manager owns as such stays ``{}``."""
+def _without_nulls(obj: Any, owned: FieldSet | None, *, custom: bool) -> Any:
+    """Drop the nulls removal left behind (a typed Go object omits them); in a custom resource an
+    emptied map that a manager owns as such stays ``{}``, as the real server stores it."""
     if isinstance(obj, dict):
         out: dict[str, Any] = {}
         for name, item in obj.items():
             sub = owned.get(f"f:{name}") if owned else None
             if item is None:
-                if sub is not None and is_member(sub):
+                if custom and sub is not None and is_member(sub):
                     out[name] = {}
                 continue
-            out[name] = _without_nulls(item, sub)
+            out[name] = _without_nulls(item, sub, custom=custom)
         return out
     if isinstance(obj, list):
         return [item for item in obj if item is not None]
@@ -334,14 +357,17 @@ def _prune(
     last: FieldSet | None,
     field_type: Struct,
 ) -> dict[str, Any]:
-    """Remove what the applier owned last time, does not send now, and nobody else owns."""
+    """Remove what the applier owned last time, does not send now, and nobody else owns.
+
+    Containers the removal empties are left as ``None`` (structured-merge-diff's nulls): the
+    ownership changes are computed with them, the stored object without (:func:`_without_nulls`).
+    """
+    if not last:
+        return merged
     everyone: FieldSet | None = None
     for state in managed.values():
         everyone = union(everyone, state.fields)
     everyone = ensure_named_fields_are_members(everyone, field_type)
-    if not last:
-        without_nulls: dict[str, Any] = _without_nulls(merged, everyone)
-        return without_nulls
     last = ensure_named_fields_are_members(last, field_type)
     pruned = remove_items(merged, last, field_type)
     merged_set = ensure_named_fields_are_members(to_field_set(merged, field_type), field_type)
@@ -349,8 +375,7 @@ def _prune(
     pruned = remove_items(merged, difference(merged_set, union(pruned_set, everyone)), field_type)
     pruned_set = ensure_named_fields_are_members(to_field_set(pruned, field_type), field_type)
     dangling = intersection(difference(merged_set, pruned_set), last)
-    result: dict[str, Any] = _without_nulls(remove_items(merged, dangling, field_type), everyone)
-    return result
+    return remove_items(merged, dangling, field_type)
 
 
 def record_apply(
@@ -371,6 +396,10 @@ def record_apply(
         **current,
         "metadata": {k: v for k, v in current.get("metadata", {}).items() if k != "managedFields"},
     }
+    if not managed and live is not None:
+        # an object nobody tracked yet: what it has becomes "before-first-apply"'s first
+        before = ("before-first-apply", "Update", scope.api_version, scope.subresource)
+        _take(managed, None, live_object, before, scope)
     try:
         # unstripped while pruning (it keeps metadata.name owned, hence metadata); stripped at the end
         applied = scope.owned(to_field_set(config, scope.field_type, strict=True))
@@ -415,9 +444,12 @@ def record_apply(
         previous is None or previous.fields != state.fields or previous.api_version != scope.api_version
     )
     _forget(managed, None)
+    owned: FieldSet | None = None
+    for owner in managed.values():
+        owned = union(owned, owner.fields)
+    merged = _without_nulls(merged, owned, custom=scope.custom)
     object_changed = merged != live_object
     if object_changed and identifier in managed:
         managed[identifier].time = scope.timestamp
         managed[identifier].changed = True
-    _cap_updaters(managed)
     return merged, _encode(managed, custom=scope.custom), object_changed

@@ -472,6 +472,14 @@ class Rest:
             precondition = meta.get("resourceVersion")
             if old is not None and precondition and precondition != old["metadata"]["resourceVersion"]:
                 raise conflict(group=rtype.group, plural=rtype.plural, name=name)
+            if old is not None and meta.get("uid") and meta["uid"] != old["metadata"].get("uid"):
+                immutable = Cause(
+                    "metadata.uid",
+                    "FieldValueInvalid",
+                    f"Invalid value: {orjson.dumps(meta['uid']).decode()}: field is immutable",
+                )
+                # the real server reports it twice (ObjectMeta validated by two layers)
+                raise invalid(group=rtype.group, kind=rtype.kind, name=name, causes=[immutable, immutable])
             live = None
             if old is not None:
                 live = {**old, "apiVersion": rtype.api_version(version)}

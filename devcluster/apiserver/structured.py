@@ -173,7 +173,8 @@ def compare(old: dict[str, Any] | None, new: dict[str, Any], t: Struct) -> Compa
 def _compare(lhs: Any, rhs: Any, declared: FieldType | None) -> Comparison:
     if lhs is not MISSING and rhs is not MISSING and lhs == rhs:
         return None, None, None
-    kind = resolve(declared, rhs if rhs is not MISSING else lhs)
+    # a missing or null side takes the other's shape (structured-merge-diff's "nil is a wildcard")
+    kind = resolve(declared, rhs if rhs is not MISSING and rhs is not None else lhs)
     left = None if lhs is MISSING else lhs
     right = None if rhs is MISSING else rhs
     container = (
