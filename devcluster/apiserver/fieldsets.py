@@ -18,6 +18,7 @@ so an entry the devcluster writes is byte-for-byte the real server's.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import orjson
@@ -172,6 +173,7 @@ def _value_rank(item: Any) -> tuple[int, Any]:
     return (3 if isinstance(item, list) else 4, _go_json(item))
 
 
+@functools.lru_cache(maxsize=8192)
 def _element_order(element: str) -> tuple[Any, ...]:
     kind, text = element[:2], element[2:]
     if kind == "f:":
@@ -185,14 +187,18 @@ def _element_order(element: str) -> tuple[Any, ...]:
 
 
 def canonical(node: FieldSet) -> FieldSet:
-    """``node`` with every level in the real server's serialisation order."""
+    """``node`` with every level in the real server's serialisation order (a new tree)."""
     if not node:
         return {}
     out: dict[str, Any] = {}
     if SELF in node:
         out[SELF] = {}
-    for name in sorted((n for n in node if n != SELF), key=_element_order):
-        out[name] = canonical(node[name])
+    names = [n for n in node if n != SELF]
+    if len(names) > 1:
+        names.sort(key=_element_order)
+    for name in names:
+        sub = node[name]
+        out[name] = canonical(sub) if sub else {}
     return out
 
 
