@@ -512,7 +512,7 @@ def _check(state: str, message: str = "") -> dict[str, Any]:
     return {"name": "mk", "state": state, "lastTransitionTime": T0, "message": message}
 
 
-_CONDITION_FIELDS = {
+_CONDITION_FIELDS: dict[str, Any] = {
     ".": {},
     "f:lastTransitionTime": {},
     "f:message": {},
@@ -520,7 +520,7 @@ _CONDITION_FIELDS = {
     "f:status": {},
     "f:type": {},
 }
-_CREATED_SPEC = {
+_CREATED_SPEC: dict[str, Any] = {
     "f:spec": {
         ".": {},
         "f:active": {},

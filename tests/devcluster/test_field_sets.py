@@ -6,6 +6,8 @@ kube-apiserver; these pin the serialisation details a single request rarely show
 
 from __future__ import annotations
 
+from typing import Any
+
 from devcluster.apiserver.fieldsets import canonical, difference, key, paths, union, value
 from devcluster.apiserver.fieldtypes import SCALAR, ListOf, Struct
 from devcluster.apiserver.structured import compare, merge, to_field_set
@@ -14,7 +16,7 @@ CONDITIONS = Struct({"conditions": ListOf(keys=("type",), elem=Struct({}))})
 
 
 def test_canonical_order_is_structured_merge_diffs() -> None:
-    messy = {
+    messy: dict[str, Any] = {
         'v:"b"': {},
         'k:{"port":80}': {},
         "f:z": {},
@@ -49,7 +51,7 @@ def test_paths_print_members_before_subtrees_like_set_iterate() -> None:
 
 
 def test_set_algebra_keeps_membership_per_path() -> None:
-    owned = {"f:status": {".": {}, "f:a": {}, "f:b": {}}}
+    owned: dict[str, Any] = {"f:status": {".": {}, "f:a": {}, "f:b": {}}}
     assert difference(owned, {"f:status": {"f:a": {}}}) == {"f:status": {".": {}, "f:b": {}}}
     assert difference(owned, {"f:status": {}}) == {"f:status": {"f:a": {}, "f:b": {}}}
     assert union({"f:x": {}}, {"f:x": {"f:y": {}}}) == {"f:x": {"f:y": {}, ".": {}}}
