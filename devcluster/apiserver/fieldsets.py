@@ -81,11 +81,12 @@ def value(item: Any) -> str:
 
 
 # -- set algebra (all recursive on the tree shape; None = empty) ---------------------------------
-def _make(member: bool, children: dict[str, Any]) -> FieldSet | None:
-    if children:
-        if member:
-            children[SELF] = {}
-        return children
+# Results put "." first and keep the left operand's element order, so the difference or intersection
+# of trees in serialisation order is in that order too; an operand that comes out unchanged is
+# returned itself (callers keep stored entries as they are when nothing about them changed).
+def _finish(out: dict[str, Any], member: bool) -> FieldSet | None:
+    if len(out) > (1 if member else 0):
+        return out
     return {} if member else None
 
 
@@ -94,18 +95,22 @@ def union(a: FieldSet | None, b: FieldSet | None) -> FieldSet | None:
         return b
     if b is None:
         return a
-    children: dict[str, Any] = {}
+    member = is_member(a) or is_member(b)
+    out: dict[str, Any] = {SELF: {}} if member else {}
+    same = member == is_member(a)
     for name, sub in a.items():
         if name == SELF:
             continue
         other = b.get(name)
         merged = sub if other is None else union(sub, other)
+        same = same and merged is sub
         if merged is not None:
-            children[name] = merged
+            out[name] = merged
     for name, sub in b.items():
         if name != SELF and name not in a:
-            children[name] = sub
-    return _make(is_member(a) or is_member(b), children)
+            out[name] = sub
+            same = False
+    return a if same else _finish(out, member)
 
 
 def difference(a: FieldSet | None, b: FieldSet | None) -> FieldSet | None:
@@ -114,15 +119,18 @@ def difference(a: FieldSet | None, b: FieldSet | None) -> FieldSet | None:
         return a
     if a is b:
         return None
-    children: dict[str, Any] = {}
+    member = is_member(a) and not is_member(b)
+    out: dict[str, Any] = {SELF: {}} if member else {}
+    same = member == is_member(a)
     for name, sub in a.items():
         if name == SELF:
             continue
         other = b.get(name)
         rest = sub if other is None else difference(sub, other)
+        same = same and rest is sub
         if rest is not None:
-            children[name] = rest
-    return _make(is_member(a) and not is_member(b), children)
+            out[name] = rest
+    return a if same else _finish(out, member)
 
 
 def intersection(a: FieldSet | None, b: FieldSet | None) -> FieldSet | None:
@@ -130,7 +138,8 @@ def intersection(a: FieldSet | None, b: FieldSet | None) -> FieldSet | None:
         return None
     if a is b:
         return a
-    children: dict[str, Any] = {}
+    member = is_member(a) and is_member(b)
+    out: dict[str, Any] = {SELF: {}} if member else {}
     for name, sub in a.items():
         if name == SELF:
             continue
@@ -138,8 +147,8 @@ def intersection(a: FieldSet | None, b: FieldSet | None) -> FieldSet | None:
         if other is not None:
             both = intersection(sub, other)
             if both is not None:
-                children[name] = both
-    return _make(is_member(a) and is_member(b), children)
+                out[name] = both
+    return _finish(out, member)
 
 
 def recursive_difference(a: FieldSet | None, b: FieldSet | None) -> FieldSet | None:
@@ -148,15 +157,18 @@ def recursive_difference(a: FieldSet | None, b: FieldSet | None) -> FieldSet | N
         return a
     if is_member(b):
         return None
-    children: dict[str, Any] = {}
+    member = is_member(a)
+    out: dict[str, Any] = {SELF: {}} if member else {}
+    same = True
     for name, sub in a.items():
         if name == SELF:
             continue
         other = b.get(name)
         rest = sub if other is None else recursive_difference(sub, other)
+        same = same and rest is sub
         if rest is not None:
-            children[name] = rest
-    return _make(is_member(a), children)
+            out[name] = rest
+    return a if same else _finish(out, member)
 
 
 # -- ordering and printing ---------------------------------------------------------------------
@@ -186,10 +198,14 @@ def _element_order(element: str) -> tuple[Any, ...]:
     return (3, int(text) if text.isdigit() else 0)
 
 
-def canonical(node: FieldSet) -> FieldSet:
-    """``node`` with every level in the real server's serialisation order (a new tree)."""
-    if not node:
-        return {}
+def canonical(node: FieldSet, ordered: FieldSet | None = None) -> FieldSet:
+    """``node`` with every level in the real server's serialisation order.
+
+    ``ordered`` is a tree already in that order that ``node`` was grown from: its subtrees that
+    ``node`` still holds as they are (the same objects) are reused without sorting them again.
+    """
+    if not node or node is ordered:
+        return node or {}
     out: dict[str, Any] = {}
     if SELF in node:
         out[SELF] = {}
@@ -198,7 +214,7 @@ def canonical(node: FieldSet) -> FieldSet:
         names.sort(key=_element_order)
     for name in names:
         sub = node[name]
-        out[name] = canonical(sub) if sub else {}
+        out[name] = canonical(sub, ordered.get(name) if ordered else None) if sub else {}
     return out
 
 

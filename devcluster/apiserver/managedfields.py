@@ -128,13 +128,18 @@ class _Managed:
     #: the stored entry, reused as is when nothing about it changed
     entry: dict[str, Any] | None = None
     changed: bool = False
+    #: ``fields`` is already in serialisation order (stored, or only ever reduced since)
+    ordered: bool = False
+    #: an ordered tree ``fields`` grew from (its unchanged subtrees need no sorting)
+    grown_from: FieldSet | None = None
 
 
-def _decode(entries: Any) -> dict[_Identifier, _Managed] | None:
+def _decode(entries: Any, *, stored: bool = True) -> dict[_Identifier, _Managed] | None:
     """The entries by manager identifier; None when they are not a valid managedFields list.
 
     As DecodeManagedFields: every entry needs operation Apply or Update, an apiVersion and
-    fieldsType FieldsV1; of two entries with one identifier the later wins.
+    fieldsType FieldsV1; of two entries with one identifier the later wins. ``stored`` entries
+    were written by this module (in order); a client's are re-serialised.
     """
     if not isinstance(entries, list):
         return None
@@ -160,7 +165,9 @@ def _decode(entries: Any) -> dict[_Identifier, _Managed] | None:
             fields=fields or None,
             time=time if isinstance(time, str) else None,
             api_version=api_version,
-            entry=entry,
+            entry=entry if stored else None,
+            changed=not stored,
+            ordered=stored,
         )
     return managed
 
@@ -184,7 +191,8 @@ def _encode(managed: dict[_Identifier, _Managed], *, custom: bool) -> list[dict[
         if state.time is not None:
             entry["time"] = state.time
         entry["fieldsType"] = "FieldsV1"
-        entry["fieldsV1"] = canonical(state.fields or {})
+        fields = state.fields or {}
+        entry["fieldsV1"] = fields if state.ordered else canonical(fields, state.grown_from)
         if subresource:
             entry["subresource"] = subresource
         out.append(dict(sorted(entry.items())) if custom else entry)
@@ -265,11 +273,15 @@ def _take(
         previous = managed.get(identifier)
         if previous is None:
             managed[identifier] = _Managed(
-                fields=current, time=scope.timestamp, api_version=scope.api_version
+                fields=current, time=scope.timestamp, api_version=scope.api_version, changed=True
             )
-            managed[identifier].changed = True
         else:
-            previous.fields = union(current, previous.fields)
+            grown = union(previous.fields, current)
+            if grown is not previous.fields:
+                if previous.ordered:
+                    previous.grown_from = previous.fields
+                previous.fields = grown
+                previous.ordered = False
             previous.time = scope.timestamp
             previous.changed = True
 
@@ -287,12 +299,13 @@ def record_update(
     entries that decode replace the stored ones (a client may rewrite them), ``[]`` or ``[{}]``
     clears them, anything else leaves the stored ones in place.
     """
+    stored = (old or {}).get("metadata", {}).get("managedFields") or []
     if _is_reset(base):
         managed: dict[_Identifier, _Managed] = {}
     else:
-        managed = _decode(base) or {}
+        managed = (_decode(base, stored=base == stored) or {}) if base is not None else {}
         if not managed:
-            managed = _decode((old or {}).get("metadata", {}).get("managedFields") or []) or {}
+            managed = _decode(stored) or {}
     if not managed and old is not None:
         return []  # never tracked: updates do not start tracking (skipNonAppliedManager)
     identifier = (scope.manager, "Update", scope.api_version, scope.subresource)
@@ -440,8 +453,10 @@ def record_apply(
         if other != identifier and removed is not None:
             _set(owner, difference(owner.fields, removed))
     state.fields = difference(state.fields, _STRIPPED)
+    if previous is not None and previous.fields == state.fields:
+        state.fields, state.ordered = previous.fields, previous.ordered
     state.changed = (
-        previous is None or previous.fields != state.fields or previous.api_version != scope.api_version
+        previous is None or state.fields is not previous.fields or previous.api_version != scope.api_version
     )
     _forget(managed, None)
     owned: FieldSet | None = None

@@ -213,6 +213,12 @@ def test_updates_take_ownership_without_conflicts(kube: KubeTarget, namespace: s
     assert "one" not in {e[0] for e in entries(by_agent)}  # its last field went to agent-x
     conflict = status_of(apply(kube, url, configmap("u", {"a": "6"}), "one"))
     assert conflict["message"] == 'Apply failed with 1 conflict: conflict with "editor" using v1: .data.a'
+    # a strategic merge patch takes what it changes the same way
+    strategic = {"content-type": "application/strategic-merge-patch+json"}
+    smp = ok(
+        kube.client.patch(url, params={"fieldManager": "smp"}, json={"data": {"z": "2"}}, headers=strategic)
+    )
+    assert ("smp", "Update", "v1", "", True, {"f:data": {"f:z": {}}}) in entries(smp)
     # a full update (PUT) of a field takes it too, and removing a field removes it from every set
     current = kube.client.get(url).json()
     current["data"] = {"a": "5", "b": "8"}
