@@ -28,7 +28,6 @@ from typing import Any
 import orjson
 
 from devcluster.apiserver import defaults
-from devcluster.apiserver.builtin_fieldtypes import builtin_field_type
 from devcluster.apiserver.core import NAMESPACE_KEY, Cluster
 from devcluster.apiserver.crds import CRD_KEY, crd_status, validate_crd, validate_custom_resource
 from devcluster.apiserver.errors import (
@@ -42,8 +41,13 @@ from devcluster.apiserver.errors import (
     not_found,
     unsupported_media_type,
 )
-from devcluster.apiserver.fieldtypes import crd_field_type
 from devcluster.apiserver.managedfields import FieldScope, record_apply, record_update
+from devcluster.apiserver.ownership import (
+    applied_configuration,
+    check_field_manager,
+    field_manager_causes,
+    field_scope,
+)
 from devcluster.apiserver.pagination import decode_continue, encode_continue, expired_continue, items_key
 from devcluster.apiserver.patching import apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
 from devcluster.apiserver.resources import ResourceType
@@ -137,63 +141,6 @@ def _decode_custom(rtype: ResourceType, version: str, obj: dict[str, Any]) -> No
         schema.apply_defaults(obj)
 
 
-def _field_manager_causes(manager: str) -> list[Cause]:
-    """ValidateFieldManager: at most 128 bytes, printable characters only."""
-    causes = []
-    if len(manager.encode()) > 128:
-        causes.append(Cause("fieldManager", "FieldValueTooLong", "Too long: may not be more than 128 bytes"))
-    position = 0
-    for char in manager:
-        if not char.isprintable():
-            causes.append(
-                Cause(
-                    "fieldManager",
-                    "FieldValueInvalid",
-                    f"Invalid value: {orjson.dumps(manager).decode()}: invalid character "
-                    f"U+{ord(char):04X} (at position {position})",
-                )
-            )
-        position += len(char.encode())
-    return causes
-
-
-def _check_field_manager(options: WriteOptions, options_kind: str) -> None:
-    causes = _field_manager_causes(options.field_manager)
-    if causes:
-        raise invalid(group="meta.k8s.io", kind=options_kind, name="", causes=causes)
-
-
-_GO_JSON_TYPES = {list: "array", str: "string", bool: "bool", int: "number", float: "number"}
-
-
-def _applied_configuration(rtype: ResourceType, version: str, body: Any, codec: Any) -> dict[str, Any]:
-    """The apply body as an object of this kind, rejected as kube-apiserver rejects it."""
-    config: dict[str, Any] = body if isinstance(body, dict) else {}
-    if not isinstance(body, dict):
-        if body is None:
-            raise bad_request("invalid object type: /, Kind=")
-        raise bad_request(
-            "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal "
-            f"{_GO_JSON_TYPES.get(type(body), 'object')} into Go value of type map[string]interface {{}}"
-        )
-    api_version = config.get("apiVersion") if isinstance(config.get("apiVersion"), str) else ""
-    kind = config.get("kind") if isinstance(config.get("kind"), str) else ""
-    expected = codec.served_api_version if codec is not None else rtype.api_version(version)
-    if api_version != expected or kind != rtype.kind:
-        group, _, served_version = (api_version or "").rpartition("/")
-        raise bad_request(f"invalid object type: {group}/{served_version}, Kind={kind}")
-    if codec is not None:
-        config = dict(codec.to_storage(config))
-    meta = config.get("metadata")
-    if meta is None:
-        meta = config["metadata"] = {}
-    if not isinstance(meta, dict):
-        raise bad_request("metadata must be an object")
-    if meta.get("managedFields") is not None:
-        raise bad_request("metadata.managedFields must be nil")
-    return config
-
-
 class Rest:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
@@ -257,7 +204,7 @@ class Rest:
     ) -> dict[str, Any]:
         """``managed_fields`` is set when a server-side apply creates the object (already recorded)."""
         if managed_fields is None:
-            _check_field_manager(options, "CreateOptions")
+            check_field_manager(options.field_manager, "CreateOptions")
         obj = self._decode(rtype, version=version, namespace=namespace, body=body)
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
@@ -319,7 +266,7 @@ class Rest:
         caller: Caller,
         options: WriteOptions,
     ) -> dict[str, Any]:
-        _check_field_manager(options, "UpdateOptions")
+        check_field_manager(options.field_manager, "UpdateOptions")
         new = self._decode(rtype, version=version, namespace=namespace, body=body)
         if new["metadata"].get("name") != name:
             raise _name_mismatch(new["metadata"].get("name", ""), name)
@@ -374,7 +321,7 @@ class Rest:
         """
         if patch_type == STRATEGIC_PATCH and not rtype.builtin:
             raise unsupported_media_type(_CR_PATCH_TYPES)
-        causes = _field_manager_causes(options.field_manager)
+        causes = field_manager_causes(options.field_manager)
         if patch_type != APPLY_PATCH and options.force_set:
             causes.insert(
                 0,
@@ -448,7 +395,7 @@ class Rest:
         codec: Any,
     ) -> tuple[dict[str, Any], bool]:
         """Server-side apply (rules in :mod:`.managedfields`); creates the object when it is missing."""
-        config = _applied_configuration(rtype, version, config, codec)
+        config = applied_configuration(rtype, version=version, body=config, codec=codec)
         meta = config["metadata"]
         if meta.get("name", name) != name:
             raise _name_mismatch(meta["name"], name)
@@ -520,19 +467,11 @@ class Rest:
     def _scope(
         self, rtype: ResourceType, version: str, subresource: str, caller: Caller, options: WriteOptions
     ) -> FieldScope:
-        if rtype.builtin:
-            field_type = builtin_field_type(rtype.key)
-        elif rtype.field_types is not None:
-            field_type = rtype.field_types.get(version)
-        else:
-            field_type = crd_field_type({})
-        return FieldScope(
-            manager=options.field_manager or caller.default_manager,
-            api_version=rtype.api_version(version),
+        return field_scope(
+            rtype,
+            version=version,
             subresource=subresource,
-            field_type=field_type,
-            has_status=rtype.has_status,
-            custom=not rtype.builtin,
+            manager=options.field_manager or caller.default_manager,
             timestamp=self.cluster.timestamp(),
         )
 
