@@ -14,6 +14,8 @@ run and completed by the job runner -> Workload finished and its finalizer relea
 * the **webhook process's CPU seconds per admission** over the same window (admissions counted from
   the webhook's own ``/metrics``), with the webhook in the path exactly as ``kueue-bridge dev``
   registers it (``devrun.components``: URL client config, our CA as caBundle);
+* the **devcluster process's CPU seconds per job** over the same window (API server, Kueue
+  stand-in and job runner together), so a change to the devcluster's write path shows;
 * what the reconciler did per job (reconciles, API requests by verb, watch events, Events written),
   from its ``/metrics``, so a change in CPU can be told from a change in work.
 
@@ -355,6 +357,8 @@ class RoundResult:
     admissions: float
     seconds: float
     load: tuple[str, str]
+    #: the devcluster process (API server, Kueue stand-in, job runner) over the same window
+    devcluster_cpu: float = 0.0
     work: dict[str, dict[str, float]] = field(default_factory=dict)
     breakdown: Breakdown | None = None
     profile: Path | None = None
@@ -365,6 +369,10 @@ class RoundResult:
     @property
     def reconciler_ms_per_job(self) -> float:
         return self.reconciler_cpu / self.jobs * 1000
+
+    @property
+    def devcluster_ms_per_job(self) -> float:
+        return self.devcluster_cpu / self.jobs * 1000
 
     @property
     def webhook_ms_per_admission(self) -> float:
@@ -395,7 +403,10 @@ async def _work(components: Components) -> dict[str, dict[str, float]]:
 async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> RoundResult:
     with (
         tempfile.TemporaryDirectory(prefix="bench-reconciler-cpu-") as tmp_name,
-        devcluster_process(Path(tmp_name), extra_args=("--kueue-standin", "--job-runner")) as (_, kubeconfig),
+        devcluster_process(Path(tmp_name), extra_args=("--kueue-standin", "--job-runner")) as (
+            devcluster,
+            kubeconfig,
+        ),
     ):
         tmp = Path(tmp_name)
         async with contextlib.AsyncExitStack() as stack:
@@ -426,14 +437,22 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
                     output = out / f"{name}-round{number}.pyspy.txt"
                     samplers.append(Sampler(pid, output, rate=args.rate, native=args.native))
                 await asyncio.sleep(0.5)  # py-spy attaches
-            cpu_before = (process_cpu_seconds(reconciler_pid), process_cpu_seconds(webhook_pid))
+            cpu_before = (
+                process_cpu_seconds(reconciler_pid),
+                process_cpu_seconds(webhook_pid),
+                process_cpu_seconds(devcluster.pid),
+            )
             started = time.monotonic()
             await _create_jobs(
                 client, jobs=args.jobs, concurrency=args.concurrency, run_seconds=args.run_seconds
             )
             await lifecycles.wait_for(args.jobs + 1, within=LIFECYCLE_TIMEOUT)
             await quiet(reconciler_pid)
-            cpu_after = (process_cpu_seconds(reconciler_pid), process_cpu_seconds(webhook_pid))
+            cpu_after = (
+                process_cpu_seconds(reconciler_pid),
+                process_cpu_seconds(webhook_pid),
+                process_cpu_seconds(devcluster.pid),
+            )
             seconds = time.monotonic() - started
             profiled = [sampler.stop() for sampler in samplers]
             load_after = load_average()
@@ -452,6 +471,7 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
         jobs=args.jobs,
         reconciler_cpu=cpu_after[0] - cpu_before[0],
         webhook_cpu=cpu_after[1] - cpu_before[1],
+        devcluster_cpu=cpu_after[2] - cpu_before[2],
         admissions=admissions,
         seconds=seconds,
         load=(load_before, load_after),
@@ -482,6 +502,10 @@ def print_round(result: RoundResult) -> None:
         f"webhook: {result.webhook_cpu:.2f} CPU s for {result.admissions:.0f} admissions = "
         f"{result.webhook_ms_per_admission:.3f} ms per admission (target <= 1 ms); "
         f"{result.webhook_cpu / jobs * 1000:.2f} ms per job"
+    )
+    print(
+        f"devcluster (API server, Kueue stand-in, job runner): {result.devcluster_cpu:.2f} CPU s = "
+        f"{result.devcluster_ms_per_job:.2f} ms per job"
     )
     for what, counts in result.work.items():
         parts = ", ".join(f"{key or '-'} {value / jobs:.2f}" for key, value in sorted(counts.items()))
@@ -515,6 +539,7 @@ def summary(results: list[RoundResult]) -> list[str]:
         f"  reconciler CPU per job: {spread([r.reconciler_ms_per_job for r in results], ' ms')} (target <= 5 ms)",
         "  webhook CPU per admission: "
         f"{spread([r.webhook_ms_per_admission for r in results], ' ms', 3)} (target <= 1 ms)",
+        f"  devcluster CPU per job: {spread([r.devcluster_ms_per_job for r in results], ' ms')}",
         f"  load average (1, 5, 15 min) before each round: {'; '.join(r.load[0] for r in results)}",
     ]
     profiled = [r for r in results if r.breakdown is not None]

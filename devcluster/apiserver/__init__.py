@@ -30,8 +30,11 @@ Deliberately not done (known differences from kube-apiserver, each documented in
   on write only. Schema errors are ratcheted on update like 1.33+ (:mod:`.ratcheting`).
 * Built-in kinds: only those the project talks to, with only the defaulting and validation rules
   its tests depend on.
-* Strategic merge patch knows the merge keys of the fields our kinds use; server-side apply is a
-  merge with no field ownership, so no apply conflicts; ``managedFields`` is approximate.
+* Strategic merge patch knows the merge keys of the fields our kinds use. Server-side apply and
+  ``managedFields`` follow structured-merge-diff (:mod:`.managedfields`), with the built-in kinds'
+  list and map strategies written down only for the kinds served (:mod:`.builtin_fieldtypes`):
+  an apply of an unknown field below a built-in kind's top level is not rejected, and entries of
+  other apiVersions are compared in the request's version.
 * List pages are read from the live store, not a snapshot at the first page's revision.
 * Watch history is in memory only: after a restart a resuming watch gets 410 Expired.
 * ``/openapi/v2`` is not served; ``/openapi/v3`` lists operations without schemas.

@@ -70,6 +70,9 @@ VERSION_INFO = {
 }
 _JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-cache, private")]
 _SAR_KINDS = {"subjectaccessreviews", "selfsubjectaccessreviews", "localsubjectaccessreviews"}
+#: strconv.ParseBool: the ``force`` values Go reads (anything else leaves the option unset)
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
 
 class DevClusterApp:
@@ -198,7 +201,8 @@ class DevClusterApp:
         write = WriteOptions(
             dry_run=dry_run_flag(params),
             field_manager=params.get("fieldManager", ""),
-            force=params.get("force") in {"true", "1"},
+            force=params.get("force") in _GO_TRUE,
+            force_set=params.get("force") in _GO_TRUE | _GO_FALSE,
         )
         ns = namespace or ""
         if rtype.plural in _SAR_KINDS:

@@ -78,8 +78,9 @@ def status_body(
         "metadata": {},
         "status": "Failure",
         "message": message,
-        "reason": reason,
     }
+    if reason:  # omitempty: an InternalError built from a plain error has none
+        body["reason"] = reason
     if details is not None:
         body["details"] = details
     body["code"] = code

@@ -1,4 +1,4 @@
-"""PATCH bodies: JSON merge patch, JSON patch, strategic merge patch and (approximate) apply.
+"""PATCH bodies: JSON merge patch, JSON patch and strategic merge patch.
 
 * Merge patch is RFC 7386. JSON patch is RFC 6902 via ``jsonpatch``, with the one deviation of
   the library kube-apiserver uses (evanphx/json-patch v4): ``replace`` of a key missing from an
@@ -14,9 +14,7 @@
   Directives ``$patch: replace|delete|merge``, ``$deleteFromPrimitiveList/<f>``,
   ``$setElementOrder/<f>`` (honoured as no-op ordering hint) and ``$retainKeys`` (ignored) are read.
   Any other list is replaced, as for a Go field without a patch strategy.
-* Server-side apply is approximated: the applied configuration is merged into the live object
-  (strategic rules for built-ins, merge rules for custom resources) and the field manager is
-  recorded in ``managedFields``; there is no field ownership, so no apply conflicts are reported.
+* Server-side apply is not here: it merges by field types and ownership (:mod:`.managedfields`).
 """
 
 from __future__ import annotations
@@ -34,7 +32,6 @@ __all__ = [
     "apply_merge_patch",
     "apply_operations",
     "apply_strategic_merge_patch",
-    "fields_v1",
 ]
 
 #: field name -> merge key ("" = list of scalars merged as a set)
@@ -196,18 +193,3 @@ def apply_strategic_merge_patch(target: dict[str, Any], patch: Any) -> dict[str,
         raise bad_request("strategic merge patch must be a JSON object")
     merged = _smp_map(target, patch)
     return merged if merged is not None else {}
-
-
-def fields_v1(obj: Any) -> dict[str, Any]:
-    """A FieldsV1-shaped set of the fields in ``obj`` (lists are owned atomically)."""
-    if not isinstance(obj, dict):
-        return {}
-    out: dict[str, Any] = {}
-    for key, value in obj.items():
-        if key in {"apiVersion", "kind"}:
-            continue
-        if isinstance(value, dict) and value:
-            out[f"f:{key}"] = fields_v1(value)
-        else:
-            out[f"f:{key}"] = {}
-    return out

@@ -41,7 +41,13 @@ from devcluster.apiserver.errors import (
     not_found,
     unsupported_media_type,
 )
-from devcluster.apiserver.managedfields import record_apply, record_update, strip_bookkeeping
+from devcluster.apiserver.managedfields import FieldScope, record_apply, record_update
+from devcluster.apiserver.ownership import (
+    applied_configuration,
+    check_field_manager,
+    field_manager_causes,
+    field_scope,
+)
 from devcluster.apiserver.pagination import decode_continue, encode_continue, expired_continue, items_key
 from devcluster.apiserver.patching import apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
 from devcluster.apiserver.resources import ResourceType
@@ -90,6 +96,8 @@ class WriteOptions:
     dry_run: bool = False
     field_manager: str = ""
     force: bool = False
+    #: ``force`` was given at all (even ``false``): only apply patches accept it
+    force_set: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +120,25 @@ def _name_mismatch(body_name: Any, url_name: str) -> StatusError:
 
 def _without(obj: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in keys}
+
+
+def _without_resource_version(obj: dict[str, Any]) -> dict[str, Any]:
+    return {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}}
+
+
+def _set_managed_fields(meta: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+    if entries:
+        meta["managedFields"] = entries
+    else:
+        meta.pop("managedFields", None)
+
+
+def _decode_custom(rtype: ResourceType, version: str, obj: dict[str, Any]) -> None:
+    """Prune and default a custom resource as decoding does, before its fields are attributed."""
+    schema = None if rtype.builtin else rtype.schemas.get(version)
+    if schema is not None:
+        schema.prune(obj)
+        schema.apply_defaults(obj)
 
 
 class Rest:
@@ -173,9 +200,11 @@ class Rest:
         body: Any,
         caller: Caller,
         options: WriteOptions,
-        applied: Any = None,
+        managed_fields: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """``applied`` is set when a server-side apply creates the object (owner of its fields)."""
+        """``managed_fields`` is set when a server-side apply creates the object (already recorded)."""
+        if managed_fields is None:
+            check_field_manager(options.field_manager, "CreateOptions")
         obj = self._decode(rtype, version=version, namespace=namespace, body=body)
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
@@ -192,13 +221,13 @@ class Rest:
         defaults.apply_defaults(rtype.key, obj)
         if rtype.has_status and not rtype.builtin:
             obj.pop("status", None)
-        manager = options.field_manager or caller.default_manager
-        meta.pop("managedFields", None)
-        stamp = self.cluster.timestamp()
-        if applied is None:
-            record_update(obj, None, manager=manager, version=version, subresource="", timestamp=stamp)
-        else:
-            record_apply(obj, applied, manager=manager, version=version, subresource="", timestamp=stamp)
+        if managed_fields is None:
+            _decode_custom(rtype, version, obj)
+            sent = meta.pop("managedFields", None)
+            managed_fields = record_update(
+                old=None, new=obj, base=sent, scope=self._scope(rtype, version, "", caller, options)
+            )
+        _set_managed_fields(meta, managed_fields)
         obj = await self._admit("CREATE", rtype, version, namespace, name, obj, None, caller, options, "")
         defaults.drop_empty_metadata(rtype.key, obj)
         meta = obj["metadata"]
@@ -237,6 +266,7 @@ class Rest:
         caller: Caller,
         options: WriteOptions,
     ) -> dict[str, Any]:
+        check_field_manager(options.field_manager, "UpdateOptions")
         new = self._decode(rtype, version=version, namespace=namespace, body=body)
         if new["metadata"].get("name") != name:
             raise _name_mismatch(new["metadata"].get("name", ""), name)
@@ -263,7 +293,6 @@ class Rest:
                     caller=caller,
                     options=options,
                     subresource=subresource,
-                    operation="Update",
                 )
             except _Stale:
                 if precondition:
@@ -292,31 +321,32 @@ class Rest:
         """
         if patch_type == STRATEGIC_PATCH and not rtype.builtin:
             raise unsupported_media_type(_CR_PATCH_TYPES)
+        causes = field_manager_causes(options.field_manager)
+        if patch_type != APPLY_PATCH and options.force_set:
+            causes.insert(
+                0,
+                Cause("force", "FieldValueForbidden", "Forbidden: may not be specified for non-apply patch"),
+            )
         if patch_type == APPLY_PATCH and not options.field_manager:
-            raise invalid(
-                group="meta.k8s.io",
-                kind="PatchOptions",
-                name="",
-                causes=[field_required("fieldManager", "is required for apply patch")],
+            causes.insert(0, field_required("fieldManager", "is required for apply patch"))
+        if causes:
+            raise invalid(group="meta.k8s.io", kind="PatchOptions", name="", causes=causes)
+        if patch_type == APPLY_PATCH:
+            return await self._apply(
+                rtype,
+                version=version,
+                namespace=namespace,
+                name=name,
+                subresource=subresource,
+                config=patch,
+                caller=caller,
+                options=options,
+                codec=codec,
             )
         for _ in range(_MAX_RETRIES):
             old = self.store.get(rtype.key, (namespace, name))
             if old is None:
-                if patch_type != APPLY_PATCH:
-                    raise not_found(group=rtype.group, plural=rtype.plural, name=name)
-                served = codec.to_storage(patch) if codec is not None and isinstance(patch, dict) else patch
-                applied = self._decode(rtype, version=version, namespace=namespace, body=served)
-                applied["metadata"].setdefault("name", name)
-                obj = await self.create(
-                    rtype,
-                    version=version,
-                    namespace=namespace,
-                    body=applied,
-                    caller=caller,
-                    options=options,
-                    applied=patch,
-                )
-                return obj, True
+                raise not_found(group=rtype.group, plural=rtype.plural, name=name)
             current = copy_object(old)
             current["apiVersion"] = rtype.api_version(version)
             if codec is not None:
@@ -336,8 +366,6 @@ class Rest:
             precondition = new["metadata"].get("resourceVersion")
             if precondition and precondition != old["metadata"]["resourceVersion"]:
                 raise conflict(group=rtype.group, plural=rtype.plural, name=name)
-            if patch_type == APPLY_PATCH:
-                new["metadata"]["managedFields"] = old["metadata"].get("managedFields") or []
             try:
                 obj = await self._write(
                     rtype,
@@ -347,20 +375,112 @@ class Rest:
                     caller=caller,
                     options=options,
                     subresource=subresource,
-                    operation="Apply" if patch_type == APPLY_PATCH else "Update",
-                    applied=patch if patch_type == APPLY_PATCH else None,
                 )
                 return obj, False
             except _Stale:
                 continue
         raise conflict(group=rtype.group, plural=rtype.plural, name=name)
 
+    async def _apply(
+        self,
+        rtype: ResourceType,
+        *,
+        version: str,
+        namespace: str,
+        name: str,
+        subresource: str,
+        config: Any,
+        caller: Caller,
+        options: WriteOptions,
+        codec: Any,
+    ) -> tuple[dict[str, Any], bool]:
+        """Server-side apply (rules in :mod:`.managedfields`); creates the object when it is missing."""
+        config = applied_configuration(rtype, version=version, body=config, codec=codec)
+        meta = config["metadata"]
+        if meta.get("name", name) != name:
+            raise _name_mismatch(meta["name"], name)
+        if rtype.namespaced and meta.get("namespace", namespace) != namespace:
+            raise bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        scope = self._scope(rtype, version, subresource, caller, options)
+        for _ in range(_MAX_RETRIES):
+            old = self.store.get(rtype.key, (namespace, name))
+            if old is None and subresource:
+                raise not_found(group=rtype.group, plural=rtype.plural, name=name)
+            if old is None and meta.get("uid"):
+                raise conflict(
+                    group=rtype.group,
+                    plural=rtype.plural,
+                    name=name,
+                    why=f"uid mismatch: the provided object specified uid {meta['uid']}, "
+                    "and no existing object was found",
+                )
+            precondition = meta.get("resourceVersion")
+            if old is not None and precondition and precondition != old["metadata"]["resourceVersion"]:
+                raise conflict(group=rtype.group, plural=rtype.plural, name=name)
+            if old is not None and meta.get("uid") and meta["uid"] != old["metadata"].get("uid"):
+                immutable = Cause(
+                    "metadata.uid",
+                    "FieldValueInvalid",
+                    f"Invalid value: {orjson.dumps(meta['uid']).decode()}: field is immutable",
+                )
+                # the real server reports it twice (ObjectMeta validated by two layers)
+                raise invalid(group=rtype.group, kind=rtype.kind, name=name, causes=[immutable, immutable])
+            live = None
+            if old is not None:
+                live = {**old, "apiVersion": rtype.api_version(version)}
+            merged, managed_fields, _ = record_apply(
+                live=live, config=config, scope=scope, force=options.force
+            )
+            merged = copy_object(merged)
+            merged.setdefault("metadata", {})["name"] = name
+            if old is None:
+                merged["metadata"].pop("resourceVersion", None)
+                obj = await self.create(
+                    rtype,
+                    version=version,
+                    namespace=namespace,
+                    body=merged,
+                    caller=caller,
+                    options=options,
+                    managed_fields=managed_fields,
+                )
+                return obj, True
+            _set_managed_fields(merged["metadata"], managed_fields)
+            try:
+                obj = await self._write(
+                    rtype,
+                    version=version,
+                    old=old,
+                    new=merged,
+                    caller=caller,
+                    options=options,
+                    subresource=subresource,
+                    managed_fields=managed_fields,
+                )
+                return obj, False
+            except _Stale:
+                continue
+        raise conflict(group=rtype.group, plural=rtype.plural, name=name)
+
+    def _scope(
+        self, rtype: ResourceType, version: str, subresource: str, caller: Caller, options: WriteOptions
+    ) -> FieldScope:
+        return field_scope(
+            rtype,
+            version=version,
+            subresource=subresource,
+            manager=options.field_manager or caller.default_manager,
+            timestamp=self.cluster.timestamp(),
+        )
+
     def _patched(self, rtype: ResourceType, current: dict[str, Any], patch_type: str, patch: Any) -> Any:
         if patch_type == JSON_PATCH:
             return apply_json_patch(current, patch)
         if not isinstance(patch, dict):
             raise bad_request("the patch must be a JSON object")
-        if patch_type == MERGE_PATCH or (patch_type == APPLY_PATCH and not rtype.builtin):
+        if patch_type == MERGE_PATCH:
             return apply_merge_patch(current, patch)
         return apply_strategic_merge_patch(current, patch)
 
@@ -375,9 +495,9 @@ class Rest:
         caller: Caller,
         options: WriteOptions,
         subresource: str,
-        operation: str,
-        applied: Any = None,
+        managed_fields: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
+        """``managed_fields``: already recorded (server-side apply); else this write records an Update."""
         meta, old_meta = new["metadata"], old["metadata"]
         name, namespace = old_meta["name"], old_meta.get("namespace", "")
         if subresource and subresource not in rtype.subresources:
@@ -397,7 +517,6 @@ class Rest:
                 new.pop("status", None)
             else:
                 new["status"] = status
-            new["metadata"]["managedFields"] = meta.get("managedFields", old_meta.get("managedFields"))
             meta = new["metadata"]
         else:
             defaults.apply_defaults(rtype.key, new)
@@ -410,14 +529,17 @@ class Rest:
                     meta[owned] = old_meta[owned]
                 else:
                     meta.pop(owned, None)
-            if "managedFields" not in meta and old_meta.get("managedFields"):
-                meta["managedFields"] = old_meta["managedFields"]
-        manager = options.field_manager or caller.default_manager
-        stamp = self.cluster.timestamp()
-        if applied is None:
-            record_update(
-                new, old, manager=manager, version=version, subresource=subresource, timestamp=stamp
+        if managed_fields is None:
+            if subresource != "finalize":
+                _decode_custom(rtype, version, new)
+            sent = meta.pop("managedFields", None)
+            managed_fields = record_update(
+                old=old,
+                new=new,
+                base=None if subresource else sent,
+                scope=self._scope(rtype, version, subresource, caller, options),
             )
+        _set_managed_fields(meta, managed_fields)
         new = await self._admit(
             "UPDATE", rtype, version, namespace, name, new, old, caller, options, subresource
         )
@@ -425,11 +547,6 @@ class Rest:
             raise _Stale
         defaults.drop_empty_metadata(rtype.key, new)
         meta = new["metadata"]
-        if applied is not None:
-            new = record_apply(
-                new, applied, manager=manager, version=version, subresource=subresource, timestamp=stamp
-            )
-            meta = new["metadata"]
         if rtype.tracks_generation and "generation" in old_meta:
             skip = ("metadata", "status") if (rtype.has_status or rtype.builtin) else ("metadata",)
             if _without(new, (*skip, "apiVersion", "kind")) != _without(old, (*skip, "apiVersion", "kind")):
@@ -441,8 +558,8 @@ class Rest:
         if rtype.key == CRD_KEY and subresource != "status":
             new["status"] = crd_status(new, now=self.cluster.clock())
         new["apiVersion"] = old.get("apiVersion", new.get("apiVersion"))
-        if strip_bookkeeping(new) == strip_bookkeeping(old):
-            return old
+        if _without_resource_version(new) == _without_resource_version(old):
+            return old  # nothing changed, managedFields included: nothing is written
         if options.dry_run:
             meta["resourceVersion"] = old_meta["resourceVersion"]
             return new
