@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import ssl
 from pathlib import Path
 
@@ -266,9 +267,13 @@ def test_subject_access_review_follows_the_static_policy(devcluster_factory) -> 
         assert ask("bob", "list") is False
 
 
-def test_namespaces_get_default_service_account_and_root_ca(kube: KubeTarget, namespace: str) -> None:
+def test_namespaces_get_default_service_account_and_root_ca(kube: KubeTarget) -> None:
+    from tests.devcluster.conftest import needs_controller_manager
     from tests.devcluster.helpers import eventually
 
+    needs_controller_manager(kube, "the serviceaccount and root-ca-cert-publisher controllers")
+    namespace = f"conf-ca-{secrets.token_hex(4)}"  # not the fixture's: it stands in for them
+    assert kube.client.post("/api/v1/namespaces", json={"metadata": {"name": namespace}}).status_code == 201
     eventually(
         lambda: kube.client.get(f"/api/v1/namespaces/{namespace}/serviceaccounts/default").status_code == 200
     )
@@ -277,6 +282,7 @@ def test_namespaces_get_default_service_account_and_root_ca(kube: KubeTarget, na
     )
     assert root_ca.status_code == 200
     assert root_ca.json()["data"]["ca.crt"].startswith("-----BEGIN CERTIFICATE-----")
+    kube.client.delete(f"/api/v1/namespaces/{namespace}")
 
 
 def test_core_and_events_api_events_are_one_resource(kube: KubeTarget, namespace: str) -> None:
