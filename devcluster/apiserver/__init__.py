@@ -10,7 +10,8 @@ defaulting and ObjectMeta validation (:mod:`.defaults`, :mod:`.validation`); CRD
 schema pruning, defaulting and validation (:mod:`.crds`, :mod:`.schema`); the four patch types
 (:mod:`.patching`); mutating and validating admission webhooks called like the real server calls
 them (:mod:`.admission`); the garbage collector, namespace and CRD cleanup controllers
-(:mod:`.gc`); bearer-token authentication and SubjectAccessReview answers (:mod:`.authz`);
+(:mod:`.gc`); bearer-token authentication (no credentials: ``system:anonymous``, forbidden) and
+SubjectAccessReview answers (:mod:`.authz`);
 server-side printing, the ``meta.k8s.io`` Tables ``kubectl get`` asks for (:mod:`.tables`, with
 kube's printers for built-in kinds in :mod:`.printers` and CRD columns evaluated by
 :mod:`.jsonpath`); optional SQLite persistence (:mod:`.persistence`). :class:`DevClusterApp` is the ASGI app;

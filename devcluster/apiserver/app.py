@@ -18,7 +18,14 @@ from urllib.parse import parse_qsl
 
 import orjson
 
-from devcluster.apiserver.authz import PUBLIC_PATHS, authenticate, review_access
+from devcluster.apiserver.authz import (
+    ANONYMOUS_USER,
+    PUBLIC_PATHS,
+    authenticate,
+    authorize_anonymous,
+    request_attributes,
+    review_access,
+)
 from devcluster.apiserver.bodies import (
     Request,
     decode_body,
@@ -35,6 +42,7 @@ from devcluster.apiserver.errors import (
     bad_request,
     method_not_allowed,
     not_found,
+    page_not_found,
     path_not_found,
     unauthorized,
     unsupported_media_type,
@@ -89,6 +97,13 @@ class DevClusterApp:
         try:
             await self._handle(scope, receive, send)
         except StatusError as error:
+            if error.plain_text is not None:
+                text_headers = [
+                    (b"content-type", b"text/plain; charset=utf-8"),
+                    (b"x-content-type-options", b"nosniff"),
+                ]
+                await _respond(send, error.code, error.plain_text.encode(), text_headers)
+                return
             await _respond(send, error.code, orjson.dumps(error.to_status()), error.headers)
         except Exception:
             log.exception("devcluster: internal error on %s %s", scope.get("method"), scope.get("path"))
@@ -114,10 +129,18 @@ class DevClusterApp:
                 await _respond(send, 200, b"ok", [(b"content-type", b"text/plain; charset=utf-8")])
             return
         user = authenticate(headers, self.options)
+        params = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
         if user is None:
             await drain(receive, self.options.max_body_bytes)
             raise unauthorized()
-        params = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
+        if user is ANONYMOUS_USER:
+            try:
+                authorize_anonymous(
+                    request_attributes(method, path, params), self.options, self._rbac_objects
+                )
+            except StatusError:
+                await drain(receive, self.options.max_body_bytes)
+                raise
         body = b""
         if method in {"POST", "PUT", "PATCH", "DELETE"}:
             body = await read_body(headers, receive, self.options.max_body_bytes)
@@ -131,7 +154,7 @@ class DevClusterApp:
         if parts[0] == "openapi":
             document = openapi_v3(self.cluster.registry, parts[2:]) if parts[1:2] == ["v3"] else None
             if document is None:
-                raise path_not_found()
+                raise page_not_found()
             await _respond(send, 200, orjson.dumps(document))
             return
         registry = self.cluster.registry
@@ -149,16 +172,16 @@ class DevClusterApp:
             if len(parts) == 2:
                 doc = registry.api_group(parts[1])
                 if doc is None:
-                    raise path_not_found()
+                    raise page_not_found()
                 await _respond(send, 200, orjson.dumps(doc))
                 return
             group, version, rest = parts[1], parts[2], parts[3:]
         else:
-            raise path_not_found()
+            raise page_not_found()
         if not rest:
             listing = registry.resource_list(group, version)
             if listing is None:
-                raise path_not_found()
+                raise self._unknown_path(group)
             await _respond(send, 200, orjson.dumps(listing))
             return
         watch_prefix = rest[0] == "watch"
@@ -174,7 +197,9 @@ class DevClusterApp:
         if len(rest) > 3 or not plural:
             raise path_not_found()
         rtype = registry.lookup(group=group, version=version, plural=plural)
-        if rtype is None or (namespace is not None and not rtype.namespaced):
+        if rtype is None:
+            raise self._unknown_path(group)
+        if namespace is not None and not rtype.namespaced:
             raise path_not_found()
         if subresource and subresource not in rtype.subresources:
             raise path_not_found()
@@ -329,6 +354,13 @@ class DevClusterApp:
             )
             return
         raise method_not_allowed()
+
+    def _unknown_path(self, group: str) -> StatusError:
+        """kube-apiserver's built-in groups answer an unknown version or resource with a NotFound
+        Status; anything else falls through to the plain-text 404 (custom resource groups too)."""
+        if group == "" or any(rtype.builtin and rtype.group == group for rtype in self.cluster.registry):
+            return path_not_found()
+        return page_not_found()
 
     def _tables(self, request: Request, view: View) -> TableWriter | None:
         """A Table writer when the client asked for server-side printing (kubectl get), else None."""
