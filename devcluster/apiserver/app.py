@@ -224,6 +224,7 @@ class DevClusterApp:
             dry_run=dry_run_flag(params),
             field_manager=params.get("fieldManager", ""),
             force=params.get("force") in {"true", "1"},
+            served_group=view.api_version.rpartition("/")[0] if view.codec is not None else "",
         )
         ns = namespace or ""
         if rtype.plural in _SAR_KINDS:

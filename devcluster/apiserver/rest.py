@@ -90,6 +90,9 @@ class WriteOptions:
     dry_run: bool = False
     field_manager: str = ""
     force: bool = False
+    #: the API group the request came through when it differs from the stored type's
+    #: (``events.k8s.io`` for Events, which validates more strictly than core v1)
+    served_group: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +212,7 @@ class Rest:
         if rtype.tracks_generation:
             meta["generation"] = 1
         defaults.prepare_create(rtype.key, obj)
-        causes += self._validate_kind(rtype, version, obj, None)
+        causes += self._validate_kind(rtype, version, obj, None, served_group=options.served_group)
         if causes:
             raise invalid(group=rtype.group, kind=rtype.kind, name=name, causes=causes)
         if rtype.key == CRD_KEY:
@@ -435,7 +438,9 @@ class Rest:
             if _without(new, (*skip, "apiVersion", "kind")) != _without(old, (*skip, "apiVersion", "kind")):
                 meta["generation"] = old_meta["generation"] + 1
         causes = validate_object_meta(meta, namespaced=rtype.namespaced, name_rule=rtype.name_rule, old=old)
-        causes += self._validate_kind(rtype, version, new, old, subresource=subresource)
+        causes += self._validate_kind(
+            rtype, version, new, old, subresource=subresource, served_group=options.served_group
+        )
         if causes:
             raise invalid(group=rtype.group, kind=rtype.kind, name=name, causes=causes)
         if rtype.key == CRD_KEY and subresource != "status":
@@ -526,12 +531,15 @@ class Rest:
         old: dict[str, Any] | None,
         *,
         subresource: str = "",
+        served_group: str = "",
     ) -> list[Cause]:
         if not rtype.builtin:
             return validate_custom_resource(rtype, version=version, obj=obj, old=old, subresource=subresource)
         if rtype.key == CRD_KEY:
             return validate_crd(obj)
-        return defaults.validate_kind(rtype.key, obj, old, subresource=subresource)
+        return defaults.validate_kind(
+            rtype.key, obj, old, subresource=subresource, served_group=served_group or rtype.group
+        )
 
     async def _admit(
         self,
