@@ -52,7 +52,7 @@ from devcluster.apiserver.openapi import openapi_v3
 from devcluster.apiserver.rbac import RBAC_GROUP
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
-from devcluster.apiserver.selectors import Selector
+from devcluster.apiserver.selectors import Selector, unknown_field_label
 from devcluster.apiserver.tables import TableWriter, negotiate, printer_for
 from devcluster.apiserver.views import View
 from devcluster.apiserver.watch import stream_watch
@@ -240,6 +240,12 @@ class DevClusterApp:
                     labels=params.get("labelSelector", ""),
                     fields=view.fields(params.get("fieldSelector", "")),
                     allowed_fields=rtype.selectable_fields,
+                    unknown_field=unknown_field_label(
+                        group=rtype.group,
+                        kind=rtype.kind,
+                        builtin=rtype.builtin,
+                        selectable=rtype.selectable_fields,
+                    ),
                 )
                 tables = self._tables(request, view)
                 if params.get("watch") in {"true", "1"}:
@@ -278,6 +284,12 @@ class DevClusterApp:
                     labels=params.get("labelSelector", ""),
                     fields=view.fields(params.get("fieldSelector", "")),
                     allowed_fields=rtype.selectable_fields,
+                    unknown_field=unknown_field_label(
+                        group=rtype.group,
+                        kind=rtype.kind,
+                        builtin=rtype.builtin,
+                        selectable=rtype.selectable_fields,
+                    ),
                 )
                 page = self.rest.list_objects(
                     rtype, namespace=namespace, selector=selector, limit=0, continue_token=""

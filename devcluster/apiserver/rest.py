@@ -161,7 +161,8 @@ class Rest:
                 continue
             if limit and len(items) == limit:
                 token = encode_continue(items_key(items[-1]), revision)
-                remaining = sum(1 for _, o in candidates[index:] if matches(o))
+                if selector.empty:  # kube counts only unfiltered lists (etcd's count of the range)
+                    remaining = len(candidates) - index
                 break
             items.append(obj)
         return ListPage(items=items, revision=self.store.revision, continue_token=token, remaining=remaining)

@@ -58,19 +58,56 @@ def test_field_selectors(kube: KubeTarget, labelled: str, namespace: str) -> Non
     assert {i["metadata"]["namespace"] for i in across.json()["items"]} == {namespace}
     unsupported = kube.client.get(labelled, params={"fieldSelector": "data.k=v"})
     assert unsupported.status_code == 400
-    assert "field label not supported" in status_of(unsupported)["message"]
+    assert status_of(unsupported)["message"] == (
+        '"data.k" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/apis/batch/v1/namespaces/{ns}/jobs", 'field label "spec.x" not supported for Job'),
+        ("/api/v1/namespaces/{ns}/pods", "field label not supported: spec.x"),
+        ("/api/v1/namespaces/{ns}/secrets", "field label not supported: spec.x"),
+        ("/apis/events.k8s.io/v1/namespaces/{ns}/events", "field label not supported: spec.x"),
+        (
+            "/api/v1/namespaces/{ns}/serviceaccounts",
+            '"spec.x" is not a known field selector: only "metadata.name", "metadata.namespace"',
+        ),
+        (
+            "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
+            '"spec.x" is not a known field selector: only "metadata.name", "metadata.namespace"',
+        ),
+    ],
+)
+def test_unknown_field_labels_are_400_with_the_kinds_message(
+    kube: KubeTarget, namespace: str, path: str, message: str
+) -> None:
+    response = kube.client.get(path.format(ns=namespace), params={"fieldSelector": "spec.x=v"})
+    assert response.status_code == 400
+    assert status_of(response)["message"] == message
 
 
 def test_pagination_with_limit_and_continue(kube: KubeTarget, labelled: str) -> None:
     first = kube.client.get(labelled, params={"limit": 3, "labelSelector": "set"}).json()
     assert [i["metadata"]["name"] for i in first["items"]] == ["a", "b", "c"]
     token = first["metadata"]["continue"]
-    assert first["metadata"]["remainingItemCount"] == 1
+    assert "remainingItemCount" not in first["metadata"], "only counted without selectors"
     second = kube.client.get(labelled, params={"limit": 3, "continue": token, "labelSelector": "set"}).json()
     assert [i["metadata"]["name"] for i in second["items"]] == ["d"]
     assert "continue" not in second["metadata"]
     bad = kube.client.get(labelled, params={"limit": 3, "continue": "garbage!"})
     assert bad.status_code == 400
+
+
+def test_pagination_counts_what_remains_of_an_unfiltered_list(kube: KubeTarget, labelled: str) -> None:
+    everything = kube.client.get(labelled).json()["items"]  # a-d and the namespace's kube-root-ca.crt
+    first = kube.client.get(labelled, params={"limit": 2}).json()
+    assert [i["metadata"]["name"] for i in first["items"]] == ["a", "b"]
+    assert first["metadata"]["remainingItemCount"] == len(everything) - 2
+    rest = kube.client.get(labelled, params={"continue": first["metadata"]["continue"]}).json()
+    assert [i["metadata"]["name"] for i in rest["items"]] == [i["metadata"]["name"] for i in everything[2:]]
+    assert "remainingItemCount" not in rest["metadata"]
 
 
 def test_list_reports_kind_and_resource_version(kube: KubeTarget, labelled: str) -> None:
