@@ -10,8 +10,10 @@ Semantics kept from kube-apiserver (each has a conformance test in tests/devclus
 * uid, creationTimestamp and the global resourceVersion are server-owned; ``generateName`` gets a
   random 5-character suffix; a create with ``resourceVersion`` set is rejected.
 * ``metadata.generation`` starts at 1 and increases when anything but metadata and status changes.
-* With a ``status`` subresource, the main endpoint ignores status and ``/status`` ignores everything
-  but status (labels, annotations, finalizers and ownerReferences included).
+* With a ``status`` subresource, the main endpoint ignores status. ``/status`` of a custom resource
+  (or a CRD) ignores everything but status (labels, annotations, finalizers and ownerReferences
+  included); built-in kinds' status strategies only reset the spec, so metadata written through
+  ``/status`` of a Job or Pod is kept (a Pod's ownerReferences excepted).
 * An update whose ``resourceVersion`` is stale is a 409 Conflict; one without resourceVersion, and
   every patch, is retried against the latest object (admission runs again), as GuaranteedUpdate does.
 * A write that changes nothing stores nothing: same resourceVersion, no watch event.
@@ -59,6 +61,7 @@ PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 _CR_PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery utilrand: no vowels, no 0/1/3
 _MAX_RETRIES = 8
+_PODS = ("", "pods")
 #: metadata the server alone sets: dropped from a create's body, carried over from the old object on update
 _SERVER_OWNED_METADATA = (
     "uid",
@@ -394,7 +397,27 @@ class Rest:
             if not finalizers:
                 new["spec"].pop("finalizers")
             meta = new["metadata"]
+        elif subresource == "status" and rtype.builtin and rtype.key != CRD_KEY:
+            # built-in status strategies reset only the spec: metadata written here is kept
+            # (Pods also keep their ownerReferences, which old kubelets corrupted)
+            if "spec" in old:
+                new["spec"] = copy_object({"s": old["spec"]})["s"]
+            else:
+                new.pop("spec", None)
+            if rtype.key == _PODS:
+                if "ownerReferences" in old_meta:
+                    meta["ownerReferences"] = old_meta["ownerReferences"]
+                else:
+                    meta.pop("ownerReferences", None)
+            for owned in _SERVER_OWNED_METADATA:
+                if owned in old_meta:
+                    meta[owned] = old_meta[owned]
+                else:
+                    meta.pop(owned, None)
+            if "managedFields" not in meta and old_meta.get("managedFields"):
+                meta["managedFields"] = old_meta["managedFields"]
         elif subresource == "status":
+            # custom resources (and CRDs): only status is taken from a /status write
             status = new.get("status")
             new = {**copy_object(old), "apiVersion": new.get("apiVersion", old.get("apiVersion"))}
             if status is None:
