@@ -30,7 +30,7 @@ from devcluster.apiserver.job_validation import (
     validate_job_create,
     validate_job_update,
 )
-from devcluster.apiserver.validation import field_required
+from devcluster.apiserver.pod_validation import validate_pod
 
 __all__ = ["apply_defaults", "drop_empty_metadata", "prepare_create", "validate_kind"]
 
@@ -251,13 +251,6 @@ def prepare_create(key: tuple[str, str], obj: dict[str, Any]) -> None:
         obj["status"] = {"phase": "Active"}
 
 
-def _validate_pod(pod: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
-    spec = pod.get("spec")
-    if not isinstance(spec, dict) or not spec.get("containers"):
-        return [field_required("spec.containers")]
-    return []
-
-
 def validate_kind(
     key: tuple[str, str],
     obj: dict[str, Any],
@@ -276,6 +269,6 @@ def validate_kind(
         if subresource == "status":
             return validate_job_status_update(obj, old)
         return validate_job_update(obj, old)
-    if key == ("", "pods") and old is None:
-        return _validate_pod(obj, old)
+    if key == ("", "pods") and subresource != "status":
+        return validate_pod(obj, old)
     return []
