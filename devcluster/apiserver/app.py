@@ -31,11 +31,11 @@ from devcluster.apiserver.bodies import (
     decode_body,
     delete_options,
     drain,
-    dry_run_flag,
     parse_body,
     read_body,
 )
 from devcluster.apiserver.core import Cluster
+from devcluster.apiserver.decoding import decode_object, parse_error, unrecognized
 from devcluster.apiserver.deletion import Deleter
 from devcluster.apiserver.errors import (
     StatusError,
@@ -49,6 +49,13 @@ from devcluster.apiserver.errors import (
 )
 from devcluster.apiserver.events import EventsCodec
 from devcluster.apiserver.openapi import openapi_v3
+from devcluster.apiserver.query_options import (
+    flag,
+    integer,
+    validate_delete_options,
+    validate_list_options,
+    validate_write_options,
+)
 from devcluster.apiserver.rbac import RBAC_GROUP
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
@@ -221,9 +228,9 @@ class DevClusterApp:
         view = self._view(rtype, version)
         rtype, version, api_version = view.rtype, view.version, view.api_version
         write = WriteOptions(
-            dry_run=dry_run_flag(params),
+            dry_run=params.get("dryRun") == "All",
             field_manager=params.get("fieldManager", ""),
-            force=params.get("force") in {"true", "1"},
+            force=flag(params, "force"),
             served_group=view.api_version.rpartition("/")[0] if view.codec is not None else "",
         )
         ns = namespace or ""
@@ -234,6 +241,14 @@ class DevClusterApp:
             return
         if rtype.namespaced and name and namespace is None:
             raise path_not_found()
+        if method in ("POST", "PUT"):
+            validate_write_options(params, method=method)
+        elif method == "PATCH" and request.content_type in PATCH_TYPES:
+            validate_write_options(params, method=method, patch_type=request.content_type)
+        elif method == "DELETE":
+            validate_delete_options(params, delete_options(request))
+        elif method == "GET" and not name:
+            validate_list_options(params)
         if not name:
             if method == "GET":
                 selector = Selector(
@@ -248,7 +263,7 @@ class DevClusterApp:
                     ),
                 )
                 tables = self._tables(request, view)
-                if params.get("watch") in {"true", "1"}:
+                if flag(params, "watch"):
                     await stream_watch(
                         store=self.cluster.store,
                         rtype=rtype,
@@ -273,7 +288,7 @@ class DevClusterApp:
                     rtype,
                     version=version,
                     namespace=ns,
-                    body=view.decode(decode_body(request)),
+                    body=view.decode(self._decode_object(request, view)),
                     caller=caller,
                     options=write,
                 )
@@ -324,7 +339,7 @@ class DevClusterApp:
                 namespace=ns,
                 name=name,
                 subresource=subresource,
-                body=view.decode(decode_body(request)),
+                body=view.decode(self._decode_object(request, view)),
                 caller=caller,
                 options=write,
             )
@@ -368,6 +383,18 @@ class DevClusterApp:
             return
         raise method_not_allowed()
 
+    def _decode_object(self, request: Request, view: View) -> Any:
+        """A create/update body as kube decodes it into the kind (:mod:`.decoding`'s 400s)."""
+        kind = view.served_kind or view.rtype.kind
+        version = view.api_version.rpartition("/")[2]
+        if request.content_type in {"", "application/json", "*/*"}:
+            why = parse_error(request.body)
+            if why is not None:
+                raise unrecognized(kind, f"couldn't get version/kind; json parse error: {why}", request.body)
+        return decode_object(
+            decode_body(request), request.body, kind=kind, version=version, builtin=view.rtype.builtin
+        )
+
     def _unknown_path(self, group: str) -> StatusError:
         """kube-apiserver's built-in groups answer an unknown version or resource with a NotFound
         Status; anything else falls through to the plain-text 404 (custom resource groups too)."""
@@ -397,10 +424,7 @@ class DevClusterApp:
         send: Send,
         tables: TableWriter | None = None,
     ) -> None:
-        try:
-            limit = int(params.get("limit") or 0)
-        except ValueError as exc:
-            raise bad_request(f"invalid limit: {params.get('limit')}") from exc
+        limit = integer(params, "limit") or 0
         page = self.rest.list_objects(
             view.rtype,
             namespace=namespace,

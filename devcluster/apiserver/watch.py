@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from devcluster.apiserver.query_options import flag, integer
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.selectors import Selector
 from devcluster.apiserver.store import ADDED, DELETED, MODIFIED, ResourceTable, Store, StoredEvent
@@ -130,13 +131,10 @@ async def stream_watch(
         api_version, convert = served_as
     table: ResourceTable = store.table(rtype.key)
     watcher = Watcher(namespace=namespace, selector=selector)
-    bookmarks = params.get("allowWatchBookmarks") in {"true", "1"}
-    initial_events = params.get("sendInitialEvents") in {"true", "1"}
+    bookmarks = flag(params, "allowWatchBookmarks")
+    initial_events = flag(params, "sendInitialEvents")
     raw_rv = params.get("resourceVersion", "")
-    try:
-        timeout = min(float(params.get("timeoutSeconds") or max_seconds), max_seconds)
-    except ValueError:
-        timeout = max_seconds
+    timeout = min(float(integer(params, "timeoutSeconds") or max_seconds), max_seconds)
     first: list[bytes] = []
     start_rv: int | None = None
     if raw_rv not in {"", "0"} and not initial_events:
