@@ -7,9 +7,10 @@ event and apiVersion, however many watchers share them.
 
 Semantics follow kube-apiserver's watch cache:
 
-* no ``resourceVersion`` or ``"0"``: synthetic ADDED events for the current objects, then changes;
-  ``sendInitialEvents=true`` additionally ends the initial burst with a BOOKMARK annotated
-  ``k8s.io/initial-events-end: "true"`` (the streaming-list protocol).
+* no ``resourceVersion`` or ``"0"`` (or ``sendInitialEvents=true``): synthetic ADDED events for the
+  current objects, then changes; with ``allowWatchBookmarks`` the initial burst ends with a BOOKMARK
+  annotated ``k8s.io/initial-events-end: "true"`` (the streaming-list protocol, which kube 1.36 also
+  uses for a plain watch from the current state with bookmarks), without it there is no marker.
 * ``resourceVersion=N``: every event after N from the table's history, then live events; when N is
   older than the history window the stream carries one ERROR event with a 410 ``Expired`` Status
   ``too old resource version: N (M)`` and ends, exactly what client-go reflectors expect.
@@ -157,7 +158,7 @@ async def stream_watch(
                         first.append(render(ADDED, obj))
                     else:
                         first.append(_added_frame(convert(obj) if convert else obj, api_version))
-            if initial_events:
+            if bookmarks:  # kube 1.36 defaults sendInitialEvents for a watch from the current state
                 first.append(_bookmark(rtype, api_version, store.revision, initial_end=True))
         else:
             for event in table.events_after(start_rv):
