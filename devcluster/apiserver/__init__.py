@@ -33,7 +33,6 @@ Deliberately not done (known differences from kube-apiserver, each documented in
   its tests depend on.
 * Strategic merge patch knows the merge keys of the fields our kinds use; server-side apply is a
   merge with no field ownership, so no apply conflicts; ``managedFields`` is approximate.
-* List pages are read from the live store, not a snapshot at the first page's revision.
 * Watch history is in memory only: after a restart a resuming watch gets 410 Expired.
 * ``/openapi/v2`` is not served; ``/openapi/v3`` lists operations without schemas.
 * No kubelet, scheduler or kube-controller-manager beyond the controllers above: nothing runs

@@ -11,6 +11,8 @@ Bodies: JSON or YAML for create/update, the four patch media types for PATCH, at
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -44,6 +46,7 @@ from devcluster.apiserver.errors import (
     not_found,
     page_not_found,
     path_not_found,
+    too_large_resource_version,
     unauthorized,
     unsupported_media_type,
 )
@@ -84,6 +87,7 @@ VERSION_INFO = {
     "platform": "linux/amd64",
 }
 _JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-cache, private")]
+_RESOURCE_VERSION_WAIT = 3.0
 _SAR_KINDS = {"subjectaccessreviews", "selfsubjectaccessreviews", "localsubjectaccessreviews"}
 
 
@@ -324,6 +328,7 @@ class DevClusterApp:
                 return
             raise method_not_allowed()
         if method == "GET":
+            await self._reached(params.get("resourceVersion", ""), wait=True)
             obj = self.rest.get(rtype, namespace=ns, name=name)
             tables = self._tables(request, view) if not subresource else None
             if tables is not None:
@@ -395,6 +400,29 @@ class DevClusterApp:
             decode_body(request), request.body, kind=kind, version=version, builtin=view.rtype.builtin
         )
 
+    async def _reached(self, resource_version: str, *, wait: bool) -> None:
+        """A read at ``resourceVersion`` N needs the store at N or later: kube's watch cache waits
+        up to 3 s for it (not for ``Exact``), then answers 504 Too large resource version."""
+        if not resource_version.isdigit() or resource_version == "0":
+            return
+        wanted, store = int(resource_version), self.cluster.store
+        if store.revision < wanted and wait:
+            reached = asyncio.Event()
+
+            def _on_commit(_table: Any, _event: Any) -> None:
+                if store.revision >= wanted:
+                    reached.set()
+
+            store.listeners.append(_on_commit)
+            try:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(_RESOURCE_VERSION_WAIT):
+                        await reached.wait()
+            finally:
+                store.listeners.remove(_on_commit)
+        if store.revision < wanted:
+            raise too_large_resource_version(wanted, store.revision)
+
     def _unknown_path(self, group: str) -> StatusError:
         """kube-apiserver's built-in groups answer an unknown version or resource with a NotFound
         Status; anything else falls through to the plain-text 404 (custom resource groups too)."""
@@ -425,12 +453,15 @@ class DevClusterApp:
         tables: TableWriter | None = None,
     ) -> None:
         limit = integer(params, "limit") or 0
+        exact = params.get("resourceVersionMatch") == "Exact"
+        await self._reached(params.get("resourceVersion", ""), wait=not exact)
         page = self.rest.list_objects(
             view.rtype,
             namespace=namespace,
             selector=selector,
             limit=max(limit, 0),
             continue_token=params.get("continue", ""),
+            exact_revision=int(params["resourceVersion"]) if exact else None,
         )
         meta: dict[str, Any] = {"resourceVersion": str(page.revision)}
         if page.continue_token:

@@ -27,6 +27,7 @@ __all__ = [
     "patch_not_applied",
     "path_not_found",
     "status_body",
+    "too_large_resource_version",
     "unauthorized",
     "unsupported_media_type",
 ]
@@ -188,3 +189,13 @@ def unsupported_media_type(accepted: list[str]) -> StatusError:
 
 def expired(message: str) -> StatusError:
     return StatusError(410, "Expired", message)
+
+
+def too_large_resource_version(wanted: int, current: int) -> StatusError:
+    """A read at a resourceVersion the server has not reached (after kube's 3 s wait for it)."""
+    return StatusError(
+        504,
+        "Timeout",
+        f"Timeout: Too large resource version: {wanted}, current: {current}",
+        {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]},
+    )

@@ -1,7 +1,7 @@
 """List continue tokens, in the shape kube-apiserver uses (base64 JSON ``{v, rv, start}``).
 
 A token names the key after which the next page starts and the revision of the first page. Pages
-are read from the live store (not a snapshot at that revision: a documented approximation), and a
+are read at that revision (the store rebuilds it from the table's history), and a
 token whose revision has fallen out of the resource's history window is "compacted": 410 Expired
 with the real message and a fresh token to continue inconsistently, as etcd-backed servers answer.
 """

@@ -17,6 +17,9 @@ Semantics kept from kube-apiserver (each has a conformance test in tests/devclus
 * An update whose ``resourceVersion`` is stale is a 409 Conflict; one without resourceVersion, and
   every patch, is retried against the latest object (admission runs again), as GuaranteedUpdate does.
 * A write that changes nothing stores nothing: same resourceVersion, no watch event.
+* Lists are snapshots: ``resourceVersionMatch=Exact`` lists the objects as they were at that
+  revision, and every page of a paginated list is read at the first page's revision (410 Expired
+  once the table's history no longer reaches back that far).
 * Removing the last finalizer of an object being deleted deletes it, in the same write.
 """
 
@@ -38,6 +41,7 @@ from devcluster.apiserver.errors import (
     already_exists,
     bad_request,
     conflict,
+    expired,
     forbidden,
     invalid,
     not_found,
@@ -140,7 +144,11 @@ class Rest:
         selector: Selector,
         limit: int,
         continue_token: str,
+        exact_revision: int | None = None,
     ) -> ListPage:
+        """A page of the list as of the store's revision, or of ``exact_revision``
+        (``resourceVersionMatch=Exact``), or of the revision a continue token carries: a past
+        revision is rebuilt from the table's history, so every page of one list is one snapshot."""
         revision = self.store.revision
         start: tuple[str, str] | None = None
         table = self.store.table(rtype.key)
@@ -148,12 +156,19 @@ class Rest:
             start, revision = decode_continue(continue_token)
             if revision < table.floor:  # "compacted": changes since the first page are not all known
                 raise expired_continue(start, self.store.revision)
+        elif exact_revision is not None:
+            if exact_revision < table.floor:
+                raise expired("The resourceVersion for the provided list is too old.")
+            revision = exact_revision
+        objects = table.objects if revision >= self.store.revision else table.objects_at(revision)
         name = selector.field.exact_name() if selector.field is not None else None
         if name is not None and namespace is not None:
-            found = table.objects.get((namespace, name))
+            found = objects.get((namespace, name))
             candidates = [((namespace, name), found)] if found is not None else []
-        else:
+        elif objects is table.objects:
             candidates = table.sorted_items(namespace)
+        else:
+            candidates = sorted((k, v) for k, v in objects.items() if namespace is None or k[0] == namespace)
         matches = selector.matches
         items: list[dict[str, Any]] = []
         token, remaining = "", None
@@ -168,7 +183,7 @@ class Rest:
                     remaining = len(candidates) - index
                 break
             items.append(obj)
-        return ListPage(items=items, revision=self.store.revision, continue_token=token, remaining=remaining)
+        return ListPage(items=items, revision=revision, continue_token=token, remaining=remaining)
 
     # -- create ------------------------------------------------------------------------------------
     async def create(
