@@ -28,7 +28,8 @@ Deliberately not done (known differences from kube-apiserver, each documented in
   ``apiVersion`` rewritten (a Webhook conversion strategy is treated as None).
 * Structural schemas: ``x-kubernetes-validations`` (CEL) rules (hence their ratcheting),
   ``oneOf``/``not`` and formats other than ``date-time`` are not implemented; defaults are applied
-  on write only. Schema errors are ratcheted on update like 1.33+ (:mod:`.ratcheting`).
+  on write, and to stored objects when their CRD's schema changes (kube defaults on every read: a
+  watch replaying history shows the old shape). Schema errors are ratcheted on update like 1.33+ (:mod:`.ratcheting`).
 * Built-in kinds: only those the project talks to, with only the defaulting and validation rules
   its tests depend on.
 * Strategic merge patch knows the merge keys of the fields our kinds use; server-side apply is a
