@@ -245,10 +245,8 @@ class DevClusterApp:
             return
         if rtype.namespaced and name and namespace is None:
             raise path_not_found()
-        if method in ("POST", "PUT"):
+        if method in ("POST", "PUT") or (method == "PATCH" and request.content_type in PATCH_TYPES):
             validate_write_options(params, method=method)
-        elif method == "PATCH" and request.content_type in PATCH_TYPES:
-            validate_write_options(params, method=method, patch_type=request.content_type)
         elif method == "DELETE":
             validate_delete_options(params, delete_options(request))
         elif method == "GET" and not name:

@@ -8,8 +8,7 @@ kube converts a request's query parameters into ``ListOptions``, ``CreateOptions
   is ``invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: ...``;
 * a converted but invalid one is a 422 Invalid of ``<Kind>Options.meta.k8s.io ""``: ``dryRun``
   other than ``All``, a ``fieldManager`` over 128 bytes or with unprintable characters, an unknown
-  ``fieldValidation``, ``force`` on a non-apply patch, an apply without ``fieldManager``, a
-  ``propagationPolicy`` kube does not know, ``resourceVersionMatch`` misuse on a list or watch;
+  ``fieldValidation``, a ``propagationPolicy`` kube does not know, ``resourceVersionMatch`` misuse on a list or watch;
 * booleans are true unless ``false`` or ``0`` (kube's ``Convert_Slice_string_To_bool``: even
   ``watch=maybe`` watches).
 
@@ -26,7 +25,6 @@ from devcluster.apiserver.validation import (
     field_forbidden,
     field_invalid,
     field_not_supported,
-    field_required,
     field_too_long,
 )
 
@@ -41,7 +39,6 @@ __all__ = [
 _FIELD_MANAGER_MAX_LENGTH = 128
 _FIELD_VALIDATION = ("Ignore", "Strict", "Warn")
 _POLICIES = ("Foreground", "Background", "Orphan", "nil")
-_APPLY_PATCH = "application/apply-patch+yaml"
 
 
 def flag(params: dict[str, str], name: str) -> bool:
@@ -94,17 +91,12 @@ def _field_validation(params: dict[str, str]) -> list[Cause]:
     )
 
 
-def validate_write_options(params: dict[str, str], *, method: str, patch_type: str = "") -> None:
-    """``CreateOptions`` (POST), ``UpdateOptions`` (PUT) or ``PatchOptions`` (PATCH)."""
+def validate_write_options(params: dict[str, str], *, method: str) -> None:
+    """``CreateOptions`` (POST), ``UpdateOptions`` (PUT) or ``PatchOptions`` (PATCH). A patch's
+    ``fieldManager`` and ``force`` rules are the patch verb's (:meth:`Rest.patch`), next to apply."""
     kind = {"POST": "CreateOptions", "PUT": "UpdateOptions"}.get(method, "PatchOptions")
-    causes: list[Cause] = []
-    if kind == "PatchOptions":
-        if patch_type != _APPLY_PATCH:
-            if "force" in params:
-                causes.append(field_forbidden("force", "may not be specified for non-apply patch"))
-        elif not params.get("fieldManager"):
-            causes.append(field_required("fieldManager", "is required for apply patch"))
-    causes += _field_manager(params) + _dry_run(params) + _field_validation(params)
+    causes = [] if kind == "PatchOptions" else _field_manager(params)
+    causes += _dry_run(params) + _field_validation(params)
     _invalid(kind, causes)
 
 

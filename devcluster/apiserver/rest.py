@@ -53,7 +53,7 @@ from devcluster.apiserver.patching import apply_json_patch, apply_merge_patch, a
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.selectors import Selector
 from devcluster.apiserver.store import ADDED, DELETED, MODIFIED
-from devcluster.apiserver.validation import validate_object_meta
+from devcluster.apiserver.validation import field_required, validate_object_meta
 
 __all__ = ["APPLY_PATCH", "PATCH_TYPES", "Caller", "ListPage", "Rest", "WriteOptions", "copy_object"]
 
@@ -314,7 +314,13 @@ class Rest:
         """
         if patch_type == STRATEGIC_PATCH and not rtype.builtin:
             raise unsupported_media_type(_CR_PATCH_TYPES)
-        # PatchOptions (an apply needs a fieldManager, ...) are checked first: query_options.py
+        if patch_type == APPLY_PATCH and not options.field_manager:
+            raise invalid(
+                group="meta.k8s.io",
+                kind="PatchOptions",
+                name="",
+                causes=[field_required("fieldManager", "is required for apply patch")],
+            )
         for _ in range(_MAX_RETRIES):
             old = self.store.get(rtype.key, (namespace, name))
             if old is None:

@@ -247,13 +247,6 @@ def test_query_parameters_that_do_not_convert_are_400(
             'dryRun: Unsupported value: ["x"]: supported values: "All"',
         ),
         (
-            "PATCH",
-            "/held",
-            {"force": "true"},
-            "PatchOptions",
-            "force: Forbidden: may not be specified for non-apply patch",
-        ),
-        (
             "DELETE",
             "/held",
             {"dryRun": "x"},
