@@ -55,8 +55,10 @@ BRIDGE_CONFIG = EXAMPLES_DIR / "config.yaml"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # pytest hands every conftest's hook the whole session's items: only this directory's are ours
+    here = Path(__file__).parent
     for item in items:
-        if pytest_asyncio.is_async_test(item):
+        if item.path.is_relative_to(here) and pytest_asyncio.is_async_test(item):
             item.add_marker(pytest.mark.asyncio(loop_scope="session"), append=False)
 
 
