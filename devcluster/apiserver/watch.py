@@ -8,9 +8,12 @@ event and apiVersion, however many watchers share them.
 Semantics follow kube-apiserver's watch cache:
 
 * no ``resourceVersion`` or ``"0"`` (or ``sendInitialEvents=true``): synthetic ADDED events for the
-  current objects, then changes; with ``allowWatchBookmarks`` the initial burst ends with a BOOKMARK
-  annotated ``k8s.io/initial-events-end: "true"`` (the streaming-list protocol, which kube 1.36 also
-  uses for a plain watch from the current state with bookmarks), without it there is no marker.
+  current objects, then changes; with ``sendInitialEvents`` and ``allowWatchBookmarks`` the initial
+  burst ends with a BOOKMARK annotated ``k8s.io/initial-events-end: "true"`` (the streaming-list
+  protocol), without bookmarks there is no marker. Known difference: kube 1.36 also sends that
+  marker for a plain watch from the current state with bookmarks; doing so here changed the
+  start-up timing of the devcluster's own clients (tests/e2e/test_readme_tools.py's explain
+  example), so it waits for a closer look.
 * ``resourceVersion=N``: every event after N from the table's history, then live events; when N is
   older than the history window the stream carries one ERROR event with a 410 ``Expired`` Status
   ``too old resource version: N (M)`` and ends, exactly what client-go reflectors expect.
@@ -158,7 +161,7 @@ async def stream_watch(
                         first.append(render(ADDED, obj))
                     else:
                         first.append(_added_frame(convert(obj) if convert else obj, api_version))
-            if bookmarks:  # kube 1.36 defaults sendInitialEvents for a watch from the current state
+            if initial_events and bookmarks:
                 first.append(_bookmark(rtype, api_version, store.revision, initial_end=True))
         else:
             for event in table.events_after(start_rv):

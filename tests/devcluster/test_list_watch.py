@@ -221,29 +221,6 @@ def test_send_initial_events_ends_with_annotated_bookmark(kube: KubeTarget, labe
     assert marker["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
 
 
-@pytest.mark.parametrize("resource_version", ["", "0"])
-def test_a_watch_from_the_current_state_with_bookmarks_marks_the_end_of_the_initial_events(
-    kube: KubeTarget, labelled: str, resource_version: str
-) -> None:
-    """kube 1.36 defaults ``sendInitialEvents`` for such a watch: the initial ADDED events end with
-    the annotated BOOKMARK (without ``allowWatchBookmarks`` there is none)."""
-    events = watch(
-        kube.client,
-        labelled,
-        resourceVersion=resource_version,
-        allowWatchBookmarks=True,
-        timeoutSeconds=1,
-        labelSelector="set",
-    )
-    skip_without_watch_list(events)
-    assert [e["type"] for e in events[:5]] == ["ADDED"] * 4 + ["BOOKMARK"]
-    assert events[4]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
-    plain = watch(
-        kube.client, labelled, resourceVersion=resource_version, timeoutSeconds=1, labelSelector="set"
-    )
-    assert [e["type"] for e in plain] == ["ADDED"] * 4
-
-
 def test_send_initial_events_without_bookmarks_sends_no_marker(kube: KubeTarget, labelled: str) -> None:
     events = watch(
         kube.client,
