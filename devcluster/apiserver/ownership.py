@@ -3,7 +3,7 @@
 * :func:`field_scope` — the :class:`~.managedfields.FieldScope` of one request: the manager (the
   ``fieldManager`` parameter, else the user-agent's first segment), the request's apiVersion and
   subresource, and the kind's field types (:mod:`.builtin_fieldtypes`, or the CRD's schema).
-* :func:`field_manager_causes` / :func:`check_field_manager` — ValidateFieldManager: at most 128
+* :func:`field_manager_causes` — ValidateFieldManager (``query_options`` reports them): at most 128
   bytes of printable characters, reported as the real server does on CreateOptions, UpdateOptions
   or PatchOptions (422 with ``details.group: meta.k8s.io``).
 * :func:`applied_configuration` — an apply body's checks, in kube-apiserver's words: an object of
@@ -18,12 +18,12 @@ from typing import Any
 import orjson
 
 from devcluster.apiserver.builtin_fieldtypes import builtin_field_type
-from devcluster.apiserver.errors import Cause, bad_request, invalid
+from devcluster.apiserver.errors import Cause, bad_request
 from devcluster.apiserver.fieldtypes import crd_field_type
 from devcluster.apiserver.managedfields import FieldScope
 from devcluster.apiserver.resources import ResourceType
 
-__all__ = ["applied_configuration", "check_field_manager", "field_manager_causes", "field_scope"]
+__all__ = ["applied_configuration", "field_manager_causes", "field_scope"]
 
 
 def field_scope(
@@ -64,13 +64,6 @@ def field_manager_causes(manager: str) -> list[Cause]:
             )
         position += len(char.encode())
     return causes
-
-
-def check_field_manager(manager: str, options_kind: str) -> None:
-    """422 on ``<options_kind>.meta.k8s.io`` (CreateOptions, UpdateOptions) for a bad fieldManager."""
-    causes = field_manager_causes(manager)
-    if causes:
-        raise invalid(group="meta.k8s.io", kind=options_kind, name="", causes=causes)
 
 
 _GO_JSON_TYPES = {list: "array", str: "string", bool: "bool", int: "number", float: "number"}

@@ -41,7 +41,7 @@ class ResourceType:
     builtin: bool = True
     #: whether metadata.generation is maintained (spec changes bump it)
     tracks_generation: bool = False
-    #: ``"subdomain"`` (most kinds) or ``"label"`` (namespaces)
+    #: ``"subdomain"`` (most kinds), ``"label"`` (namespaces) or ``"path"`` (core Events: any path segment)
     name_rule: str = "subdomain"
     #: DELETE answers with the deleted object instead of a Success Status
     returns_deleted_object: bool = False

@@ -10,11 +10,16 @@ Semantics kept from kube-apiserver (each has a conformance test in tests/devclus
 * uid, creationTimestamp and the global resourceVersion are server-owned; ``generateName`` gets a
   random 5-character suffix; a create with ``resourceVersion`` set is rejected.
 * ``metadata.generation`` starts at 1 and increases when anything but metadata and status changes.
-* With a ``status`` subresource, the main endpoint ignores status and ``/status`` ignores everything
-  but status (labels, annotations, finalizers and ownerReferences included).
+* With a ``status`` subresource, the main endpoint ignores status. ``/status`` of a custom resource
+  (or a CRD) ignores everything but status (labels, annotations, finalizers and ownerReferences
+  included); built-in kinds' status strategies only reset the spec, so metadata written through
+  ``/status`` of a Job or Pod is kept (a Pod's ownerReferences excepted).
 * An update whose ``resourceVersion`` is stale is a 409 Conflict; one without resourceVersion, and
   every patch, is retried against the latest object (admission runs again), as GuaranteedUpdate does.
 * A write that changes nothing stores nothing: same resourceVersion, no watch event.
+* Lists are snapshots: ``resourceVersionMatch=Exact`` lists the objects as they were at that
+  revision, and every page of a paginated list is read at the first page's revision (410 Expired
+  once the table's history no longer reaches back that far).
 * Removing the last finalizer of an object being deleted deletes it, in the same write.
 """
 
@@ -36,6 +41,7 @@ from devcluster.apiserver.errors import (
     already_exists,
     bad_request,
     conflict,
+    expired,
     forbidden,
     invalid,
     not_found,
@@ -44,7 +50,6 @@ from devcluster.apiserver.errors import (
 from devcluster.apiserver.managedfields import FieldScope, record_apply, record_update
 from devcluster.apiserver.ownership import (
     applied_configuration,
-    check_field_manager,
     field_manager_causes,
     field_scope,
 )
@@ -65,6 +70,7 @@ PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 _CR_PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery utilrand: no vowels, no 0/1/3
 _MAX_RETRIES = 8
+_PODS = ("", "pods")
 #: metadata the server alone sets: dropped from a create's body, carried over from the old object on update
 _SERVER_OWNED_METADATA = (
     "uid",
@@ -98,6 +104,9 @@ class WriteOptions:
     force: bool = False
     #: ``force`` was given at all (even ``false``): only apply patches accept it
     force_set: bool = False
+    #: the API group the request came through when it differs from the stored type's
+    #: (``events.k8s.io`` for Events, which validates more strictly than core v1)
+    served_group: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +170,11 @@ class Rest:
         selector: Selector,
         limit: int,
         continue_token: str,
+        exact_revision: int | None = None,
     ) -> ListPage:
+        """A page of the list as of the store's revision, or of ``exact_revision``
+        (``resourceVersionMatch=Exact``), or of the revision a continue token carries: a past
+        revision is rebuilt from the table's history, so every page of one list is one snapshot."""
         revision = self.store.revision
         start: tuple[str, str] | None = None
         table = self.store.table(rtype.key)
@@ -169,12 +182,19 @@ class Rest:
             start, revision = decode_continue(continue_token)
             if revision < table.floor:  # "compacted": changes since the first page are not all known
                 raise expired_continue(start, self.store.revision)
+        elif exact_revision is not None:
+            if exact_revision < table.floor:
+                raise expired("The resourceVersion for the provided list is too old.")
+            revision = exact_revision
+        objects = table.objects if revision >= self.store.revision else table.objects_at(revision)
         name = selector.field.exact_name() if selector.field is not None else None
         if name is not None and namespace is not None:
-            found = table.objects.get((namespace, name))
+            found = objects.get((namespace, name))
             candidates = [((namespace, name), found)] if found is not None else []
-        else:
+        elif objects is table.objects:
             candidates = table.sorted_items(namespace)
+        else:
+            candidates = sorted((k, v) for k, v in objects.items() if namespace is None or k[0] == namespace)
         matches = selector.matches
         items: list[dict[str, Any]] = []
         token, remaining = "", None
@@ -185,10 +205,11 @@ class Rest:
                 continue
             if limit and len(items) == limit:
                 token = encode_continue(items_key(items[-1]), revision)
-                remaining = sum(1 for _, o in candidates[index:] if matches(o))
+                if selector.empty:  # kube counts only unfiltered lists (etcd's count of the range)
+                    remaining = len(candidates) - index
                 break
             items.append(obj)
-        return ListPage(items=items, revision=self.store.revision, continue_token=token, remaining=remaining)
+        return ListPage(items=items, revision=revision, continue_token=token, remaining=remaining)
 
     # -- create ------------------------------------------------------------------------------------
     async def create(
@@ -203,8 +224,6 @@ class Rest:
         managed_fields: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """``managed_fields`` is set when a server-side apply creates the object (already recorded)."""
-        if managed_fields is None:
-            check_field_manager(options.field_manager, "CreateOptions")
         obj = self._decode(rtype, version=version, namespace=namespace, body=body)
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
@@ -238,7 +257,7 @@ class Rest:
         if rtype.tracks_generation:
             meta["generation"] = 1
         defaults.prepare_create(rtype.key, obj)
-        causes += self._validate_kind(rtype, version, obj, None)
+        causes += self._validate_kind(rtype, version, obj, None, served_group=options.served_group)
         if causes:
             raise invalid(group=rtype.group, kind=rtype.kind, name=name, causes=causes)
         if rtype.key == CRD_KEY:
@@ -266,7 +285,6 @@ class Rest:
         caller: Caller,
         options: WriteOptions,
     ) -> dict[str, Any]:
-        check_field_manager(options.field_manager, "UpdateOptions")
         new = self._decode(rtype, version=version, namespace=namespace, body=body)
         if new["metadata"].get("name") != name:
             raise _name_mismatch(new["metadata"].get("name", ""), name)
@@ -510,7 +528,27 @@ class Rest:
             if not finalizers:
                 new["spec"].pop("finalizers")
             meta = new["metadata"]
+        elif subresource == "status" and rtype.builtin and rtype.key != CRD_KEY:
+            # built-in status strategies reset only the spec: metadata written here is kept
+            # (Pods also keep their ownerReferences, which old kubelets corrupted)
+            if "spec" in old:
+                new["spec"] = copy_object({"s": old["spec"]})["s"]
+            else:
+                new.pop("spec", None)
+            if rtype.key == _PODS:
+                if "ownerReferences" in old_meta:
+                    meta["ownerReferences"] = old_meta["ownerReferences"]
+                else:
+                    meta.pop("ownerReferences", None)
+            for owned in _SERVER_OWNED_METADATA:
+                if owned in old_meta:
+                    meta[owned] = old_meta[owned]
+                else:
+                    meta.pop(owned, None)
+            if "managedFields" not in meta and old_meta.get("managedFields"):
+                meta["managedFields"] = old_meta["managedFields"]
         elif subresource == "status":
+            # custom resources (and CRDs): only status is taken from a /status write
             status = new.get("status")
             new = {**copy_object(old), "apiVersion": new.get("apiVersion", old.get("apiVersion"))}
             if status is None:
@@ -552,7 +590,9 @@ class Rest:
             if _without(new, (*skip, "apiVersion", "kind")) != _without(old, (*skip, "apiVersion", "kind")):
                 meta["generation"] = old_meta["generation"] + 1
         causes = validate_object_meta(meta, namespaced=rtype.namespaced, name_rule=rtype.name_rule, old=old)
-        causes += self._validate_kind(rtype, version, new, old, subresource=subresource)
+        causes += self._validate_kind(
+            rtype, version, new, old, subresource=subresource, served_group=options.served_group
+        )
         if causes:
             raise invalid(group=rtype.group, kind=rtype.kind, name=name, causes=causes)
         if rtype.key == CRD_KEY and subresource != "status":
@@ -643,12 +683,15 @@ class Rest:
         old: dict[str, Any] | None,
         *,
         subresource: str = "",
+        served_group: str = "",
     ) -> list[Cause]:
         if not rtype.builtin:
             return validate_custom_resource(rtype, version=version, obj=obj, old=old, subresource=subresource)
         if rtype.key == CRD_KEY:
             return validate_crd(obj)
-        return defaults.validate_kind(rtype.key, obj, old, subresource=subresource)
+        return defaults.validate_kind(
+            rtype.key, obj, old, subresource=subresource, served_group=served_group or rtype.group
+        )
 
     async def _admit(
         self,

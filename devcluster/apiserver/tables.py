@@ -11,7 +11,8 @@ What a Table holds, as kube-apiserver builds it (``endpoints/handlers/response.g
   Every column is always sent with its priority: kubectl hides priority > 0 unless ``-o wide``.
 * ``rows``: one per object, ``cells`` in column order, and ``object`` per ``includeObject``:
   ``Metadata`` (the default) a ``PartialObjectMetadata``, ``Object`` the object as served, ``None``
-  null; another value is a 400 ``unrecognized includeObject value: "x"`` (when there is a row).
+  null; another value is a 400 ``Unable to convert to Table as requested: includeObject: Invalid
+  value: "x": must be 'Metadata', 'Object', 'None', or empty``.
 * ``metadata``: the list's ``resourceVersion`` / ``continue`` / ``remainingItemCount``, or the single
   object's ``resourceVersion``.
 
@@ -194,9 +195,10 @@ class TableWriter:
         clock: Callable[[], datetime],
     ) -> None:
         if include_object not in ("", *INCLUDE_OBJECT):
-            self._bad_include = include_object
-        else:
-            self._bad_include = ""
+            raise bad_request(
+                "Unable to convert to Table as requested: includeObject: Invalid value: "
+                f"\"{include_object}\": must be 'Metadata', 'Object', 'None', or empty"
+            )
         self.printer = printer
         self.api_version = api_version
         self.include_object = include_object or "Metadata"
@@ -205,8 +207,6 @@ class TableWriter:
         self._headers_sent = False
 
     def _row(self, obj: dict[str, Any], now: datetime) -> dict[str, Any]:
-        if self._bad_include:
-            raise bad_request(f'unrecognized includeObject value: "{self._bad_include}"')
         try:
             cells = self.printer.cells(obj, now)
         except (TypeError, ValueError, AttributeError):  # a stored object of an odd shape

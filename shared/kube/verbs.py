@@ -29,6 +29,16 @@ from shared.kube.errors import Gone
 __all__ = ["ObjectList", "PatchType", "ResourceVerbs"]
 
 
+def _typed(gvk: GroupVersionKind, body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``body`` with ``apiVersion`` and ``kind`` (the verb's), as client-go's typed clients send
+    them: kube-apiserver refuses a custom resource without ``kind`` (400 "Object 'Kind' is
+    missing"). What the caller set is kept (a mismatch is the server's to refuse)."""
+    if body.get("apiVersion") and body.get("kind"):
+        return body
+    typed = {"apiVersion": body.get("apiVersion") or gvk.api_version, "kind": body.get("kind") or gvk.kind}
+    return {**typed, **{k: v for k, v in body.items() if k not in typed}}
+
+
 class PatchType(StrEnum):
     MERGE = "application/merge-patch+json"
     JSON = "application/json-patch+json"
@@ -191,7 +201,13 @@ class ResourceVerbs:
         path = info.path(namespace=self._namespace(info, namespace, body))
         params = self._write_params(field_manager=field_manager, dry_run=dry_run)
         result: dict[str, Any] = await self.request(
-            "POST", path, verb="create", resource=info.resource_label, params=params, body=body, decode=decode
+            "POST",
+            path,
+            verb="create",
+            resource=info.resource_label,
+            params=params,
+            body=_typed(gvk, body),
+            decode=decode,
         )
         return result
 
@@ -217,7 +233,7 @@ class ResourceVerbs:
             raise ValueError(
                 f"{gvk} {name}: metadata.resourceVersion is required for update (use patch for blind writes)"
             )
-        payload = {**body, "metadata": metadata}
+        payload = {**_typed(gvk, body), "metadata": metadata}
         path = info.path(namespace=self._namespace(info, namespace, body), name=name, subresource=subresource)
         params = self._write_params(field_manager=field_manager)
         result: dict[str, Any] = await self.request(

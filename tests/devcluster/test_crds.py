@@ -39,7 +39,8 @@ def real_crds(kube: KubeTarget, shared_dir: Path) -> list[dict[str, Any]]:
                 installed.append(_install(kube, document))
     for crd in installed:
         eventually(functools.partial(_established, kube, crd["metadata"]["name"]))
-    return installed
+    # kube-apiserver's create answer has no conditions yet (its controllers set them just after)
+    return [kube.client.get(f"{CRDS}/{crd['metadata']['name']}").json() for crd in installed]
 
 
 def _create(kube: KubeTarget, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -211,6 +212,13 @@ def test_custom_resource_semantics(kube: KubeTarget, widgets: str) -> None:
     ).json()
     assert status["status"] == {"ready": True}
     assert status["metadata"]["generation"] == 1
+    # a custom resource's /status takes status only: not the spec, not metadata
+    via_status = {**status, "spec": {"size": 9}, "status": {"ready": False}}
+    via_status["metadata"] = {**status["metadata"], "labels": {"via": "status"}}
+    written = kube.client.put(f"{widgets}/w/status", json=via_status)
+    assert written.status_code == 200, written.text
+    assert (written.json()["status"], written.json()["spec"]["size"]) == ({"ready": False}, 1)
+    assert "labels" not in written.json()["metadata"]
     spec = kube.client.patch(
         f"{widgets}/w", json={"spec": {"size": 2}}, headers={"content-type": "application/merge-patch+json"}
     ).json()

@@ -55,8 +55,8 @@ def check_batch_job_write(old: WireDict, new: WireDict, *, subresource: str | No
         started = old_status.get("startTime")
         if started and (new.get("status") or {}).get("startTime") != started and not suspended:
             raise InvalidError(
-                f'Job.batch "{name}" is invalid: status.startTime: Required value: '
-                "startTime cannot be removed for unsuspended job",
+                f'Job.batch "{name}" is invalid: status.startTime: Invalid value: null: '
+                "field is immutable for unsuspended job once set",
                 fields=("status.startTime",),
             )
         return
