@@ -9,9 +9,11 @@ folder out of every other pytest run. Fixtures:
 * ``start_real_cluster``: ``start(name, kueue_mode=..., ...)`` -> a started :class:`RealCluster`,
   stopped at the end of the session (Kueue before its apiserver);
 * ``bridge``: one cluster per Kueue version with real Kueue in external-framework mode (Kueue
-  schedules; the kinds of ``examples/dev/config.yaml`` are its ``externalFrameworks``) and our
-  webhook, reconciler and AppWrapper controller running as ``kueue-bridge`` processes, started the
-  way ``make dev`` starts them (``devrun.cluster.start_components``);
+  schedules; the kinds of ``tests/real/bridge-config.yaml`` are its ``externalFrameworks``: batch
+  Jobs, AppWrappers and the tests' JobSet-shaped ``JobGroup`` CRD, ``crds/jobgroup.yaml``, through a
+  declarative adapter) and our webhook, reconciler and AppWrapper controller running as
+  ``kueue-bridge`` processes, started the way ``make dev`` starts them
+  (``devrun.cluster.start_components``);
 * ``namespace``: a fresh namespace with the ``default`` ServiceAccount, per test, in ``bridge``.
 
 Every async test and fixture here runs on the session's event loop: the component processes are
@@ -28,7 +30,6 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -36,14 +37,13 @@ import pytest_asyncio
 from devrun.cluster import ClusterRun, Session, start_components
 from devrun.components import ComponentProcess
 from devrun.real_cluster import KUEUE_VERSIONS, Kit, KueueMode, RealCluster, find_kit
-from devrun.samples import EXAMPLES_DIR
 from shared.config import load_config
 from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import external_name
 from shared.kube import KubeClient, load_kubeconfig
 from tests.e2e.conftest import install_crds, wait_served
 
-__all__ = ["NAMESPACE_GVK", "Bridge", "job_status_succeeded"]
+__all__ = ["JOBGROUP", "NAMESPACE_GVK", "Bridge"]
 
 REAL_ROOT = os.environ.get("KUEUE_BRIDGE_REAL_ROOT")
 VERSIONS = [
@@ -51,7 +51,10 @@ VERSIONS = [
 ]
 NAMESPACE_GVK = GroupVersionKind("", "v1", "Namespace")
 SERVICE_ACCOUNT_GVK = GroupVersionKind("", "v1", "ServiceAccount")
-BRIDGE_CONFIG = EXAMPLES_DIR / "config.yaml"
+HERE = Path(__file__).resolve().parent
+BRIDGE_CONFIG = HERE / "bridge-config.yaml"
+JOBGROUP_CRD = HERE / "crds" / "jobgroup.yaml"
+JOBGROUP = GroupVersionKind("e2e.kueue-bridge.dev", "v1alpha1", "JobGroup")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -147,7 +150,7 @@ class Bridge:
 def _shared_crds(shared_dir: Path) -> list[Path]:
     return [
         *sorted((shared_dir / "crds" / "appwrapper").glob("*.yaml")),
-        EXAMPLES_DIR / "crds" / "samplejob.yaml",
+        JOBGROUP_CRD,
     ]
 
 
@@ -169,7 +172,7 @@ async def bridge(
             client,
             [
                 GroupVersionKind("workload.codeflare.dev", "v1beta2", "AppWrapper"),
-                GroupVersionKind("samples.kueue-bridge.dev", "v1alpha1", "SampleJob"),
+                JOBGROUP,
             ],
         )
         session = Session(
@@ -191,12 +194,3 @@ async def namespace(bridge: Bridge) -> AsyncIterator[str]:
     await bridge.client.create(SERVICE_ACCOUNT_GVK, {"metadata": {"name": "default"}}, namespace=name)
     yield name
     # No namespace controller here: the namespace would stay Terminating; the cluster is swept anyway.
-
-
-def job_status_succeeded(*, now: str) -> dict[str, Any]:
-    """A batch Job's status as the job controller of 1.36 writes it when the Job succeeds (no kubelet here)."""
-    conditions = [
-        {"type": kind, "status": "True", "lastTransitionTime": now, "lastProbeTime": now}
-        for kind in ("SuccessCriteriaMet", "Complete")
-    ]
-    return {"startTime": now, "completionTime": now, "succeeded": 1, "conditions": conditions}
