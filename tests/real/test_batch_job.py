@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.constants import PODSET_LABEL, RESOURCE_IN_USE_FINALIZER
+from shared.constants import CLUSTER_QUEUE_LABEL, LOCAL_QUEUE_LABEL, PODSET_LABEL, RESOURCE_IN_USE_FINALIZER
 from shared.naming import workload_name_for_owner
 from tests.polling import eventually
 from tests.real.conftest import Bridge
@@ -117,7 +117,11 @@ async def test_a_queued_job_is_admitted_started_with_its_flavor_and_finished(
     template = job["spec"]["template"]
     assert template["spec"]["nodeSelector"] == {POOL_LABEL: "spot"}, "the flavor's node labels"
     assert template["spec"]["tolerations"] == [SPOT_TOLERATION], "the flavor's tolerations"
-    assert template["metadata"]["labels"][PODSET_LABEL] == "main"
+    assert template["metadata"]["labels"] == {
+        PODSET_LABEL: "main",
+        LOCAL_QUEUE_LABEL: "q",
+        CLUSTER_QUEUE_LABEL: cluster_queue,
+    }
     await _cluster_queue_settles(bridge, cluster_queue, reserving=1, pending=0)
 
     job["status"] = job_succeeded_status(now=now_rfc3339())
