@@ -40,6 +40,7 @@ __all__ = [
     "now_rfc3339",
     "owned_workload",
     "pod_template",
+    "waiting_for_quota_reason",
 ]
 
 JOB: Final = GroupVersionKind("batch", "v1", "Job")
@@ -57,6 +58,16 @@ JOB_FAILED_MESSAGE: Final = "Job has reached the specified backoff limit"
 
 def now_rfc3339() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def waiting_for_quota_reason(kueue_version: str) -> str:
+    """``QuotaReserved=False``'s reason for a Workload that fits its quota but not the unused part.
+
+    Kueue's UnadmittedWorkloadsObservability gate (``WaitingForQuota``, ``ExceedsMaxQuota``, ...) is
+    beta in both versions, but on by default only at ff69552; v0.19.2 writes its fallback ``Pending``
+    (with the same message, and a Warning event with that reason).
+    """
+    return "Pending" if kueue_version == "v0.19.2" else "WaitingForQuota"
 
 
 def condition(obj: Mapping[str, Any] | None, kind: str) -> dict[str, Any] | None:

@@ -27,6 +27,7 @@ from tests.real.support import (
     job_running_status,
     now_rfc3339,
     owned_workload,
+    waiting_for_quota_reason,
 )
 
 POOL_LABEL = "e2e.kueue-bridge.dev/pool"
@@ -165,7 +166,7 @@ async def test_a_running_job_is_preempted_stopped_restored_and_requeued(
         namespace,
         low_uid,
         "the victim pending again",
-        lambda w: _is(w, "QuotaReserved", "False", "WaitingForQuota"),
+        lambda w: _is(w, "QuotaReserved", "False", waiting_for_quota_reason(bridge.kueue_version)),
     )
     assert _is(waiting, "Evicted", "True", "Preempted"), "Evicted stays until the victim is admitted again"
 
