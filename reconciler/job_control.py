@@ -32,7 +32,7 @@ from typing import Any
 
 from reconciler.ports import ClusterWriter, EventSink, JobStillActiveError
 from reconciler.shared_job import CopyOnWriteJob
-from shared.constants import EventReason
+from shared.constants import STOPPING_ANNOTATION, EventReason
 from shared.frameworks.base import STOP_PHASE_ORDER, GenericJob, JobWithCustomStop, StopStep
 from shared.frameworks.capabilities import has_custom_stop
 from shared.jsontree import copy_json
@@ -185,7 +185,8 @@ class JobControl:
             applied.append(step)
             suspend_written = suspend_written or step.phase == "suspend"
             stopped_now = stopped_now or suspend_written
-        if not job.is_suspended():  # the restore waits for the pods (the stopping mark stays)
+        annotations = (job.obj.get("metadata") or {}).get("annotations") or {}
+        if annotations.get(STOPPING_ANNOTATION) == "true":  # the restore waits for the pods
             raise JobStillActiveError(
                 f"{job.gvk.kind} {(job.obj.get('metadata') or {}).get('name')}: "
                 "the pod templates are restored once no pod is active"

@@ -16,9 +16,11 @@ from typing import Any
 
 import pytest
 
+from reconciler.job_control import JobControl
 from reconciler.job_reconciler import JobReconciler
 from reconciler.ports import ConflictError, InvalidError, JobStillActiveError
 from reconciler.workload_sync import NoMatchingWorkloadsError
+from shared.frameworks.tekton import PipelineRunAdapter
 from tests.unit.reconciler.conftest import golden_job, job_key
 from tests.unit.reconciler.fakes import FakeCluster, Write
 from tests.unit.reconciler.test_job_lifecycle import (
@@ -268,3 +270,22 @@ async def test_a_rejected_restore_is_a_warning_naming_the_field_and_no_stopped_e
     assert warnings[0].message.startswith("The API server rejected a write to spec.template: ")
     assert 'Job.batch "sample" is invalid: spec.template' in warnings[0].message
     assert "Stopped" not in [e.reason for e in cluster.events], "Kueue: a failed restore is no stop"
+
+
+async def test_a_custom_stop_that_leaves_no_stopping_mark_is_done_at_once(cluster: FakeCluster) -> None:
+    """Only a stop that keeps Kueue's stopping mark waits (a batch Job's restore); a PipelineRun's
+    one-write stop (``spec.status: StoppedRunFinally``) is finished, and recorded, right away."""
+    stored = cluster.add(
+        {
+            "apiVersion": "tekton.dev/v1",
+            "kind": "PipelineRun",
+            "metadata": {"name": "build", "namespace": "golden"},
+            "spec": {"pipelineRef": {"name": "p"}},
+            "status": {"startTime": STARTED},
+        }
+    )
+    control = JobControl(writer=cluster, events=cluster)
+    assert await control.stop(PipelineRunAdapter(stored), workload=None, message="Preempted") is True
+    run = cluster.find("PipelineRun", "golden", "build")
+    assert run is not None and run["spec"]["status"] == "StoppedRunFinally"
+    assert [(e.reason, e.message) for e in cluster.events] == [("Stopped", "Preempted")]
