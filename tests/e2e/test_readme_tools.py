@@ -56,9 +56,16 @@ def examples(command: str) -> list[tuple[list[str], str]]:
 
 
 def masked(text: str) -> list[str]:
+    """Hashes and ages masked; a Workload's condition rows in name order (the stand-in and the
+    reconciler write theirs concurrently, so their stored order is a race, not a claim)."""
     text = re.sub(r"\b((?:job|samplejob)-[a-z0-9.-]+?)-[0-9a-f]{5}\b", r"\1-HASH", text)
     text = re.sub(r"\b\d+(?:h\d+m|h|m\d+s|m|s)\b", "AGE", text)
-    return [" ".join(line.split()) for line in text.splitlines()]
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    if "CONDITION STATUS REASON AGE MESSAGE" in lines:
+        first = lines.index("CONDITION STATUS REASON AGE MESSAGE") + 1
+        last = lines.index("", first) if "" in lines[first:] else len(lines)
+        lines[first:last] = sorted(lines[first:last])
+    return lines
 
 
 def run(main: Callable[..., int], argv: list[str]) -> tuple[int, str, str]:
