@@ -44,6 +44,7 @@ __all__ = [
     "RealClusterPorts",
     "find_kit",
     "free_ports",
+    "run_kueuectl",
     "stop_all_below",
 ]
 
@@ -325,24 +326,37 @@ class RealCluster:
 
     def kueuectl(self, *args: str, timeout: float = 120) -> str:
         """Kueue's CLI (the kit's kueuectl) with this cluster's kubeconfig."""
-        done = subprocess.run(
-            [str(self.kit.kueuectl(self.kueue_version)), "--kubeconfig", str(self.kubeconfig), *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
+        return run_kueuectl(
+            self.kit, *args, kubeconfig=self.kubeconfig, version=self.kueue_version, timeout=timeout
         )
-        if done.returncode != 0:
-            raise KitError(
-                f"kueuectl {' '.join(args)} ({self.name}): {done.stderr.strip() or done.stdout.strip()}"
-            )
-        return done.stdout
 
     def bearer_token(self) -> str:
         """The admin token of :attr:`kubeconfig` (what the conformance suite authenticates with)."""
         config = yaml.safe_load(self.kubeconfig.read_text())
         token: str = config["users"][0]["user"]["token"]
         return token
+
+
+def run_kueuectl(
+    kit: Kit, *args: str, kubeconfig: Path, version: str = DEFAULT_KUEUE_VERSION, timeout: float = 120
+) -> str:
+    """The kit's kueuectl against any cluster (a real one, or a devcluster): its standard output.
+
+    Raises :class:`KitError` with kueuectl's own message when it exits non-zero.
+    """
+    done = subprocess.run(
+        [str(kit.kueuectl(version)), "--kubeconfig", str(kubeconfig), *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise KitError(
+            f"kueuectl {' '.join(args)} ({kubeconfig}): {done.stderr.strip() or done.stdout.strip()}"
+        )
+    return done.stdout
 
 
 def _state_folders(root: Path) -> Iterator[tuple[Path, Path]]:

@@ -14,7 +14,10 @@ folder out of every other pytest run. Fixtures:
   declarative adapter) and our webhook, reconciler and AppWrapper controller running as
   ``kueue-bridge`` processes, started the way ``make dev`` starts them
   (``devrun.cluster.start_components``);
-* ``namespace``: a fresh namespace with the ``default`` ServiceAccount, per test, in ``bridge``.
+* ``namespace``: a fresh namespace with the ``default`` ServiceAccount, per test, in ``bridge``;
+* ``dev_twin``: one devcluster for the session, started as ``make dev`` starts it (Kueue stand-in,
+  job runner) with the same configuration and components as ``bridge``, for the tests that run the
+  same steps on both and compare what Kueue's own client (kueuectl) shows.
 
 Every async test and fixture here runs on the session's event loop: the component processes are
 children of that loop.
@@ -34,7 +37,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from devrun.cluster import ClusterRun, Session, start_components
+from devrun.cluster import ClusterRun, Session, start_cluster, start_components
 from devrun.components import ComponentProcess
 from devrun.real_cluster import KUEUE_VERSIONS, Kit, KueueMode, RealCluster, find_kit
 from shared.config import load_config
@@ -43,7 +46,7 @@ from shared.frameworks.registry import external_name
 from shared.kube import KubeClient, load_kubeconfig
 from tests.e2e.conftest import install_crds, wait_served
 
-__all__ = ["JOBGROUP", "NAMESPACE_GVK", "Bridge"]
+__all__ = ["JOBGROUP", "NAMESPACE_GVK", "SERVICE_ACCOUNT_GVK", "Bridge", "DevTwin"]
 
 REAL_ROOT = os.environ.get("KUEUE_BRIDGE_REAL_ROOT")
 VERSIONS = [
@@ -194,3 +197,30 @@ async def namespace(bridge: Bridge) -> AsyncIterator[str]:
     await bridge.client.create(SERVICE_ACCOUNT_GVK, {"metadata": {"name": "default"}}, namespace=name)
     yield name
     # No namespace controller here: the namespace would stay Terminating; the cluster is swept anyway.
+
+
+@dataclass
+class DevTwin:
+    """A devcluster run the ``make dev`` way, with the components and configuration of ``bridge``."""
+
+    run: ClusterRun
+
+    @property
+    def client(self) -> KubeClient:
+        return self.run.client
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.run.kubeconfig
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def dev_twin(real_root: Path) -> AsyncIterator[DevTwin]:
+    state = real_root / f"dev-twin-{secrets.token_hex(3)}"
+    session = Session(args=argparse.Namespace(start_timeout=90.0), out=sys.stdout, state=state, components=[])
+    async with contextlib.AsyncExitStack() as stack:
+        run = await start_cluster(session, stack, name="devcluster", state=state, port=0)
+        await install_crds(run.client, [JOBGROUP_CRD])
+        await wait_served(run.client, [JOBGROUP])
+        await start_components(session, stack, run, source=BRIDGE_CONFIG)
+        yield DevTwin(run=run)
