@@ -40,6 +40,7 @@ import pytest_asyncio
 from devrun.cluster import ClusterRun, Session, start_cluster, start_components
 from devrun.components import ComponentProcess
 from devrun.real_cluster import KUEUE_VERSIONS, Kit, KueueMode, RealCluster, find_kit
+from devrun.samples import EXAMPLES_DIR
 from shared.config import load_config
 from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import external_name
@@ -154,6 +155,8 @@ def _shared_crds(shared_dir: Path) -> list[Path]:
     return [
         *sorted((shared_dir / "crds" / "appwrapper").glob("*.yaml")),
         JOBGROUP_CRD,
+        # not a managed kind here: an object of a CRD an AppWrapper may wrap (test_appwrapper_ownership)
+        EXAMPLES_DIR / "crds" / "samplejob.yaml",
     ]
 
 
@@ -175,6 +178,7 @@ async def bridge(
             client,
             [
                 GroupVersionKind("workload.codeflare.dev", "v1beta2", "AppWrapper"),
+                GroupVersionKind("samples.kueue-bridge.dev", "v1alpha1", "SampleJob"),
                 JOBGROUP,
             ],
         )
