@@ -62,8 +62,9 @@ JOBGROUP = GroupVersionKind("e2e.kueue-bridge.dev", "v1alpha1", "JobGroup")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """tests/real's async tests on the session's loop (a conftest's hook sees every item of the run)."""
     for item in items:
-        if pytest_asyncio.is_async_test(item):
+        if item.path.is_relative_to(HERE) and pytest_asyncio.is_async_test(item):
             item.add_marker(pytest.mark.asyncio(loop_scope="session"), append=False)
 
 
