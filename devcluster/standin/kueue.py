@@ -42,12 +42,17 @@ validated exactly like the real controller's):
   deactivates the Workload (``spec.active: false``), whose eviction then reads
   ``DeactivatedDueTo<reason>`` "The workload is deactivated due to <message>" and drops the target.
 
+* **Queues.** ClusterQueue and LocalQueue status as Kueue's queue controllers write it, at the end
+  of each pass (:mod:`.queue_status`); a ClusterQueue whose flavors are missing, that is stopped or
+  being deleted, and a stopped LocalQueue admit nothing (their Workloads: ``QuotaReserved=False``
+  reason ``Suspended`` "ClusterQueue <cq> is inactive" / "LocalQueue <q> is inactive").
+
 * **Events.** Kueue's Workload events (QuotaReserved, Admitted, the pending Warning,
   EvictedDueToDeactivated, EvictedDueToPreempted, Preempted, PreemptedWorkload,
   WorkloadSliceReplaced) with its reporting controllers and messages (:mod:`.workload_events`).
 
-Not modelled: cohorts/borrowing and preemption beyond the ClusterQueue, partial admission, TAS, namespaceSelector and stopPolicy
-of ClusterQueues, requeue backoff. One pass is :meth:`KueueStandin.reconcile_once`: it looks at
+Not modelled: cohorts/borrowing and preemption beyond the ClusterQueue, partial admission, TAS, the
+namespaceSelector of ClusterQueues, the draining of ``HoldAndDrain`` stop policies, requeue backoff. One pass is :meth:`KueueStandin.reconcile_once`: it looks at
 every Workload that is not finished, in queue order. Passes run shortly after a watched change
 (``objects`` / ``wake``, see :mod:`.objects`) and at least every ``poll_interval`` seconds (0.2),
 instead of Kueue's per-object reconciles: simpler, and the same outcome.
