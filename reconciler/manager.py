@@ -34,7 +34,7 @@ from typing import Any
 from reconciler.ancestry import OwnerKinds
 from reconciler.cluster import CachedReader, KubeWriter, workload_owner_keys
 from reconciler.job_reconciler import NAMESPACE_GVK, JobReconciler, ReconcilerSettings
-from reconciler.ports import WORKLOAD_GVK, ConflictError, EventSink, JobKey
+from reconciler.ports import WORKLOAD_GVK, ConflictError, EventSink, JobKey, JobStillActiveError
 from reconciler.priority import PRIORITY_CLASS_GVK, WORKLOAD_PRIORITY_CLASS_GVK
 from reconciler.workload_sync import RESOURCE_FLAVOR_GVK
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
@@ -220,8 +220,9 @@ class ReconcilerManager:
                 clock=client.clock,
                 workers=options.workers(gvk),
                 metrics=client.metrics,
-                # KubeWriter turns 409s into the port's ConflictError: a requeue, not a failure
-                conflicts=(Conflict, ConflictError),
+                # KubeWriter turns 409s into the port's ConflictError: a requeue, not a failure; a
+                # stop waiting for a job's pods to go is retried the same way
+                conflicts=(Conflict, ConflictError, JobStillActiveError),
             )
             controller.watch(informer)
             controller.watch(self._workload_informer, keys=self._job_keys_for_workload(gvk, informer.store))

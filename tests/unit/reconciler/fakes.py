@@ -61,7 +61,8 @@ def check_batch_job_write(old: WireDict, new: WireDict, *, subresource: str | No
             )
         return
     old_template, new_template = old["spec"]["template"], new["spec"]["template"]
-    if suspended and not old_status.get("startTime"):
+    # kube-apiserver 1.36.2 (measured): suspended, no active pod, and never started or Suspended=True
+    if suspended and not old_status.get("active") and not old_status.get("startTime"):
         old_template, new_template = (
             _template_without_directives(old_template),
             _template_without_directives(new_template),
