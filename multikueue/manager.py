@@ -47,7 +47,6 @@ from multikueue.clusters import MULTIKUEUE_CLUSTER_GVK, ClusterReconciler
 from multikueue.conditions import condition_of
 from multikueue.dispatcher import IncrementalDispatcher
 from multikueue.gc import GarbageCollector
-from multikueue.kubeconfig import DEFAULT_KUBECONFIG_PATH_PREFIX, LoadedKubeConfig, connection_for
 from multikueue.local_jobs import LocalJobs
 from multikueue.metrics import multikueue_metrics
 from multikueue.own_writes import MANAGER, OwnWrites
@@ -61,6 +60,7 @@ from shared.kube import ClientSettings, Controller, EventHandler, Informer, Kube
 from shared.kube.events import EventRecorder
 from shared.kube.informer import StoreView
 from shared.models.condition import Condition
+from shared.multikueue_kubeconfig import DEFAULT_KUBECONFIG_PATH_PREFIX, LoadedKubeConfig, connection_for
 
 __all__ = [
     "DEFAULT_WORKLOAD_CONCURRENCY",

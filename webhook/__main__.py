@@ -30,7 +30,7 @@ import yaml
 
 from shared.config import ConfigError, Configuration, load_config
 from shared.kube.errors import KubeError
-from webhook.manifests import (
+from shared.webhook_configurations import (
     MUTATING_CONFIGURATION_NAME,
     VALIDATING_CONFIGURATION_NAME,
     render_webhook_configurations,

@@ -21,7 +21,7 @@ from multikueue.adapters import MultiKueueAdapters
 from reconciler.ancestry import REPLICA_SET_KIND
 from reconciler.manager import KUEUE_KNOWN_OWNER_KINDS
 from shared.config import load_config
-from webhook.manifests import render_webhook_configurations
+from shared.webhook_configurations import render_webhook_configurations
 from webhook.wiring import settings_from_config
 
 REPO = Path(__file__).resolve().parents[3]
