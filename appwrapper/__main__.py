@@ -39,6 +39,7 @@ from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
 from shared.leading import leader_elector_for, serve_while_leading, stop_event_recorder
+from shared.preflight import check_before_start
 from shared.probes import ProbeServer, parse_bind_address
 
 __all__ = ["main", "run_appwrapper_controller"]
@@ -88,6 +89,7 @@ async def run_appwrapper_controller(
     )
     connection = load_connection(kubeconfig=kubeconfig)
     settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
+    await check_before_start(connection, config, component="appwrapper", logger=logger, settings=settings)
     host, port = parse_bind_address(probe_address)
     probes = ProbeServer(registry=registry, ready=lambda: True, host=host, port=port)
     await probes.start()

@@ -28,6 +28,7 @@ from shared.config import Configuration
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
 from shared.leading import Leadership, leader_elector_for, serve_while_leading, stop_event_recorder
+from shared.preflight import check_before_start
 from shared.probes import ProbeServer, parse_bind_address
 
 __all__ = ["COMPONENT", "main", "run_multikueue"]
@@ -64,6 +65,7 @@ async def run_multikueue(
     metrics = KubeMetrics(registry)
     connection = load_connection(kubeconfig=kubeconfig)
     settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
+    await check_before_start(connection, config, component="multikueue", logger=logger, settings=settings)
     leadership = Leadership()
 
     def ready() -> bool:

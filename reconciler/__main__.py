@@ -40,6 +40,7 @@ from shared.frameworks.registry import external_name
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings, Reporter
 from shared.leading import leader_elector_for, serve_while_leading, stop_event_recorder
+from shared.preflight import check_before_start
 from shared.probes import ProbeServer, parse_bind_address
 
 __all__ = ["RecorderSink", "kueue_controller_name", "main", "reporters_for", "run_reconciler"]
@@ -121,6 +122,7 @@ async def run_reconciler(
     metrics = KubeMetrics(registry)
     connection = load_connection(kubeconfig=kubeconfig)
     settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
+    await check_before_start(connection, config, component="reconciler", logger=logger, settings=settings)
     host, port = parse_bind_address(probe_address)
     probes = ProbeServer(registry=registry, ready=lambda: True, host=host, port=port)
     await probes.start()
