@@ -13,7 +13,14 @@ Nothing here writes: every request is a read, a SubjectAccessReview, or a server
 """
 
 from shared.preflight.findings import Finding, Report, Verdict, render_json, render_text
-from shared.preflight.run import Component, PreflightOptions, StartupRefused, run_preflight, startup_checks
+from shared.preflight.run import (
+    Component,
+    PreflightOptions,
+    StartupRefused,
+    job_checks,
+    run_preflight,
+    startup_checks,
+)
 from shared.preflight.startup import check_before_start, refusal_line, report_refusal
 
 __all__ = [
@@ -24,6 +31,7 @@ __all__ = [
     "StartupRefused",
     "Verdict",
     "check_before_start",
+    "job_checks",
     "refusal_line",
     "render_json",
     "render_text",

@@ -138,8 +138,12 @@ async def check_identity_access(
     *,
     namespace: str,
     kueue_namespace: str,
+    absent_ok: bool = False,
 ) -> list[Finding]:
-    """The ServiceAccount of ``identity`` has every right :func:`access_rules` lists."""
+    """The ServiceAccount of ``identity`` has every right :func:`access_rules` lists.
+
+    ``absent_ok``: a ServiceAccount that does not exist is no finding at all (``explain``).
+    """
     rules = access_rules(config, identity)
     if not rules:
         return []
@@ -149,6 +153,8 @@ async def check_identity_access(
     try:
         await client.get(SERVICE_ACCOUNT_GVK, account, namespace=account_namespace)
     except NotFound:
+        if absent_ok:
+            return []
         if identity == "kueue":
             return [
                 Finding(

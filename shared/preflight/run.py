@@ -18,13 +18,14 @@ missing CRD or right may be fixed while the process runs and is retried.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from shared.component_access import KUEUE_NAMESPACE_DEFAULT, Identity, access_rules
 from shared.config import Configuration
 from shared.frameworks.appwrapper import APPWRAPPER_GVK
+from shared.frameworks.registry import external_name
 from shared.kube import KubeClient, KubeError
 from shared.preflight.access_checks import check_identity_access, check_own_access, rights_of
 from shared.preflight.findings import Finding, Report, Verdict
@@ -38,7 +39,7 @@ from shared.preflight.kueue_setup import (
 from shared.preflight.multikueue_checks import ClientFactory, check_multikueue
 from shared.preflight.webhook_checks import check_webhooks
 
-__all__ = ["Component", "PreflightOptions", "StartupRefused", "run_preflight", "startup_checks"]
+__all__ = ["Component", "PreflightOptions", "StartupRefused", "job_checks", "run_preflight", "startup_checks"]
 
 Component = Literal["webhook", "reconciler", "multikueue", "appwrapper"]
 _COMPONENTS: Final[tuple[Component, ...]] = ("webhook", "reconciler", "multikueue", "appwrapper")
@@ -125,6 +126,55 @@ async def run_preflight(
             )
         )
     return report
+
+
+async def job_checks(
+    client: KubeClient,
+    config: Configuration,
+    *,
+    kind: str,
+    namespace: str,
+    admission_checks: Collection[str],
+    options: PreflightOptions | None = None,
+    now: dt.datetime | None = None,
+) -> list[Finding]:
+    """The findings that concern one job (``kueue-bridge explain``): of kind ``kind``
+    (``Kind.version.group``) in ``namespace``, behind ``admission_checks``. Only the checks that can
+    be about such a job run; ServiceAccounts that do not exist are no finding here."""
+    options = options or PreflightOptions()
+    now = now or dt.datetime.now(dt.UTC)
+    kinds = [k for k in config.managed_kinds() if external_name(k.gvk) == kind]
+    setup = await read_kueue_setup(client, kueue_namespace=options.kueue_namespace)
+    findings = check_integrations(kinds, setup)
+    findings += await _guarded("kind served", lambda: check_kinds_served(client, kinds))
+    findings += await _guarded(
+        "webhooks", lambda: check_webhooks(client, config, now=now, only_kind=kind, namespace=namespace)
+    )
+    identities: list[Identity] = ["webhook", "reconciler", "kueue"]
+    for identity in identities:
+        findings += await _guarded(
+            f"rbac {identity}",
+            lambda identity=identity: check_identity_access(  # type: ignore[misc]
+                client,
+                config,
+                identity,
+                namespace=config.namespace,
+                kueue_namespace=options.kueue_namespace,
+                absent_ok=True,
+            ),
+        )
+    if admission_checks:
+        findings += await _guarded(
+            "multikueue",
+            lambda: check_multikueue(
+                client, config, make_client=options.make_client, only_checks=admission_checks
+            ),
+        )
+    return [
+        finding
+        for finding in findings
+        if finding.concerns(kind=kind, namespace=namespace, admission_checks=admission_checks)
+    ]
 
 
 async def startup_checks(

@@ -408,10 +408,23 @@ def _answered(label: str, name: str, exc: ApiError, where: str) -> Finding:
     )
 
 
-async def check_webhooks(client: KubeClient, config: Configuration, *, now: dt.datetime) -> list[Finding]:
-    """Every check of the module docstring, for our two webhook configurations."""
+async def check_webhooks(
+    client: KubeClient,
+    config: Configuration,
+    *,
+    now: dt.datetime,
+    only_kind: str | None = None,
+    namespace: str | None = None,
+) -> list[Finding]:
+    """Every check of the module docstring, for our two webhook configurations.
+
+    ``only_kind`` (``Kind.version.group``) restricts the rule checks and the dry-run to that kind;
+    ``namespace`` is where the dry-run probes (default: one the webhooks select).
+    """
     registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
-    frameworks: Sequence[Framework] = list(registry)
+    frameworks: Sequence[Framework] = [
+        f for f in registry if only_kind is None or external_name(f.gvk) == only_kind
+    ]
     findings: list[Finding] = []
     targets: dict[str, WireDict] = {}
     mutating_selector: WireDict | None = None
@@ -442,6 +455,8 @@ async def check_webhooks(client: KubeClient, config: Configuration, *, now: dt.d
             continue
         hooks = {str(h.get("name")): h for h in configuration.get("webhooks") or [] if isinstance(h, dict)}
         expected = {webhook_name(f.gvk, mutating=mutating): f for f in frameworks}
+        if only_kind is not None:
+            hooks = {name: hook for name, hook in hooks.items() if name in expected}
         problems = 0
         for hook_name, framework in expected.items():
             name = external_name(framework.gvk)
@@ -499,7 +514,7 @@ async def check_webhooks(client: KubeClient, config: Configuration, *, now: dt.d
             verdict, message, fix = await _service_live(client, client_config.get("service") or {})
         findings.append(Finding(label, verdict, message, fix))
     if mutating_selector is not None:
-        namespace = await probe_namespace(client, config, mutating_selector)
+        namespace = namespace or await probe_namespace(client, config, mutating_selector)
         if namespace is None:
             findings.append(
                 Finding(
