@@ -68,6 +68,7 @@ class ClusterReconciler:
         secrets: SecretLookup,
         new_remote: Callable[[str], RemoteCluster],
         on_connected: Callable[[str], None] = lambda name: None,
+        on_active: Callable[[str, bool | None], None] = lambda name, active: None,
         now: Callable[[], datetime],
         path_prefix: str = DEFAULT_KUBECONFIG_PATH_PREFIX,
         validate_path: bool = True,
@@ -77,6 +78,7 @@ class ClusterReconciler:
         self._secrets = secrets
         self._new_remote = new_remote
         self._on_connected = on_connected
+        self._on_active = on_active
         self._now = now
         self._path_prefix = path_prefix
         self._validate_path = validate_path
@@ -91,6 +93,7 @@ class ClusterReconciler:
             remote = self.remotes.pop(name, None)
             if remote is not None:
                 await remote.close()
+            self._on_active(name, None)
             return Result.done()
         try:
             cluster = MultiKueueCluster.from_wire(obj)
@@ -161,6 +164,7 @@ class ClusterReconciler:
             observed_generation=(obj.get("metadata") or {}).get("generation"),
         )
         await write_condition(self._client, MULTIKUEUE_CLUSTER_GVK, obj, wanted, now=self._now())
+        self._on_active(name, active)
 
     async def close(self) -> None:
         remotes, self.remotes = list(self.remotes.values()), {}
