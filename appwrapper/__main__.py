@@ -42,7 +42,7 @@ from shared.leading import leader_elector_for, serve_while_leading, stop_event_r
 from shared.preflight import check_before_start
 from shared.probes import ProbeServer, parse_bind_address
 
-__all__ = ["main", "run_appwrapper_controller"]
+__all__ = ["main", "phase_counter", "run_appwrapper_controller"]
 
 logger = logging.getLogger("appwrapper")
 COMPONENT = "appwrapper"
@@ -65,6 +65,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def phase_counter(registry: CollectorRegistry) -> Counter:
+    """``appwrapper_phase_total{namespace, phase}``: the AppWrapper operator's own metric."""
+    return Counter(
+        "appwrapper_phase_total",
+        "The total number of times an appwrapper transitioned to a given phase per namespace.",
+        ["namespace", "phase"],
+        registry=registry,
+    )
+
+
 def manages_appwrappers(config: Configuration) -> bool:
     return any(kind.gvk == APPWRAPPER_GVK for kind in config.managed_kinds())
 
@@ -81,12 +91,7 @@ async def run_appwrapper_controller(
 ) -> None:
     registry = CollectorRegistry()
     metrics = KubeMetrics(registry)
-    phases = Counter(
-        "appwrapper_phase_total",
-        "The total number of times an appwrapper transitioned to a given phase per namespace.",
-        ["namespace", "phase"],
-        registry=registry,
-    )
+    phases = phase_counter(registry)
     connection = load_connection(kubeconfig=kubeconfig)
     settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
     await check_before_start(connection, config, component="appwrapper", logger=logger, settings=settings)
