@@ -441,12 +441,12 @@ async def analyse_queues(
             findings.position_estimated = placed.estimated
             findings.ahead = placed.index
             cq_section.add("position", placed.summary())
-            strategy = (
+            cq_section.note(f"position: {placed.source}")
+            cq_section.note(
                 "StrictFIFO: the Workloads ahead block this one"
                 if findings.strict_fifo
                 else "BestEffortFIFO: a Workload ahead that does not fit does not block this one"
             )
-            cq_section.note(f"position: {placed.source}; {strategy}")
     findings.checks = await _check_rows(
         view, explanation, cluster_queue=cluster_queue, workload=workload, check_details=check_details or {}
     )

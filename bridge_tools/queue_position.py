@@ -222,10 +222,10 @@ async def _from_visibility(
 
 
 def _estimate_note(ordering: QueueOrdering, reason: str) -> str:
-    when = "creation time, or eviction time after a PodsReady timeout or an admission check"
+    when = "creation time (eviction time after a PodsReady timeout or an admission check)"
     if not ordering.eviction_timestamp:
-        when = "creation time, or eviction time after an admission check"
-    note = f"estimated ({reason}): Kueue's queue order, priority then {when}, over the Workloads you can list"
+        when = "creation time (eviction time after an admission check)"
+    note = f"estimated ({reason}) in Kueue's order: priority, then {when}, over the Workloads you can list"
     if ordering.admission_fair_sharing:
         note += "; admission fair sharing (LocalQueue usage first) is not simulated"
     return note

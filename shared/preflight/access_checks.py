@@ -239,25 +239,19 @@ async def check_own_access(
     fix: str,
     clusters: tuple[str, ...] = (),
     kinds: tuple[str, ...] = (),
+    admission_checks: tuple[str, ...] = (),
 ) -> list[Finding]:
     """The caller has ``rights`` (SelfSubjectAccessReviews)."""
+
+    def finding(verdict: Verdict, message: str) -> Finding:
+        return Finding(
+            check, verdict, message, fix, clusters=clusters, kinds=kinds, admission_checks=admission_checks
+        )
+
     try:
         missing = await missing_rights(client, rights)
     except KubeError as exc:
-        return [
-            Finding(
-                check,
-                Verdict.WARN,
-                f"SelfSubjectAccessReviews failed ({exc})",
-                fix,
-                clusters=clusters,
-                kinds=kinds,
-            )
-        ]
+        return [finding(Verdict.WARN, f"SelfSubjectAccessReviews failed ({exc})")]
     if missing:
-        return [
-            Finding(check, Verdict.FAIL, f"may not {_summary(missing)}", fix, clusters=clusters, kinds=kinds)
-        ]
-    return [
-        Finding(check, Verdict.OK, f"has all {len(rights)} rights it needs", clusters=clusters, kinds=kinds)
-    ]
+        return [finding(Verdict.FAIL, f"may not {_summary(missing)}")]
+    return [finding(Verdict.OK, f"has all {len(rights)} rights it needs")]

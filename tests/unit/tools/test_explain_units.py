@@ -383,11 +383,10 @@ async def test_quota_verdict_from_kueues_status_and_position_from_the_visibility
     cq = dict(explanation.section("ClusterQueue").fields)
     assert cq["Active"] == "True (Ready: Can admit new workloads)"
     assert cq["position"] == "2 of 2 pending in the ClusterQueue"
-    assert (
-        explanation.section("ClusterQueue")
-        .notes[0]
-        .startswith("position: Kueue's visibility API; BestEffortFIFO")
-    )
+    assert explanation.section("ClusterQueue").notes[:2] == [
+        "position: Kueue's visibility API",
+        "BestEffortFIFO: a Workload ahead that does not fit does not block this one",
+    ]
     assert explanation.section("Quota").notes == ["USED: ClusterQueue status.flavorsReservation"]
     assert dict(explanation.section("Workload").fields)["requests"] == "cpu=2"
 

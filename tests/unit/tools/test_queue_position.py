@@ -138,7 +138,9 @@ async def test_estimated_position_in_the_cluster_queue_and_the_local_queue() -> 
     )
     assert position is not None and position.estimated
     assert position.summary() == "3 of 3 pending in the ClusterQueue, 2 of 2 in LocalQueue ns/q"
-    assert position.source.startswith("estimated (Kueue's visibility API is not served): Kueue's queue order")
+    assert position.source.startswith(
+        "estimated (Kueue's visibility API is not served) in Kueue's order: priority"
+    )
     missing = await queue_position(
         view, cluster_queue="cq", namespace="ns", local_queue="q", name="admitted", ordering=QueueOrdering()
     )
