@@ -304,6 +304,12 @@ def _multikueue_worker(config: Configuration) -> list[AccessRule]:
             "Workload copies: create, follow, remove (the finalizer first, by an update)",
         ),
         AccessRule(API_GROUP, ("workloads/status",), ("update",), "DeactivationTarget on an evicted copy"),
+        AccessRule(
+            API_GROUP,
+            ("localqueues",),
+            ("get",),
+            "kueue-bridge preflight: the manager's LocalQueues in use exist on the worker",
+        ),
         *_per_group(
             config.multikueue_kinds(),
             ("get", "list", "watch", "create", "delete"),

@@ -18,7 +18,7 @@ from shared.config import ManagedKind
 from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.batch_job import BATCH_JOB_GVK
 from shared.frameworks.registry import external_name
-from shared.kube import KubeClient, KubeError, NotFound, UnknownKindError
+from shared.kube import Forbidden, KubeClient, KubeError, NotFound, UnknownKindError
 from shared.preflight.findings import Finding, Verdict
 
 __all__ = ["CRD_GVK", "check_kinds_served"]
@@ -41,6 +41,11 @@ async def _why_not_served(client: KubeClient, kind: ManagedKind) -> tuple[str, s
                     break
         except KubeError:
             crd = None
+    except Forbidden:
+        return (
+            f"{gvk} is not served (this identity may not read CRDs to say why)",
+            f"install the CRD of {gvk.kind} ({kind.resource}.{gvk.group}) in a version that serves {gvk.version}",
+        )
     except KubeError as exc:
         return (
             f"{gvk} is not served and its CRD cannot be read ({exc})",

@@ -185,12 +185,14 @@ async def _worker(
             **scope,
         )
         missing = []
+        unreadable = 0
         for namespace, name in queues:
             try:
                 await worker.get(LOCAL_QUEUE, name, namespace=namespace)
             except (NotFound, UnknownKindError):
                 missing.append(f"{namespace}/{name}")
             except KubeError as exc:
+                unreadable += 1
                 findings.append(
                     Finding(
                         f"{label}: local queues",
@@ -212,7 +214,7 @@ async def _worker(
                     **scope,
                 )
             )
-        elif queues:
+        elif queues and not unreadable:
             findings.append(
                 Finding(
                     f"{label}: local queues",

@@ -176,7 +176,10 @@ def test_a_declarative_kind_gets_its_resource_status_webhooks_and_kueue_roles() 
 
 def test_the_model_matches_the_hand_written_rbac_of_deploy() -> None:
     config = load_config(DEPLOY / "base" / "config.yaml")
-    built = rights(build_bundles(DEPLOY, image="kueue-bridge:test")["kueue-bridge"])
+    bundles = build_bundles(DEPLOY, image="kueue-bridge:test")
+    worker = rights(bundles["kueue-bridge-worker"])
+    assert worker == rights(render_worker(config))
+    built = rights(bundles["kueue-bridge"])
     for identity in ("webhook", "reconciler", "multikueue"):
         granted = {(g, r, v) for _, g, r, v, _ in built[("kueue-bridge-system", f"kueue-bridge-{identity}")]}
         assert granted == grants(access_rules(config, identity)), identity

@@ -304,6 +304,7 @@ def test_worker_rbac_is_what_multikueue_does_on_a_worker() -> None:
         {("kueue.x-k8s.io", "workloads", v) for v in ("get", "list", "watch", "create", "update", "delete")}
         | {("kueue.x-k8s.io", "workloads/status", "update")}
         | {("batch", "jobs", v) for v in ("get", "list", "watch", "create", "delete")}
+        | {("kueue.x-k8s.io", "localqueues", "get")}  # kueue-bridge preflight reads them
     )
 
 
