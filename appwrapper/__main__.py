@@ -94,11 +94,15 @@ async def run_appwrapper_controller(
     phases = phase_counter(registry)
     connection = load_connection(kubeconfig=kubeconfig)
     settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
-    await check_before_start(connection, config, component="appwrapper", logger=logger, settings=settings)
     host, port = parse_bind_address(probe_address)
     probes = ProbeServer(registry=registry, ready=lambda: True, host=host, port=port)
     await probes.start()
     logger.info("probes and metrics listening", extra={"port": probes.port})
+    try:  # after the probes: a taken port is the first thing a user must hear about
+        await check_before_start(connection, config, component="appwrapper", logger=logger, settings=settings)
+    except BaseException:
+        await probes.stop()
+        raise
     async with KubeClient.from_connection(connection, settings=settings, metrics=metrics) as client:
         recorder = EventRecorder(
             client, EventSettings(reporting_controller=REPORTING_CONTROLLER, reporting_instance=identity)

@@ -15,7 +15,10 @@ run and completed by the job runner -> Workload finished and its finalizer relea
   the webhook's own ``/metrics``), with the webhook in the path exactly as ``kueue-bridge dev``
   registers it (``devrun.components``: URL client config, our CA as caBundle);
 * what the reconciler did per job (reconciles, API requests by verb, watch events, Events written),
-  from its ``/metrics``, so a change in CPU can be told from a change in work.
+  from its ``/metrics``, so a change in CPU can be told from a change in work;
+* the **peak resident memory** (``VmHWM``) of the reconciler and the webhook at the end of the round:
+  every job and Workload is still cached then (finished ones are not deleted), which is what the
+  memory requests and limits of ``kueue-bridge manifests`` are set from.
 
 Processes: the devcluster with the stand-in and the job runner (``kueue-bridge devcluster
 --kueue-standin --job-runner``, uvloop), the webhook and the reconciler (``kueue-bridge webhook`` /
@@ -87,6 +90,14 @@ def process_cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a process has used so far (Linux ``/proc``), all threads included."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def process_peak_rss_mib(pid: int) -> float:
+    """The process's peak resident memory so far (``VmHWM`` of ``/proc/<pid>/status``), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def load_average() -> str:
@@ -355,6 +366,8 @@ class RoundResult:
     admissions: float
     seconds: float
     load: tuple[str, str]
+    #: peak resident memory (MiB) of the reconciler and the webhook at the end of the round
+    peak_rss: tuple[float, float] = (0.0, 0.0)
     work: dict[str, dict[str, float]] = field(default_factory=dict)
     breakdown: Breakdown | None = None
     profile: Path | None = None
@@ -434,6 +447,7 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
             await lifecycles.wait_for(args.jobs + 1, within=LIFECYCLE_TIMEOUT)
             await quiet(reconciler_pid)
             cpu_after = (process_cpu_seconds(reconciler_pid), process_cpu_seconds(webhook_pid))
+            peak_rss = (process_peak_rss_mib(reconciler_pid), process_peak_rss_mib(webhook_pid))
             seconds = time.monotonic() - started
             profiled = [sampler.stop() for sampler in samplers]
             load_after = load_average()
@@ -455,6 +469,7 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
         admissions=admissions,
         seconds=seconds,
         load=(load_before, load_after),
+        peak_rss=peak_rss,
         work={key: delta(work_after[key], work_before.get(key, {})) for key in work_after},
     )
     if samplers and all(profiled):
@@ -483,6 +498,7 @@ def print_round(result: RoundResult) -> None:
         f"{result.webhook_ms_per_admission:.3f} ms per admission (target <= 1 ms); "
         f"{result.webhook_cpu / jobs * 1000:.2f} ms per job"
     )
+    print(f"peak RSS: reconciler {result.peak_rss[0]:.0f} MiB, webhook {result.peak_rss[1]:.0f} MiB")
     for what, counts in result.work.items():
         parts = ", ".join(f"{key or '-'} {value / jobs:.2f}" for key, value in sorted(counts.items()))
         print(f"  per job, {what}: {sum(counts.values()) / jobs:.2f} ({parts})")
@@ -515,6 +531,8 @@ def summary(results: list[RoundResult]) -> list[str]:
         f"  reconciler CPU per job: {spread([r.reconciler_ms_per_job for r in results], ' ms')} (target <= 5 ms)",
         "  webhook CPU per admission: "
         f"{spread([r.webhook_ms_per_admission for r in results], ' ms', 3)} (target <= 1 ms)",
+        f"  peak RSS: reconciler {spread([r.peak_rss[0] for r in results], ' MiB', 0)}, "
+        f"webhook {spread([r.peak_rss[1] for r in results], ' MiB', 0)}",
         f"  load average (1, 5, 15 min) before each round: {'; '.join(r.load[0] for r in results)}",
     ]
     profiled = [r for r in results if r.breakdown is not None]

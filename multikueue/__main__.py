@@ -65,7 +65,6 @@ async def run_multikueue(
     metrics = KubeMetrics(registry)
     connection = load_connection(kubeconfig=kubeconfig)
     settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
-    await check_before_start(connection, config, component="multikueue", logger=logger, settings=settings)
     leadership = Leadership()
 
     def ready() -> bool:
@@ -78,6 +77,11 @@ async def run_multikueue(
     probes = ProbeServer(registry=registry, ready=ready, host=host, port=port)
     await probes.start()
     logger.info("probes and metrics listening", extra={"port": probes.port})
+    try:  # after the probes: a taken port is the first thing a user must hear about
+        await check_before_start(connection, config, component="multikueue", logger=logger, settings=settings)
+    except BaseException:
+        await probes.stop()
+        raise
     async with KubeClient.from_connection(connection, settings=settings, metrics=metrics) as client:
         recorder = EventRecorder(
             client, EventSettings(reporting_controller="kueue-bridge-multikueue", reporting_instance=identity)

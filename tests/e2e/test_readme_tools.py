@@ -1,4 +1,4 @@
-"""The README's ``kueue-bridge explain`` and ``kueue-bridge adapter test`` examples are real output.
+"""The README's ``explain``, ``preflight`` and ``adapter test`` examples are real output.
 
 Each example is a fenced block whose first line is ``$ kueue-bridge ...``; the rest is what the
 command prints. The test recreates the situation the README describes and runs the command:
@@ -9,6 +9,7 @@ command prints. The test recreates the situation the README describes and runs t
   names (the hash covers the job's UID) and the queue position among jobs created in the same
   second (Kueue breaks that tie by UID) differ from run to run, so they are masked, and runs of
   blanks are compared as one (a longer age widens a column);
+* ``preflight``: in the same situation; only the webhook's port is masked;
 * ``adapter test``: the worked example's configuration and object, compared byte for byte.
 """
 
@@ -26,6 +27,7 @@ import yaml
 
 from bridge_tools.adapter_cli import main as adapter_main
 from bridge_tools.explain_cli import main as explain_main
+from bridge_tools.preflight_cli import main as preflight_main
 from certs import generate_ca
 from devcluster.apiserver import ServerOptions
 from devcluster.server import ThreadedDevCluster
@@ -70,7 +72,14 @@ def masked(text: str) -> list[str]:
         text,
         flags=re.M,
     )
-    return [" ".join(line.split()) for line in text.splitlines()]
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    # the Workload's conditions are listed in the order they were written, and the Kueue stand-in
+    # and the reconciler race to write theirs first
+    if "CONDITION STATUS REASON AGE MESSAGE" in lines:
+        start = lines.index("CONDITION STATUS REASON AGE MESSAGE") + 1
+        end = lines.index("", start)
+        lines[start:end] = sorted(lines[start:end])
+    return lines
 
 
 def run(main: Callable[..., int], argv: list[str]) -> tuple[int, str, str]:
@@ -122,9 +131,12 @@ def _dev_config() -> Configuration:
     return load_config(EXAMPLES / "config.yaml")
 
 
-async def _explain_as_on_make_dev(kubeconfig: Path, argv: list[str], cert_dir: Path) -> tuple[int, str, str]:
-    """``make dev``'s situation, then the command, with what ``make dev`` has besides: the Kueue
-    stand-in's published Configuration and the webhook registered (explain's Preflight section)."""
+async def _as_on_make_dev(
+    kubeconfig: Path, commands: list[tuple[Callable[..., int], list[str]]], cert_dir: Path
+) -> list[tuple[int, str, str]]:
+    """``make dev``'s situation, then the commands, with what ``make dev`` has besides: the Kueue
+    stand-in's published Configuration and the webhook registered (explain's Preflight section,
+    preflight's webhook checks)."""
     await _make_dev_situation(kubeconfig)
     ca = generate_ca()
     issue(cert_dir, ca)
@@ -138,12 +150,25 @@ async def _explain_as_on_make_dev(kubeconfig: Path, argv: list[str], cert_dir: P
 
             await eventually(ready, what="webhook /readyz 200")
             await register(client, _dev_config(), url=url, ca_pem=ca.cert_pem)
-            # explain runs its own event loop; the in-process webhook needs this one
-            return await asyncio.to_thread(run, explain_main, [*argv, "--kubeconfig", str(kubeconfig)])
+            results = []
+            for main, argv in commands:
+                # the commands run their own event loop; the in-process webhook needs this one
+                results.append(await asyncio.to_thread(run, main, [*argv, "--kubeconfig", str(kubeconfig)]))
+            return results
 
 
-def test_readme_explain_example_is_real_output(shared_dir: Path, tmp_path: Path) -> None:
-    [(argv, expected)] = examples("explain")
+def _repo_paths(argv: list[str]) -> list[str]:
+    return [str(REPO_ROOT / a) if a.startswith("examples/") else a for a in argv]
+
+
+def masked_preflight(text: str) -> list[str]:
+    text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text)
+    return [" ".join(line.split()) for line in text.splitlines()]
+
+
+def test_readme_explain_and_preflight_examples_are_real_output(shared_dir: Path, tmp_path: Path) -> None:
+    [(explain_argv, explain_expected)] = examples("explain")
+    [(preflight_argv, preflight_expected)] = examples("preflight")
     cluster = ThreadedDevCluster(options=ServerOptions(kueue_standin=True)).start()
     try:
         reconciler = ReconcilerProcess(
@@ -153,15 +178,22 @@ def test_readme_explain_example_is_real_output(shared_dir: Path, tmp_path: Path)
             log_path=tmp_path / "reconciler.log",
         )
         with running_processes(reconciler):
-            argv = [str(REPO_ROOT / a) if a.startswith("examples/") else a for a in argv]
-            code, out, err = asyncio.run(
-                _explain_as_on_make_dev(cluster.kubeconfig_path, argv, tmp_path / "certs")
+            commands = [
+                (explain_main, _repo_paths(explain_argv)),
+                (preflight_main, _repo_paths(preflight_argv)),
+            ]
+            (code, out, err), (preflight_code, preflight_out, preflight_err) = asyncio.run(
+                _as_on_make_dev(cluster.kubeconfig_path, commands, tmp_path / "certs")
             )
     finally:
         cluster.stop()
     assert (code, err) == (0, "")
-    assert masked(out) == masked(expected), (
+    assert masked(out) == masked(explain_expected), (
         f"the README's explain example is stale; the command printed:\n{out}"
+    )
+    assert (preflight_code, preflight_err) == (0, "")
+    assert masked_preflight(preflight_out) == masked_preflight(preflight_expected), (
+        f"the README's preflight example is stale; the command printed:\n{preflight_out}"
     )
 
 
