@@ -5,11 +5,11 @@ component runs :func:`startup_checks` before it starts and refuses to on a two-c
 conflict; ``kueue-bridge explain`` shows the findings that concern one job. Modules: ``findings``
 (the finding, the report, their text and JSON), ``kueue_setup`` (Kueue installed; Kueue's own
 Configuration; two controllers per kind or per AdmissionCheck), ``kinds_served``, ``webhook_checks``,
-``access_checks`` (SubjectAccessReviews), ``multikueue_checks`` (workers), ``run`` and ``startup``
-(the components' side).
+``webhook_probe`` (the dry-run create), ``access_checks`` (SubjectAccessReviews),
+``multikueue_checks`` (workers), ``run`` and ``startup`` (the components' side).
 
 Nothing here writes: every request is a read, a SubjectAccessReview, or a server-side dry-run create
-(``webhook_checks``), which stores nothing.
+(``webhook_probe``), which stores nothing.
 """
 
 from shared.preflight.findings import Finding, Report, Verdict, render_json, render_text

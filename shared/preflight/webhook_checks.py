@@ -14,12 +14,8 @@ Per configuration (``kueue-bridge-{mutating,validating}-webhook-configuration``)
 * **live**: a Service target must exist with the port and have ready endpoints (EndpointSlices); a
   URL target (local runs) is connected to with the caBundle as the only trust root and must answer
   ``/readyz``;
-* **end to end**: a server-side **dry-run** create of a probe object of each kind (``?dryRun=All``:
-  admission runs, nothing is stored) in a namespace the webhooks and ``managedJobsNamespaceSelector``
-  select. If the API server cannot call a webhook the answer says so (``failed calling webhook``);
-  a batch Job probe carrying a queue name must come back suspended. Any other answer (the probe of
-  a CRD kind is usually invalid and rejected by validation, *after* the mutating webhooks ran)
-  proves the webhooks were reached.
+* **end to end**: a server-side **dry-run** create of a probe object of each kind
+  (:mod:`shared.preflight.webhook_probe`).
 
 Invariant: nothing is written (the probe is a dry run); an API error that prevents one check is a
 ``warn`` naming it, never a crash.
@@ -39,13 +35,12 @@ import httpx
 from cryptography import x509
 
 from shared.config import Configuration
-from shared.constants import QUEUE_LABEL
-from shared.frameworks.base import AdapterError, GroupVersionKind
-from shared.frameworks.batch_job import BATCH_JOB_GVK
+from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import Framework, FrameworkRegistry, external_name
-from shared.kube import ApiError, Forbidden, KubeClient, KubeError, NotFound, UnknownKindError
+from shared.kube import ApiError, KubeClient, KubeError, NotFound, UnknownKindError
 from shared.labelselector import LabelSelector
 from shared.preflight.findings import Finding, Verdict
+from shared.preflight.webhook_probe import dry_run_probe, local_queue_in, probe_namespace
 from shared.webhook_configurations import (
     MUTATING_CONFIGURATION_NAME,
     VALIDATING_CONFIGURATION_NAME,
@@ -58,13 +53,10 @@ __all__ = [
     "MIN_TIMEOUT_SECONDS",
     "SERVICE_GVK",
     "check_webhooks",
-    "probe_namespace",
 ]
 
 SERVICE_GVK: Final = GroupVersionKind("", "v1", "Service")
 ENDPOINT_SLICE_GVK: Final = GroupVersionKind("discovery.k8s.io", "v1", "EndpointSlice")
-NAMESPACE_GVK: Final = GroupVersionKind("", "v1", "Namespace")
-LOCAL_QUEUE_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "LocalQueue")
 _CONFIGURATIONS: Final = (
     (MUTATING_CONFIGURATION_NAME, "MutatingWebhookConfiguration", True),
     (VALIDATING_CONFIGURATION_NAME, "ValidatingWebhookConfiguration", False),
@@ -72,7 +64,6 @@ _CONFIGURATIONS: Final = (
 #: Below this an admission on a busy API server times out (the API server's default is 10 s).
 MIN_TIMEOUT_SECONDS: Final = 5
 EXPIRY_WARNING: Final = dt.timedelta(days=30)
-_PROBE_PREFIX: Final = "kueue-bridge-preflight-"
 _CONNECT_TIMEOUT: Final = 5.0
 WireDict = dict[str, Any]
 
@@ -292,122 +283,6 @@ async def _url_live(url: str, ca_bundle: str | None) -> tuple[Verdict, str, str]
     return Verdict.OK, f"{base} answers /readyz with the caBundle as its only trust root", ""
 
 
-async def probe_namespace(
-    client: KubeClient, config: Configuration, selector: Mapping[str, Any]
-) -> str | None:
-    """A namespace the webhooks and ``managedJobsNamespaceSelector`` both select, one with a LocalQueue
-    first; ``None`` when there is none."""
-    try:
-        namespaces = (await client.list_all(NAMESPACE_GVK)).items
-    except KubeError:
-        return None
-    try:
-        hook_selector = LabelSelector.model_validate(selector or {})
-    except ValueError:
-        return None
-    selected = [
-        str(ns["metadata"]["name"])
-        for ns in namespaces
-        if (labels := (ns.get("metadata") or {}).get("labels") or {}) is not None
-        and hook_selector.matches(labels)
-        and config.managed_jobs_namespace_selector.matches(labels)
-        and not (ns.get("metadata") or {}).get("deletionTimestamp")
-    ]
-    if not selected:
-        return None
-    try:
-        with_queue = {str(q["metadata"]["namespace"]) for q in (await client.list_all(LOCAL_QUEUE_GVK)).items}
-    except KubeError:
-        with_queue = set()
-    return next(
-        (ns for ns in selected if ns in with_queue), "default" if "default" in selected else selected[0]
-    )
-
-
-async def _local_queue_in(client: KubeClient, namespace: str) -> str | None:
-    try:
-        queues = (await client.list_all(LOCAL_QUEUE_GVK, namespace=namespace)).items
-    except KubeError:
-        return None
-    return str(queues[0]["metadata"]["name"]) if queues else None
-
-
-def _probe_object(framework: Framework, *, namespace: str, queue: str) -> WireDict:
-    gvk = framework.gvk
-    body: WireDict = {
-        "apiVersion": gvk.api_version,
-        "kind": gvk.kind,
-        "metadata": {"generateName": _PROBE_PREFIX, "namespace": namespace, "labels": {QUEUE_LABEL: queue}},
-    }
-    if gvk == BATCH_JOB_GVK:
-        body["spec"] = {
-            "suspend": False,
-            "template": {
-                "spec": {
-                    "restartPolicy": "Never",
-                    "containers": [{"name": "probe", "image": "registry.k8s.io/pause:3.10"}],
-                }
-            },
-        }
-    return body
-
-
-async def _dry_run(client: KubeClient, framework: Framework, *, namespace: str, queue: str) -> Finding:
-    name = external_name(framework.gvk)
-    label = f"webhook dry-run {name}"
-    where = f"a server-side dry-run create in namespace {namespace}"
-    try:
-        created = await client.create(
-            framework.gvk, _probe_object(framework, namespace=namespace, queue=queue), dry_run=True
-        )
-    except Forbidden as exc:
-        if "failed calling webhook" in exc.message or "denied the request" in exc.message:
-            return _answered(label, name, exc, where)
-        return Finding(
-            label,
-            Verdict.WARN,
-            f"cannot probe with {where}: {_short(exc)}",
-            f"run preflight as a user who may create {framework.plural} (nothing is stored: dryRun=All)",
-            kinds=(name,),
-        )
-    except ApiError as exc:
-        return _answered(label, name, exc, where)
-    except KubeError as exc:
-        return Finding(label, Verdict.WARN, f"{where} failed: {exc}", "run preflight again", kinds=(name,))
-    try:
-        suspended = framework.factory(created).is_suspended()
-    except AdapterError:
-        suspended = None
-    if suspended is False:
-        return Finding(
-            label,
-            Verdict.FAIL,
-            f"{where} of a {framework.gvk.kind} with queue name {queue} came back unsuspended: no webhook "
-            "suspends it, so such jobs run before Kueue admits them",
-            "register kueue-bridge's webhooks for this kind (kueue-bridge manifests)",
-            kinds=(name,),
-        )
-    return Finding(label, Verdict.OK, f"{where} was admitted and came back suspended", kinds=(name,))
-
-
-def _answered(label: str, name: str, exc: ApiError, where: str) -> Finding:
-    message = exc.message or str(exc)
-    if "failed calling webhook" in message:
-        return Finding(
-            label,
-            Verdict.FAIL,
-            f"the API server cannot call a webhook ({where}): {message}",
-            "make the webhook reachable from the API server with a certificate its caBundle trusts",
-            kinds=(name,),
-        )
-    return Finding(
-        label,
-        Verdict.OK,
-        f"{where} reached the webhooks (then: {exc.reason or exc.code}, as expected for an empty probe)",
-        kinds=(name,),
-    )
-
-
 async def check_webhooks(
     client: KubeClient,
     config: Configuration,
@@ -526,7 +401,7 @@ async def check_webhooks(
                 )
             )
         else:
-            queue = await _local_queue_in(client, namespace) or "kueue-bridge-preflight"
+            queue = await local_queue_in(client, namespace) or "kueue-bridge-preflight"
             for framework in frameworks:
-                findings.append(await _dry_run(client, framework, namespace=namespace, queue=queue))
+                findings.append(await dry_run_probe(client, framework, namespace=namespace, queue=queue))
     return findings
