@@ -19,6 +19,8 @@ On a cluster of the kit (Kueue in external-framework mode for the kinds of
      wrapped ConfigMap created;
    * MultiKueue takes its Lease and becomes ready (its caches list the MultiKueue objects, the
      Workloads, the jobs and its namespace's Secrets);
+   * preflight finds every ServiceAccount's rights granted and the webhooks' Service without a
+     ready endpoint (no pods here);
    * no component logs a Forbidden answer.
 """
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import re
 import socket
 import ssl
@@ -50,6 +53,7 @@ from shared.config import load_config
 from shared.constants import QUEUE_LABEL
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient, NotFound, load_kubeconfig
+from shared.preflight import Verdict, run_preflight
 from tests.e2e.conftest import install_crds, wait_served
 from tests.polling import eventually
 from tests.real.identities import service_account_kubeconfig, write_kubeconfig
@@ -246,6 +250,7 @@ async def test_the_components_work_with_the_identities_the_manifests_grant(
             hooks = (await client.get(gvk, name))["webhooks"]
             assert all(h["clientConfig"].get("caBundle") == secret["data"]["ca.crt"] for h in hooks), name
     assert not _forbidden(logs["webhook"]), _forbidden(logs["webhook"])
+    await _preflight_sees_the_deployment(client)
     # nothing here reaches the webhook's Service (no cluster network): take its configurations out
     # before creating jobs, which then arrive suspended as the webhook would have left them
     await client.delete(MUTATING, "kueue-bridge-mutating-webhook-configuration")
@@ -282,6 +287,27 @@ async def test_the_components_work_with_the_identities_the_manifests_grant(
         await _an_appwrapper_runs(client)
     for name in ("reconciler", "appwrapper", "multikueue"):
         assert not _forbidden(logs[name]), (name, _forbidden(logs[name]))
+
+
+async def _preflight_sees_the_deployment(client: KubeClient) -> None:
+    """Preflight on what the manifests deployed: every ServiceAccount has its rights (the real RBAC
+    authorizer answers), the webhooks cover the kinds, and their Service has no ready endpoint (no
+    pods here), which the API server confirms when it cannot call them."""
+    report = await run_preflight(client, load_config(CONFIG), now=dt.datetime.now(dt.UTC))
+    found = {f.check: f for f in report.findings}
+    for identity in ("webhook", "reconciler", "multikueue", "appwrapper"):
+        rbac = found[f"rbac {identity} ({NAMESPACE}/kueue-bridge-{identity})"]
+        assert rbac.verdict is Verdict.OK, rbac
+    for name in (
+        "kueue-bridge-mutating-webhook-configuration",
+        "kueue-bridge-validating-webhook-configuration",
+    ):
+        assert found[f"webhooks {name}"].verdict is Verdict.OK, found[f"webhooks {name}"]
+    endpoint = found[f"webhook endpoint service:{NAMESPACE}/kueue-bridge-webhook-service:443"]
+    assert endpoint.verdict is Verdict.FAIL
+    assert endpoint.message == (
+        f"Service {NAMESPACE}/kueue-bridge-webhook-service has no ready endpoint: the API server cannot reach the webhook"
+    )
 
 
 async def _queues(client: KubeClient) -> None:
