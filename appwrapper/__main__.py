@@ -39,9 +39,10 @@ from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
 from shared.leading import leader_elector_for, serve_while_leading, stop_event_recorder
+from shared.preflight import check_before_start
 from shared.probes import ProbeServer, parse_bind_address
 
-__all__ = ["main", "run_appwrapper_controller"]
+__all__ = ["main", "phase_counter", "run_appwrapper_controller"]
 
 logger = logging.getLogger("appwrapper")
 COMPONENT = "appwrapper"
@@ -64,6 +65,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def phase_counter(registry: CollectorRegistry) -> Counter:
+    """``appwrapper_phase_total{namespace, phase}``: the AppWrapper operator's own metric."""
+    return Counter(
+        "appwrapper_phase_total",
+        "The total number of times an appwrapper transitioned to a given phase per namespace.",
+        ["namespace", "phase"],
+        registry=registry,
+    )
+
+
 def manages_appwrappers(config: Configuration) -> bool:
     return any(kind.gvk == APPWRAPPER_GVK for kind in config.managed_kinds())
 
@@ -80,18 +91,18 @@ async def run_appwrapper_controller(
 ) -> None:
     registry = CollectorRegistry()
     metrics = KubeMetrics(registry)
-    phases = Counter(
-        "appwrapper_phase_total",
-        "The total number of times an appwrapper transitioned to a given phase per namespace.",
-        ["namespace", "phase"],
-        registry=registry,
-    )
+    phases = phase_counter(registry)
     connection = load_connection(kubeconfig=kubeconfig)
     settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
     host, port = parse_bind_address(probe_address)
     probes = ProbeServer(registry=registry, ready=lambda: True, host=host, port=port)
     await probes.start()
     logger.info("probes and metrics listening", extra={"port": probes.port})
+    try:  # after the probes: a taken port is the first thing a user must hear about
+        await check_before_start(connection, config, component="appwrapper", logger=logger, settings=settings)
+    except BaseException:
+        await probes.stop()
+        raise
     async with KubeClient.from_connection(connection, settings=settings, metrics=metrics) as client:
         recorder = EventRecorder(
             client, EventSettings(reporting_controller=REPORTING_CONTROLLER, reporting_instance=identity)

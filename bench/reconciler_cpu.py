@@ -17,7 +17,10 @@ run and completed by the job runner -> Workload finished and its finalizer relea
 * the **devcluster process's CPU seconds per job** over the same window (API server, Kueue
   stand-in and job runner together), so a change to the devcluster's write path shows;
 * what the reconciler did per job (reconciles, API requests by verb, watch events, Events written),
-  from its ``/metrics``, so a change in CPU can be told from a change in work.
+  from its ``/metrics``, so a change in CPU can be told from a change in work;
+* the **peak resident memory** (``VmHWM``) of the reconciler and the webhook at the end of the round:
+  every job and Workload is still cached then (finished ones are not deleted), which is what the
+  memory requests and limits of ``kueue-bridge manifests`` are set from.
 
 Processes: the devcluster with the stand-in and the job runner (``kueue-bridge devcluster
 --kueue-standin --job-runner``, uvloop), the webhook and the reconciler (``kueue-bridge webhook`` /
@@ -89,6 +92,14 @@ def process_cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a process has used so far (Linux ``/proc``), all threads included."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def process_peak_rss_mib(pid: int) -> float:
+    """The process's peak resident memory so far (``VmHWM`` of ``/proc/<pid>/status``), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def load_average() -> str:
@@ -359,6 +370,8 @@ class RoundResult:
     load: tuple[str, str]
     #: the devcluster process (API server, Kueue stand-in, job runner) over the same window
     devcluster_cpu: float = 0.0
+    #: peak resident memory (MiB) of the reconciler and the webhook at the end of the round
+    peak_rss: tuple[float, float] = (0.0, 0.0)
     work: dict[str, dict[str, float]] = field(default_factory=dict)
     breakdown: Breakdown | None = None
     profile: Path | None = None
@@ -453,6 +466,7 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
                 process_cpu_seconds(webhook_pid),
                 process_cpu_seconds(devcluster.pid),
             )
+            peak_rss = (process_peak_rss_mib(reconciler_pid), process_peak_rss_mib(webhook_pid))
             seconds = time.monotonic() - started
             profiled = [sampler.stop() for sampler in samplers]
             load_after = load_average()
@@ -475,6 +489,7 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
         admissions=admissions,
         seconds=seconds,
         load=(load_before, load_after),
+        peak_rss=peak_rss,
         work={key: delta(work_after[key], work_before.get(key, {})) for key in work_after},
     )
     if samplers and all(profiled):
@@ -507,6 +522,7 @@ def print_round(result: RoundResult) -> None:
         f"devcluster (API server, Kueue stand-in, job runner): {result.devcluster_cpu:.2f} CPU s = "
         f"{result.devcluster_ms_per_job:.2f} ms per job"
     )
+    print(f"peak RSS: reconciler {result.peak_rss[0]:.0f} MiB, webhook {result.peak_rss[1]:.0f} MiB")
     for what, counts in result.work.items():
         parts = ", ".join(f"{key or '-'} {value / jobs:.2f}" for key, value in sorted(counts.items()))
         print(f"  per job, {what}: {sum(counts.values()) / jobs:.2f} ({parts})")
@@ -540,6 +556,8 @@ def summary(results: list[RoundResult]) -> list[str]:
         "  webhook CPU per admission: "
         f"{spread([r.webhook_ms_per_admission for r in results], ' ms', 3)} (target <= 1 ms)",
         f"  devcluster CPU per job: {spread([r.devcluster_ms_per_job for r in results], ' ms')}",
+        f"  peak RSS: reconciler {spread([r.peak_rss[0] for r in results], ' MiB', 0)}, "
+        f"webhook {spread([r.peak_rss[1] for r in results], ' MiB', 0)}",
         f"  load average (1, 5, 15 min) before each round: {'; '.join(r.load[0] for r in results)}",
     ]
     profiled = [r for r in results if r.breakdown is not None]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 import ssl
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
@@ -26,6 +26,7 @@ import httpx
 import orjson
 
 from certs.rotation import ConflictError, StoredSecret
+from shared.kube.auth import BearerTokenAuth, ConfigurationTokenSource
 
 __all__ = [
     "KubeAPI",
@@ -70,19 +71,6 @@ class WebhookConfigRef:
             raise ValueError(f"unknown webhook configuration kind {self.kind!r}")
 
 
-class _ConfigurationAuth(httpx.Auth):
-    """Bearer token asked from the kubernetes ``Configuration`` per request (bound tokens rotate)."""
-
-    def __init__(self, configuration: Any) -> None:
-        self._configuration = configuration
-
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        token = self._configuration.get_api_key_with_prefix("authorization")
-        if token:
-            request.headers["Authorization"] = token
-        yield request
-
-
 def _ssl_context(configuration: Any) -> ssl.SSLContext:
     context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
     if not configuration.verify_ssl:
@@ -120,7 +108,9 @@ class KubeAPI:
         http = httpx.AsyncClient(
             base_url=configuration.host,
             verify=_ssl_context(configuration),
-            auth=_ConfigurationAuth(configuration),
+            # the kubernetes library keeps the token under "BearerToken" (token kubeconfigs, in-cluster
+            # service accounts) or "authorization": shared.kube's source reads both, per request
+            auth=BearerTokenAuth(ConfigurationTokenSource(configuration)),
             timeout=httpx.Timeout(10.0),
         )
         return cls(http=http, webhook_configs=webhook_configs)

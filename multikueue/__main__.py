@@ -28,6 +28,7 @@ from shared.config import Configuration
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings
 from shared.leading import Leadership, leader_elector_for, serve_while_leading, stop_event_recorder
+from shared.preflight import check_before_start
 from shared.probes import ProbeServer, parse_bind_address
 
 __all__ = ["COMPONENT", "main", "run_multikueue"]
@@ -76,6 +77,11 @@ async def run_multikueue(
     probes = ProbeServer(registry=registry, ready=ready, host=host, port=port)
     await probes.start()
     logger.info("probes and metrics listening", extra={"port": probes.port})
+    try:  # after the probes: a taken port is the first thing a user must hear about
+        await check_before_start(connection, config, component="multikueue", logger=logger, settings=settings)
+    except BaseException:
+        await probes.stop()
+        raise
     async with KubeClient.from_connection(connection, settings=settings, metrics=metrics) as client:
         recorder = EventRecorder(
             client, EventSettings(reporting_controller="kueue-bridge-multikueue", reporting_instance=identity)

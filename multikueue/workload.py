@@ -91,7 +91,7 @@ class WorkloadReconciler:
         clock: Clock,
         now: Callable[[], datetime],
         dispatched: Callable[[str], None] = lambda cluster: None,
-        admitted: Callable[[str], None] = lambda cluster: None,
+        admitted: Callable[[str, dict[str, Any]], None] = lambda cluster, workload: None,
         local_jobs: LocalJobs | None = None,
         own_writes: OwnWrites | None = None,
     ) -> None:

@@ -321,7 +321,7 @@ async def _converge_winner(
         r.wrote_local(await r.client.update_status(WORKLOAD_GVK, updated))
         if needs_check_update and not recorded:
             r.event(updated, NORMAL, message)
-            r.admitted(cluster)
+            r.admitted(cluster, updated)
     return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS if deferred else r.settings.worker_lost_timeout)
 
 

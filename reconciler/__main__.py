@@ -40,6 +40,7 @@ from shared.frameworks.registry import external_name
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings, Reporter
 from shared.leading import leader_elector_for, serve_while_leading, stop_event_recorder
+from shared.preflight import check_before_start
 from shared.probes import ProbeServer, parse_bind_address
 
 __all__ = ["RecorderSink", "kueue_controller_name", "main", "reporters_for", "run_reconciler"]
@@ -125,6 +126,11 @@ async def run_reconciler(
     probes = ProbeServer(registry=registry, ready=lambda: True, host=host, port=port)
     await probes.start()
     logger.info("probes and metrics listening", extra={"port": probes.port})
+    try:  # after the probes: a taken port is the first thing a user must hear about
+        await check_before_start(connection, config, component="reconciler", logger=logger, settings=settings)
+    except BaseException:
+        await probes.stop()
+        raise
     async with KubeClient.from_connection(connection, settings=settings, metrics=metrics) as client:
         recorder = EventRecorder(
             client, EventSettings(reporting_controller="kueue-bridge-reconciler", reporting_instance=identity)

@@ -44,6 +44,7 @@ from shared.jsontree import json_tree_copy
 from shared.kube import Conflict, KubeClient
 from shared.kube.controller import Controller, Result
 from shared.kube.informer import Informer, StoreView, index_by_controller_uid, strip_managed_fields
+from shared.kueue_integrations import KUEUE_INTEGRATIONS
 from shared.labelselector import selector_from_label_selector
 from shared.workload_slicing import FEATURE_GATE as SLICING_FEATURE_GATE
 from shared.workload_slicing import FEATURE_GATE_DEFAULT as SLICING_FEATURE_GATE_DEFAULT
@@ -68,26 +69,7 @@ CONTROLLER_UID_INDEX = "controller-uid"
 #: Kinds Kueue registers as integrations: the ancestor walk follows them whether or not they are
 #: managed here (a child of a JobSet that real Kueue manages is still a child).
 KUEUE_KNOWN_OWNER_KINDS: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("batch", "Job"),
-        ("jobset.x-k8s.io", "JobSet"),
-        ("workload.codeflare.dev", "AppWrapper"),
-        ("kubeflow.org", "MPIJob"),
-        ("kubeflow.org", "PyTorchJob"),
-        ("kubeflow.org", "TFJob"),
-        ("kubeflow.org", "XGBoostJob"),
-        ("kubeflow.org", "PaddleJob"),
-        ("kubeflow.org", "JAXJob"),
-        ("trainer.kubeflow.org", "TrainJob"),
-        ("ray.io", "RayJob"),
-        ("ray.io", "RayCluster"),
-        ("ray.io", "RayService"),
-        ("sparkoperator.k8s.io", "SparkApplication"),
-        ("apps", "Deployment"),
-        ("apps", "StatefulSet"),
-        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
-        ("", "Pod"),
-    }
+    integration.group_kind for integration in KUEUE_INTEGRATIONS
 )
 
 

@@ -620,6 +620,12 @@ class Rest:
                 f"({rtype.api_version(version)})"
             )
         kind = body.get("kind")
+        if kind is None and not rtype.builtin:
+            # built-in kinds are decoded into the endpoint's type; a custom resource is unstructured
+            raise bad_request(
+                f"the object provided is unrecognized (must be of type {rtype.kind}): "
+                f"Object 'Kind' is missing in '{orjson.dumps(body).decode()}'"
+            )
         if kind is not None and kind != rtype.kind:
             raise bad_request(
                 f"the kind in the data ({kind}) does not match the expected kind ({rtype.kind})"

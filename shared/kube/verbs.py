@@ -196,9 +196,15 @@ class ResourceVerbs:
         dry_run: bool = False,
         decode: bool = True,
     ) -> dict[str, Any]:
-        """POST; the created object (``{}`` with ``decode=False``, for callers that drop it)."""
+        """POST; the created object (``{}`` with ``decode=False``, for callers that drop it).
+
+        ``apiVersion`` and ``kind`` are filled in from ``gvk`` when the body has none: kube-apiserver
+        infers them for built-in kinds but refuses a custom resource without its kind.
+        """
         info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         path = info.path(namespace=self._namespace(info, namespace, body))
+        if "kind" not in body or "apiVersion" not in body:
+            body = {"apiVersion": gvk.api_version, "kind": gvk.kind, **body}
         params = self._write_params(field_manager=field_manager, dry_run=dry_run)
         result: dict[str, Any] = await self.request(
             "POST",

@@ -282,3 +282,20 @@ def test_invalid_crd_is_rejected(kube: KubeTarget) -> None:
     crd["metadata"]["name"] = "wrong-name.bad.example.com"
     response = kube.client.post(CRDS, json=crd)
     assert response.status_code == 422
+
+
+@pytest.mark.needs_shared
+def test_a_custom_resource_without_its_kind_is_refused(
+    kube: KubeTarget, namespace: str, real_crds: list[dict[str, Any]]
+) -> None:
+    """kube-apiserver infers the kind of a built-in object from the URL, not a custom resource's."""
+    body = {"metadata": {"name": "no-kind"}, "spec": {}}
+    response = kube.client.post("/apis/kueue.x-k8s.io/v1beta2/resourceflavors", json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["message"].startswith(
+        "the object provided is unrecognized (must be of type ResourceFlavor): Object 'Kind' is missing in '"
+    )
+    built_in = kube.client.post(
+        f"/api/v1/namespaces/{namespace}/configmaps", json={"metadata": {"name": "no-kind"}}
+    )
+    assert built_in.status_code == 201, built_in.text

@@ -6,7 +6,7 @@ folder out of every other pytest run. Fixtures:
 
 * ``kueue_version``: each Kueue version of ``KUEUE_BRIDGE_REAL_KUEUE_VERSIONS`` in turn (session
   parameter, so every test runs once per version and each version's clusters start once);
-* ``start_real_cluster``: ``start(name, kueue_mode=..., ...)`` -> a started :class:`RealCluster`,
+* ``start_real_cluster``: ``start(name, kueue_mode=..., apply_kueue_crds=..., ...)`` -> a started :class:`RealCluster`,
   stopped at the end of the session (Kueue before its apiserver);
 * ``bridge``: one cluster per Kueue version with real Kueue in external-framework mode (Kueue
   schedules; the kinds of ``tests/real/bridge-config.yaml`` are its ``externalFrameworks``: batch
@@ -100,6 +100,7 @@ def start_real_cluster(kit: Kit, real_root: Path) -> Iterator[Callable[..., Real
         watch_cache: bool = True,
         kueue_config_extra: str | None = None,
         external_frameworks: tuple[str, ...] | None = None,
+        apply_kueue_crds: bool = True,
     ) -> RealCluster:
         cluster = RealCluster(
             kit=kit,
@@ -109,7 +110,7 @@ def start_real_cluster(kit: Kit, real_root: Path) -> Iterator[Callable[..., Real
             watch_cache=watch_cache,
         )
         started.append(cluster)
-        cluster.start_apiserver()
+        cluster.start_apiserver(apply_kueue_crds=apply_kueue_crds)
         if kueue_mode is not None:
             cluster.start_kueue(
                 mode=kueue_mode, config_extra=kueue_config_extra, external_frameworks=external_frameworks

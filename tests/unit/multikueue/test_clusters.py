@@ -30,16 +30,21 @@ WALL = datetime(2026, 1, 1, tzinfo=UTC)
 
 class Harness:
     def __init__(
-        self, *, kinds: tuple[GroupVersionKind, ...] = (JOB.gvk,), path_prefix: str = "/nonexistent"
+        self,
+        *,
+        kinds: tuple[GroupVersionKind, ...] = (JOB.gvk,),
+        path_prefix: str = "/nonexistent",
+        on_active: Any = lambda name, active: None,
     ) -> None:
         self.clock = FakeClock(wall_start=WALL)
         self.manager = FakeCluster("manager", clock=self.clock)
         self.workers = {"w1": FakeCluster("w1", clock=self.clock, kinds=WORKER_KINDS)}
         self.events: list[tuple[str, str]] = []
         self.lost: list[str] = []
+        self.deleted: set[str] = set()
         self.reconciler = ClusterReconciler(
             client=self.manager.client,
-            clusters=lambda name: self.manager.get(MK_CLUSTER, name),
+            clusters=lambda name: None if name in self.deleted else self.manager.get(MK_CLUSTER, name),
             secrets=lambda name: self.manager.get(SECRET, name, "kueue-system"),
             new_remote=lambda name: RemoteCluster(
                 name=name,
@@ -52,6 +57,7 @@ class Harness:
             ),
             now=self.clock.wall,
             path_prefix=path_prefix,
+            on_active=on_active,
         )
 
     def add_cluster(self, name: str = "w1", *, secret: str = "w1-secret") -> None:
