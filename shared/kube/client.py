@@ -270,6 +270,8 @@ class KubeClient(ResourceVerbs):
             raise api_error_from_response(status_code=status, body=body, headers=response_headers, path=path)
         if not body or not decode:
             return {}
+        if self.metrics is not None:
+            self.metrics.child(self.metrics.decoded_bytes, resource, "response").inc(len(body))
         try:
             return orjson.loads(body)
         except orjson.JSONDecodeError as exc:
