@@ -1,11 +1,10 @@
 """What ``bench/reconciler_cpu.py --real`` needs around a real kube-apiserver and real Kueue.
 
-* :class:`KitCluster` drives ``../shared/real-cluster/`` (or ``$KUEUE_BRIDGE_SHARED_DIR/real-cluster``) (``apiserver.sh``, ``kueue.sh``) with the
-  port block and state directories of the caller's environment (``REALAPI_STATE``, ``API_PORT``, ...
-  as the kit's README lists them): a wiped apiserver per round (a clean cluster: nothing
-  garbage-collects there, and Workloads left from an earlier round would be finalized by the next
-  one), Kueue in external-framework mode (kueue-bridge manages batch Jobs) or in its normal mode
-  (the anchor: Kueue manages them itself), and the PIDs of etcd, kube-apiserver and the manager.
+* :func:`bench_cluster` and :func:`fresh`: the kit's cluster through ``devrun.real_cluster``, wiped
+  for every round (a clean cluster: nothing garbage-collects there, and Workloads left from an
+  earlier round would be finalized by the next one), with Kueue in external-framework mode
+  (kueue-bridge manages batch Jobs) or in its normal mode (the anchor: Kueue manages them itself);
+  :func:`cluster_pids` finds etcd, kube-apiserver and the manager.
 * :class:`ApiserverMetrics` counts requests by verb and resource (``resource/subresource``) from
   kube-apiserver's own ``apiserver_request_total``, so one method counts ours and Kueue's alike, and
   reads how long the API server waited for each admission webhook.
@@ -26,11 +25,11 @@ import asyncio
 import base64
 import contextlib
 import os
+import shutil
 import ssl
-import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,80 +41,71 @@ from prometheus_client.parser import text_string_to_metric_families
 from devcluster.standin.client import ApiClient
 from devcluster.standin.jobrunner import JOBS, JobRunner
 from devcluster.standin.objects import WatchedObjects
-from devrun.samples import shared_dir
+from devrun.real_cluster import KueueMode, RealCluster, RealClusterPorts, find_kit
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient
 from shared.kube.watch import EventType, Watch
 
 __all__ = [
-    "KIT",
     "CountingTransport",
-    "KitCluster",
+    "bench_cluster",
+    "cluster_pids",
+    "fresh",
     "ApiserverMetrics",
     "ApiserverSnapshot",
     "Timeline",
     "job_finisher",
 ]
 
-KIT = shared_dir() / "real-cluster"
 JOB = GroupVersionKind("batch", "v1", "Job")
 WORKLOAD = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
 RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 Census = dict[tuple[str, str], float]
 
 
-def _run_kit(script: str, *args: str, env: Mapping[str, str]) -> str:
-    completed = subprocess.run(
-        [str(KIT / script), *args], env=dict(env), capture_output=True, text=True, check=False
-    )
-    if completed.returncode != 0:
-        raise RuntimeError(
-            f"{script} {' '.join(args)} exited with {completed.returncode}:\n"
-            f"{completed.stdout[-2000:]}\n{completed.stderr[-2000:]}"
+def bench_cluster(state: Path) -> RealCluster:
+    """The benchmark's cluster, its state below ``state`` (wiped by :func:`fresh`). Ports and token
+    come from the kit's variables when this environment sets them (``API_PORT``, ``ETCD_CLIENT_PORT``,
+    ``ETCD_PEER_PORT``, ``WEBHOOK_PORT``, ``HEALTH_ADDR``, ``METRICS_ADDR``, ``ADMIN_TOKEN``: a port
+    block handed out on a shared machine), else they are free ones."""
+    env = os.environ
+    names = ("API_PORT", "ETCD_CLIENT_PORT", "ETCD_PEER_PORT", "WEBHOOK_PORT", "HEALTH_ADDR", "METRICS_ADDR")
+    ports = RealClusterPorts.free()
+    if all(env.get(name) for name in names):
+        ports = RealClusterPorts(
+            api=int(env["API_PORT"]),
+            etcd_client=int(env["ETCD_CLIENT_PORT"]),
+            etcd_peer=int(env["ETCD_PEER_PORT"]),
+            kueue_webhook=int(env["WEBHOOK_PORT"]),
+            kueue_health=int(env["HEALTH_ADDR"].rpartition(":")[2]),
+            kueue_metrics=int(env["METRICS_ADDR"].rpartition(":")[2]),
         )
-    return completed.stdout
+    cluster = RealCluster(kit=find_kit(), name="bench", state=state, ports=ports)
+    if env.get("ADMIN_TOKEN"):
+        cluster.admin_token = env["ADMIN_TOKEN"]
+    return cluster
 
 
-@dataclass
-class KitCluster:
-    """The kit's apiserver + Kueue for the port block in ``env`` (default: this process's)."""
+def fresh(cluster: RealCluster, *, kueue_mode: KueueMode) -> None:
+    """A clean cluster: the old one stopped and its state deleted (nothing garbage-collects on the
+    kit's cluster, and Workloads left by an earlier round would be finalized during the next one),
+    then kube-apiserver with Kueue's CRDs and Kueue in ``kueue_mode``."""
+    cluster.stop()
+    shutil.rmtree(cluster.state, ignore_errors=True)
+    cluster.start_apiserver()
+    cluster.start_kueue(mode=kueue_mode)
 
-    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
 
-    @property
-    def api_state(self) -> Path:
-        return Path(self.env.get("REALAPI_STATE", "/tmp/realapi"))
-
-    @property
-    def kueue_state(self) -> Path:
-        return Path(self.env.get("REALKUEUE_STATE", "/tmp/realkueue"))
-
-    @property
-    def kubeconfig(self) -> Path:
-        return self.api_state / "kubeconfig"
-
-    def fresh(self, *, kueue_mode: str) -> None:
-        """A wiped apiserver with this Kueue version's CRDs, then Kueue in ``kueue_mode``."""
-        self.stop()
-        _run_kit("apiserver.sh", "wipe", env=self.env)
-        _run_kit("apiserver.sh", "start", env=self.env)
-        _run_kit("kueue.sh", "start", env={**self.env, "KUEUE_MODE": kueue_mode})
-
-    def stop(self) -> None:
-        """Kueue first (it removes its webhook configurations), then the apiserver."""
-        _run_kit("kueue.sh", "stop", env=self.env)
-        _run_kit("apiserver.sh", "stop", env=self.env)
-
-    def pids(self) -> dict[str, int]:
-        """``etcd``, ``kube-apiserver`` and ``kueue-manager`` -> PID, from the kit's ``pids`` files."""
-        found: dict[str, int] = {}
-        for state in (self.api_state, self.kueue_state):
-            with contextlib.suppress(OSError):
-                for line in (state / "pids").read_text().splitlines():
-                    parts = line.split()
-                    if len(parts) >= 2 and parts[1].isdigit():
-                        found[parts[0]] = int(parts[1])
-        return found
+def cluster_pids(cluster: RealCluster) -> dict[str, int]:
+    """``etcd``, ``kube-apiserver`` and ``kueue-manager`` -> PID, from the kit's ``pids`` files."""
+    found: dict[str, int] = {}
+    for state in (cluster.apiserver_state, cluster.kueue_state):
+        with contextlib.suppress(OSError):
+            for line in (state / "pids").read_text().splitlines():
+                parts = line.split()
+                if len(parts) >= 2 and parts[1].isdigit():
+                    found[parts[0]] = int(parts[1])
+    return found
 
 
 def _access(kubeconfig: Path) -> tuple[str, str, str]:

@@ -31,6 +31,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -42,7 +43,9 @@ from typing import Any
 from bench.profile_breakdown import PARTS, read_breakdown, top_functions
 from bench.real_cluster import (
     Census,
-    KitCluster,
+    bench_cluster,
+    cluster_pids,
+    fresh,
     ApiserverMetrics,
     Timeline,
     census_delta,
@@ -131,8 +134,8 @@ def _decoded(reconciler: Samples, webhook: Samples) -> dict[str, float]:
 
 
 async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, out: Path) -> RealRound:
-    cluster = KitCluster()
-    cluster.fresh(kueue_mode="external" if setup == KUEUE_BRIDGE else "normal")
+    cluster = bench_cluster(args.state)
+    await asyncio.to_thread(fresh, cluster, kueue_mode="external" if setup == KUEUE_BRIDGE else "normal")
     kubeconfig = cluster.kubeconfig
     apiserver = ApiserverMetrics(kubeconfig)
     with tempfile.TemporaryDirectory(prefix="bench-real-") as tmp_name:
@@ -154,7 +157,7 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
             )
             await client.create(JOB, job_body(-1, run_seconds=args.run_seconds), namespace=BENCH_NAMESPACE)
             await timeline.wait(lambda: len(timeline.done) >= 1, within=120, what="the warm-up job's life")
-            pids = cluster.pids()
+            pids = cluster_pids(cluster)
             processes = {
                 "kueue-manager": pids["kueue-manager"],
                 "kube-apiserver": pids["kube-apiserver"],
@@ -359,6 +362,17 @@ def summary_real(results: dict[str, list[RealRound]]) -> list[str]:
 
 
 def main_real(args: argparse.Namespace, out: Path) -> int:
+    own_state = args.state is None
+    if own_state:
+        args.state = Path(tempfile.mkdtemp(prefix="kueue-bridge-bench-real-"))
+    try:
+        return _rounds(args, out)
+    finally:
+        if own_state:
+            shutil.rmtree(args.state, ignore_errors=True)
+
+
+def _rounds(args: argparse.Namespace, out: Path) -> int:
     setups = [KUEUE_BRIDGE] + ([KUEUE] if args.anchor == KUEUE else [])
     results: dict[str, list[RealRound]] = {setup: [] for setup in setups}
     for number in range(1, args.rounds + 1):

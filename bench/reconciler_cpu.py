@@ -553,6 +553,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--anchor", choices=["kueue"], help="--real: also real Kueue managing the Jobs itself, interleaved"
     )
+    parser.add_argument(
+        "--state", type=Path, help="--real: the cluster's state folder (wiped each round; default: a new temp dir)"
+    )
     args = parser.parse_args(argv)
     if args.real:
         from bench.real_rounds import main_real

@@ -33,7 +33,7 @@ from typing import Any
 
 import httpx
 
-from bench.real_cluster import KitCluster
+from bench.real_cluster import bench_cluster, cluster_pids, fresh
 from bench.reconciler_cpu import BENCH_NAMESPACE, client_for, setup_queues, write_config
 from devrun.components import ComponentProcess, free_port, generate_certs
 from devrun.samples import shared_dir
@@ -115,8 +115,8 @@ async def _check_answer(url: str, body: bytes) -> None:
 
 
 async def _measure(args: argparse.Namespace, tmp: Path) -> dict[str, list[WrkResult]]:
-    cluster = KitCluster()
-    cluster.fresh(kueue_mode="normal")
+    cluster = bench_cluster(args.state)
+    await asyncio.to_thread(fresh, cluster, kueue_mode="normal")
     try:
         async with contextlib.AsyncExitStack() as stack:
             client = await stack.enter_async_context(client_for(cluster.kubeconfig))
@@ -137,7 +137,7 @@ async def _measure(args: argparse.Namespace, tmp: Path) -> dict[str, list[WrkRes
             stack.push_async_callback(ours.stop)
             await ours.start()
             assert ours.pid is not None
-            kueue_port = int(os.environ.get("WEBHOOK_PORT", "9443"))
+            kueue_port = cluster.ports.kueue_webhook
             urls = {
                 "kueue-bridge": f"https://127.0.0.1:{port}/{args.operation}",
                 "kueue": f"https://127.0.0.1:{kueue_port}{KUEUE_PATHS[args.operation]}",
@@ -147,7 +147,7 @@ async def _measure(args: argparse.Namespace, tmp: Path) -> dict[str, list[WrkRes
             for url in urls.values():
                 await _check_answer(url, body_file.read_bytes())
             pin(ours.pid)
-            pin(cluster.pids()["kueue-manager"])
+            pin(cluster_pids(cluster)["kueue-manager"])
             results: dict[str, list[WrkResult]] = {name: [] for name in urls}
             for name, url in urls.items():  # warm-up: connections, caches, Go's and our allocators
                 await asyncio.to_thread(run_wrk, url, body_file, seconds=2, connections=args.connections, script_dir=tmp)
@@ -176,6 +176,8 @@ def main_vs_kueue(args: argparse.Namespace) -> int:
         print("wrk and taskset are needed (apt-get install wrk util-linux)")
         return 2
     with tempfile.TemporaryDirectory(prefix="bench-webhook-kueue-") as tmp:
+        if args.state is None:
+            args.state = Path(tmp) / "cluster"
         results = asyncio.run(_measure(args, Path(tmp)))
     ours, kueue = results["kueue-bridge"], results["kueue"]
     print(
