@@ -47,13 +47,13 @@ from shared.kube import KubeClient
 from shared.kube.watch import EventType, Watch
 
 __all__ = [
+    "ApiserverMetrics",
+    "ApiserverSnapshot",
     "CountingTransport",
+    "Timeline",
     "bench_cluster",
     "cluster_pids",
     "fresh",
-    "ApiserverMetrics",
-    "ApiserverSnapshot",
-    "Timeline",
     "job_finisher",
 ]
 
@@ -155,8 +155,17 @@ class CountingTransport(httpx.AsyncBaseTransport):
 
 
 #: kube-apiserver's verb labels -> the client verbs our metrics use
-_APISERVER_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "APPLY": "apply", "GET": "get",
-                    "LIST": "list", "WATCH": "watch", "DELETE": "delete", "DELETECOLLECTION": "deletecollection"}
+_APISERVER_VERBS = {
+    "POST": "create",
+    "PUT": "update",
+    "PATCH": "patch",
+    "APPLY": "apply",
+    "GET": "get",
+    "LIST": "list",
+    "WATCH": "watch",
+    "DELETE": "delete",
+    "DELETECOLLECTION": "deletecollection",
+}
 
 
 @dataclass(frozen=True)

@@ -42,13 +42,13 @@ from typing import Any
 
 from bench.profile_breakdown import PARTS, read_breakdown, top_functions
 from bench.real_cluster import (
+    ApiserverMetrics,
     Census,
+    Timeline,
     bench_cluster,
+    census_delta,
     cluster_pids,
     fresh,
-    ApiserverMetrics,
-    Timeline,
-    census_delta,
     job_finisher,
 )
 from bench.reconciler_cpu import (
@@ -57,8 +57,6 @@ from bench.reconciler_cpu import (
     Components,
     Sampler,
     Samples,
-    work_done,
-    by_label,
     client_for,
     delta,
     job_body,
@@ -69,6 +67,7 @@ from bench.reconciler_cpu import (
     setup_queues,
     start_components,
     total,
+    work_done,
 )
 
 __all__ = ["RealRound", "main_real", "run_real_round"]
@@ -152,9 +151,7 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
             timeline = Timeline(BENCH_NAMESPACE)
             for watcher in (timeline.watch_jobs(client), timeline.watch_workloads(client)):
                 stack.callback(asyncio.create_task(watcher).cancel)
-            finisher = await stack.enter_async_context(
-                job_finisher(kubeconfig, run_seconds=args.run_seconds)
-            )
+            finisher = await stack.enter_async_context(job_finisher(kubeconfig, run_seconds=args.run_seconds))
             await client.create(JOB, job_body(-1, run_seconds=args.run_seconds), namespace=BENCH_NAMESPACE)
             await timeline.wait(lambda: len(timeline.done) >= 1, within=120, what="the warm-up job's life")
             pids = cluster_pids(cluster)
@@ -189,7 +186,9 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
             created = time.monotonic()
             everyone = args.jobs + 1
             await timeline.wait(
-                lambda: len(timeline.unsuspended) >= everyone, within=LIFECYCLE_TIMEOUT, what="all unsuspended"
+                lambda: len(timeline.unsuspended) >= everyone,
+                within=LIFECYCLE_TIMEOUT,
+                what="all unsuspended",
             )
             await timeline.wait(
                 lambda: len(timeline.done) >= everyone, within=LIFECYCLE_TIMEOUT, what="all finished"
@@ -207,14 +206,17 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
                         (out / f"real-round{number}-{name}").write_bytes((tmp / name).read_bytes())
 
     last_unsuspended = max(timeline.unsuspended.values())
-    gaps = [timeline.unsuspended[job] - at for job, at in timeline.admitted.items() if job in timeline.unsuspended]
+    gaps = [
+        timeline.unsuspended[job] - at for job, at in timeline.admitted.items() if job in timeline.unsuspended
+    ]
     bench_own = census_delta(finisher_after, finisher_before)
     bench_own[("create", "jobs")] = bench_own.get(("create", "jobs"), 0.0) + args.jobs
     admissions = total(webhook_after, "kueue_bridge_webhook_requests_total") - total(
         webhook_before, "kueue_bridge_webhook_requests_total"
     )
-    decoded_after, decoded_before = _decoded(reconciler_after, webhook_after), _decoded(
-        reconciler_before, webhook_before
+    decoded_after, decoded_before = (
+        _decoded(reconciler_after, webhook_after),
+        _decoded(reconciler_before, webhook_before),
     )
     return RealRound(
         setup=setup,
@@ -278,7 +280,8 @@ def print_real_round(result: RealRound) -> None:
     print(f"  timeline after the first create: {stages}")
     latencies = sorted(result.create_latencies)
     hooks = ", ".join(
-        f"{name} {calls / jobs:.1f}/job {millis:.1f} ms" for name, (calls, millis) in sorted(result.webhooks.items())
+        f"{name} {calls / jobs:.1f}/job {millis:.1f} ms"
+        for name, (calls, millis) in sorted(result.webhooks.items())
     )
     print(
         f"  create latency p50 {latencies[len(latencies) // 2] * 1000:.0f} ms, p99 "
@@ -299,15 +302,19 @@ def print_real_round(result: RealRound) -> None:
         for what, counts in result.work.items():
             parts = ", ".join(f"{key or '-'} {value / jobs:.2f}" for key, value in sorted(counts.items()))
             print(f"  per job, {what}: {sum(counts.values()) / jobs:.2f} ({parts})")
-        decoded = ", ".join(f"{key} {value / jobs / 1024:.1f}" for key, value in sorted(result.decoded_bytes.items()))
+        decoded = ", ".join(
+            f"{key} {value / jobs / 1024:.1f}" for key, value in sorted(result.decoded_bytes.items())
+        )
         print(f"  KiB decoded per job: {decoded or 'n/a'}")
         for name, path in result.profiles.items():
-            parts, stacks = read_breakdown(path)
-            print(f"  {name} profile ({parts.total} samples, {path}):")
+            shares, stacks = read_breakdown(path)
+            print(f"  {name} profile ({shares.total} samples, {path}):")
             if name == "reconciler":
                 for part in PARTS:
-                    share = parts.share(part)
-                    print(f"    {part:<34} {share * 100:5.1f} %  {share * result.ms_per_job(name):5.2f} ms per job")
+                    share = shares.share(part)
+                    print(
+                        f"    {part:<34} {share * 100:5.1f} %  {share * result.ms_per_job(name):5.2f} ms per job"
+                    )
             for function, own, inclusive in top_functions(stacks, limit=12):
                 print(f"    {own:6d} {inclusive:6d}  {function}")
     else:
@@ -383,4 +390,3 @@ def _rounds(args: argparse.Namespace, out: Path) -> int:
             results[setup].append(result)
     print("\n".join(summary_real(results)))
     return 0
-

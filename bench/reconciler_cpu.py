@@ -145,7 +145,10 @@ async def setup_queues(client: KubeClient, *, jobs: int, install: bool = True) -
                         {
                             "coveredResources": ["cpu"],
                             "flavors": [
-                                {"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": quota}]}
+                                {
+                                    "name": "default-flavor",
+                                    "resources": [{"name": "cpu", "nominalQuota": quota}],
+                                }
                             ],
                         }
                     ],
@@ -554,7 +557,9 @@ def main(argv: list[str] | None = None) -> int:
         "--anchor", choices=["kueue"], help="--real: also real Kueue managing the Jobs itself, interleaved"
     )
     parser.add_argument(
-        "--state", type=Path, help="--real: the cluster's state folder (wiped each round; default: a new temp dir)"
+        "--state",
+        type=Path,
+        help="--real: the cluster's state folder (wiped each round; default: a new temp dir)",
     )
     args = parser.parse_args(argv)
     if args.real:

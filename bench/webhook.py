@@ -283,8 +283,12 @@ if __name__ == "__main__":
     )
     parser.add_argument("--rounds", type=int, default=3, help="--kueue: interleaved rounds")
     parser.add_argument("--connections", type=int, default=16, help="--kueue: wrk -c")
-    parser.add_argument("--operation", choices=["mutate", "validate"], default="mutate", help="--kueue: which hook")
-    parser.add_argument("--state", type=Path, help="--kueue: the cluster's state folder (default: a new temp dir)")
+    parser.add_argument(
+        "--operation", choices=["mutate", "validate"], default="mutate", help="--kueue: which hook"
+    )
+    parser.add_argument(
+        "--state", type=Path, help="--kueue: the cluster's state folder (default: a new temp dir)"
+    )
     args = parser.parse_args()
     if args.kueue:
         from bench.webhook_vs_kueue import main_vs_kueue

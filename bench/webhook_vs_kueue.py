@@ -91,7 +91,7 @@ def run_wrk(url: str, body_file: Path, *, seconds: float, connections: int, scri
         'wrk.method = "POST"\n'
         'wrk.headers["Content-Type"] = "application/json"\n'
         f'local f = io.open("{body_file}", "rb")\n'
-        "wrk.body = f:read(\"*all\")\n"
+        'wrk.body = f:read("*all")\n'
         "f:close()\n"
     )
     command = ["taskset", "-c", CLIENT_CORE, "wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s"]
@@ -107,7 +107,7 @@ def pin(pid: int) -> None:
 
 
 async def _check_answer(url: str, body: bytes) -> None:
-    async with httpx.AsyncClient(verify=False, timeout=10.0) as http:  # noqa: S501 - self-signed, loopback
+    async with httpx.AsyncClient(verify=False, timeout=10.0) as http:
         response = await http.post(url, content=body, headers={"Content-Type": "application/json"})
     answer = response.json().get("response") or {}
     if response.status_code != 200 or answer.get("allowed") is not True:
@@ -149,12 +149,19 @@ async def _measure(args: argparse.Namespace, tmp: Path) -> dict[str, list[WrkRes
             pin(ours.pid)
             pin(cluster_pids(cluster)["kueue-manager"])
             results: dict[str, list[WrkResult]] = {name: [] for name in urls}
-            for name, url in urls.items():  # warm-up: connections, caches, Go's and our allocators
-                await asyncio.to_thread(run_wrk, url, body_file, seconds=2, connections=args.connections, script_dir=tmp)
+            for url in urls.values():  # warm-up: connections, caches, Go's and our allocators
+                await asyncio.to_thread(
+                    run_wrk, url, body_file, seconds=2, connections=args.connections, script_dir=tmp
+                )
             for number in range(1, args.rounds + 1):
                 for name, url in urls.items():
                     result = await asyncio.to_thread(
-                        run_wrk, url, body_file, seconds=args.seconds, connections=args.connections, script_dir=tmp
+                        run_wrk,
+                        url,
+                        body_file,
+                        seconds=args.seconds,
+                        connections=args.connections,
+                        script_dir=tmp,
                     )
                     results[name].append(result)
                     print(
@@ -194,4 +201,3 @@ def main_vs_kueue(args: argparse.Namespace) -> int:
     )
     print(f"  throughput ratio kueue-bridge / Kueue: {ratio:.2f}x (target >= 3x)")
     return 0
-
