@@ -41,6 +41,7 @@ from devcluster.apiserver.errors import (
 )
 from devcluster.apiserver.events import EventsCodec
 from devcluster.apiserver.openapi import openapi_v3
+from devcluster.apiserver.partial import PartialMetadata, negotiate_partial
 from devcluster.apiserver.rbac import RBAC_GROUP
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
@@ -201,6 +202,11 @@ class DevClusterApp:
             force=params.get("force") in {"true", "1"},
         )
         ns = namespace or ""
+        partial = negotiate_partial(request.accept) if request.accept else None
+
+        def answer(obj: dict[str, Any]) -> bytes:
+            return view.dump(obj) if partial is None else partial.object(rtype, view.convert(obj))
+
         if rtype.plural in _SAR_KINDS:
             if method != "POST" or name:
                 raise method_not_allowed()
@@ -229,10 +235,10 @@ class DevClusterApp:
                         send=send,
                         receive=receive,
                         served_as=view.served_as,
-                        render=tables.frame if tables is not None else None,
+                        render=tables.frame if tables is not None else partial.frame if partial else None,
                     )
                     return
-                await self._list(view, namespace, selector, params, send, tables)
+                await self._list(view, namespace, selector, params, send, tables, partial)
                 return
             if method == "POST":
                 if rtype.namespaced and namespace is None:
@@ -245,7 +251,7 @@ class DevClusterApp:
                     caller=caller,
                     options=write,
                 )
-                await _respond(send, 201, view.dump(obj))
+                await _respond(send, 201, answer(obj))
                 return
             if method == "DELETE":
                 selector = Selector(
@@ -277,7 +283,7 @@ class DevClusterApp:
                 meta = {"resourceVersion": str(obj["metadata"].get("resourceVersion") or "")}
                 await _respond(send, 200, tables.render([obj], meta))
                 return
-            await _respond(send, 200, view.dump(obj))
+            await _respond(send, 200, answer(obj))
             return
         if method == "PUT":
             obj = await self.rest.update(
@@ -290,7 +296,7 @@ class DevClusterApp:
                 caller=caller,
                 options=write,
             )
-            await _respond(send, 200, view.dump(obj))
+            await _respond(send, 200, answer(obj))
             return
         if method == "PATCH":
             if request.content_type not in PATCH_TYPES:
@@ -308,7 +314,7 @@ class DevClusterApp:
                 options=write,
                 codec=view.codec,
             )
-            await _respond(send, 201 if created else 200, view.dump(obj))
+            await _respond(send, 201 if created else 200, answer(obj))
             return
         if method == "DELETE":
             if subresource:
@@ -324,9 +330,7 @@ class DevClusterApp:
             )
             if not body:
                 raise not_found(group=rtype.group, plural=rtype.plural, name=name)
-            await _respond(
-                send, code, view.dump(body) if body.get("kind") != "Status" else orjson.dumps(body)
-            )
+            await _respond(send, code, answer(body) if body.get("kind") != "Status" else orjson.dumps(body))
             return
         raise method_not_allowed()
 
@@ -351,6 +355,7 @@ class DevClusterApp:
         params: dict[str, str],
         send: Send,
         tables: TableWriter | None = None,
+        partial: PartialMetadata | None = None,
     ) -> None:
         try:
             limit = int(params.get("limit") or 0)
@@ -371,6 +376,9 @@ class DevClusterApp:
         items = page.items
         if tables is not None:
             await _respond(send, 200, tables.render(items, meta))
+            return
+        if partial is not None:
+            await _respond(send, 200, partial.list(view.rtype, [view.convert(item) for item in items], meta))
             return
         if view.codec is not None or any(item.get("apiVersion") != view.api_version for item in items):
             items = [view.convert(item) for item in items]
