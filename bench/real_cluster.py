@@ -175,6 +175,19 @@ class ApiserverSnapshot:
     requests: Census
     #: admission webhook name -> (seconds, calls): ``apiserver_admission_webhook_admission_duration_seconds``
     webhooks: dict[str, tuple[float, float]]
+    #: resource -> bytes of watch events sent to all its watchers (``apiserver_watch_events_sizes``)
+    watch_bytes: dict[str, float]
+    #: resource -> watches open now (``apiserver_longrunning_requests{verb="WATCH"}``)
+    watchers: dict[str, float]
+
+    def bytes_per_watcher_since(self, before: ApiserverSnapshot) -> dict[str, float]:
+        """Resource -> bytes of watch events one watcher of it received since ``before``: what any
+        client watching the resource (ours, Kueue) decoded, whatever its language."""
+        return {
+            resource: (sent - before.watch_bytes.get(resource, 0.0)) / self.watchers[resource]
+            for resource, sent in self.watch_bytes.items()
+            if self.watchers.get(resource)
+        }
 
     def webhook_latency_since(self, before: ApiserverSnapshot) -> dict[str, tuple[float, float]]:
         """Webhook name -> (calls, mean milliseconds per call) between ``before`` and this snapshot."""
@@ -200,7 +213,19 @@ class ApiserverMetrics:
             text = (await http.get(f"{self._server}/metrics", headers=self._headers)).text
         counts: Census = {}
         webhooks: dict[str, tuple[float, float]] = {}
+        watch_bytes: dict[str, float] = {}
+        watchers: dict[str, float] = {}
         for family in text_string_to_metric_families(text):
+            if family.name == "apiserver_watch_events_sizes":
+                for sample in family.samples:
+                    if sample.name.endswith("_sum"):
+                        resource = sample.labels.get("resource", "")
+                        watch_bytes[resource] = watch_bytes.get(resource, 0.0) + sample.value
+            if family.name == "apiserver_longrunning_requests":
+                for sample in family.samples:
+                    if sample.labels.get("verb") == "WATCH":
+                        resource = sample.labels.get("resource", "")
+                        watchers[resource] = watchers.get(resource, 0.0) + sample.value
             if family.name == "apiserver_admission_webhook_admission_duration_seconds":
                 for sample in family.samples:
                     name = sample.labels.get("name", "")
@@ -221,7 +246,9 @@ class ApiserverMetrics:
                 verb = _APISERVER_VERBS.get(labels.get("verb", ""), labels.get("verb", "").lower())
                 key = (verb, resource)
                 counts[key] = counts.get(key, 0.0) + sample.value
-        return ApiserverSnapshot(requests=counts, webhooks=webhooks)
+        return ApiserverSnapshot(
+            requests=counts, webhooks=webhooks, watch_bytes=watch_bytes, watchers=watchers
+        )
 
 
 def census_delta(after: Census, before: Census, *minus: Census) -> Census:

@@ -55,14 +55,17 @@ from bench.reconciler_cpu import (
     BENCH_NAMESPACE,
     JOB,
     Components,
+    RoundResult,
     Sampler,
     Samples,
     client_for,
     delta,
     job_body,
     load_average,
+    print_round,
     process_cpu_seconds,
     quiet,
+    run_round,
     scrape,
     setup_queues,
     start_components,
@@ -93,6 +96,8 @@ class RealRound:
     webhooks: dict[str, tuple[float, float]] = field(default_factory=dict)
     create_latencies: list[float] = field(default_factory=list)
     stages: dict[str, float] = field(default_factory=dict)
+    #: resource -> bytes one watcher of it received (all of the round)
+    per_watcher: dict[str, float] = field(default_factory=dict)
     ours: Census = field(default_factory=dict)
     decoded_bytes: dict[str, float] = field(default_factory=dict)
 
@@ -230,6 +235,7 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
         load=(load_before, load_after),
         requests=census_delta(apiserver_after.requests, apiserver_before.requests, bench_own),
         webhooks=apiserver_after.webhook_latency_since(apiserver_before),
+        per_watcher=apiserver_after.bytes_per_watcher_since(apiserver_before),
         create_latencies=create_latencies,
         stages={
             "last Job created": created - started,
@@ -287,6 +293,11 @@ def print_real_round(result: RealRound) -> None:
         f"  create latency p50 {latencies[len(latencies) // 2] * 1000:.0f} ms, p99 "
         f"{latencies[int(len(latencies) * 0.99)] * 1000:.0f} ms; API server's mean wait per webhook call: {hooks}"
     )
+    watched = ", ".join(
+        f"{resource} {result.per_watcher.get(resource, 0.0) / jobs / 1024:.1f}"
+        for resource in ("jobs", "workloads")
+    )
+    print(f"  KiB of watch events per job that every watcher of these decodes (Kueue's too): {watched}")
     cpu = ", ".join(f"{name} {seconds:.2f}" for name, seconds in sorted(result.cpu.items()))
     print(f"  CPU seconds: {cpu}")
     if result.setup == KUEUE_BRIDGE:
@@ -305,7 +316,7 @@ def print_real_round(result: RealRound) -> None:
         decoded = ", ".join(
             f"{key} {value / jobs / 1024:.1f}" for key, value in sorted(result.decoded_bytes.items())
         )
-        print(f"  KiB decoded per job: {decoded or 'n/a'}")
+        print(f"  KiB decoded per job by our components (their own count): {decoded or 'n/a'}")
         for name, path in result.profiles.items():
             shares, stacks = read_breakdown(path)
             print(f"  {name} profile ({shares.total} samples, {path}):")
@@ -382,11 +393,33 @@ def main_real(args: argparse.Namespace, out: Path) -> int:
 def _rounds(args: argparse.Namespace, out: Path) -> int:
     setups = [KUEUE_BRIDGE] + ([KUEUE] if args.anchor == KUEUE else [])
     results: dict[str, list[RealRound]] = {setup: [] for setup in setups}
+    devcluster: list[RoundResult] = []
     for number in range(1, args.rounds + 1):
-        for setup in setups:  # interleaved: both setups see the same machine, round by round
-            print(f"--- round {number} of {args.rounds}: {setup}", flush=True)
+        if args.devcluster:
+            print(f"--- round {number} of {args.rounds}: kueue-bridge on the devcluster", flush=True)
+            devcluster.append(asyncio.run(run_round(args, number=number, out=out)))
+            print_round(devcluster[-1])
+        for setup in setups:  # interleaved: every setup sees the same machine, round by round
+            print(f"--- round {number} of {args.rounds}: {setup} on the real cluster", flush=True)
             result = asyncio.run(run_real_round(args, setup=setup, number=number, out=out))
             print_real_round(result)
             results[setup].append(result)
     print("\n".join(summary_real(results)))
+    if devcluster:
+        print("\n".join(_devcluster_ratio(results[KUEUE_BRIDGE], devcluster)))
     return 0
+
+
+def _devcluster_ratio(real: list[RealRound], devcluster: list[RoundResult]) -> list[str]:
+    """The same jobs on the devcluster, same machine, interleaved: a change that helps only there shows."""
+    real_reconciler = statistics.median(r.ms_per_job("reconciler") for r in real)
+    real_webhook = statistics.median(r.ms_per_job("webhook") for r in real)
+    dev_reconciler = statistics.median(r.reconciler_ms_per_job for r in devcluster)
+    dev_webhook = statistics.median(r.webhook_cpu / r.jobs * 1000 for r in devcluster)
+    return [
+        "  on the devcluster (bench/reconciler_cpu.py without --real, interleaved with the rounds above):",
+        f"    reconciler {_spread([r.reconciler_ms_per_job for r in devcluster])} ms/job, real/devcluster "
+        f"{real_reconciler / dev_reconciler:.2f}x",
+        f"    webhook {_spread([r.webhook_cpu / r.jobs * 1000 for r in devcluster])} ms/job, real/devcluster "
+        f"{real_webhook / dev_webhook:.2f}x",
+    ]

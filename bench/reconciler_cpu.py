@@ -26,6 +26,13 @@ each round. The configuration is the deployed default apart from the dev setting
 election, the webhook's address); ``--qps`` raises the client rate limit.
 
     .venv/bin/python bench/reconciler_cpu.py [--jobs 1000] [--rounds 3] [--out DIR] [--no-profile]
+
+``--real`` runs the same lives on a real kube-apiserver with real Kueue scheduling, from the kit of
+``../shared/real-cluster`` (``bench/real_rounds.py`` says what it prints), each round also on the
+devcluster for the ratio real/devcluster (``--no-devcluster`` skips that), and with ``--anchor kueue``
+real Kueue managing the same Jobs itself, interleaved:
+
+    .venv/bin/python bench/reconciler_cpu.py --real --anchor kueue --jobs 500 --rounds 3 --no-profile
 """
 
 from __future__ import annotations
@@ -555,6 +562,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--anchor", choices=["kueue"], help="--real: also real Kueue managing the Jobs itself, interleaved"
+    )
+    parser.add_argument(
+        "--no-devcluster",
+        dest="devcluster",
+        action="store_false",
+        help="--real: skip the devcluster rounds (by default each round also runs there, for the ratio)",
     )
     parser.add_argument(
         "--state",
