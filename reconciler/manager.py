@@ -15,6 +15,9 @@ Invariants:
   copies, except of the kinds the reconciler only reads or parses (Namespaces, ResourceFlavors,
   Workloads) and of the managed jobs, whose adapters it wraps copy-on-write
   (``reconciler.shared_job``).
+* A job whose Workload was just admitted while the job is still suspended is queued in the work
+  queue's urgent lane: its start is what the reserved quota (and Kueue's scheduler) waits for, so it
+  is never queued behind other jobs' Workload creations and status bookkeeping in a burst.
 * A write conflict (409 Conflict or AlreadyExists: the reconcile read a stale cached copy) requeues
   the job with the queue's backoff; it is logged at DEBUG and counted, never reported as a failure.
 * Everything the manager starts it stops: ``run`` owns the informer tasks and cancels them when the
@@ -42,7 +45,7 @@ from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
 from shared.jsontree import json_tree_copy
 from shared.kube import Conflict, KubeClient
-from shared.kube.controller import Controller, Result
+from shared.kube.controller import Controller, Result, UrgencyRule
 from shared.kube.informer import Informer, StoreView, index_by_controller_uid, strip_managed_fields
 from shared.labelselector import selector_from_label_selector
 from shared.workload_slicing import FEATURE_GATE as SLICING_FEATURE_GATE
@@ -224,7 +227,11 @@ class ReconcilerManager:
                 conflicts=(Conflict, ConflictError),
             )
             controller.watch(informer)
-            controller.watch(self._workload_informer, keys=self._job_keys_for_workload(gvk, informer.store))
+            controller.watch(
+                self._workload_informer,
+                keys=self._job_keys_for_workload(gvk, informer.store),
+                urgent=self._start_waits(registry, informer.store),
+            )
             self.controllers.append(controller)
 
     @classmethod
@@ -280,6 +287,28 @@ class ReconcilerManager:
             return found
 
         return keys
+
+    @staticmethod
+    def _start_waits(registry: FrameworkRegistry, jobs: StoreView) -> UrgencyRule:
+        """A Workload event after which the job must be started: the Workload is admitted (and not
+        finished) and the job is still suspended. Its quota is reserved and unused until the start,
+        so that reconcile jumps the queue instead of waiting behind Workload creations and status
+        bookkeeping of other jobs (Kueue's scheduler would otherwise wait on us)."""
+
+        def urgent(workload: WireDict, key: str) -> bool:
+            conditions = (workload.get("status") or {}).get("conditions") or ()
+            true = {c.get("type") for c in conditions if isinstance(c, dict) and c.get("status") == "True"}
+            if "Admitted" not in true or "Finished" in true:
+                return False
+            job = jobs.get(key)
+            if job is None:
+                return False
+            try:
+                return registry.adapter_for(job).is_suspended()
+            except Exception:  # a job its adapter cannot read: not urgent, still reconciled (and reported)
+                return False
+
+        return urgent
 
     async def run(self) -> None:
         """Run informers and controllers until cancelled or the controllers shut down."""

@@ -136,3 +136,50 @@ async def test_metrics_track_depth_and_latency(clock: FakeClock, registry: Colle
         registry.get_sample_value("kueue_bridge_workqueue_work_duration_seconds_sum", {"name": "test"}) == 1.0
     )
     assert registry.get_sample_value("kueue_bridge_workqueue_adds_total", {"name": "test"}) == 2.0
+
+
+async def test_urgent_keys_are_handed_out_first_in_their_own_order(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    for key in ["a", "b"]:
+        queue.add(key)
+    queue.add("u1", urgent=True)
+    queue.add("c")
+    queue.add("u2", urgent=True)
+    assert len(queue) == 5
+    assert [await queue.get() for _ in range(5)] == ["u1", "u2", "a", "b", "c"]
+
+
+async def test_a_queued_key_made_urgent_moves_once_and_is_still_deduplicated(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    for key in ["a", "b", "c"]:
+        queue.add(key)
+    queue.add("c", urgent=True)
+    queue.add("c", urgent=True)
+    queue.add("c")  # a later ordinary add does not demote it
+    assert len(queue) == 3
+    assert [await queue.get() for _ in range(3)] == ["c", "a", "b"]
+
+
+async def test_an_urgent_add_while_processing_requeues_the_key_urgently(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    queue.add("a")
+    key = await queue.get()
+    queue.add("b")
+    queue.add("a", urgent=True)
+    queue.done(key)
+    assert [await queue.get(), await queue.get()] == ["a", "b"]
+    queue.done("a")
+    queue.done("b")
+    queue.add("a")  # urgency does not stick to a key once it was handed out
+    queue.add("c")
+    queue.add("b", urgent=True)
+    assert [await queue.get() for _ in range(3)] == ["b", "a", "c"]
+
+
+async def test_shut_down_drops_urgent_keys_too(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    queue.add("a", urgent=True)
+    queue.shut_down()
+    assert len(queue) == 0
+    with pytest.raises(QueueShutDown):
+        await queue.get()

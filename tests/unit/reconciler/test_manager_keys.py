@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 from reconciler.manager import CONTROLLER_UID_INDEX, ReconcilerManager
+from shared.config import ManagedKind
+from shared.frameworks.registry import FrameworkRegistry
 from shared.frameworks.base import GroupVersionKind
 from shared.kube.informer import Store, StoreView, index_by_controller_uid
 
@@ -50,3 +52,37 @@ def test_workload_event_wakes_child_jobs_of_its_owner() -> None:
     unrelated = {"metadata": {"name": "other", "namespace": "ns"}}
     keys = ReconcilerManager._job_keys_for_workload(JOB, jobs_store(child, unrelated))
     assert keys(workload_owned_by("jobset.x-k8s.io/v1alpha2", "JobSet", "parent", "p-uid")) == ["ns/child"]
+
+
+def admitted_workload(*conditions: str) -> dict:
+    workload = workload_owned_by("batch/v1", "Job", "sample", "u1")
+    workload["status"] = {
+        "conditions": [{"type": kind, "status": "True", "reason": kind, "message": ""} for kind in conditions]
+    }
+    return workload
+
+
+def test_a_start_waiting_on_an_admitted_workload_is_urgent() -> None:
+    registry = FrameworkRegistry.from_managed_kinds([ManagedKind(JOB, "jobs", "batch/job", None)])
+
+    def job(suspend: bool) -> StoreView:
+        return jobs_store(
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": "sample", "namespace": "ns"},
+                "spec": {"suspend": suspend},
+            }
+        )
+
+    waiting = ReconcilerManager._start_waits(registry, job(suspend=True))
+    assert waiting(admitted_workload("QuotaReserved", "Admitted"), "ns/sample")
+    assert not waiting(admitted_workload("QuotaReserved"), "ns/sample")  # not admitted yet
+    assert not waiting(admitted_workload("Admitted", "Finished"), "ns/sample")
+    assert not waiting(admitted_workload("QuotaReserved", "Admitted"), "ns/gone")  # job not cached
+    started = ReconcilerManager._start_waits(registry, job(suspend=False))
+    assert not started(admitted_workload("QuotaReserved", "Admitted"), "ns/sample")  # already running
+    broken = ReconcilerManager._start_waits(
+        registry, jobs_store({"metadata": {"name": "sample", "namespace": "ns"}})
+    )
+    assert not broken(admitted_workload("Admitted"), "ns/sample")  # unreadable: ordinary lane, never an error
