@@ -299,7 +299,9 @@ class Watch:
             chunks = stream.chunks().__aiter__()
             metrics = self.metrics
             decoded = (
-                metrics.child(metrics.decoded_bytes, self._resource_label, "watch") if metrics is not None else None
+                metrics.child(metrics.decoded_bytes, self._resource_label, "watch")
+                if metrics is not None
+                else None
             )
             buffer = b""
             received = False

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from reconciler.manager import CONTROLLER_UID_INDEX, ReconcilerManager
 from shared.config import ManagedKind
-from shared.frameworks.registry import FrameworkRegistry
 from shared.frameworks.base import GroupVersionKind
+from shared.frameworks.registry import FrameworkRegistry
 from shared.kube.informer import Store, StoreView, index_by_controller_uid
 
 JOB = GroupVersionKind("batch", "v1", "Job")
