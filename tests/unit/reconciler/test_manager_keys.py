@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from reconciler.manager import CONTROLLER_UID_INDEX, ReconcilerManager
+from reconciler.cluster import workload_owner_keys
+from reconciler.manager import CONTROLLER_UID_INDEX, WORKLOAD_OWNER_INDEX, ReconcilerManager
 from shared.config import ManagedKind
 from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
@@ -86,3 +87,33 @@ def test_a_start_waiting_on_an_admitted_workload_is_urgent() -> None:
         registry, jobs_store({"metadata": {"name": "sample", "namespace": "ns"}})
     )
     assert not broken(admitted_workload("Admitted"), "ns/sample")  # unreadable: ordinary lane, never an error
+
+
+def test_a_job_change_is_urgent_when_it_unblocks_kueue() -> None:
+    registry = FrameworkRegistry.from_managed_kinds([ManagedKind(JOB, "jobs", "batch/job", None)])
+    workloads = Store({WORKLOAD_OWNER_INDEX: workload_owner_keys})
+    rule = ReconcilerManager._job_change_unblocks(registry, JOB, StoreView(workloads))
+
+    def job(*conditions: str) -> dict:
+        status = {"conditions": [{"type": kind, "status": "True"} for kind in conditions]}
+        return {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "sample", "namespace": "ns", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+            "spec": {"suspend": True},
+            "status": status,
+        }
+
+    assert rule(job(), "ns/sample")  # no Workload yet: it must be created before anything is admitted
+    unqueued = job()
+    del unqueued["metadata"]["labels"]
+    assert not rule(unqueued, "ns/sample")  # not Kueue's (manageJobsWithoutQueueName is off)
+    everyone = ReconcilerManager._job_change_unblocks(registry, JOB, StoreView(workloads), queued_only=False)
+    assert everyone(unqueued, "ns/sample")
+    assert not rule(job("Complete"), "ns/sample")  # finished before it had one: nothing to unblock
+    workloads.upsert(admitted_workload("QuotaReserved", "Admitted"))
+    assert not rule(job(), "ns/sample")  # bookkeeping (PodsReady, echoes)
+    assert rule(job("Complete"), "ns/sample")  # finished: its Workload's quota waits for Finished
+    workloads.upsert(admitted_workload("Admitted", "Finished"))
+    assert not rule(job("Complete"), "ns/sample")
+    assert not rule({"metadata": {"name": "sample", "namespace": "ns"}}, "ns/sample")  # unreadable
