@@ -45,7 +45,7 @@ from shared.kube.observability import KubeMetrics, reconcile_context
 from shared.kube.watch import object_key
 from shared.kube.workqueue import QueueShutDown, WorkQueue
 
-__all__ = ["Controller", "Reconciler", "Result", "UrgencyRule"]
+__all__ = ["Controller", "Reconciler", "Result", "PriorityRule"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,8 +73,8 @@ _DONE: Final = Result()
 
 Reconciler = Callable[[str], Awaitable[Result | None]]
 KeyMapper = Callable[[dict[str, Any]], Iterable[str]]
-UrgencyRule = Callable[[dict[str, Any], str], bool]
-"""Whether the reconcile of ``key`` after this change of ``obj`` should jump the queue."""
+PriorityRule = Callable[[dict[str, Any], str], int]
+"""The work-queue priority of the reconcile of ``key`` after this change of ``obj`` (0: ordinary)."""
 
 
 def _own_key(obj: dict[str, Any]) -> list[str]:
@@ -125,10 +125,10 @@ class Controller:
         )
 
     def watch(
-        self, informer: Informer, *, keys: KeyMapper | None = None, urgent: UrgencyRule | None = None
+        self, informer: Informer, *, keys: KeyMapper | None = None, priority: PriorityRule | None = None
     ) -> None:
-        """Enqueue ``keys(obj)`` (default: the object's own key) for every add/update/delete; a key
-        for which ``urgent(obj, key)`` holds after an add or update goes to the queue's urgent lane."""
+        """Enqueue ``keys(obj)`` (default: the object's own key) for every add/update/delete; after an
+        add or update with the work-queue priority ``priority(obj, key)`` when given."""
         mapper = keys or _own_key
         queue = self.queue
 
@@ -137,11 +137,11 @@ class Controller:
                 queue.add(key)
 
         changed = enqueue
-        if urgent is not None:
+        if priority is not None:
 
             def changed(obj: dict[str, Any]) -> None:
                 for key in mapper(obj):
-                    queue.add(key, urgent=urgent(obj, key))
+                    queue.add(key, priority=priority(obj, key))
 
         informer.add_handler(
             EventHandler(on_add=changed, on_update=lambda old, new: changed(new), on_delete=enqueue)

@@ -10,11 +10,11 @@ Invariants:
 * **Exclusive.** A key handed out by ``get()`` is in ``processing`` until ``done(key)``; adds of a key
   being processed only mark it dirty, and ``done`` re-queues it **once** -- however many adds came in
   meanwhile -- so the latest state is reconciled exactly one more time.
-* **Urgent keys first.** ``add(key, urgent=True)`` puts a key in a lane that ``get()`` empties
-  before the ordinary one (FIFO within each): a controller marks the keys whose reconcile unblocks
-  something waiting (a job whose quota is reserved and unused) so they are not queued behind
-  bookkeeping. A key already queued is moved to the urgent lane; one being processed is re-queued
-  there by ``done``. Urgency only orders keys: dedup and exclusivity are the same in both lanes.
+* **Priorities.** ``add(key, priority=p)`` queues a key in lane ``p``; ``get()`` takes from the
+  highest non-empty lane (FIFO within a lane; ordinary adds are priority 0): a controller puts the
+  reconciles that unblock something waiting (a job whose quota is reserved and unused) before
+  bookkeeping. A key already queued is moved up to a higher lane (never down); one being processed
+  is re-queued there by ``done``. Priorities only order keys: dedup and exclusivity are unchanged.
 * **Delays.** ``add_after`` keeps the earliest pending time per key; ``add_rate_limited`` delays by
   the larger of the key's exponential backoff (``base * 2**failures`` up to ``cap``) and the overall
   token bucket (client-go's ``DefaultControllerRateLimiter``: 5 ms .. 1000 s, 10 qps / 100 burst).
@@ -63,10 +63,11 @@ class WorkQueue(Generic[K]):
         self._metrics = metrics
         self._backoff: ItemExponentialBackoff[K] = backoff or ItemExponentialBackoff()
         self._bucket = bucket or TokenBucket(qps=10.0, burst=100, clock=clock)
-        self._queue: deque[K] = deque()
-        self._urgent: deque[K] = deque()
-        #: keys in the urgent lane, or to be re-queued there when their processing is done
-        self._urgent_keys: set[K] = set()
+        #: priority -> FIFO of keys; lane 0 always exists, ``_order`` lists the lanes highest first
+        self._lanes: dict[int, deque[K]] = {0: deque()}
+        self._order: list[int] = [0]
+        #: keys queued above lane 0, or to be re-queued there when their processing is done
+        self._priority: dict[K, int] = {}
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
         self._queued_at: dict[K, float] = {}
@@ -83,27 +84,35 @@ class WorkQueue(Generic[K]):
 
     # --- adding ----------------------------------------------------------------------------------
 
-    def add(self, key: K, *, urgent: bool = False) -> None:
+    def add(self, key: K, *, priority: int = 0) -> None:
         if self._shutting_down:
             return
         if key in self._dirty:
-            if urgent and key not in self._urgent_keys:
-                self._urgent_keys.add(key)
-                if key not in self._processing:  # queued in the ordinary lane: move it
-                    self._queue.remove(key)
-                    self._urgent.append(key)
+            current = self._priority.get(key, 0)
+            if priority > current:
+                self._priority[key] = priority
+                if key not in self._processing:  # queued in a lower lane: move it up
+                    self._lanes[current].remove(key)
+                    self._lane(priority).append(key)
             return
         self._dirty.add(key)
         if self._metrics is not None:
             self._metrics.child(self._metrics.queue_adds, self.name).inc()
-        if urgent:
-            self._urgent_keys.add(key)
+        if priority:
+            self._priority[key] = priority
         if key in self._processing:
             return  # re-queued once by done()
         self._enqueue(key)
 
+    def _lane(self, priority: int) -> deque[K]:
+        lane = self._lanes.get(priority)
+        if lane is None:
+            lane = self._lanes[priority] = deque()
+            self._order = sorted(self._lanes, reverse=True)
+        return lane
+
     def _enqueue(self, key: K) -> None:
-        (self._urgent if key in self._urgent_keys else self._queue).append(key)
+        self._lane(self._priority.get(key, 0)).append(key)
         self._queued_at.setdefault(key, self._clock.now())
         self._set_depth()
         while self._getters:
@@ -158,7 +167,7 @@ class WorkQueue(Generic[K]):
 
     async def get(self) -> K:
         """The next key; it is this caller's until ``done(key)``."""
-        while not self._queue and not self._urgent:
+        while not len(self):
             if self._shutting_down:
                 raise QueueShutDown(self.name)
             getter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -166,16 +175,13 @@ class WorkQueue(Generic[K]):
             try:
                 await getter
             except asyncio.CancelledError:
-                if getter.done() and not getter.cancelled() and (self._queue or self._urgent):
+                if getter.done() and not getter.cancelled() and len(self):
                     self._wake_next()  # pass the wake-up on; we will not take the key
                 raise
         if self._shutting_down:
             raise QueueShutDown(self.name)
-        if self._urgent:
-            key = self._urgent.popleft()
-            self._urgent_keys.discard(key)
-        else:
-            key = self._queue.popleft()
+        key = next(lane for lane in map(self._lanes.__getitem__, self._order) if lane).popleft()
+        self._priority.pop(key, None)
         self._dirty.discard(key)
         self._processing.add(key)
         self._idle.clear()
@@ -209,7 +215,7 @@ class WorkQueue(Generic[K]):
     # --- state and shutdown ----------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._queue) + len(self._urgent)
+        return sum(map(len, self._lanes.values()))
 
     @property
     def processing(self) -> frozenset[K]:
@@ -226,15 +232,13 @@ class WorkQueue(Generic[K]):
 
     def _set_depth(self) -> None:
         if self._metrics is not None:
-            self._metrics.child(self._metrics.queue_depth, self.name).set(
-                len(self._queue) + len(self._urgent)
-            )
+            self._metrics.child(self._metrics.queue_depth, self.name).set(len(self))
 
     def shut_down(self) -> None:
         self._shutting_down = True
-        self._queue.clear()
-        self._urgent.clear()
-        self._urgent_keys.clear()
+        for lane in self._lanes.values():
+            lane.clear()
+        self._priority.clear()
         self._dirty.clear()
         self._waiting.clear()
         self._heap.clear()

@@ -1,7 +1,13 @@
 from __future__ import annotations
 
 from reconciler.cluster import workload_owner_keys
-from reconciler.manager import CONTROLLER_UID_INDEX, WORKLOAD_OWNER_INDEX, ReconcilerManager
+from reconciler.manager import (
+    CONTROLLER_UID_INDEX,
+    START_PRIORITY,
+    UNBLOCK_PRIORITY,
+    WORKLOAD_OWNER_INDEX,
+    ReconcilerManager,
+)
 from shared.config import ManagedKind
 from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
@@ -63,7 +69,7 @@ def admitted_workload(*conditions: str) -> dict:
     return workload
 
 
-def test_a_start_waiting_on_an_admitted_workload_is_urgent() -> None:
+def test_a_start_waiting_on_an_admitted_workload_goes_first() -> None:
     registry = FrameworkRegistry.from_managed_kinds([ManagedKind(JOB, "jobs", "batch/job", None)])
 
     def job(suspend: bool) -> StoreView:
@@ -77,19 +83,21 @@ def test_a_start_waiting_on_an_admitted_workload_is_urgent() -> None:
         )
 
     waiting = ReconcilerManager._start_waits(registry, job(suspend=True))
-    assert waiting(admitted_workload("QuotaReserved", "Admitted"), "ns/sample")
-    assert not waiting(admitted_workload("QuotaReserved"), "ns/sample")  # not admitted yet
-    assert not waiting(admitted_workload("Admitted", "Finished"), "ns/sample")
-    assert not waiting(admitted_workload("QuotaReserved", "Admitted"), "ns/gone")  # job not cached
+    assert waiting(admitted_workload("QuotaReserved", "Admitted"), "ns/sample") == START_PRIORITY
+    assert waiting(admitted_workload("QuotaReserved"), "ns/sample") == 0  # not admitted yet
+    assert waiting(admitted_workload("Admitted", "Finished"), "ns/sample") == 0
+    assert waiting(admitted_workload("QuotaReserved", "Admitted"), "ns/gone") == 0  # job not cached
     started = ReconcilerManager._start_waits(registry, job(suspend=False))
-    assert not started(admitted_workload("QuotaReserved", "Admitted"), "ns/sample")  # already running
+    assert started(admitted_workload("QuotaReserved", "Admitted"), "ns/sample") == 0  # already running
     broken = ReconcilerManager._start_waits(
         registry, jobs_store({"metadata": {"name": "sample", "namespace": "ns"}})
     )
-    assert not broken(admitted_workload("Admitted"), "ns/sample")  # unreadable: ordinary lane, never an error
+    assert (
+        broken(admitted_workload("Admitted"), "ns/sample") == 0
+    )  # unreadable: ordinary lane, never an error
 
 
-def test_a_job_change_is_urgent_when_it_unblocks_kueue() -> None:
+def test_a_job_change_that_unblocks_kueue_goes_before_bookkeeping() -> None:
     registry = FrameworkRegistry.from_managed_kinds([ManagedKind(JOB, "jobs", "batch/job", None)])
     workloads = Store({WORKLOAD_OWNER_INDEX: workload_owner_keys})
     rule = ReconcilerManager._job_change_unblocks(registry, JOB, StoreView(workloads))
@@ -104,16 +112,17 @@ def test_a_job_change_is_urgent_when_it_unblocks_kueue() -> None:
             "status": status,
         }
 
-    assert rule(job(), "ns/sample")  # no Workload yet: it must be created before anything is admitted
+    assert rule(job(), "ns/sample") == UNBLOCK_PRIORITY  # no Workload yet: nothing can be admitted
     unqueued = job()
     del unqueued["metadata"]["labels"]
-    assert not rule(unqueued, "ns/sample")  # not Kueue's (manageJobsWithoutQueueName is off)
+    assert rule(unqueued, "ns/sample") == 0  # not Kueue's (manageJobsWithoutQueueName is off)
     everyone = ReconcilerManager._job_change_unblocks(registry, JOB, StoreView(workloads), queued_only=False)
-    assert everyone(unqueued, "ns/sample")
-    assert not rule(job("Complete"), "ns/sample")  # finished before it had one: nothing to unblock
+    assert everyone(unqueued, "ns/sample") == UNBLOCK_PRIORITY
+    assert rule(job("Complete"), "ns/sample") == 0  # finished before it had one: nothing to unblock
     workloads.upsert(admitted_workload("QuotaReserved", "Admitted"))
-    assert not rule(job(), "ns/sample")  # bookkeeping (PodsReady, echoes)
-    assert rule(job("Complete"), "ns/sample")  # finished: its Workload's quota waits for Finished
+    assert rule(job(), "ns/sample") == 0  # bookkeeping (PodsReady, echoes)
+    assert rule(job("Complete"), "ns/sample") == UNBLOCK_PRIORITY  # its quota waits for Finished
     workloads.upsert(admitted_workload("Admitted", "Finished"))
-    assert not rule(job("Complete"), "ns/sample")
-    assert not rule({"metadata": {"name": "sample", "namespace": "ns"}}, "ns/sample")  # unreadable
+    assert rule(job("Complete"), "ns/sample") == 0
+    assert rule({"metadata": {"name": "sample", "namespace": "ns"}}, "ns/sample") == 0  # unreadable
+    assert START_PRIORITY > UNBLOCK_PRIORITY > 0
