@@ -45,7 +45,7 @@ from shared.kube.observability import KubeMetrics, reconcile_context
 from shared.kube.watch import object_key
 from shared.kube.workqueue import QueueShutDown, WorkQueue
 
-__all__ = ["Controller", "Reconciler", "Result", "PriorityRule"]
+__all__ = ["Controller", "PriorityRule", "Reconciler", "Result"]
 
 logger = logging.getLogger(__name__)
 
