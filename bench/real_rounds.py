@@ -214,6 +214,15 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
     gaps = [
         timeline.unsuspended[job] - at for job, at in timeline.admitted.items() if job in timeline.unsuspended
     ]
+    slowest = sorted(
+        ((timeline.unsuspended[job] - at, job) for job, at in timeline.admitted.items() if job in timeline.unsuspended),
+        reverse=True,
+    )[:3]
+    for gap, job in slowest:
+        print(
+            f"  slow start: {job} Workload seen {timeline.workload_seen.get(job, 0) - started:.1f}s, admitted "
+            f"{timeline.admitted[job] - started:.1f}s, unsuspended {timeline.unsuspended[job] - started:.1f}s ({gap:.1f}s)"
+        )
     bench_own = census_delta(finisher_after, finisher_before)
     bench_own[("create", "jobs")] = bench_own.get(("create", "jobs"), 0.0) + args.jobs
     admissions = total(webhook_after, "kueue_bridge_webhook_requests_total") - total(

@@ -406,6 +406,8 @@ async def work_done(components: Components) -> dict[str, dict[str, float]]:
         "requests": by_label(samples, f"{prefix}rest_client_requests_total", "verb"),
         "watch events": by_label(samples, f"{prefix}watch_events_total", "resource"),
         "events": by_label(samples, f"{prefix}events_emitted_total", "action"),
+        "watch restarts": by_label(samples, f"{prefix}watch_restarts_total", "reason"),
+        "conflicts": by_label(samples, f"{prefix}controller_runtime_reconcile_conflicts_total", "controller"),
     }
 
 
