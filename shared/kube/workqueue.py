@@ -14,7 +14,10 @@ Invariants:
   highest non-empty lane (FIFO within a lane; ordinary adds are priority 0): a controller puts the
   reconciles that unblock something waiting (a job whose quota is reserved and unused) before
   bookkeeping. A key already queued is moved up to a higher lane (never down); one being processed
-  is re-queued there by ``done``. Priorities only order keys: dedup and exclusivity are unchanged.
+  is re-queued there by ``done``. A delayed re-add (``add_after``, ``add_rate_limited``: a retry after
+  a conflict or an error) of a key being processed keeps the priority it was handed out with, so a
+  start that hit a stale read is not retried behind all the bookkeeping. Priorities only order
+  keys: dedup and exclusivity are unchanged.
 * **Delays.** ``add_after`` keeps the earliest pending time per key; ``add_rate_limited`` delays by
   the larger of the key's exponential backoff (``base * 2**failures`` up to ``cap``) and the overall
   token bucket (client-go's ``DefaultControllerRateLimiter``: 5 ms .. 1000 s, 10 qps / 100 burst).
@@ -68,6 +71,9 @@ class WorkQueue(Generic[K]):
         self._order: list[int] = [0]
         #: keys queued above lane 0, or to be re-queued there when their processing is done
         self._priority: dict[K, int] = {}
+        #: the priority each key being processed was handed out with, and that of delayed re-adds
+        self._handed: dict[K, int] = {}
+        self._delayed_priority: dict[K, int] = {}
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
         self._queued_at: dict[K, float] = {}
@@ -121,12 +127,18 @@ class WorkQueue(Generic[K]):
                 getter.set_result(None)
                 break
 
-    def add_after(self, key: K, delay: float) -> None:
+    def add_after(self, key: K, delay: float, *, priority: int | None = None) -> None:
+        """Add ``key`` in ``delay`` seconds, with ``priority`` (default: the one it was handed out
+        with, if it is being processed; else 0)."""
         if self._shutting_down:
             return
+        if priority is None:
+            priority = self._handed.get(key, 0)
         if delay <= 0:
-            self.add(key)
+            self.add(key, priority=priority)
             return
+        if priority > self._delayed_priority.get(key, 0):
+            self._delayed_priority[key] = priority
         ready_at = self._clock.now() + delay
         current = self._waiting.get(key)
         if current is not None and current <= ready_at:
@@ -155,7 +167,7 @@ class WorkQueue(Generic[K]):
                 ready_at, _, key = heapq.heappop(self._heap)
                 if self._waiting.get(key) == ready_at:
                     del self._waiting[key]
-                    self.add(key)
+                    self.add(key, priority=self._delayed_priority.pop(key, 0))
             if not self._heap:
                 self._delay_task = None
                 return
@@ -181,7 +193,7 @@ class WorkQueue(Generic[K]):
         if self._shutting_down:
             raise QueueShutDown(self.name)
         key = next(lane for lane in map(self._lanes.__getitem__, self._order) if lane).popleft()
-        self._priority.pop(key, None)
+        self._handed[key] = self._priority.pop(key, 0)
         self._dirty.discard(key)
         self._processing.add(key)
         self._idle.clear()
@@ -202,6 +214,7 @@ class WorkQueue(Generic[K]):
 
     def done(self, key: K) -> None:
         self._processing.discard(key)
+        self._handed.pop(key, None)
         started = self._started_at.pop(key, None)
         if started is not None and self._metrics is not None:
             self._metrics.child(self._metrics.queue_work_duration, self.name).observe(
@@ -239,6 +252,7 @@ class WorkQueue(Generic[K]):
         for lane in self._lanes.values():
             lane.clear()
         self._priority.clear()
+        self._delayed_priority.clear()
         self._dirty.clear()
         self._waiting.clear()
         self._heap.clear()

@@ -187,3 +187,23 @@ async def test_shut_down_drops_every_lane(clock: FakeClock) -> None:
     assert len(queue) == 0
     with pytest.raises(QueueShutDown):
         await queue.get()
+
+
+async def test_a_retry_keeps_the_priority_the_key_was_handed_out_with(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    queue.add("start", priority=2)
+    key = await queue.get()
+    queue.add_rate_limited(key)  # the reconcile hit a conflict
+    queue.done(key)
+    for name in ["a", "b", "c"]:
+        queue.add(name)
+    await clock.advance(1)
+    assert queue.waiting == 0
+    assert [await queue.get() for _ in range(4)] == ["start", "a", "b", "c"]
+    for name in ["start", "a", "b", "c"]:
+        queue.done(name)
+    queue.add_after("later", 5)  # not being processed: ordinary unless told
+    queue.add_after("told", 5, priority=1)
+    queue.add("x")
+    await clock.advance(6)
+    assert [await queue.get() for _ in range(3)] == ["told", "x", "later"]
