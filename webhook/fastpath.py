@@ -25,10 +25,13 @@ Invariants, and why:
   at the end of the message, so it runs as a task like any other request.
 * **Keep-alive as uvicorn does it**: after the response, ``on_response_complete`` (request count,
   keep-alive timer, pipelined requests); ``Connection: close`` when the client asked for it.
+* **Never a dead connection**: should the handler raise (it answers every bad input itself), the
+  request gets uvicorn's plain 500 and the error is logged, as the ASGI path would do.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -38,6 +41,8 @@ __all__ = ["FastAnswer", "admission_protocol"]
 
 FastAnswer = Callable[[bytes], "tuple[int, bytes] | None"]
 """Body -> (HTTP status, response body), or ``None`` when the answer needs an await (ASGI path)."""
+
+log = logging.getLogger(__name__)
 
 _JSON: bytes = b"content-type: application/json\r\n"
 _TEXT: bytes = b"content-type: text/plain; charset=utf-8\r\n"
@@ -94,7 +99,11 @@ class _AdmissionProtocol(HttpToolsProtocol):
         else:
             body = self._chunks[0] if len(self._chunks) == 1 else b"".join(self._chunks)
         self._chunks = []
-        result = answer(body)
+        try:
+            result = answer(body)
+        except Exception:  # the handler fails closed itself; this is the net under it (never a dead socket)
+            log.exception("admission fast path failed")
+            result = (500, b"Internal Server Error")
         if result is None:
             self._hand_to_asgi(body)
             return

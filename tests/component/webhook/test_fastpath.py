@@ -220,3 +220,21 @@ async def test_a_validation_that_waits_for_access_reviews_is_answered_after_the_
     reviewer = served.handler.access
     assert isinstance(reviewer, FakeReviewer) and reviewer.asked  # the reviews were asked for
     writer.close()
+
+
+async def test_a_handler_failure_is_a_500_not_a_dead_connection(
+    served: Served, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(body: bytes) -> tuple[int, bytes]:
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(served.handler, "mutate", broken)
+    routes = served.server._server.config.http_protocol_class.routes  # type: ignore[attr-defined]
+    monkeypatch.setitem(routes, b"/mutate", broken)
+    reader, writer = await served.connect()
+    writer.write(post("/mutate", queued_job("boom")) + post("/validate", queued_job("fine")))
+    failed, fine = await read_responses(reader, 2)
+    assert (failed.status, failed.body) == (500, b"Internal Server Error")
+    assert fine.status == 200  # the connection lives on
+    assert "admission fast path failed" in caplog.text
+    writer.close()
