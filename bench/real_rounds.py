@@ -215,7 +215,11 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
         timeline.unsuspended[job] - at for job, at in timeline.admitted.items() if job in timeline.unsuspended
     ]
     slowest = sorted(
-        ((timeline.unsuspended[job] - at, job) for job, at in timeline.admitted.items() if job in timeline.unsuspended),
+        (
+            (timeline.unsuspended[job] - at, job)
+            for job, at in timeline.admitted.items()
+            if job in timeline.unsuspended
+        ),
         reverse=True,
     )[:3]
     for gap, job in slowest:

@@ -59,7 +59,9 @@ def test_writes_and_reads_answer_with_metadata_only(kube: KubeTarget, namespace:
 def test_status_writes_and_errors(kube: KubeTarget, namespace: str) -> None:
     create_job(kube.client, namespace, "j", suspend=True)
     headers = {**MERGE_PATCH, "Accept": WITH_FALLBACK}
-    status = kube.client.patch(jobs_url(namespace, "j", "status"), json={"status": {"active": 0}}, headers=headers)
+    status = kube.client.patch(
+        jobs_url(namespace, "j", "status"), json={"status": {"active": 0}}, headers=headers
+    )
     assert status.status_code == 200
     assert_partial(status.json(), "j")
     missing = kube.client.patch(jobs_url(namespace, "ghost"), json={"spec": {}}, headers=headers)
