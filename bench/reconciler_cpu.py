@@ -31,6 +31,13 @@ each round. The configuration is the deployed default apart from the dev setting
 election, the webhook's address); ``--qps`` raises the client rate limit.
 
     .venv/bin/python bench/reconciler_cpu.py [--jobs 1000] [--rounds 3] [--out DIR] [--no-profile]
+
+``--real`` runs the same lives on a real kube-apiserver with real Kueue scheduling, from the kit of
+``../shared/real-cluster`` (``bench/real_rounds.py`` says what it prints), each round also on the
+devcluster for the ratio real/devcluster (``--no-devcluster`` skips that), and with ``--anchor kueue``
+real Kueue managing the same Jobs itself, interleaved:
+
+    .venv/bin/python bench/reconciler_cpu.py --real --anchor kueue --jobs 500 --rounds 3 --no-profile
 """
 
 from __future__ import annotations
@@ -137,34 +144,44 @@ def client_for(kubeconfig: Path) -> KubeClient:
     )
 
 
-async def setup_queues(client: KubeClient, *, jobs: int) -> None:
-    files, _ = crd_files()
-    await install_crds(client, files)
-    for namespace in ("kueue-system", BENCH_NAMESPACE):
-        await client.create(NAMESPACE, {"metadata": {"name": namespace}})
-    await client.create(FLAVOR, {"metadata": {"name": "default-flavor"}})
+async def setup_queues(client: KubeClient, *, jobs: int, install: bool = True) -> None:
+    """The bench namespace and queues; with ``install``, the CRDs and ``kueue-system`` first (a
+    devcluster starts empty; the real cluster's kit has both)."""
+    if install:
+        files, _ = crd_files()
+        await install_crds(client, files)
+        await client.create(NAMESPACE, {"metadata": {"name": "kueue-system"}})
     quota = str(max(jobs, 10))  # 10m per job: every job fits at once
-    await client.create(
-        CLUSTER_QUEUE,
-        {
-            "metadata": {"name": "bench"},
-            "spec": {
-                "namespaceSelector": {},
-                "resourceGroups": [
-                    {
-                        "coveredResources": ["cpu"],
-                        "flavors": [
-                            {"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": quota}]}
-                        ],
-                    }
-                ],
+    objects: list[tuple[GroupVersionKind, dict[str, Any]]] = [
+        (NAMESPACE, {"metadata": {"name": BENCH_NAMESPACE}}),
+        (FLAVOR, {"metadata": {"name": "default-flavor"}}),
+        (
+            CLUSTER_QUEUE,
+            {
+                "metadata": {"name": "bench"},
+                "spec": {
+                    "namespaceSelector": {},
+                    "resourceGroups": [
+                        {
+                            "coveredResources": ["cpu"],
+                            "flavors": [
+                                {
+                                    "name": "default-flavor",
+                                    "resources": [{"name": "cpu", "nominalQuota": quota}],
+                                }
+                            ],
+                        }
+                    ],
+                },
             },
-        },
-    )
-    await client.create(
-        LOCAL_QUEUE,
-        {"metadata": {"name": "bench", "namespace": BENCH_NAMESPACE}, "spec": {"clusterQueue": "bench"}},
-    )
+        ),
+        (
+            LOCAL_QUEUE,
+            {"metadata": {"name": "bench", "namespace": BENCH_NAMESPACE}, "spec": {"clusterQueue": "bench"}},
+        ),
+    ]
+    for gvk, body in objects:  # kube-apiserver wants apiVersion and kind in every body
+        await client.create(gvk, {"apiVersion": gvk.api_version, "kind": gvk.kind, **body})
 
 
 @dataclass
@@ -402,7 +419,7 @@ async def _create_jobs(client: KubeClient, *, jobs: int, concurrency: int, run_s
     await asyncio.gather(*(one(i) for i in range(jobs)))
 
 
-async def _work(components: Components) -> dict[str, dict[str, float]]:
+async def work_done(components: Components) -> dict[str, dict[str, float]]:
     samples = await scrape(components.reconciler_metrics)
     prefix = "kueue_bridge_"
     return {
@@ -410,6 +427,8 @@ async def _work(components: Components) -> dict[str, dict[str, float]]:
         "requests": by_label(samples, f"{prefix}rest_client_requests_total", "verb"),
         "watch events": by_label(samples, f"{prefix}watch_events_total", "resource"),
         "events": by_label(samples, f"{prefix}events_emitted_total", "action"),
+        "watch restarts": by_label(samples, f"{prefix}watch_restarts_total", "reason"),
+        "conflicts": by_label(samples, f"{prefix}controller_runtime_reconcile_conflicts_total", "controller"),
     }
 
 
@@ -439,7 +458,7 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
             await quiet(reconciler_pid)
 
             load_before = load_average()
-            work_before = await _work(components)
+            work_before = await work_done(components)
             admissions_before = total(
                 await scrape(components.webhook_metrics, verify=components.verify),
                 "kueue_bridge_webhook_requests_total",
@@ -477,7 +496,7 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
                 )
                 - admissions_before
             )
-            work_after = await _work(components)
+            work_after = await work_done(components)
             for name in ("reconciler.log", "webhook.log"):
                 with contextlib.suppress(OSError):
                     (out / f"round{number}-{name}").write_bytes((tmp / name).read_bytes())
@@ -581,7 +600,32 @@ def main(argv: list[str] | None = None) -> int:
         "--native", action="store_true", help="py-spy --native: C frames too (pauses the process per sample)"
     )
     parser.add_argument("--top", type=int, default=15, help="functions to list from the profile")
+    parser.add_argument(
+        "--real",
+        action="store_true",
+        help="on the real cluster of ../shared/real-cluster (the port block of this environment) instead",
+    )
+    parser.add_argument(
+        "--anchor", choices=["kueue"], help="--real: also real Kueue managing the Jobs itself, interleaved"
+    )
+    parser.add_argument(
+        "--no-devcluster",
+        dest="devcluster",
+        action="store_false",
+        help="--real: skip the devcluster rounds (by default each round also runs there, for the ratio)",
+    )
+    parser.add_argument(
+        "--state",
+        type=Path,
+        help="--real: the cluster's state folder (wiped each round; default: a new temp dir)",
+    )
     args = parser.parse_args(argv)
+    if args.real:
+        from bench.real_rounds import main_real
+
+        out_dir: Path = args.out or Path(tempfile.mkdtemp(prefix="reconciler-cpu-real-"))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        return main_real(args, out_dir)
     if args.profile and not py_spy_available():
         print("py-spy not found (pip install py-spy); measuring without the breakdown", file=sys.stderr)
         args.profile = False

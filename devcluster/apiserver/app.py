@@ -59,6 +59,7 @@ from devcluster.apiserver.query_options import (
     validate_list_options,
     validate_write_options,
 )
+from devcluster.apiserver.partial import PartialMetadata, negotiate_partial
 from devcluster.apiserver.rbac import RBAC_GROUP
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
@@ -242,6 +243,11 @@ class DevClusterApp:
             served_group=view.api_version.rpartition("/")[0] if view.codec is not None else "",
         )
         ns = namespace or ""
+        partial = negotiate_partial(request.accept) if request.accept else None
+
+        def answer(obj: dict[str, Any]) -> bytes:
+            return view.dump(obj) if partial is None else partial.object(rtype, view.convert(obj))
+
         if rtype.plural in _SAR_KINDS:
             if method != "POST" or name:
                 raise method_not_allowed()
@@ -282,10 +288,10 @@ class DevClusterApp:
                         send=send,
                         receive=receive,
                         served_as=view.served_as,
-                        render=tables.frame if tables is not None else None,
+                        render=tables.frame if tables is not None else partial.frame if partial else None,
                     )
                     return
-                await self._list(view, namespace, selector, params, send, tables)
+                await self._list(view, namespace, selector, params, send, tables, partial)
                 return
             if method == "POST":
                 if rtype.namespaced and namespace is None:
@@ -298,7 +304,7 @@ class DevClusterApp:
                     caller=caller,
                     options=write,
                 )
-                await _respond(send, 201, view.dump(obj))
+                await _respond(send, 201, answer(obj))
                 return
             if method == "DELETE":
                 selector = Selector(
@@ -337,7 +343,7 @@ class DevClusterApp:
                 meta = {"resourceVersion": str(obj["metadata"].get("resourceVersion") or "")}
                 await _respond(send, 200, tables.render([obj], meta))
                 return
-            await _respond(send, 200, view.dump(obj))
+            await _respond(send, 200, answer(obj))
             return
         if method == "PUT":
             obj = await self.rest.update(
@@ -350,7 +356,7 @@ class DevClusterApp:
                 caller=caller,
                 options=write,
             )
-            await _respond(send, 200, view.dump(obj))
+            await _respond(send, 200, answer(obj))
             return
         if method == "PATCH":
             if request.content_type not in PATCH_TYPES:
@@ -368,7 +374,7 @@ class DevClusterApp:
                 options=write,
                 codec=view.codec,
             )
-            await _respond(send, 201 if created else 200, view.dump(obj))
+            await _respond(send, 201 if created else 200, answer(obj))
             return
         if method == "DELETE":
             if subresource:
@@ -384,9 +390,7 @@ class DevClusterApp:
             )
             if not body:
                 raise not_found(group=rtype.group, plural=rtype.plural, name=name)
-            await _respond(
-                send, code, view.dump(body) if body.get("kind") != "Status" else orjson.dumps(body)
-            )
+            await _respond(send, code, answer(body) if body.get("kind") != "Status" else orjson.dumps(body))
             return
         raise method_not_allowed()
 
@@ -453,6 +457,7 @@ class DevClusterApp:
         params: dict[str, str],
         send: Send,
         tables: TableWriter | None = None,
+        partial: PartialMetadata | None = None,
     ) -> None:
         limit = integer(params, "limit") or 0
         exact = params.get("resourceVersionMatch") == "Exact"
@@ -473,6 +478,9 @@ class DevClusterApp:
         items = page.items
         if tables is not None:
             await _respond(send, 200, tables.render(items, meta))
+            return
+        if partial is not None:
+            await _respond(send, 200, partial.list(view.rtype, [view.convert(item) for item in items], meta))
             return
         if view.codec is not None or any(item.get("apiVersion") != view.api_version for item in items):
             items = [view.convert(item) for item in items]

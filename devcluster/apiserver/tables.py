@@ -49,7 +49,7 @@ from devcluster.apiserver.printers import (
 )
 from devcluster.apiserver.resources import ResourceType
 
-__all__ = ["INCLUDE_OBJECT", "TableWriter", "negotiate", "printer_for"]
+__all__ = ["INCLUDE_OBJECT", "TableWriter", "acceptable", "negotiate", "printer_for"]
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +64,11 @@ _PLAIN = {
 }
 
 
-def negotiate(accept: str) -> str | None:
-    """The Table apiVersion the Accept header asks for, or None for the plain object.
-
-    Media ranges are taken by quality (stable for equal ones, so the client's order decides among
-    them); a Table of an unknown group/version is skipped like an unsupported media type.
-    """
+def acceptable(accept: str) -> list[tuple[str, dict[str, str]]]:
+    """The plain media ranges of an Accept header (JSON, YAML, protobuf, wildcards) with their
+    parameters (names lower-cased), best first: by quality, then in the client's order (the sort is
+    stable). The first one whose rendering the server knows decides (:func:`negotiate`,
+    ``partial.negotiate_partial``)."""
     ranges: list[tuple[float, int, str, dict[str, str]]] = []
     for index, part in enumerate(accept.split(",")):
         pieces = [piece.strip() for piece in part.split(";")]
@@ -85,14 +84,24 @@ def negotiate(accept: str) -> str | None:
             quality = 1.0
         if quality > 0:
             ranges.append((-quality, index, pieces[0].lower(), params))
-    for _quality, _index, media, params in sorted(ranges):
-        if media not in _PLAIN:
-            continue
+    return [(media, params) for _quality, _index, media, params in sorted(ranges) if media in _PLAIN]
+
+
+def negotiate(accept: str) -> str | None:
+    """The Table apiVersion the Accept header asks for, or None for the plain object.
+
+    A Table of an unknown group/version, like any rendering the server does not know, is skipped
+    like an unsupported media type; a metadata-only one (``partial``) answers with no Table.
+    """
+    for _media, params in acceptable(accept):
         kind = params.get("as")
         if kind is None:
             return None
         if kind == "Table" and params.get("g") == "meta.k8s.io" and params.get("v") in _TABLE_VERSIONS:
             return _TABLE_VERSIONS[params["v"]]
+        metadata_only = kind in ("PartialObjectMetadata", "PartialObjectMetadataList")
+        if metadata_only and params.get("g") == "meta.k8s.io" and params.get("v") in _TABLE_VERSIONS:
+            return None  # ``partial.negotiate_partial`` answers it
     return None
 
 

@@ -109,7 +109,9 @@ class ResourceVerbs:
     ) -> dict[str, Any]:
         info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         path = info.path(namespace=self._namespace(info, namespace), name=name, subresource=subresource)
-        result: dict[str, Any] = await self.request("GET", path, verb="get", resource=info.resource_label)
+        result: dict[str, Any] = await self.request(
+            "GET", path, verb="get", resource=info.label_for(subresource)
+        )
         return result
 
     async def list(
@@ -246,7 +248,7 @@ class ResourceVerbs:
             "PUT",
             path,
             verb="update",
-            resource=info.resource_label,
+            resource=info.label_for(subresource),
             params=params,
             body=payload,
             decode=decode,
@@ -280,8 +282,8 @@ class ResourceVerbs:
         result: dict[str, Any] = await self.request(
             "PATCH",
             path,
-            verb="patch",
-            resource=info.resource_label,
+            verb="apply" if patch_type is PatchType.APPLY else "patch",
+            resource=info.label_for(subresource),
             params=params,
             body=patch,
             content_type=patch_type.value,
