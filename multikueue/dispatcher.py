@@ -22,8 +22,8 @@ from datetime import datetime
 from typing import Any, Final
 
 from multikueue.admissioncheck import ParametersError, config_clusters, parameters_config_name
-from multikueue.remote import WORKLOAD_GVK
 from multikueue.workload_status import has_quota_reservation, is_finished, status_of
+from shared.admission_apply import apply_admission_status
 from shared.constants import CheckState
 from shared.jsontree import json_tree_copy
 from shared.kube import Clock, KubeClient, Result
@@ -101,6 +101,6 @@ class IncrementalDispatcher:
         if not remaining:
             raise NoMoreWorkersError()
         status["nominatedClusterNames"] = nominated + remaining[: self._step]
-        await self._client.update_status(WORKLOAD_GVK, workload)
+        await apply_admission_status(self._client, workload)  # PatchAdmissionStatus, as Kueue
         self.round_started[key] = now
         return Result.done()

@@ -55,10 +55,12 @@ from multikueue.workload_status import (
     has_quota_reservation,
     is_evicted,
     is_finished,
+    is_true,
     set_check_state,
     set_condition,
     status_of,
 )
+from shared.admission_apply import apply_admission_status
 from shared.constants import (
     EVICTED_ON_MANAGER_CLUSTER,
     MULTIKUEUE_DISPATCHER_ALL_AT_ONCE,
@@ -116,13 +118,13 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
             return Result.after(r.settings.worker_lost_timeout)
         return Result.done()
 
+    recorded = str(status_of(local).get("clusterName") or "")
+
     # 3. a copy finished
     finished = earliest_true(group.remotes, Condition.FINISHED)
-    if finished is not None:
-        cluster, remote_finished = finished
-        if remote_finished.get("reason") in SYNC_FAILURE_REASONS:
-            if not dispatched:
-                return Result.done()
+    while finished is not None and finished[1].get("reason") in SYNC_FAILURE_REASONS:
+        cluster = finished[0]
+        if dispatched and cluster == (recorded or cluster):
             message = (
                 f'Remote workload on worker cluster "{cluster}" is out of sync with its user job, '
                 "resetting for re-dispatch"
@@ -132,6 +134,13 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
                 updated, WARNING, str((check_state(updated, group.check_name) or {}).get("message", message))
             )
             return Result.done()
+        # kueue-bridge: a copy that failed to sync is never of use again. Kueue leaves it, and when
+        # its core re-reserves quota before MultiKueue saw the Workload without it (the pass that
+        # removes every copy), the copy blocks the re-dispatch for good.
+        await group.remove_remote_objects(cluster)
+        finished = earliest_true(group.remotes, Condition.FINISHED)
+    if finished is not None:
+        cluster, remote_finished = finished
         await group.sync_owned_job(cluster, now=r.now())
         await _finish(
             r, local, str(remote_finished.get("reason") or ""), str(remote_finished.get("message") or "")
@@ -145,10 +154,9 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
         if is_evicted(local):
             deferred = await group.sync_owned_job(cluster, now=r.now())
             return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS) if deferred else Result.done()
-        if dispatched:
-            cluster_name = str(status_of(local).get("clusterName") or "")
+        if dispatched and cluster == (recorded or cluster):
             message = (
-                f'Workload evicted on worker cluster: "{cluster_name}", resetting for re-admission. '
+                f'Workload evicted on worker cluster: "{recorded}", resetting for re-admission. '
                 f'Previously: "{check.get("state")}"'
             )
             updated = await r.write_check(local, group.check_name, CheckState.RETRY, message)
@@ -172,16 +180,38 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
         await group.remove_remote_objects(cluster)
 
     # 6. the admitting worker
-    admitted = earliest_true(group.remotes, Condition.ADMITTED)
-    if admitted is None and dispatched:
+    admitting = _admitting_cluster(group, recorded)
+    if admitting is None and dispatched:
         return await _admitting_remote_gone(r, group, check)
-    if admitted is not None:
-        return await _converge_on(r, group, check, admitted[0])
+    if admitting is not None:
+        return await _converge_on(r, group, check, admitting)
 
     # 8. dispatch
-    if check.get("state") != CheckState.PENDING or status_of(local).get("clusterName"):
+    if check.get("state") != CheckState.PENDING or recorded:
+        return Result.done()
+    if is_evicted(local) or (local.get("spec") or {}).get("active") is False:
+        # kueue-bridge: not while an eviction is under way (the quota is still held and Kueue
+        # re-queues the Workload once it is released) nor while the Workload is inactive: copies
+        # made now would only be deactivated or removed again (Kueue dispatches them).
         return Result.done()
     return await _nominate_and_synchronize(r, group)
+
+
+def _admitting_cluster(group: WorkloadGroup, recorded: str) -> str | None:
+    """The worker whose copy is admitted: the recorded ``clusterName`` if its copy is admitted, else
+    (none recorded) the copy admitted first, as Kueue's ``bestMatchByCondition``.
+
+    kueue-bridge: with a cluster recorded, an admitted copy elsewhere is stale -- left on a worker
+    that was lost while the Workload was dispatched again and has come back -- and is never chosen:
+    Kueue chooses the earlier admission, i.e. the stale copy, deletes the running one and then
+    fails on ``attempting to change immutable ClusterName``. The stale copy is removed with the
+    other losers when the recorded one is converged on; with the recorded copy gone, the check
+    goes to ``Retry`` (step 6a) and the eviction that follows removes every copy."""
+    if recorded:
+        copy = group.remotes.get(recorded)
+        return recorded if copy is not None and is_true(copy, Condition.ADMITTED) else None
+    admitted = earliest_true(group.remotes, Condition.ADMITTED)
+    return admitted[0] if admitted is not None else None
 
 
 async def _finish(r: WorkloadReconciler, local: dict[str, Any], reason: str, message: str) -> None:
@@ -191,7 +221,7 @@ async def _finish(r: WorkloadReconciler, local: dict[str, Any], reason: str, mes
     set_condition(
         updated, condition_type=Condition.FINISHED, status="True", reason=reason, message=message, now=r.now()
     )
-    await r.client.update_status(WORKLOAD_GVK, updated)
+    await apply_admission_status(r.client, updated)
 
 
 def _comparable_spec(workload: dict[str, Any]) -> dict[str, Any]:
@@ -210,12 +240,14 @@ def _deactivated_on_our_request(remote: dict[str, Any]) -> bool:
 
 
 def _spec_out_of_sync(local: dict[str, Any], remote: dict[str, Any]) -> bool:
-    """Kueue's ``isRemoteSpecOutOfSync`` (preemption gates aside). kueue-bridge also ignores the copy's
-    ``spec.active: false`` while the worker carries out our ``DeactivationTarget``: Kueue would remove
-    such a copy before the worker evicts it, and the manager job, stopped while its copy ran, would
-    keep the copy's last ``active`` count and never release its quota."""
+    """Kueue's ``isRemoteSpecOutOfSync`` (preemption gates aside). kueue-bridge also ignores ``active``
+    while the manager's Workload is inactive (a deactivation is an eviction on the manager and is
+    carried out through ``DeactivationTarget`` like any other) and the copy's ``spec.active: false``
+    while the worker carries out our ``DeactivationTarget``: Kueue removes such a copy at once, its
+    job goes with it before the worker stopped it, and the manager job, stopped while its copy
+    ran, keeps the copy's last ``active`` count and never releases its quota."""
     local_spec, remote_spec = _comparable_spec(local), _comparable_spec(remote)
-    if _deactivated_on_our_request(remote):
+    if local_spec.get("active") is False or _deactivated_on_our_request(remote):
         local_spec.pop("active", None)
         remote_spec.pop("active", None)
     return local_spec != remote_spec
@@ -295,9 +327,9 @@ async def _converge_winner(
             message=f"Evicted on manager: {evicted.get('message', '')}",
             now=r.now(),
         ):
-            group.wrote(
-                cluster, WORKLOAD_GVK, await group.client(cluster).update_status(WORKLOAD_GVK, remote)
-            )
+            # as Kueue: the worker's ``kueue-admission`` state, so that the worker's Kueue, which
+            # removes the condition when it deactivates the copy, can remove it
+            group.wrote(cluster, WORKLOAD_GVK, await apply_admission_status(group.client(cluster), remote))
         return Result.done()
     deferred = await group.sync_owned_job(cluster, now=r.now())
     updated = json_tree_copy(local)
@@ -318,7 +350,7 @@ async def _converge_winner(
             changed = True
     if changed:
         # the pass is complete once this is written: its echo is not reconciled (multikueue.own_writes)
-        r.wrote_local(await r.client.update_status(WORKLOAD_GVK, updated))
+        r.wrote_local(await apply_admission_status(r.client, updated))
         if needs_check_update and not recorded:
             r.event(updated, NORMAL, message)
             r.admitted(cluster)
@@ -363,7 +395,7 @@ async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup)
                 status_of(updated)["nominatedClusterNames"] = nominated
             else:
                 status_of(updated).pop("nominatedClusterNames", None)
-            group.local = local = await r.client.update_status(WORKLOAD_GVK, updated)
+            group.local = local = await apply_admission_status(r.client, updated)
             r.wrote_local(local)  # the copies are created below, in this same pass
     else:
         nominated = [str(name) for name in status_of(local).get("nominatedClusterNames") or []]
