@@ -84,6 +84,11 @@ def _remove(value: Any, path: Path) -> None:
         del value[step]
 
 
+def _key_field_last(path: Path) -> bool:
+    """An item's key field is removed after its other fields (the item is found by it)."""
+    return len(path) >= 2 and isinstance(path[-2], tuple) and path[-1] == path[-2][0]
+
+
 def apply_merge(target: Any, patch: Any) -> Any:
     """The applied body over the live object: maps merged, keyed lists merged by key."""
     if isinstance(patch, dict) and isinstance(target, dict):
@@ -129,9 +134,12 @@ class FieldOwnership:
         scoped_patch = _scope(patch, subresource)
         applied = leaf_paths(scoped_patch) - {()}
         new: dict[str, Any] = apply_merge(old, scoped_patch)
-        for path in owners.get(manager, set()) - applied:
+        for path in sorted(owners.get(manager, set()) - applied, key=_key_field_last):
             if not any(path in paths for other, paths in owners.items() if other != manager):
                 _remove(new, path)
+        for top in old:
+            if top not in new and isinstance(old[top], dict):
+                new[top] = {}  # emptied, not gone
         for other, paths in owners.items():
             if other != manager:
                 paths -= {path for path in applied if _get(old, path) != _get(new, path)}
