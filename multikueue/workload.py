@@ -43,7 +43,13 @@ from datetime import datetime
 from typing import Any
 
 from multikueue.adapters import MultiKueueAdapters, MultiKueueJobAdapter
-from multikueue.admissioncheck import ParametersError, config_clusters, parameters_config_name
+from multikueue.admissioncheck import (
+    ADMISSION_CHECK_GVK,
+    MULTIKUEUE_CONFIG_GVK,
+    ParametersError,
+    config_clusters,
+    parameters_config_name,
+)
 from multikueue.local_jobs import LocalJobs
 from multikueue.own_writes import MANAGER, OwnWrites
 from multikueue.remote import WORKLOAD_GVK, RemoteCluster
@@ -60,7 +66,7 @@ from shared.constants import (
 )
 from shared.frameworks.base import GroupVersionKind
 from shared.jsontree import json_tree_copy
-from shared.kube import Clock, KubeClient, NotFound, Result
+from shared.kube import Clock, KubeClient, NotFound, Result, cache_miss_message
 from shared.models.condition import format_time
 from shared.workload_state import truncate_condition_message
 
@@ -257,11 +263,11 @@ class WorkloadReconciler:
         admission_check = self._checks(check_name)
         try:
             if admission_check is None:
-                raise ParametersError(f'admissionchecks.kueue.x-k8s.io "{check_name}" not found')
+                raise ParametersError(cache_miss_message(ADMISSION_CHECK_GVK, check_name))
             config_name = parameters_config_name(admission_check)
             config = self._configs(config_name)
             if config is None:
-                raise ParametersError(f'multikueueconfigs.kueue.x-k8s.io "{config_name}" not found')
+                raise ParametersError(cache_miss_message(MULTIKUEUE_CONFIG_GVK, config_name))
         except ParametersError as exc:
             raise RuntimeError(f'admission check "{check_name}": {exc}') from None
         group = WorkloadGroup(

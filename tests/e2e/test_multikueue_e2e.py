@@ -505,7 +505,7 @@ async def test_bad_clusters_and_checks_leave_the_good_workers_working(
                 "InsecureKubeConfig",
                 "load client config failed: insecure TLS verification is not allowed for cluster devcluster",
             ),
-            "nosecret": ("False", "BadKubeConfig", 'load client config failed: secrets "absent" not found'),
+            "nosecret": ("False", "BadKubeConfig", 'load client config failed: Secret "absent" not found'),
         }
         for name, wanted in expected.items():
 
