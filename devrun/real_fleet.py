@@ -56,6 +56,8 @@ __all__ = [
     "FleetSettings",
     "RealFleet",
     "cpu_seconds",
+    "job_status_running",
+    "job_status_succeeded",
     "start_real_fleet",
 ]
 
@@ -202,6 +204,21 @@ class RealFleet:
         if component is None:
             raise RuntimeError("no kueue-bridge multikueue runs in this fleet")
         await component.start(within_seconds=self.settings.start_timeout)
+
+
+def job_status_running(*, now: str) -> dict[str, Any]:
+    """A batch Job's status once its one pod runs, as the job controller of 1.36 writes it (the kit
+    has no kubelet nor job controller: tests and benchmarks play them)."""
+    return {"startTime": now, "active": 1}
+
+
+def job_status_succeeded(*, now: str) -> dict[str, Any]:
+    """A batch Job's status as the job controller of 1.36 writes it when the Job succeeds."""
+    conditions = [
+        {"type": kind, "status": "True", "lastTransitionTime": now, "lastProbeTime": now}
+        for kind in ("SuccessCriteriaMet", "Complete")
+    ]
+    return {"startTime": now, "completionTime": now, "active": 0, "succeeded": 1, "conditions": conditions}
 
 
 def cpu_seconds(pid: int) -> float:

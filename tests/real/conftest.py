@@ -28,7 +28,6 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -36,6 +35,7 @@ import pytest_asyncio
 from devrun.cluster import ClusterRun, Session, start_components
 from devrun.components import ComponentProcess
 from devrun.real_cluster import KUEUE_VERSIONS, Kit, KueueMode, RealCluster, find_kit
+from devrun.real_fleet import job_status_succeeded
 from devrun.samples import EXAMPLES_DIR
 from shared.config import load_config
 from shared.frameworks.base import GroupVersionKind
@@ -191,12 +191,3 @@ async def namespace(bridge: Bridge) -> AsyncIterator[str]:
     await bridge.client.create(SERVICE_ACCOUNT_GVK, {"metadata": {"name": "default"}}, namespace=name)
     yield name
     # No namespace controller here: the namespace would stay Terminating; the cluster is swept anyway.
-
-
-def job_status_succeeded(*, now: str) -> dict[str, Any]:
-    """A batch Job's status as the job controller of 1.36 writes it when the Job succeeds (no kubelet here)."""
-    conditions = [
-        {"type": kind, "status": "True", "lastTransitionTime": now, "lastProbeTime": now}
-        for kind in ("SuccessCriteriaMet", "Complete")
-    ]
-    return {"startTime": now, "completionTime": now, "succeeded": 1, "conditions": conditions}
