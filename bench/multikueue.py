@@ -43,6 +43,7 @@ import base64
 import contextlib
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -50,6 +51,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import yaml
@@ -300,7 +302,16 @@ def _parser() -> argparse.ArgumentParser:
 def main() -> int:
     args = _parser().parse_args()
     if args.real:
-        return asyncio.run(_main_real(args))
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, _terminate)
+        try:
+            return asyncio.run(_main_real(args))
+        except (KeyboardInterrupt, _Terminated):
+            print(
+                "bench/multikueue.py: interrupted; the clusters and components it started are stopped",
+                file=sys.stderr,
+            )
+            return 130
     args.jobs = args.jobs or 500
     args.timeout = args.timeout or 600.0
     results: list[dict[str, list[float]]] = []
@@ -324,6 +335,14 @@ def main() -> int:
     if args.rounds > 1:
         print("\n".join(summary(results)))
     return 0
+
+
+class _Terminated(Exception):
+    """SIGTERM or SIGHUP, raised so that the clusters and components of the round are stopped."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated(signal.Signals(signum).name)
 
 
 async def _main_real(args: argparse.Namespace) -> int:
@@ -355,7 +374,6 @@ async def _main_real(args: argparse.Namespace) -> int:
                 outcome = await real_round(
                     args,
                     kit=kit,
-                    shared_dir=SHARED,
                     root=root,
                     anchor=anchor,
                     label=f"r{index + 1}-{anchor}-",
@@ -371,7 +389,7 @@ async def _main_real(args: argparse.Namespace) -> int:
         shutil.rmtree(root, ignore_errors=True)
     for anchor in anchors:
         if samples[anchor]:
-            print(f"{anchor}: " + "\n".join(summary(samples[anchor], cpu=cpu[anchor])))
+            print(f"{anchor} " + "\n".join(summary(samples[anchor], cpu=cpu[anchor])))
     if len(anchors) == 2 and samples["bridge"] and samples["kueue"]:
         walls = {anchor: statistics.median(r["wall"][0] for r in samples[anchor]) for anchor in anchors}
         print(

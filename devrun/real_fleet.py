@@ -7,14 +7,16 @@ next; everything started is stopped by the caller's exit stack, in reverse):
 1. ``manager``, ``w1``, ``w2`` ...: a kube-apiserver each (:class:`devrun.real_cluster.RealCluster`,
    started side by side), workers with ``--watch-cache=false`` (the kit's README: watches opened
    without a resourceVersion are otherwise closed at once on its etcd);
-2. the real Kueue manager on each, in external-framework mode (Kueue schedules, our reconciler
-   manages batch Jobs). ``dispatcher="bridge"``: Kueue's own MultiKueue is off on the manager
-   (feature gate ``MultiKueue: false``) and ``kueue-bridge multikueue`` dispatches.
-   ``dispatcher="kueue"`` (the benchmark's anchor): Kueue's own MultiKueue dispatches, with
-   ``multiKueue.externalFrameworks: [Job.v1.batch]``, and the JobSet CRD is installed everywhere
-   because Kueue's MultiKueue also watches the kit's idle JobSet framework on every worker;
-3. our webhook and reconciler on every cluster (started as ``make dev`` starts them), and, with
-   ``dispatcher="bridge"``, ``kueue-bridge multikueue`` on the manager;
+2. the real Kueue manager on each. On the workers always in external-framework mode (Kueue
+   schedules, our reconciler manages batch Jobs). ``dispatcher="bridge"``: the manager's Kueue too,
+   with its own MultiKueue off (feature gate ``MultiKueue: false``), and ``kueue-bridge multikueue``
+   dispatches. ``dispatcher="kueue"`` (the benchmark's anchor): the manager is Kueue alone, in its
+   normal mode -- its own batch Job integration and its own MultiKueue, in our place. (Kueue's
+   MultiKueue cannot dispatch batch Jobs it knows only as an external framework: its generic
+   adapter copies the Job's generated selector and controller-uid labels, which the worker's API
+   server refuses.)
+3. our webhook and reconciler on every worker and, with ``dispatcher="bridge"``, on the manager
+   with ``kueue-bridge multikueue`` (started as ``make dev`` starts them);
 4. on the manager, per worker a kubeconfig Secret in ``kueue-system`` (key ``kubeconfig``; with
    ``proxied=True`` it names a :class:`devrun.proxy.CuttableProxy` in this process, so a worker can
    be made unreachable without stopping it) and a MultiKueueCluster, the MultiKueueConfig
@@ -43,7 +45,7 @@ import yaml
 from devrun.cluster import ClusterRun, Session, start_components, start_controller
 from devrun.components import ComponentProcess
 from devrun.proxy import CuttableProxy
-from devrun.real_cluster import DEFAULT_KUEUE_VERSION, Kit, RealCluster, RealClusterPorts
+from devrun.real_cluster import DEFAULT_KUEUE_VERSION, Kit, KitError, RealCluster, RealClusterPorts
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import AlreadyExists, KubeClient, NotFound, load_kubeconfig
 
@@ -70,7 +72,6 @@ FIELD_MANAGER: Final = "kueue-bridge-fleet"
 NAMESPACE_GVK: Final = GroupVersionKind("", "v1", "Namespace")
 SERVICE_ACCOUNT_GVK: Final = GroupVersionKind("", "v1", "ServiceAccount")
 SECRET_GVK: Final = GroupVersionKind("", "v1", "Secret")
-CRD_GVK: Final = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 FLAVOR: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ResourceFlavor")
 CLUSTER_QUEUE: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ClusterQueue")
 LOCAL_QUEUE: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "LocalQueue")
@@ -269,34 +270,46 @@ def _manager_kueue_config(settings: FleetSettings) -> str:
             "multiKueue": {
                 "gcInterval": settings.gc_interval,
                 "workerLostTimeout": settings.worker_lost_timeout,
-                "externalFrameworks": [{"name": JOB_EXTERNAL_FRAMEWORK}],
             }
         }
     )
 
 
+def _retried(start: Callable[[], None], *, attempts: int = 3) -> Callable[[], None]:
+    """``start`` again when it fails: the kit's ``start`` keeps what already runs, and on a loaded
+    machine its ``kubectl wait --for=condition=Established`` of the Kueue CRDs can fail on a CRD
+    that has no conditions yet (``.status.conditions accessor error: <nil>``)."""
+
+    def run() -> None:
+        for attempt in range(1, attempts + 1):
+            try:
+                start()
+                return
+            except KitError:
+                if attempt == attempts:
+                    raise
+
+    return run
+
+
 def _kueue_starter(cluster: RealCluster, settings: FleetSettings) -> Callable[[], None]:
     def start() -> None:
-        cluster.start_kueue(
-            mode="external",
-            external_frameworks=(JOB_EXTERNAL_FRAMEWORK,),
-            config_extra=_manager_kueue_config(settings) if cluster.name == "manager" else None,
-        )
+        if cluster.name != "manager":
+            cluster.start_kueue(mode="external", external_frameworks=(JOB_EXTERNAL_FRAMEWORK,))
+        elif settings.dispatcher == "bridge":
+            cluster.start_kueue(
+                mode="external",
+                external_frameworks=(JOB_EXTERNAL_FRAMEWORK,),
+                config_extra=_manager_kueue_config(settings),
+            )
+        else:
+            cluster.start_kueue(mode="normal", config_extra=_manager_kueue_config(settings))
 
     return start
 
 
 async def _in_threads(calls: list[Callable[[], None]]) -> None:
     await asyncio.gather(*(asyncio.to_thread(call) for call in calls))
-
-
-async def _install_jobset_crd(client: KubeClient, shared_dir: Path) -> None:
-    for document in yaml.safe_load_all(
-        (shared_dir / "crds" / "jobset" / "jobset.x-k8s.io_jobsets.yaml").read_text()
-    ):
-        if document and document.get("kind") == "CustomResourceDefinition":
-            with contextlib.suppress(AlreadyExists):
-                await client.create(CRD_GVK, document)
 
 
 def _kubeconfig_through(kubeconfig: str, port: int) -> str:
@@ -328,7 +341,6 @@ async def start_real_fleet(
     kit: Kit,
     root: Path,
     settings: FleetSettings,
-    shared_dir: Path,
     label: str = "",
     ports: Mapping[str, RealClusterPorts] | None = None,
     out: TextIO = sys.stdout,
@@ -350,8 +362,8 @@ async def start_real_fleet(
     }
     for cluster in clusters.values():
         stack.push_async_callback(asyncio.to_thread, cluster.stop)
-    await _in_threads([cluster.start_apiserver for cluster in clusters.values()])
-    await _in_threads([_kueue_starter(cluster, settings) for cluster in clusters.values()])
+    await _in_threads([_retried(cluster.start_apiserver) for cluster in clusters.values()])
+    await _in_threads([_retried(_kueue_starter(cluster, settings)) for cluster in clusters.values()])
     session = Session(
         args=argparse.Namespace(start_timeout=settings.start_timeout), out=out, state=root, components=[]
     )
@@ -365,11 +377,10 @@ async def start_real_fleet(
         run.logs.mkdir(parents=True, exist_ok=True)
         (run.state / "kubeconfig").symlink_to(cluster.kubeconfig)
         members[name] = FleetMember(name=name, cluster=cluster, run=run)
-    if settings.dispatcher == "kueue":
-        await asyncio.gather(*(_install_jobset_crd(m.client, shared_dir) for m in members.values()))
     source = root / f"{label}bridge-config.yaml"
     source.write_text(yaml.safe_dump(_bridge_config(settings), sort_keys=False))
-    await asyncio.gather(*(start_components(session, stack, m.run, source=source) for m in members.values()))
+    ours = [m for m in members.values() if m.name != "manager" or settings.dispatcher == "bridge"]
+    await asyncio.gather(*(start_components(session, stack, m.run, source=source) for m in ours))
     manager = members.pop("manager")
     fleet = RealFleet(settings=settings, manager=manager, workers=members, session=session)
     if settings.proxied:

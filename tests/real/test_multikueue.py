@@ -48,7 +48,7 @@ POLL = 0.2
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
-async def fleet(kueue_version: str, kit: Kit, real_root: Path, shared_dir: Path) -> AsyncIterator[RealFleet]:
+async def fleet(kueue_version: str, kit: Kit, real_root: Path) -> AsyncIterator[RealFleet]:
     settings = FleetSettings(
         kueue_version=kueue_version,
         gc_interval="5s",
@@ -61,7 +61,6 @@ async def fleet(kueue_version: str, kit: Kit, real_root: Path, shared_dir: Path)
             kit=kit,
             root=real_root,
             settings=settings,
-            shared_dir=shared_dir,
             label=f"mk-{kueue_version}-{secrets.token_hex(2)}-",
         )
 
