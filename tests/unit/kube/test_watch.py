@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
