@@ -35,8 +35,9 @@ admitted and its job stays suspended while the copy runs and its status is mirro
 check with a recorded cluster then counts as ``Ready`` does in 3, 4 and 6a.
 
 8. Dispatch, only while the check is ``Pending``, no cluster is recorded and every other check is
-   ``Ready``: AllAtOnce nominates every usable worker (``nominatedClusterNames``, sorted, written
-   only when the set changes); Incremental and External use ``nominatedClusterNames`` as written
+   ``Ready`` (and, kueue-bridge, no eviction under way and the Workload active): AllAtOnce
+   nominates every usable worker (``nominatedClusterNames``, sorted, written only when the set
+   changes, while the copies are created rather than before them); Incremental and External use ``nominatedClusterNames`` as written
    by their dispatcher. A copy is created on each nominated worker without one and removed from
    each worker no longer nominated; a nominated worker without a connection is an error (retry).
 """
@@ -44,6 +45,7 @@ check with a recorded cluster then counts as ``Ready`` does in 3, 4 and 6a.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
 from multikueue.remote import WORKLOAD_GVK
@@ -386,6 +388,7 @@ async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup)
     local = group.local
     if not _other_checks_ready(local, group.check_name):
         return Result.done()
+    work: list[Coroutine[Any, Any, None]] = []
     if r.settings.dispatcher_name == MULTIKUEUE_DISPATCHER_ALL_AT_ONCE:
         nominated = sorted(group.remotes)
         current = status_of(local).get("nominatedClusterNames") or []
@@ -395,8 +398,14 @@ async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup)
                 status_of(updated)["nominatedClusterNames"] = nominated
             else:
                 status_of(updated).pop("nominatedClusterNames", None)
-            group.local = local = await apply_admission_status(r.client, updated)
-            r.wrote_local(local)  # the copies are created below, in this same pass
+
+            async def nominate() -> None:
+                # the copies are created in this same pass: the echo needs no reconcile
+                r.wrote_local(await apply_admission_status(r.client, updated))
+
+            # kueue-bridge: written at the same time as the copies are created, not before (the
+            # copies do not depend on it; a failed write fails the pass, which is retried)
+            work.append(nominate())
     else:
         nominated = [str(name) for name in status_of(local).get("nominatedClusterNames") or []]
     errors: list[Exception] = [
@@ -409,11 +418,11 @@ async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup)
         await group.create(cluster, WORKLOAD_GVK, remote_workload_copy(local, origin=group.origin))
         r.dispatched(cluster)
 
-    work = [
+    work.extend(
         create(cluster) if cluster in nominated else group.remove_remote_objects(cluster)
         for cluster, remote in list(group.remotes.items())
         if (cluster in nominated) == (remote is None)
-    ]
+    )
     results = await asyncio.gather(*work, return_exceptions=True)
     errors.extend(result for result in results if isinstance(result, Exception))
     if errors:
