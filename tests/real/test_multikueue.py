@@ -330,6 +330,20 @@ async def test_a_lost_worker_is_replaced_and_its_stale_copy_removed_when_it_come
     assert proxy is not None
     await proxy.cut()
     try:
+        refused = (
+            f'failed to get server groups: Get "https://127.0.0.1:{proxy.port}/api": '
+            f"dial tcp 127.0.0.1:{proxy.port}: connect: connection refused"
+        )
+
+        async def inactive() -> dict[str, Any] | None:
+            active = _condition(await fleet.manager.client.get(MK_CLUSTER, lost), "Active")
+            return active if active is not None and active["status"] == "False" else None
+
+        active = await _until(inactive, f"{lost} inactive")
+        assert (active["reason"], active["message"].split("; connection attempts")[0]) == (
+            "ClientConnectionFailed",
+            refused,
+        ), "Kueue's words for a worker it cannot reach"
         again, replacement = await _admitted(fleet, namespace, "lost", not_on=lost)
         assert "Admitting remote lost" in (_condition(again, "Evicted") or {}).get("message", "")
         running = await fleet.workers[replacement].client.get(JOB, "lost", namespace=namespace)
@@ -368,3 +382,29 @@ async def test_an_out_of_sync_copy_is_dispatched_again(fleet: RealFleet, namespa
     again, _ = await _admitted(fleet, namespace, "out-of-sync")
     job = await _get(fleet.workers[again["status"]["clusterName"]].client, JOB, "out-of-sync", namespace)
     assert job is not None and job["spec"]["parallelism"] == 1, "a fresh copy of the manager's job"
+
+
+async def test_a_missing_kubeconfig_secret_is_reported_in_kueues_words(
+    fleet: RealFleet, namespace: str
+) -> None:
+    name = f"nosecret-{namespace}"
+    cluster = {
+        "metadata": {"name": name},
+        "spec": {
+            "clusterSource": {"kubeConfig": {"locationType": "Secret", "location": f"absent-{namespace}"}}
+        },
+    }
+    await fleet.manager.client.create(MK_CLUSTER, cluster)
+    try:
+
+        async def reported() -> dict[str, Any] | None:
+            return _condition(await fleet.manager.client.get(MK_CLUSTER, name), "Active")
+
+        active = await _until(reported, f"the Active condition of {name}")
+        assert (active["status"], active["reason"], active["message"]) == (
+            "False",
+            "BadKubeConfig",
+            f'load client config failed: Secret "absent-{namespace}" not found',
+        )
+    finally:
+        await fleet.manager.client.delete(MK_CLUSTER, name)
