@@ -333,12 +333,15 @@ async def _converge_winner(
             # removes the condition when it deactivates the copy, can remove it
             group.wrote(cluster, WORKLOAD_GVK, await apply_admission_status(group.client(cluster), remote))
         return Result.done()
+    recorded = status_of(local).get("clusterName")
+    needs_check_update = check.get("state") not in (CheckState.RETRY, CheckState.REJECTED)
+    nominated = [str(name) for name in status_of(local).get("nominatedClusterNames") or []]
+    if needs_check_update and not recorded and cluster not in nominated:
+        local = group.local = await _nominate_admitting(r, local, [*nominated, cluster])
     deferred = await group.sync_owned_job(cluster, now=r.now())
     updated = json_tree_copy(local)
     changed = _release_delayed_topology(updated, group.remotes.get(cluster))
-    recorded = status_of(local).get("clusterName")
     message = f'The workload was admitted on "{cluster}"'
-    needs_check_update = check.get("state") not in (CheckState.RETRY, CheckState.REJECTED)
     if needs_check_update:
         if recorded and recorded != cluster:
             raise RuntimeError(f'attempting to change immutable ClusterName from "{recorded}" to "{cluster}"')
@@ -357,6 +360,22 @@ async def _converge_winner(
             r.event(updated, NORMAL, message)
             r.admitted(cluster)
     return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS if deferred else r.settings.worker_lost_timeout)
+
+
+async def _nominate_admitting(
+    r: WorkloadReconciler, local: dict[str, Any], nominated: list[str]
+) -> dict[str, Any]:
+    """kueue-bridge: nominate the admitting worker before ``clusterName`` is set to it.
+
+    Kueue's Workload webhook refuses a first ``clusterName`` that the *stored* Workload does not
+    nominate (``when setting clusterName it must be one of the nominatedClusterNames``), and the
+    CRD refuses both fields in one Workload. A copy can be admitted while its worker is not
+    nominated: Kueue's eviction cleared the nomination and its scheduler reserved the quota again
+    before a pass removed the copies, or the nomination write failed after the copies were created.
+    Kueue's MultiKueue is refused for good then; written first, the nomination lets ``Ready`` pass."""
+    updated = json_tree_copy(local)
+    status_of(updated)["nominatedClusterNames"] = nominated
+    return await apply_admission_status(r.client, updated)
 
 
 def _release_delayed_topology(local: dict[str, Any], remote: dict[str, Any] | None) -> bool:

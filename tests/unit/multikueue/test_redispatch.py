@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
+import orjson
 import pytest
 
 from shared.admission_apply import apply_admission_status
 from shared.jsontree import json_tree_copy
 from shared.kube import Result
+from tests.unit.kube.fakeapi import RecordedRequest, status_body
 from tests.unit.multikueue.fakes import JOB, WORKLOAD
 from tests.unit.multikueue.harness import ORIGIN_LABEL, Harness, condition
 
@@ -191,3 +194,42 @@ async def test_a_deactivation_keeps_the_copy_until_the_worker_stopped_its_job(mk
     assert remote is not None and mk.remote_job("w1") is not None, "not removed as out of sync (Kueue)"
     target = condition(remote, "DeactivationTarget")
     assert target is not None and target["reason"] == "EvictedOnManagerCluster"
+
+
+def kueues_workload_webhook(mk: Harness) -> None:
+    """Kueue's ``validateClusterNameUpdate``: a first ``clusterName`` must be nominated in the stored Workload."""
+
+    def refused(request: RecordedRequest) -> bool:
+        if request.method != "PATCH" or not request.path.endswith("/workloads/wl/status"):
+            return False
+        cluster = (orjson.loads(request.body).get("status") or {}).get("clusterName")
+        stored = mk.manager.api.objects[(WORKLOAD.resource_label, "ns", "wl")].get("status") or {}
+        return (
+            bool(cluster)
+            and not stored.get("clusterName")
+            and cluster not in (stored.get("nominatedClusterNames") or [])
+        )
+
+    def answer(request: RecordedRequest) -> httpx.Response:
+        message = "status.clusterName: Invalid value: when setting clusterName it must be one of the nominatedClusterNames"
+        return httpx.Response(403, content=status_body(403, "Forbidden", message))
+
+    mk.manager.api.fail_when(refused, answer)
+
+
+async def test_an_admitted_copy_of_a_worker_no_longer_nominated_is_nominated_before_it_is_recorded(
+    mk: Harness,
+) -> None:
+    kueues_workload_webhook(mk)
+    await admitted_on(mk, "w1")
+    mk.set_remote_condition("w1", "Evicted", reason="Preempted")
+    await mk.reconcile()
+    await kueue_evicts(mk)  # the nomination is gone with the eviction
+    await quota_reserved(mk)  # at once: the copies were never removed, and w1 admits its copy again
+    remote = mk.remote("w1")
+    assert remote is not None
+    remote["status"]["conditions"] = [c for c in remote["status"]["conditions"] if c["type"] != "Evicted"]
+    mk.workers["w1"].put(WORKLOAD, remote)
+    await mk.reconcile()
+    assert (mk.check()["state"], mk.local()["status"]["clusterName"]) == ("Ready", "w1")
+    assert "nominatedClusterNames" not in mk.local()["status"]
