@@ -389,6 +389,8 @@ async def test_a_missing_kubeconfig_secret_is_reported_in_kueues_words(
 ) -> None:
     name = f"nosecret-{namespace}"
     cluster = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "MultiKueueCluster",
         "metadata": {"name": name},
         "spec": {
             "clusterSource": {"kubeConfig": {"locationType": "Secret", "location": f"absent-{namespace}"}}
