@@ -4,17 +4,23 @@
 2. Local Workload finished, or without quota -> remove every copy (job first) from the usable
    workers; with some workers unavailable, look again after ``workerLostTimeout``.
 3. A copy finished (the earliest ``Finished=True``): reason ``OutOfSync`` (or ``OwnerNotFound``,
-   Kueue #14997) is a sync failure, never a completion -> while the check is ``Ready``, ``Retry``
-   "Remote workload on worker cluster "<c>" is out of sync with its user job, resetting for
-   re-dispatch" and a Warning event. Any other reason -> the remote job must be ours, its status is
-   copied a last time, and the local Workload gets ``Finished`` with the remote reason and message.
+   Kueue #14997) is a sync failure, never a completion -> while the check is ``Ready`` (and the copy
+   is on the recorded cluster), ``Retry`` "Remote workload on worker cluster "<c>" is out of sync
+   with its user job, resetting for re-dispatch" and a Warning event; otherwise (kueue-bridge) the
+   copy is removed, so that it cannot block the re-dispatch. Any other reason -> the remote job must
+   be ours, its status is copied a last time, and the local Workload gets ``Finished`` with the
+   remote reason and message.
 4. A copy evicted (the earliest ``Evicted=True``): if the local Workload is evicted too, its job
-   status is synced; else, while the check is ``Ready``, ``Retry`` "Workload evicted on worker
-   cluster: "<c>", resetting for re-admission. Previously: "Ready"" and a Normal event.
-5. Copies whose spec differs from the local one (preemption gates aside, and -- kueue-bridge -- the
-   ``active: false`` a worker writes to carry out our ``DeactivationTarget``): a priority change is
-   written to the copy, any other difference removes it (it is re-created).
-6. The admitting worker = the copy admitted first.
+   status is synced; else, while the check is ``Ready`` (and, kueue-bridge, the copy is on the
+   recorded cluster), ``Retry`` "Workload evicted on worker cluster: "<c>", resetting for
+   re-admission. Previously: "Ready"" and a Normal event.
+5. Copies whose spec differs from the local one (preemption gates aside, and -- kueue-bridge --
+   ``active`` while the local Workload is inactive or a worker carries out our
+   ``DeactivationTarget``): a priority change is written to the copy, any other difference removes
+   it (it is re-created).
+6. The admitting worker: the recorded ``clusterName`` if its copy is admitted, else, with none
+   recorded, the copy admitted first (kueue-bridge: an admitted copy elsewhere than the recorded
+   cluster is stale and never chosen, see ``_admitting_cluster``).
    a. None, while the check is ``Ready``: its worker unreachable -> stay ``Ready`` until
       ``workerLostTimeout`` has passed since the connection was first lost, then ``Retry``
       "Admitting remote lost"; ``status.clusterName`` empty -> ``Retry`` (Kueue's "please report it");
@@ -24,10 +30,11 @@
       ``DeactivationTarget`` ``EvictedOnManagerCluster`` "Evicted on manager: <message>" on the copy;
       else the job is created on that worker (only there, only now) or its status mirrored, and the
       check becomes ``Ready`` "The workload was admitted on "<c>"" with ``status.clusterName`` set
-      (never changed once set) and ``nominatedClusterNames`` cleared, with a Normal event; a pod
-      set whose topology request the manager delayed becomes ``Ready`` once the copy has a
-      topology assignment for it.
-      Requeue after ``workerLostTimeout`` (2 s while the job status is deferred).
+      (never changed once set) and ``nominatedClusterNames`` cleared, with a Normal event
+      (kueue-bridge: a worker not nominated is nominated first, as Kueue's Workload webhook
+      requires); a pod set whose topology request the manager delayed becomes ``Ready`` once the
+      copy has a topology assignment for it. Requeue after ``workerLostTimeout`` (2 s while the job
+      status is deferred).
 Kinds kept pending (no manager field, kueue-bridge's extension for CRDs that know nothing about
 MultiKueue, Kueue's former ``KeepAdmissionCheckPending``): in 6b the check stays ``Pending`` (with
 the same message and ``status.clusterName``), so the manager's Workload holds its quota without being
@@ -37,9 +44,13 @@ check with a recorded cluster then counts as ``Ready`` does in 3, 4 and 6a.
 8. Dispatch, only while the check is ``Pending``, no cluster is recorded and every other check is
    ``Ready`` (and, kueue-bridge, no eviction under way and the Workload active): AllAtOnce
    nominates every usable worker (``nominatedClusterNames``, sorted, written only when the set
-   changes, while the copies are created rather than before them); Incremental and External use ``nominatedClusterNames`` as written
-   by their dispatcher. A copy is created on each nominated worker without one and removed from
-   each worker no longer nominated; a nominated worker without a connection is an error (retry).
+   changes, while the copies are created rather than before them); Incremental and External use
+   ``nominatedClusterNames`` as written by their dispatcher. A copy is created on each nominated
+   worker without one and removed from each worker no longer nominated; a nominated worker without
+   a connection is an error (retry).
+
+Every write to the manager's Workload is one of Kueue's server-side applies (``shared.admission_apply``,
+see ``multikueue.workload``).
 """
 
 from __future__ import annotations
