@@ -45,7 +45,14 @@ import yaml
 from devrun.cluster import ClusterRun, Session, start_components, start_controller
 from devrun.components import ComponentProcess
 from devrun.proxy import CuttableProxy
-from devrun.real_cluster import DEFAULT_KUEUE_VERSION, Kit, KitError, RealCluster, RealClusterPorts
+from devrun.real_cluster import (
+    DEFAULT_KUEUE_VERSION,
+    Kit,
+    KitError,
+    RealCluster,
+    RealClusterPorts,
+    free_ports,
+)
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import AlreadyExists, KubeClient, NotFound, load_kubeconfig
 
@@ -275,19 +282,27 @@ def _manager_kueue_config(settings: FleetSettings) -> str:
     )
 
 
-def _retried(start: Callable[[], None], *, attempts: int = 3) -> Callable[[], None]:
+def _retried(
+    cluster: RealCluster, start: Callable[[], None], *, fixed_ports: bool, attempts: int = 3
+) -> Callable[[], None]:
     """``start`` again when it fails: the kit's ``start`` keeps what already runs, and on a loaded
     machine its ``kubectl wait --for=condition=Established`` of the Kueue CRDs can fail on a CRD
-    that has no conditions yet (``.status.conditions accessor error: <nil>``)."""
+    that has no conditions yet (``.status.conditions accessor error: <nil>``). A port taken since it
+    was chosen (another engineer's process) is chosen again, unless the caller fixed the ports."""
 
     def run() -> None:
         for attempt in range(1, attempts + 1):
             try:
                 start()
                 return
-            except KitError:
+            except KitError as exc:
                 if attempt == attempts:
                     raise
+                if "is in use by another process" in str(exc) and not fixed_ports:
+                    cluster.stop()  # what did start (the kit records it) goes before the ports change
+                    cluster.ports = RealClusterPorts.free()
+                    if start != cluster.start_apiserver:
+                        cluster.start_apiserver()  # its data is kept: the same cluster, new ports
 
     return run
 
@@ -349,21 +364,26 @@ async def start_real_fleet(
     ``root/<label><name>`` (one level below ``root``, where ``stop_all_below`` sweeps); its ports
     are ``ports[name]``, else free ones."""
     names = ["manager", *(f"w{index}" for index in range(1, settings.workers + 1))]
+    free = free_ports(6 * len(names))  # chosen together: never the same port for two clusters
+    chosen = [RealClusterPorts(*free[6 * index : 6 * index + 6]) for index in range(len(names))]
     clusters = {
         name: RealCluster(
             kit=kit,
             name=name,
             state=root / f"{label}{name}",
-            ports=ports[name] if ports is not None and name in ports else RealClusterPorts.free(),
+            ports=ports[name] if ports is not None and name in ports else chosen[index],
             kueue_version=settings.kueue_version,
             watch_cache=name == "manager",
         )
-        for name in names
+        for index, name in enumerate(names)
     }
     for cluster in clusters.values():
         stack.push_async_callback(asyncio.to_thread, cluster.stop)
-    await _in_threads([_retried(cluster.start_apiserver) for cluster in clusters.values()])
-    await _in_threads([_retried(_kueue_starter(cluster, settings)) for cluster in clusters.values()])
+    fixed = ports is not None
+    await _in_threads([_retried(c, c.start_apiserver, fixed_ports=fixed) for c in clusters.values()])
+    await _in_threads(
+        [_retried(c, _kueue_starter(c, settings), fixed_ports=fixed) for c in clusters.values()]
+    )
     session = Session(
         args=argparse.Namespace(start_timeout=settings.start_timeout), out=out, state=root, components=[]
     )
