@@ -296,6 +296,11 @@ def _parser() -> argparse.ArgumentParser:
         help="stop w1's API server at this fraction; kill -9 our multikueue meanwhile",
     )
     real.add_argument("--down-seconds", type=float, default=20.0, help="how long w1 stays down")
+    real.add_argument(
+        "--keep-state",
+        action="store_true",
+        help="keep the clusters' state folders (the components' logs) after the run",
+    )
     return parser
 
 
@@ -386,7 +391,10 @@ async def _main_real(args: argparse.Namespace) -> int:
     finally:
         for failure in stop_all_below(root, kit=kit):
             print(f"bench/multikueue.py: {failure}", file=sys.stderr)
-        shutil.rmtree(root, ignore_errors=True)
+        if args.keep_state:
+            print(f"state folders and logs kept in {root}", file=sys.stderr)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
     for anchor in anchors:
         if samples[anchor]:
             print(f"{anchor} " + "\n".join(summary(samples[anchor], cpu=cpu[anchor])))
