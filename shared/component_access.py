@@ -275,9 +275,15 @@ def _multikueue(config: Configuration) -> list[AccessRule]:
         ),
         AccessRule(
             API_GROUP,
-            ("admissionchecks/status", "multikueueclusters/status", "workloads/status"),
+            ("admissionchecks/status", "multikueueclusters/status"),
             ("update",),
-            "Active conditions, admission check states, Finished",
+            "Active conditions",
+        ),
+        AccessRule(
+            API_GROUP,
+            ("workloads/status",),
+            ("patch",),
+            "admission check states, clusterName, Finished: forced applies as kueue-admission",
         ),
         *_per_group(synced, _READ, "the manager's jobs of the synced kinds (informers; get on a miss)"),
         *_per_group(synced, ("patch",), "status mirrored from the worker's copy", suffix="/status"),
@@ -303,7 +309,9 @@ def _multikueue_worker(config: Configuration) -> list[AccessRule]:
             ("get", "list", "watch", "create", "update", "delete"),
             "Workload copies: create, follow, remove (the finalizer first, by an update)",
         ),
-        AccessRule(API_GROUP, ("workloads/status",), ("update",), "DeactivationTarget on an evicted copy"),
+        AccessRule(
+            API_GROUP, ("workloads/status",), ("patch",), "DeactivationTarget on an evicted copy (an apply)"
+        ),
         AccessRule(
             API_GROUP,
             ("localqueues",),

@@ -137,7 +137,7 @@ async def test_missing_secret_is_not_retried_and_its_creation_connects() -> None
         "type": "Active",
         "status": "False",
         "reason": "BadKubeConfig",
-        "message": 'load client config failed: secrets "w1-secret" not found',
+        "message": 'load client config failed: Secret "w1-secret" not found',
     }
     harness.manager.put(SECRET, {"metadata": {"name": "w1-secret", "namespace": "kueue-system"}, "data": {}})
     assert await harness.reconciler.reconcile("w1") == Result.again()
