@@ -52,6 +52,7 @@ from devcluster.apiserver.errors import (
 )
 from devcluster.apiserver.events import EventsCodec
 from devcluster.apiserver.openapi import openapi_v3
+from devcluster.apiserver.partial import PartialMetadata, negotiate_partial
 from devcluster.apiserver.query_options import (
     flag,
     integer,
@@ -59,7 +60,6 @@ from devcluster.apiserver.query_options import (
     validate_list_options,
     validate_write_options,
 )
-from devcluster.apiserver.partial import PartialMetadata, negotiate_partial
 from devcluster.apiserver.rbac import RBAC_GROUP
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions

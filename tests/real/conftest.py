@@ -40,7 +40,6 @@ import pytest_asyncio
 from devrun.cluster import ClusterRun, Session, start_cluster, start_components
 from devrun.components import ComponentProcess
 from devrun.real_cluster import KUEUE_VERSIONS, Kit, KueueMode, RealCluster, find_kit
-from devrun.real_fleet import job_status_succeeded
 from devrun.samples import EXAMPLES_DIR
 from shared.config import load_config
 from shared.frameworks.base import GroupVersionKind

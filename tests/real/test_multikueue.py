@@ -29,13 +29,19 @@ from typing import Any
 import pytest_asyncio
 
 from devrun.real_cluster import Kit
-from devrun.real_fleet import CLUSTER_QUEUE, FleetMember, FleetSettings, RealFleet, start_real_fleet
+from devrun.real_fleet import (
+    CLUSTER_QUEUE,
+    FleetMember,
+    FleetSettings,
+    RealFleet,
+    job_status_succeeded,
+    start_real_fleet,
+)
 from shared.admission_apply import ADMISSION_FIELD_MANAGER
 from shared.constants import QUEUE_LABEL
 from shared.frameworks.base import GroupVersionKind
 from shared.kube import KubeClient, NotFound
 from tests.polling import eventually
-from tests.real.conftest import job_status_succeeded
 
 JOB = GroupVersionKind("batch", "v1", "Job")
 WORKLOAD = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
