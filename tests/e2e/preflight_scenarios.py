@@ -438,7 +438,7 @@ async def multikueue_workers_missing_things(
         found = await run(manager)
         w2 = one(found, "multikueue cluster w2", Verdict.FAIL)
         assert w2.message.startswith(
-            'BadKubeConfig: load client config failed: secrets "w2-kubeconfig" not found'
+            'BadKubeConfig: load client config failed: Secret "w2-kubeconfig" not found'
         )
         assert w2.admission_checks == ("preflight-mk",) and w2.clusters == ("w2",)
         assert one(found, "multikueue cluster w1", Verdict.OK, exact=True).message.startswith(

@@ -96,12 +96,6 @@ async def test_dispatch_first_admitted_wins_status_mirrored_and_finish(
         await eventually(cleaned, what="remote objects removed after the finish", within_seconds=30)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="devcluster difference: server-side apply has no field ownership yet, so MultiKueue's "
-    "kueue-admission apply that leaves the nomination out does not remove it (real clusters: "
-    "tests/real/test_multikueue.py)",
-)
 async def test_the_nomination_is_cleared_once_admitted(devcluster_factory: Any, shared_dir: Path) -> None:
     async with fleet(devcluster_factory, shared_dir) as f:
         await f.manager.create(JOB, new_job("hello", run_seconds=60), namespace=NAMESPACE)

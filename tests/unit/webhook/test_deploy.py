@@ -256,10 +256,9 @@ def multikueue_expected_grants() -> set[tuple[str, str, str]]:
             for r in ("admissionchecks", "multikueueconfigs", "multikueueclusters", "workloads")
             for v in ("get", "list", "watch")
         }
-        | {
-            ("kueue.x-k8s.io", f"{r}/status", "update")
-            for r in ("admissionchecks", "multikueueclusters", "workloads")
-        }
+        | {("kueue.x-k8s.io", f"{r}/status", "update") for r in ("admissionchecks", "multikueueclusters")}
+        # the Workload's admission state: forced server-side applies as kueue-admission
+        | {("kueue.x-k8s.io", "workloads/status", "patch")}
         | jobs
         | {(g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "patch")}
         | {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
@@ -302,7 +301,7 @@ def worker_grants() -> set[tuple[str, str, str]]:
 def test_worker_rbac_is_what_multikueue_does_on_a_worker() -> None:
     assert worker_grants() == (
         {("kueue.x-k8s.io", "workloads", v) for v in ("get", "list", "watch", "create", "update", "delete")}
-        | {("kueue.x-k8s.io", "workloads/status", "update")}
+        | {("kueue.x-k8s.io", "workloads/status", "patch")}  # DeactivationTarget, applied
         | {("batch", "jobs", v) for v in ("get", "list", "watch", "create", "delete")}
         | {("kueue.x-k8s.io", "localqueues", "get")}  # kueue-bridge preflight reads them
     )
