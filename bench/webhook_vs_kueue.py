@@ -6,6 +6,10 @@ of a batch Job created with kubectl that ``../shared/fixtures`` captured from a 
 queued (``kueue.x-k8s.io/queue-name``) to a LocalQueue that exists, in a namespace both caches know.
 Our webhook is ``kueue-bridge webhook`` as deployed (informer lookups against the cluster); it is
 not registered with the API server (one set of Job webhooks per API server), only called directly.
+Kueue's ``mjob.kb.io`` registration is taken out of its MutatingWebhookConfiguration first (Kueue's
+server keeps serving the path, which is called directly too): our start-up preflight refuses to run
+next to a Kueue that registers a batch/job webhook, rightly for a real deployment, and nothing here
+creates a Job through the API server.
 
 The load is ``wrk -t1 -c16`` (one thread, 16 kept-alive HTTPS connections, closed loop: each
 connection sends its next request when the answer to the last one has arrived) for ``--seconds``.
@@ -37,6 +41,8 @@ from bench.real_cluster import bench_cluster, cluster_pids, fresh
 from bench.reconciler_cpu import BENCH_NAMESPACE, client_for, setup_queues, write_config
 from devrun.components import ComponentProcess, free_port, generate_certs
 from devrun.samples import shared_dir
+from shared.frameworks.base import GroupVersionKind
+from shared.kube import KubeClient
 
 __all__ = ["main_vs_kueue", "queued_review"]
 
@@ -44,6 +50,20 @@ FIXTURE = "fixtures/admissionreview-job-create.json"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_PATHS = {"mutate": "/mutate-batch-v1-job", "validate": "/validate-batch-v1-job"}
 SERVER_CORE, CLIENT_CORE = "1", "0"
+MUTATING_CONFIGURATION = GroupVersionKind(
+    "admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration"
+)
+KUEUE_JOB_WEBHOOK = "mjob.kb.io"
+
+
+async def unregister_kueue_job_webhook(client: KubeClient) -> None:
+    """Take ``mjob.kb.io`` out of Kueue's registered mutating webhooks (its server still serves it)."""
+    listed = await client.list(MUTATING_CONFIGURATION)
+    for configuration in listed.get("items") or []:
+        hooks = configuration.get("webhooks") or []
+        kept = [hook for hook in hooks if hook.get("name") != KUEUE_JOB_WEBHOOK]
+        if len(kept) != len(hooks):
+            await client.update(MUTATING_CONFIGURATION, {**configuration, "webhooks": kept})
 
 
 def queued_review(*, namespace: str, queue: str) -> bytes:
@@ -121,6 +141,7 @@ async def _measure(args: argparse.Namespace, tmp: Path) -> dict[str, list[WrkRes
         async with contextlib.AsyncExitStack() as stack:
             client = await stack.enter_async_context(client_for(cluster.kubeconfig))
             await setup_queues(client, jobs=10, install=False)
+            await unregister_kueue_job_webhook(client)
             cert_dir = tmp / "certs"
             generate_certs(cert_dir)
             port = free_port()

@@ -34,12 +34,14 @@ from shared.constants import (
 from shared.validation_k8s import LABEL_VALUE_MAX_LENGTH, is_label_value
 
 __all__ = [
+    "annotation_value",
     "annotations_of",
     "controller_owner_ref",
     "is_valid_job_uid_label",
     "job_name",
     "job_namespace",
     "job_uid",
+    "label_value",
     "labels_of",
     "labels_to_copy",
     "max_exec_time_seconds",
@@ -87,6 +89,17 @@ def labels_of(job: Mapping[str, Any]) -> dict[str, str]:
 def annotations_of(job: Mapping[str, Any]) -> dict[str, str]:
     """A copy of ``metadata.annotations`` (only string values; empty when absent or malformed)."""
     return _string_map(_metadata(job).get("annotations"))
+
+
+def label_value(job: Mapping[str, Any], key: str) -> str | None:
+    """``labels_of(job).get(key)`` without copying the map: the label's value, ``None`` when it is
+    absent or not a string."""
+    return _metadata_string(job, "labels", key)
+
+
+def annotation_value(job: Mapping[str, Any], key: str) -> str | None:
+    """``annotations_of(job).get(key)`` without copying the map."""
+    return _metadata_string(job, "annotations", key)
 
 
 def job_name(job: Mapping[str, Any]) -> str:

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from shared.constants import ADMISSION_GATED_BY_ANNOTATION
 from shared.frameworks.base import FieldError
-from shared.jobmeta import annotations_of
+from shared.jobmeta import annotation_value
 from shared.validation_k8s import is_dns1123_subdomain, regex_error
 from webhook.fielderrors import FORBIDDEN, INVALID, REQUIRED, TOO_LONG
 
@@ -94,12 +94,12 @@ def _validate_format(value: str) -> list[FieldError]:
 
 
 def validate_admission_gated_by_on_create(obj: Mapping[str, Any]) -> list[FieldError]:
-    return _validate_format(annotations_of(obj).get(ADMISSION_GATED_BY_ANNOTATION, ""))
+    return _validate_format(annotation_value(obj, ADMISSION_GATED_BY_ANNOTATION) or "")
 
 
 def validate_admission_gated_by_on_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:
-    old_value = annotations_of(old).get(ADMISSION_GATED_BY_ANNOTATION, "")
-    new_value = annotations_of(new).get(ADMISSION_GATED_BY_ANNOTATION, "")
+    old_value = annotation_value(old, ADMISSION_GATED_BY_ANNOTATION) or ""
+    new_value = annotation_value(new, ADMISSION_GATED_BY_ANNOTATION) or ""
     errors: list[FieldError] = []
     if not old_value and new_value:
         errors.append(

@@ -58,7 +58,7 @@ from shared.constants import (
 from shared.frameworks.base import AdapterError, GenericJob
 from shared.frameworks.capabilities import has_managed_by
 from shared.frameworks.strconv import quote
-from shared.jobmeta import controller_owner_ref, job_namespace, labels_of, queue_name
+from shared.jobmeta import controller_owner_ref, job_namespace, label_value, queue_name
 from webhook.lookups import Lookups, ObjectKey
 from webhook.patch import diff_ops
 from webhook.settings import Framework, WebhookSettings
@@ -186,10 +186,10 @@ def _should_suspend(obj: Mapping[str, Any], *, settings: WebhookSettings, lookup
 
 
 def _multikueue_behind(obj: Mapping[str, Any], *, settings: WebhookSettings, lookups: Lookups) -> bool:
-    labels = labels_of(obj)
-    if QUEUE_LABEL not in labels:
+    queue = label_value(obj, QUEUE_LABEL)
+    if queue is None:
         return False
-    cluster_queue = lookups.cluster_queue_for(job_namespace(obj), labels[QUEUE_LABEL])
+    cluster_queue = lookups.cluster_queue_for(job_namespace(obj), queue)
     if cluster_queue is None:
         return False
     controllers = lookups.admission_check_controllers(cluster_queue)
@@ -226,7 +226,7 @@ def default_job(
 
     # 2. default WorkloadPriorityClass
     if (
-        not labels_of(working).get(WORKLOAD_PRIORITY_CLASS_LABEL)
+        not label_value(working, WORKLOAD_PRIORITY_CLASS_LABEL)
         and not owner_managed
         and lookups.workload_priority_class_exists(DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME)
     ):

@@ -9,6 +9,12 @@ One informer per kind the rules read:
 * every owner kind the ancestor walk follows (``WebhookSettings.known_owner_kinds``: the configured
   job kinds, ``extra_managed_owner_kinds`` and ``apps/v1`` ReplicaSet), keyed ``namespace/name``.
 
+What the rules read of Namespaces (labels), WorkloadPriorityClasses (existence) and owners (uid,
+controller reference, queue-name label) is all metadata, so those informers are metadata-only
+(``PartialObjectMetadata``, as controller-runtime's ``OnlyMetadata`` caches): the owner kinds include
+every configured job kind, whose every status change would otherwise be decoded whole here. No
+informer keeps ``metadata.managedFields`` (no rule reads them).
+
 Every question is a dict read on the event loop's thread; the informers' tasks are the only writers,
 so a rule sees a consistent store between awaits (and admission rules never await).
 
@@ -42,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from shared.frameworks.base import GroupVersionKind
-from shared.kube import Informer, KubeClient, UnknownKindError, WatchSettings
+from shared.kube import Informer, KubeClient, UnknownKindError, WatchSettings, strip_managed_fields
 from webhook.lookups import ObjectKey
 from webhook.settings import WebhookSettings
 
@@ -101,17 +107,23 @@ class InformerLookups:
         self._client = client
         self._probe_interval = absent_kind_probe_interval
 
-        def informer(gvk: GroupVersionKind) -> Informer:
-            return Informer(client, gvk, watch_settings=watch_settings)
+        def informer(gvk: GroupVersionKind, *, metadata_only: bool = False) -> Informer:
+            return Informer(
+                client,
+                gvk,
+                watch_settings=watch_settings,
+                transform=strip_managed_fields,
+                metadata_only=metadata_only,
+            )
 
-        self.namespaces = informer(NAMESPACE_GVK)
+        self.namespaces = informer(NAMESPACE_GVK, metadata_only=True)
         self.local_queues = informer(LOCAL_QUEUE_GVK)
         self.cluster_queues = informer(CLUSTER_QUEUE_GVK)
         self.admission_checks = informer(ADMISSION_CHECK_GVK)
-        self.priority_classes = informer(WORKLOAD_PRIORITY_CLASS_GVK)
+        self.priority_classes = informer(WORKLOAD_PRIORITY_CLASS_GVK, metadata_only=True)
         #: (apiVersion, kind) -> informer, for the ancestor walk
         self.owners: dict[tuple[str, str], Informer] = {
-            key: informer(gvk_of(*key)) for key in sorted(settings.known_owner_kinds)
+            key: informer(gvk_of(*key), metadata_only=True) for key in sorted(settings.known_owner_kinds)
         }
         #: owner informers may legitimately have an unserved kind; the others must sync
         self._optional = set(self.owners)

@@ -46,7 +46,7 @@ from shared.frameworks.base import FieldError, GenericJob
 from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.capabilities import has_managed_by, has_validation
 from shared.frameworks.strconv import GoParseError, atoi, quote
-from shared.jobmeta import annotations_of, job_namespace, labels_of, prebuilt_workload_name, queue_name
+from shared.jobmeta import annotation_value, job_namespace, label_value, prebuilt_workload_name, queue_name
 from shared.validation_k8s import is_dns1123_subdomain
 from webhook.admission_gates import (
     validate_admission_gated_by_on_create,
@@ -78,7 +78,7 @@ def _subdomain(path: str, value: str) -> list[FieldError]:
 
 
 def _prebuilt_uses_annotation(obj: Mapping[str, Any]) -> bool:
-    return bool(annotations_of(obj).get(PREBUILT_WORKLOAD_ANNOTATION))
+    return bool(annotation_value(obj, PREBUILT_WORKLOAD_ANNOTATION))
 
 
 def _prebuilt_path(obj: Mapping[str, Any]) -> str:
@@ -92,10 +92,12 @@ def _elastic(obj: Mapping[str, Any], framework: Framework) -> bool:
 
 def _validate_prebuilt_create(obj: Mapping[str, Any], framework: Framework) -> list[FieldError]:
     errors: list[FieldError] = []
-    if _prebuilt_uses_annotation(obj):
-        errors += _subdomain(PREBUILT_ANNOTATION_PATH, annotations_of(obj)[PREBUILT_WORKLOAD_ANNOTATION])
-    elif PREBUILT_WORKLOAD_LABEL in labels_of(obj):
-        errors += _subdomain(PREBUILT_LABEL_PATH, labels_of(obj)[PREBUILT_WORKLOAD_LABEL])
+    annotation = annotation_value(obj, PREBUILT_WORKLOAD_ANNOTATION)
+    label = label_value(obj, PREBUILT_WORKLOAD_LABEL)
+    if annotation:
+        errors += _subdomain(PREBUILT_ANNOTATION_PATH, annotation)
+    elif label is not None:
+        errors += _subdomain(PREBUILT_LABEL_PATH, label)
     if prebuilt_workload_name(obj) and not framework.supports_prebuilt_workload:
         errors.append(
             FieldError(_prebuilt_path(obj), FORBIDDEN, f"Is not supported for {quote(str(framework.gvk))}")
@@ -104,13 +106,13 @@ def _validate_prebuilt_create(obj: Mapping[str, Any], framework: Framework) -> l
 
 
 def _validate_generic_create(obj: Mapping[str, Any], framework: Framework) -> list[FieldError]:
-    labels = labels_of(obj)
     errors: list[FieldError] = []
-    if QUEUE_LABEL in labels:
-        errors += _subdomain(QUEUE_NAME_PATH, labels[QUEUE_LABEL])
+    queue = label_value(obj, QUEUE_LABEL)
+    if queue is not None:
+        errors += _subdomain(QUEUE_NAME_PATH, queue)
     errors += _validate_prebuilt_create(obj, framework)
-    if MAX_EXEC_TIME_SECONDS_LABEL in labels:
-        raw = labels[MAX_EXEC_TIME_SECONDS_LABEL]
+    raw = label_value(obj, MAX_EXEC_TIME_SECONDS_LABEL)
+    if raw is not None:
         try:
             value = atoi(raw)
         except GoParseError as exc:
@@ -139,8 +141,8 @@ def validate_create(job: GenericJob, *, framework: Framework) -> list[FieldError
 def _validate_priority_class_update(
     *, suspended: bool, old: Mapping[str, Any], new: Mapping[str, Any]
 ) -> list[FieldError]:
-    old_name = labels_of(old).get(WORKLOAD_PRIORITY_CLASS_LABEL, "")
-    new_name = labels_of(new).get(WORKLOAD_PRIORITY_CLASS_LABEL, "")
+    old_name = label_value(old, WORKLOAD_PRIORITY_CLASS_LABEL) or ""
+    new_name = label_value(new, WORKLOAD_PRIORITY_CLASS_LABEL) or ""
     if not suspended and not old_name and new_name:
         return [
             FieldError(
@@ -196,8 +198,8 @@ def validate_update(
     if not new_suspended or not old_job.is_suspended():
         errors += _immutable(
             MAX_EXEC_TIME_PATH,
-            labels_of(new).get(MAX_EXEC_TIME_SECONDS_LABEL, ""),
-            labels_of(old).get(MAX_EXEC_TIME_SECONDS_LABEL, ""),
+            label_value(new, MAX_EXEC_TIME_SECONDS_LABEL) or "",
+            label_value(old, MAX_EXEC_TIME_SECONDS_LABEL) or "",
         )
 
     errors += _validate_priority_class_update(suspended=new_suspended, old=old, new=new)

@@ -222,10 +222,14 @@ class KubeClient(ResourceVerbs):
     def _url(self, path: str, query: str) -> str:
         return f"{self.server}{path}?{query}" if query else f"{self.server}{path}"
 
-    def _headers(self, content_type: str | None, *, metadata_only: bool = False) -> dict[str, str]:
+    def _headers(
+        self, content_type: str | None, *, metadata_only: bool = False, accept: str | None = None
+    ) -> dict[str, str]:
         headers = dict(self._base_headers)
         if metadata_only:
             headers["Accept"] = METADATA_ONLY
+        if accept is not None:
+            headers["Accept"] = accept
         if content_type is not None:
             headers["Content-Type"] = content_type
         if self._auth is not None:
@@ -245,12 +249,13 @@ class KubeClient(ResourceVerbs):
         verb: str,
         resource: str,
         decode: bool = True,
+        accept: str | None = None,
     ) -> Any:
         if not self._limiter.unlimited:
             await self._wait_for_token()
         url = self._url(path, query)
         # a write whose answer is dropped asks for metadata only (a list cannot be one: never a GET)
-        headers = self._headers(content_type, metadata_only=not decode and method != "GET")
+        headers = self._headers(content_type, metadata_only=not decode and method != "GET", accept=accept)
         started = self.clock.now()
         code = "error"
         try:
@@ -338,18 +343,27 @@ class KubeClient(ResourceVerbs):
         body: Any = None,
         content_type: str | None = None,
         decode: bool = True,
+        accept: str | None = None,
     ) -> Any:
         """One API call with the retry policy; returns the decoded JSON (``{}`` for an empty body, and
         with ``decode=False``: a caller that drops the answer need not pay for parsing it, and a
         write then asks for the object's metadata only, ``PartialObjectMetadata``, so the server
-        need not encode nor send the rest)."""
+        need not encode nor send the rest). ``accept``: the ``Accept`` header instead of JSON's."""
         query = self._query(params) if params else ""
         content = orjson.dumps(body) if body is not None else None
         if content is not None and content_type is None:
             content_type = JSON_CONTENT
         try:
             return await self._attempt(
-                method, path, query, content, content_type, verb=verb, resource=resource, decode=decode
+                method,
+                path,
+                query,
+                content,
+                content_type,
+                verb=verb,
+                resource=resource,
+                decode=decode,
+                accept=accept,
             )
         except KubeError as exc:
             if not _retryable(exc, method=method) or self.settings.max_attempts <= 1:
@@ -380,6 +394,7 @@ class KubeClient(ResourceVerbs):
             verb=verb,
             resource=resource,
             decode=decode,
+            accept=accept,
         )
 
     async def _discovery_get(self, path: str) -> dict[str, Any]:
@@ -388,12 +403,14 @@ class KubeClient(ResourceVerbs):
             raise UnexpectedResponse(path=path, status_code=200, body=b"", problem="is not a JSON object")
         return result
 
-    async def _open_raw_stream(self, path: str, query: str, *, resource: str) -> StreamResponse:
+    async def _open_raw_stream(
+        self, path: str, query: str, *, resource: str, headers: dict[str, str]
+    ) -> StreamResponse:
         assert self._fast is not None
         started = self.clock.now()
         code = "error"
         try:
-            raw = await self._fast.open_stream(self._url(path, query), headers=self._headers(None), path=path)
+            raw = await self._fast.open_stream(self._url(path, query), headers=headers, path=path)
             code = str(raw.status_code)
         finally:
             if self.metrics is not None:
@@ -412,17 +429,22 @@ class KubeClient(ResourceVerbs):
             )
         return StreamResponse(raw, path=path)
 
-    async def open_stream(self, path: str, *, params: Mapping[str, str], resource: str) -> StreamResponse:
-        """Start a streamed GET (watch). No retry here: the watch loop owns reconnect policy."""
+    async def open_stream(
+        self, path: str, *, params: Mapping[str, str], resource: str, metadata_only: bool = False
+    ) -> StreamResponse:
+        """Start a streamed GET (watch). No retry here: the watch loop owns reconnect policy.
+        ``metadata_only``: events carry ``PartialObjectMetadata`` objects (whole objects from a server
+        that cannot)."""
         if not self._limiter.unlimited:
             await self._wait_for_token()
         query = urlencode(params)
+        headers = self._headers(None, metadata_only=metadata_only)
         if self._fast is not None:
-            return await self._open_raw_stream(path, query, resource=resource)
+            return await self._open_raw_stream(path, query, resource=resource, headers=headers)
         request = httpx.Request(
             "GET",
             self._url(path, query),
-            headers=self._headers(None),
+            headers=headers,
             extensions={
                 "timeout": {
                     "connect": self.settings.transport.connect_timeout,

@@ -25,6 +25,10 @@ Invariants:
   a controller that never reads ``metadata.managedFields`` keeps a third less per object, and an
   update sent without them leaves the server's untouched (kube-apiserver's field manager keeps the
   live object's managedFields when a request carries none).
+* ``metadata_only`` caches ``PartialObjectMetadata`` objects (client-go's metadata informers,
+  controller-runtime's ``OnlyMetadata``): for a cache whose readers look at ``metadata`` alone, the
+  server sends and we decode a fraction of each object. A server that cannot answer that way sends
+  whole objects (a superset, read the same way).
 """
 
 from __future__ import annotations
@@ -242,6 +246,7 @@ class Informer:
         watch_settings: WatchSettings | None = None,
         clock: Clock | None = None,
         transform: Callable[[Obj], Obj] | None = None,
+        metadata_only: bool = False,
     ) -> None:
         self.gvk = gvk
         self._transform = transform
@@ -259,6 +264,7 @@ class Informer:
             field_selector=field_selector,
             settings=watch_settings or WatchSettings(),
             clock=self.clock,
+            metadata_only=metadata_only,
         )
 
     @property

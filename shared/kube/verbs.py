@@ -26,7 +26,11 @@ from shared.frameworks.base import GroupVersionKind
 from shared.kube.discovery import ResourceInfo, RESTMapper
 from shared.kube.errors import Gone
 
-__all__ = ["ObjectList", "PatchType", "ResourceVerbs"]
+__all__ = ["METADATA_LIST", "ObjectList", "PatchType", "ResourceVerbs"]
+
+#: what a metadata-only list asks for (client-go's metadata informers): ``PartialObjectMetadataList``,
+#: plain JSON from a server that cannot (its items are then whole objects, a superset)
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json"
 
 
 def _typed(gvk: GroupVersionKind, body: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -70,6 +74,7 @@ class ResourceVerbs:
         body: Any = None,
         content_type: str | None = None,
         decode: bool = True,
+        accept: str | None = None,
     ) -> Any:
         raise NotImplementedError
 
@@ -124,8 +129,10 @@ class ResourceVerbs:
         limit: int | None = None,
         continue_token: str | None = None,
         resource_version: str | None = None,
+        metadata_only: bool = False,
     ) -> dict[str, Any]:
-        """One page of a list (the raw ``*List`` object; ``metadata.continue`` for the next page)."""
+        """One page of a list (the raw ``*List`` object; ``metadata.continue`` for the next page).
+        ``metadata_only``: a ``PartialObjectMetadataList`` (whole items from a server that cannot)."""
         info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         params: dict[str, str] = {}
         if label_selector:
@@ -140,7 +147,12 @@ class ResourceVerbs:
             params["resourceVersion"] = resource_version
         path = info.path(namespace=namespace if info.namespaced else None)
         result: dict[str, Any] = await self.request(
-            "GET", path, verb="list", resource=info.resource_label, params=params
+            "GET",
+            path,
+            verb="list",
+            resource=info.resource_label,
+            params=params,
+            accept=METADATA_LIST if metadata_only else None,
         )
         return result
 
@@ -152,8 +164,10 @@ class ResourceVerbs:
         label_selector: str | None = None,
         field_selector: str | None = None,
         page_size: int | None = 500,
+        metadata_only: bool = False,
     ) -> ObjectList:
         """Every item across pages; items get ``apiVersion``/``kind`` (lists omit them).
+        ``metadata_only``: ``PartialObjectMetadata`` items, as client-go's metadata informers list.
 
         An expired continue token (410) falls back to one unpaginated list, as client-go's pager does.
         """
@@ -170,6 +184,7 @@ class ResourceVerbs:
                     field_selector=field_selector,
                     limit=limit,
                     continue_token=token,
+                    metadata_only=metadata_only,
                 )
             except Gone:
                 if token is None:

@@ -33,6 +33,9 @@ Behaviour (modelled on client-go's Reflector and kopf's ``continuous_watch``):
    the watch resumes after a jittered exponential backoff. Nothing raises out of ``events()`` except
    cancellation.
 
+``metadata_only`` lists and watches ``PartialObjectMetadata`` (client-go's metadata informers): the
+server sends, and we decode, each object's ``metadata`` alone, for callers that read nothing else.
+
 Cancelling the consuming task (or closing the ``events()`` generator) closes the HTTP stream.
 ``on_restart(reason)`` is told about every restart (the ``watch_restarts_total`` reasons: a
 MultiKueue worker's watch uses it to notice a lost connection); it must be quick and not raise.
@@ -175,9 +178,11 @@ class Watch:
         metrics: KubeMetrics | None = None,
         rng: random.Random | None = None,
         on_restart: Callable[[str], None] | None = None,
+        metadata_only: bool = False,
     ) -> None:
         self.client = client
         self.gvk = gvk
+        self.metadata_only = metadata_only
         self._on_restart = on_restart
         self.namespace = namespace
         self.label_selector = label_selector
@@ -250,6 +255,7 @@ class Watch:
             label_selector=self.label_selector,
             field_selector=self.field_selector,
             page_size=self.settings.page_size,
+            metadata_only=self.metadata_only,
         )
         fresh = {object_key(obj): obj for obj in result.items}
         events = [WatchEvent(EventType.DELETED, old) for key, old in self._known.items() if key not in fresh]
@@ -278,7 +284,9 @@ class Watch:
             params["fieldSelector"] = self.field_selector
         path = info.path(namespace=self.namespace if info.namespaced else None)
         try:
-            return await self.client.open_stream(path, params=params, resource=info.resource_label)
+            return await self.client.open_stream(
+                path, params=params, resource=info.resource_label, metadata_only=self.metadata_only
+            )
         except Gone as exc:
             raise _Restart("gone", relist=True, backoff=False) from exc
         except KubeError as exc:

@@ -147,3 +147,47 @@ async def test_informer_stays_consistent_under_a_burst(
     late = Mirror()
     informer.add_handler(late.handler())  # a handler added after sync is told about every cached object
     assert late.objects.keys() == set(informer.store.keys())
+
+
+async def test_a_metadata_only_informer_caches_each_objects_metadata(
+    client: KubeClient, namespace: str
+) -> None:
+    """``metadata_only``: the list and the watch ask for ``PartialObjectMetadata``; the cache holds
+    each object's metadata (labels, uid, resourceVersion) and nothing of its body, and follows
+    changes like any informer."""
+    await client.create(
+        CONFIGMAP,
+        {"metadata": {"name": "listed", "labels": {"a": "1"}}, "data": {"k": "v"}},
+        namespace=namespace,
+    )
+    informer = Informer(client, CONFIGMAP, namespace=namespace, watch_settings=FAST_RETRY, metadata_only=True)
+    task = asyncio.create_task(informer.run())
+    try:
+        assert await informer.wait_synced(timeout_seconds=20)
+        listed = cached(informer, f"{namespace}/listed")
+        assert (listed["kind"], listed["apiVersion"]) == ("PartialObjectMetadata", "meta.k8s.io/v1")
+        assert "data" not in listed and listed["metadata"]["labels"] == {"a": "1"}
+        assert listed["metadata"]["uid"]
+        await client.create(
+            CONFIGMAP, {"metadata": {"name": "watched"}, "data": {"k": "v"}}, namespace=namespace
+        )
+        patched = await client.patch(
+            CONFIGMAP, "listed", {"metadata": {"labels": {"a": "2"}}, "data": {"k": "w"}}, namespace=namespace
+        )
+
+        async def followed() -> bool:
+            watched = informer.store.get(f"{namespace}/watched")
+            listed = cached(informer, f"{namespace}/listed")
+            return (
+                watched is not None
+                and listed["metadata"]["resourceVersion"] == patched["metadata"]["resourceVersion"]
+            )
+
+        await eventually(followed, what="the metadata-only informer to see the create and the patch")
+        for obj in (cached(informer, f"{namespace}/watched"), cached(informer, f"{namespace}/listed")):
+            assert obj["kind"] == "PartialObjectMetadata" and set(obj) == {"kind", "apiVersion", "metadata"}
+        assert cached(informer, f"{namespace}/listed")["metadata"]["labels"] == {"a": "2"}
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
