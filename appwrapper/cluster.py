@@ -20,8 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from appwrapper.model import APPWRAPPER_GVK, APPWRAPPER_LABEL
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import EventRecorder, KubeClient, NotFound, StoreView, UnknownKindError
+from shared.kube import EventRecorder, GroupVersionKind, KubeClient, NotFound, StoreView, UnknownKindError
 
 __all__ = [
     "APPWRAPPER_INDEX",

@@ -47,10 +47,10 @@ from prometheus_client import CollectorRegistry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from shared.frameworks.base import GroupVersionKind
 from shared.kube import (
     ClientSettings,
     ConnectionConfig,
+    GroupVersionKind,
     Informer,
     KubeClient,
     KubeMetrics,

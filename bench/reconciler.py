@@ -57,8 +57,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.devcluster import devcluster_process  # noqa: E402
-from shared.frameworks.base import GroupVersionKind  # noqa: E402
-from shared.kube import AlreadyExists, ClientSettings, KubeClient, load_kubeconfig  # noqa: E402
+from shared.kube import (  # noqa: E402
+    AlreadyExists,
+    ClientSettings,
+    GroupVersionKind,
+    KubeClient,
+    load_kubeconfig,
+)
 from shared.kube.watch import EventType, Watch  # noqa: E402
 
 __all__ = ["main"]

@@ -62,8 +62,12 @@ from devrun.components import (  # noqa: E402
     render_webhook_manifests,
 )
 from devrun.samples import crd_files, install_crds  # noqa: E402
-from shared.frameworks.base import GroupVersionKind  # noqa: E402
-from shared.kube import ClientSettings, KubeClient, load_kubeconfig  # noqa: E402
+from shared.kube import (  # noqa: E402
+    ClientSettings,
+    GroupVersionKind,
+    KubeClient,
+    load_kubeconfig,
+)
 from shared.kube.watch import EventType, Watch  # noqa: E402
 
 __all__ = ["main"]

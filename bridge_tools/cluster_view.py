@@ -21,8 +21,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from shared.constants import API_GROUP
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient, NotFound, UnknownKindError
+from shared.kube import GroupVersionKind, KubeClient, NotFound, UnknownKindError
 
 __all__ = [
     "ADMISSION_CHECK",

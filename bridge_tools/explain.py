@@ -54,11 +54,12 @@ from bridge_tools.verdict import Explanation, State
 from shared.ages import age_since, parse_timestamp
 from shared.config import Configuration
 from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT, QUEUE_LABEL, Condition
-from shared.frameworks.base import AdapterError, GenericJob, GroupVersionKind
+from shared.frameworks.base import AdapterError, GenericJob
 from shared.frameworks.capabilities import has_managed_by, has_priority_class
 from shared.frameworks.registry import Framework, FrameworkRegistry, UnknownKindError, external_name, gvk_of
 from shared.jobmeta import controller_owner_ref, job_uid, queue_name, workload_priority_class_name
 from shared.jsontree import copy_json
+from shared.kube import GroupVersionKind
 from shared.labelselector import format_selector
 from shared.models.condition import find_condition
 from shared.models.workload import PodSet, Workload

@@ -56,7 +56,7 @@ from devrun.samples import (
 )
 from devrun.watch import Watched
 from shared.config import load_config
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 
 __all__ = [
     "EXAMPLES_DIR",

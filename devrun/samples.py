@@ -28,8 +28,7 @@ from typing import Any, Final
 import yaml
 
 from devcluster.standin import DeclarativeCompletion, Resource
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import AlreadyExists, KubeClient, NotFound
+from shared.kube import AlreadyExists, GroupVersionKind, KubeClient, NotFound
 
 __all__ = [
     "EXAMPLES_DIR",

@@ -35,8 +35,7 @@ from devrun.cluster import Session
 from devrun.progress import JobRow, TableDisplay, job_row
 from devrun.samples import SAMPLE_KINDS, SampleKind
 from shared.config import ConfigError, load_config
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient
+from shared.kube import GroupVersionKind, KubeClient
 
 __all__ = ["Watched", "read_rows", "verdict", "watch"]
 

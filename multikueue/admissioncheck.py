@@ -24,8 +24,7 @@ from typing import Any, Final
 
 from multikueue.conditions import condition_of, write_condition
 from shared.constants import API_GROUP, MULTIKUEUE_CLUSTER_ACTIVE
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient, Result
+from shared.kube import GroupVersionKind, KubeClient, Result
 from shared.models.condition import Condition
 
 __all__ = [

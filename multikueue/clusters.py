@@ -41,9 +41,8 @@ from multikueue.kubeconfig import (
 )
 from multikueue.remote import RemoteCluster
 from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE
-from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import external_name
-from shared.kube import KubeClient, Result
+from shared.kube import GroupVersionKind, KubeClient, Result
 from shared.models.condition import Condition
 from shared.models.multikueue import KUBECONFIG_LOCATION_PATH, MultiKueueCluster
 

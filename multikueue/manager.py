@@ -56,8 +56,15 @@ from multikueue.workload import ReconcilerSettings, WorkloadReconciler
 from multikueue.workload_status import decision_view
 from shared.config import INCREMENTAL_DISPATCHER, Configuration
 from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_EVENT_REASON
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import ClientSettings, Controller, EventHandler, Informer, KubeClient, WatchSettings
+from shared.kube import (
+    ClientSettings,
+    Controller,
+    EventHandler,
+    GroupVersionKind,
+    Informer,
+    KubeClient,
+    WatchSettings,
+)
 from shared.kube.events import EventRecorder
 from shared.kube.informer import StoreView
 from shared.models.condition import Condition

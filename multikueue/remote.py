@@ -45,9 +45,8 @@ import orjson
 from multikueue.own_writes import OwnWrites
 from multikueue.workload_status import decision_view
 from shared.constants import MULTIKUEUE_ORIGIN_LABEL
-from shared.frameworks.base import GroupVersionKind
 from shared.jobmeta import prebuilt_workload_name
-from shared.kube import Clock, KubeClient, KubeError, Watch, WatchSettings
+from shared.kube import Clock, GroupVersionKind, KubeClient, KubeError, Watch, WatchSettings
 from shared.kube.watch import EventType, object_key
 from shared.models.condition import format_time
 

@@ -50,9 +50,8 @@ from shared.constants import (
     MULTIKUEUE_ORIGIN_LABEL,
     CheckState,
 )
-from shared.frameworks.base import GroupVersionKind
 from shared.jsontree import json_tree_copy
-from shared.kube import Clock, KubeClient, NotFound, Result
+from shared.kube import Clock, GroupVersionKind, KubeClient, NotFound, Result
 
 __all__ = ["EventSink", "ReconcilerSettings", "WorkloadReconciler", "gvk_of_reference"]
 

@@ -24,8 +24,8 @@ from typing import Any
 
 from reconciler.ports import ClusterReader
 from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT, QUEUE_LABEL
-from shared.frameworks.base import GroupVersionKind
 from shared.jobmeta import controller_owner_ref
+from shared.kube import GroupVersionKind
 
 __all__ = [
     "REPLICA_SET_KIND",

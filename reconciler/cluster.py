@@ -16,8 +16,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from reconciler.ports import WORKLOAD_GVK, ConflictError, InvalidError, NotFoundError
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import Conflict, Invalid, KubeClient, NotFound
+from shared.kube import Conflict, GroupVersionKind, Invalid, KubeClient, NotFound
 
 __all__ = ["CachedReader", "KubeWriter", "ObjectStore", "owner_index_key"]
 

@@ -46,9 +46,10 @@ from reconciler.retention import DELETED_JOB_MESSAGE, DeactivationRetention
 from reconciler.shared_job import copy_on_write
 from reconciler.workload_sync import WorkloadSync, is_deleting
 from shared.constants import Condition, EventReason, Reason
-from shared.frameworks.base import AdapterError, GenericJob, GroupVersionKind, JobWithReclaimablePods
+from shared.frameworks.base import AdapterError, GenericJob, JobWithReclaimablePods
 from shared.frameworks.capabilities import has_reclaimable_pods
 from shared.jobmeta import queue_name
+from shared.kube import GroupVersionKind
 from shared.models.condition import find_condition, set_condition
 from shared.models.workload import PodSet, ReclaimablePod, Workload
 from shared.podset import PodSetInfoError

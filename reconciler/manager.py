@@ -38,10 +38,9 @@ from reconciler.ports import WORKLOAD_GVK, ConflictError, EventSink, JobKey
 from reconciler.priority import PRIORITY_CLASS_GVK, WORKLOAD_PRIORITY_CLASS_GVK
 from reconciler.workload_sync import RESOURCE_FLAVOR_GVK
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
-from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
 from shared.jsontree import json_tree_copy
-from shared.kube import Conflict, KubeClient
+from shared.kube import Conflict, GroupVersionKind, KubeClient
 from shared.kube.controller import Controller, Result
 from shared.kube.informer import Informer, StoreView, index_by_controller_uid, strip_managed_fields
 from shared.labelselector import selector_from_label_selector

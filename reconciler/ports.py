@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 
 __all__ = [
     "WORKLOAD_GVK",

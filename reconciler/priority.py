@@ -16,9 +16,10 @@ from typing import Any
 
 from reconciler.ports import ClusterReader, EventSink
 from shared.constants import EventReason
-from shared.frameworks.base import GenericJob, GroupVersionKind
+from shared.frameworks.base import GenericJob
 from shared.frameworks.capabilities import has_priority_class
 from shared.jobmeta import workload_priority_class_name
+from shared.kube import GroupVersionKind
 from shared.models.workload import PodSet, PriorityClassRef
 from shared.workload_builder import ResolvedPriority
 

@@ -25,8 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from shared.frameworks.base import FinishedState, GenericJob, GroupVersionKind
+from shared.frameworks.base import FinishedState, GenericJob
 from shared.jsontree import json_tree_copy
+from shared.kube import GroupVersionKind
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo
 

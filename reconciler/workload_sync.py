@@ -48,7 +48,7 @@ from shared.constants import (
     EventReason,
     Reason,
 )
-from shared.frameworks.base import GenericJob, GroupVersionKind
+from shared.frameworks.base import GenericJob
 from shared.frameworks.strconv import quote
 from shared.jobmeta import (
     annotations_of,
@@ -58,6 +58,7 @@ from shared.jobmeta import (
     queue_name,
     workload_priority_class_name,
 )
+from shared.kube import GroupVersionKind
 from shared.models.meta import OwnerReference
 from shared.models.workload import PodSet, Workload, WorkloadStatus
 from shared.podset import PodSetInfo, pod_set_infos_from_admission

@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from shared.frameworks.base import FieldError, GroupVersionKind
-from shared.kube import ApiError, KubeClient, KubeError, UnknownKindError
+from shared.frameworks.base import FieldError
+from shared.kube import ApiError, GroupVersionKind, KubeClient, KubeError, UnknownKindError
 from webhook.appwrapper_rules import INTERNAL, WrappedKind, not_authorized, not_served
 
 __all__ = ["SAR_GVK", "AccessDecision", "AccessReviewer", "KubeAccessReviewer", "review_components"]

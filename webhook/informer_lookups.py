@@ -41,8 +41,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import Informer, KubeClient, UnknownKindError, WatchSettings
+from shared.kube import GroupVersionKind, Informer, KubeClient, UnknownKindError, WatchSettings
 from webhook.lookups import ObjectKey
 from webhook.settings import WebhookSettings
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from shared.constants import MULTIKUEUE_CONTROLLER_NAME
-from shared.frameworks.base import GenericJob, GroupVersionKind
+from shared.frameworks.base import GenericJob
+from shared.kube import GroupVersionKind
 from shared.workload_slicing import enabled as slicing_enabled
 
 __all__ = [

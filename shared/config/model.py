@@ -31,8 +31,8 @@ from shared.constants import (
     MULTIKUEUE_DISPATCHER_INCREMENTAL,
 )
 from shared.durations import DurationError, format_go_duration, parse_go_duration
-from shared.frameworks.base import GroupVersionKind, guess_plural
 from shared.frameworks.spec import DeclarativeAdapterSpec
+from shared.kube import GroupVersionKind, guess_plural
 from shared.labelselector import (
     LabelSelector,
 )

@@ -37,7 +37,7 @@ from shared.config.model import (
     parse_kind_arg,
 )
 from shared.durations import format_go_duration
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from shared.labelselector import (
     LabelSelector,
     dns1123_label_errors,

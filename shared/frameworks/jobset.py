@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from shared.constants import BATCH_JOB_COMPLETION_INDEX_ANNOTATION
-from shared.frameworks.base import AdapterError, FinishedState, GroupVersionKind, ReclaimablePodCount
+from shared.frameworks.base import AdapterError, FinishedState, ReclaimablePodCount
 from shared.frameworks.builtin_base import SpecManagedBy
 from shared.frameworks.conditions import find_condition, iter_conditions
 from shared.frameworks.paths import FieldPath, describe_type, parse_path
 from shared.frameworks.templates import merge_infos, restore_infos, template_copy
 from shared.frameworks.topology import build_topology_request
+from shared.kube import GroupVersionKind
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo
 

@@ -21,18 +21,13 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from shared.frameworks.appwrapper import APPWRAPPER_FRAMEWORK, APPWRAPPER_GVK, AppWrapperAdapter
-from shared.frameworks.base import (
-    AdapterConfigError,
-    AdapterError,
-    GenericJob,
-    GroupVersionKind,
-    guess_plural,
-)
+from shared.frameworks.base import AdapterConfigError, AdapterError, GenericJob
 from shared.frameworks.batch_job import BATCH_JOB_FRAMEWORK, BATCH_JOB_GVK, BatchJobAdapter
 from shared.frameworks.declarative import DeclarativeFramework
 from shared.frameworks.jobset import JOBSET_FRAMEWORK, JOBSET_GVK, JobSetAdapter
 from shared.frameworks.spec import DeclarativeAdapterSpec
 from shared.frameworks.tekton import PIPELINERUN_FRAMEWORK, PIPELINERUN_GVK, PipelineRunAdapter
+from shared.kube import GroupVersionKind, guess_plural
 
 __all__ = [
     "BUILTIN_FRAMEWORKS",

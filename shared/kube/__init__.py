@@ -62,6 +62,7 @@ from shared.kube.errors import (
     UnknownKindError,
 )
 from shared.kube.events import NORMAL, WARNING, EventRecorder, EventSettings, object_reference
+from shared.kube.gvk import GroupVersionKind, guess_plural, parse_group_version
 from shared.kube.informer import (
     EventHandler,
     Indexer,
@@ -112,6 +113,7 @@ __all__ = [
     "FileTokenSource",
     "Forbidden",
     "Gone",
+    "GroupVersionKind",
     "Indexer",
     "Informer",
     "InternalError",
@@ -156,6 +158,7 @@ __all__ = [
     "configure_logging",
     "current_object_key",
     "current_reconcile_id",
+    "guess_plural",
     "index_by_controller_uid",
     "index_by_label",
     "index_by_namespace",
@@ -165,6 +168,7 @@ __all__ = [
     "load_kubeconfig",
     "object_key",
     "object_reference",
+    "parse_group_version",
     "reconcile_context",
     "static_connection",
     "strip_managed_fields",

@@ -56,10 +56,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from shared.frameworks.base import GroupVersionKind
 from shared.kube.client import KubeClient
 from shared.kube.clock import Clock
 from shared.kube.errors import NotFound, UnknownKindError
+from shared.kube.gvk import GroupVersionKind
 from shared.kube.leaderelection import format_micro_time
 from shared.kube.observability import KubeMetrics
 

@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from shared.frameworks.base import GroupVersionKind
 from shared.kube.client import KubeClient
 from shared.kube.clock import Clock
 from shared.kube.errors import Conflict, KubeError, NotFound
+from shared.kube.gvk import GroupVersionKind
 from shared.kube.observability import KubeMetrics
 
 __all__ = ["LEASE", "LeaderElectionSettings", "LeaderElector", "format_micro_time"]

@@ -29,9 +29,8 @@ from devcluster.standin.kueue import start_addons
 from multikueue.manager import ManagerOptions, MultiKueueManager
 from reconciler.manager import ReconcilerManager, settings_from_config
 from shared.config import Configuration, parse_config
-from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
-from shared.kube import KubeClient, NotFound, load_kubeconfig
+from shared.kube import GroupVersionKind, KubeClient, NotFound, load_kubeconfig
 from tests.e2e.conftest import install_crds, wait_served
 from tests.polling import eventually
 

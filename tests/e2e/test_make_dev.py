@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from tests.e2e.conftest import kube_client
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

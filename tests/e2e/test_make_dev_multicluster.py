@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 import yaml
 
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from tests.e2e.conftest import kube_client
 from tests.e2e.test_make_dev import assert_nothing_left, env_for, served_again
 

@@ -28,8 +28,15 @@ from shared.constants import (
     MULTIKUEUE_CONTROLLER_NAME,
     QUEUE_LABEL,
 )
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import Forbidden, KubeClient, KubeError, NotFound, WatchSettings, static_connection
+from shared.kube import (
+    Forbidden,
+    GroupVersionKind,
+    KubeClient,
+    KubeError,
+    NotFound,
+    WatchSettings,
+    static_connection,
+)
 from tests.e2e.conftest import eventually, install_crds, kube_client
 from webhook.informer_lookups import (
     ADMISSION_CHECK_GVK,

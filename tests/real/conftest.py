@@ -38,9 +38,8 @@ from devrun.components import ComponentProcess
 from devrun.real_cluster import KUEUE_VERSIONS, Kit, KueueMode, RealCluster, find_kit
 from devrun.samples import EXAMPLES_DIR
 from shared.config import load_config
-from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import external_name
-from shared.kube import KubeClient, load_kubeconfig
+from shared.kube import GroupVersionKind, KubeClient, load_kubeconfig
 from tests.e2e.conftest import install_crds, wait_served
 
 __all__ = ["NAMESPACE_GVK", "Bridge", "job_status_succeeded"]

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from shared.constants import QUEUE_LABEL
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from tests.polling import eventually
 from tests.real.conftest import Bridge, job_status_succeeded
 

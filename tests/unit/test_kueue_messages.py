@@ -46,7 +46,7 @@ from shared.constants import (
     WORKLOAD_PRIORITY_CLASS_LABEL,
     Reason,
 )
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from shared.kube.events import Reporter
 from shared.labelselector import LabelSelector
 from shared.workload_state import truncate_condition_message

@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from appwrapper.model import APPWRAPPER_LABEL
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import AlreadyExists, Conflict, UnknownKindError
+from shared.kube import AlreadyExists, Conflict, GroupVersionKind, UnknownKindError
 from shared.merge_patch import apply_merge_patch
 
 WireDict = dict[str, Any]

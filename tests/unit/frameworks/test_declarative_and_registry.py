@@ -10,7 +10,6 @@ from shared.frameworks.base import (
     AdapterConfigError,
     AdapterError,
     GenericJob,
-    GroupVersionKind,
     JobWithManagedBy,
     JobWithPriorityClass,
 )
@@ -27,6 +26,7 @@ from shared.frameworks.registry import (
     parse_external_name,
 )
 from shared.frameworks.spec import DeclarativeAdapterSpec
+from shared.kube import GroupVersionKind
 from shared.podset import PodSetInfo
 
 GVK = GroupVersionKind("ml.example.com", "v1", "Run")

@@ -25,7 +25,7 @@ import httpx
 import jsonpatch
 import orjson
 
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from shared.kube.discovery import ResourceInfo
 
 __all__ = ["FailureRule", "FakeApi", "RecordedRequest", "lease_info", "status_body"]

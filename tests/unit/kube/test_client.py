@@ -7,7 +7,6 @@ import orjson
 import pytest
 from prometheus_client import CollectorRegistry
 
-from shared.frameworks.base import GroupVersionKind
 from shared.kube import (
     AlreadyExists,
     ApiError,
@@ -17,6 +16,7 @@ from shared.kube import (
     FileTokenSource,
     Forbidden,
     Gone,
+    GroupVersionKind,
     InternalError,
     Invalid,
     KubeClient,

@@ -8,8 +8,7 @@ import httpx
 import pytest
 from prometheus_client import CollectorRegistry
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import ClientSettings, FakeClock, KubeClient, KubeMetrics, ResourceInfo
+from shared.kube import ClientSettings, FakeClock, GroupVersionKind, KubeClient, KubeMetrics, ResourceInfo
 from shared.kube.auth import BearerTokenAuth, StaticTokenSource
 from shared.kube.clock import settle
 from shared.kube.events import EventRecorder, EventSettings, Reporter

@@ -14,8 +14,7 @@ from typing import Any
 
 import yaml
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import ClientSettings, Clock, KubeClient, StaticTokenSource
+from shared.kube import ClientSettings, Clock, GroupVersionKind, KubeClient, StaticTokenSource
 from shared.kube.auth import BearerTokenAuth
 from shared.kube.discovery import ResourceInfo
 from tests.unit.kube.fakeapi import FakeApi

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from reconciler.ports import ConflictError, InvalidError, NotFoundError
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from shared.merge_patch import apply_merge_patch
 
 WireDict = dict[str, Any]

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from reconciler.manager import CONTROLLER_UID_INDEX, ReconcilerManager
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from shared.kube.informer import Store, StoreView, index_by_controller_uid
 
 JOB = GroupVersionKind("batch", "v1", "Job")

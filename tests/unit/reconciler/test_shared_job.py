@@ -17,11 +17,11 @@ import pytest
 from reconciler.job_reconciler import JobReconciler
 from reconciler.ports import JobKey
 from reconciler.shared_job import MUTATORS, CopyOnWriteJob, copy_on_write
-from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.capabilities import has_custom_stop, has_managed_by, has_reclaimable_pods
 from shared.frameworks.declarative import DeclarativeFramework
 from shared.frameworks.spec import DeclarativeAdapterSpec
+from shared.kube import GroupVersionKind
 from shared.podset import pod_set_info_from_pod_set
 from tests.unit.reconciler.conftest import admit, golden_job, job_key
 from tests.unit.reconciler.fakes import FakeCluster
