@@ -35,7 +35,7 @@ from shared.config import Configuration
 from shared.frameworks.base import AdapterError, GenericJob, JobWithTemplatePaths
 from shared.frameworks.capabilities import has_custom_stop, has_managed_by, has_priority_class
 from shared.frameworks.declarative import DeclarativeFramework
-from shared.frameworks.registry import Framework, external_name, gvk_of
+from shared.frameworks.registry import Framework, gvk_of
 from shared.jobmeta import job_uid, queue_name, workload_priority_class_name
 from shared.jsontree import copy_json
 from shared.merge_patch import apply_merge_patch
@@ -212,9 +212,7 @@ def dry_run(*, framework: Framework, obj: WireDict, config: Configuration, sourc
         raise DryRunFailed([f"{source}: {exc.path}: {exc.message}"]) from None
     if (gvk.group, gvk.kind) != (framework.gvk.group, framework.gvk.kind):
         raise DryRunFailed(
-            [
-                f"{source}: kind: the object is {gvk}, not {framework.gvk} (--kind {external_name(framework.gvk)})"
-            ]
+            [f"{source}: kind: the object is {gvk}, not {framework.gvk} (--kind {framework.gvk.kind_arg})"]
         )
     adapter: GenericJob = framework.factory(copy_json(obj))
     notes: list[str] = []
@@ -241,7 +239,7 @@ def dry_run(*, framework: Framework, obj: WireDict, config: Configuration, sourc
     pod_class = pod_class or pod_priority_class_name(pod_sets)
     wpc = workload_priority_class_name(obj)
     report: WireDict = {
-        "kind": external_name(framework.gvk),
+        "kind": framework.gvk.kind_arg,
         "adapter": f"declarative ({adapter_field(framework)})"
         if isinstance(framework.factory, DeclarativeFramework)
         else f"built-in {framework.name}",

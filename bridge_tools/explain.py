@@ -56,7 +56,7 @@ from shared.config import Configuration
 from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT, QUEUE_LABEL, Condition
 from shared.frameworks.base import AdapterError, GenericJob
 from shared.frameworks.capabilities import has_managed_by, has_priority_class
-from shared.frameworks.registry import Framework, FrameworkRegistry, UnknownKindError, external_name, gvk_of
+from shared.frameworks.registry import Framework, FrameworkRegistry, UnknownKindError, gvk_of
 from shared.jobmeta import controller_owner_ref, job_uid, queue_name, workload_priority_class_name
 from shared.jsontree import copy_json
 from shared.kube import GroupVersionKind
@@ -213,7 +213,7 @@ class _Chain:
         section = self.explanation.section("Job")
         section.add("name", f"{self.namespace}/{self.name}")
         how = f"built-in {self.framework.name}" if self.framework.builtin else "declarative adapter"
-        section.add("kind", f"{external_name(self.framework.gvk)} ({how})")
+        section.add("kind", f"{self.framework.gvk.kind_arg} ({how})")
         section.add(
             "created",
             f"{age_since((self.job.get('metadata') or {}).get('creationTimestamp'), now=self.now)} ago",
@@ -281,8 +281,7 @@ class _Chain:
             reference = controller_owner_ref(current)
             if reference is None:
                 break
-            group, _, version = str(reference.get("apiVersion") or "").rpartition("/")
-            framework = self._framework_of(GroupVersionKind(group, version, str(reference.get("kind") or "")))
+            framework = self._framework_of(GroupVersionKind.of(reference))
             if framework is None:
                 break
             owner = await self.view.get(

@@ -41,7 +41,6 @@ from multikueue.kubeconfig import (
 )
 from multikueue.remote import RemoteCluster
 from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE
-from shared.frameworks.registry import external_name
 from shared.kube import GroupVersionKind, KubeClient, Result
 from shared.models.condition import Condition
 from shared.models.multikueue import KUBECONFIG_LOCATION_PATH, MultiKueueCluster
@@ -168,7 +167,7 @@ class ClusterReconciler:
 
 
 def _connected_message(kind_errors: Iterable[tuple[GroupVersionKind, str]]) -> str:
-    unavailable = sorted(f"{external_name(gvk)} ({error})" for gvk, error in kind_errors)
+    unavailable = sorted(f"{gvk.kind_arg} ({error})" for gvk, error in kind_errors)
     if not unavailable:
         return "Connected"
     return f"Connected; unavailable kinds: {', '.join(unavailable)}"

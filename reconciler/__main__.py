@@ -36,7 +36,6 @@ from shared.cli_args import (
     run_component,
 )
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
-from shared.frameworks.registry import external_name
 from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
 from shared.kube.events import EventRecorder, EventSettings, Reporter
 from shared.leading import leader_elector_for, serve_while_leading, stop_event_recorder
@@ -62,7 +61,7 @@ def reporters_for(config: Configuration, *, host: str | None = None) -> dict[tup
     """(apiVersion, kind) of every managed kind -> the ``Reporter`` Kueue would record its events as."""
     reporters: dict[tuple[str, str], Reporter] = {}
     for kind in config.managed_kinds():
-        framework = kind.builtin or external_name(kind.gvk)
+        framework = kind.builtin or kind.gvk.kind_arg
         api_version = f"{kind.gvk.group}/{kind.gvk.version}" if kind.gvk.group else kind.gvk.version
         reporters[(api_version, kind.gvk.kind)] = Reporter.on_host(
             kueue_controller_name(framework), host=host

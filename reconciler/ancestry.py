@@ -34,7 +34,6 @@ __all__ = [
     "CyclicOwnershipError",
     "OwnerKinds",
     "find_managed_ancestor",
-    "gvk_of_reference",
 ]
 
 WireDict = dict[str, Any]
@@ -63,12 +62,6 @@ class OwnerKinds:
     managed: Collection[GroupKind]
 
 
-def gvk_of_reference(reference: WireDict) -> GroupVersionKind:
-    api_version = str(reference.get("apiVersion", ""))
-    group, _, version = api_version.rpartition("/")
-    return GroupVersionKind(group, version, str(reference.get("kind", "")))
-
-
 def _queue_name(obj: WireDict) -> str:
     return str(((obj.get("metadata") or {}).get("labels") or {}).get(QUEUE_LABEL) or "")
 
@@ -94,7 +87,7 @@ async def find_managed_ancestor(
         reference = controller_owner_ref(current)
         if reference is None:
             return top_level
-        owner_gvk = gvk_of_reference(reference)
+        owner_gvk = GroupVersionKind.of(reference)
         group_kind = (owner_gvk.group, owner_gvk.kind)
         if group_kind not in owner_kinds.known and group_kind != REPLICA_SET_KIND:
             return top_level

@@ -34,11 +34,10 @@ def workload_owner_keys(workload: WireDict) -> list[str]:
     metadata = workload.get("metadata") or {}
     keys = []
     for reference in metadata.get("ownerReferences") or []:
-        group = str(reference.get("apiVersion", "")).rpartition("/")[0]
         keys.append(
             owner_index_key(
                 namespace=str(metadata.get("namespace") or ""),
-                group=group,
+                group=GroupVersionKind.of(reference).group,
                 kind=str(reference.get("kind", "")),
                 name=str(reference.get("name", "")),
             )

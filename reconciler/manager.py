@@ -271,8 +271,8 @@ class ReconcilerManager:
             namespace = metadata.get("namespace")
             found = []
             for reference in metadata.get("ownerReferences") or []:
-                group = str(reference.get("apiVersion", "")).rpartition("/")[0]
-                if (group, reference.get("kind")) == (gvk.group, gvk.kind):
+                owner = GroupVersionKind.of(reference)
+                if (owner.group, owner.kind) == (gvk.group, gvk.kind):
                     found.append(f"{namespace}/{reference.get('name')}")
                 for child in jobs.by_index(CONTROLLER_UID_INDEX, str(reference.get("uid", ""))):
                     found.append(f"{namespace}/{(child.get('metadata') or {}).get('name')}")

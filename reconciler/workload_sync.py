@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from reconciler.ancestry import gvk_of_reference
 from reconciler.job_control import JobControl
 from reconciler.ports import (
     WORKLOAD_GVK,
@@ -210,7 +209,7 @@ class WorkloadSync:
 
     async def latest_unfinished_for(self, owner: WireDict) -> Workload | None:
         metadata = owner.get("metadata") or {}
-        gvk = gvk_of_reference(owner)
+        gvk = GroupVersionKind.of(owner)
         workloads = sorted_unfinished(
             await self._owned_models(
                 gvk=gvk, namespace=str(metadata.get("namespace")), name=str(metadata.get("name"))

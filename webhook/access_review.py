@@ -56,11 +56,6 @@ class AccessReviewer(Protocol):
         """Ask the API server; raises ``KubeError`` when it cannot answer."""
 
 
-def _gvk(api_version: str, kind: str) -> GroupVersionKind:
-    group, _, version = api_version.rpartition("/")
-    return GroupVersionKind(group, version, kind)
-
-
 class KubeAccessReviewer:
     def __init__(self, client: KubeClient) -> None:
         self._client = client
@@ -77,7 +72,7 @@ class KubeAccessReviewer:
     async def may_create(
         self, *, user_info: Mapping[str, Any], namespace: str, api_version: str, kind: str
     ) -> AccessDecision:
-        gvk = _gvk(api_version, kind)
+        gvk = GroupVersionKind.from_api_version(api_version, kind)
         resource = await self._resource(gvk)
         if resource is None:
             return AccessDecision(allowed=False, resource="*", served=False)

@@ -59,6 +59,7 @@ from shared.frameworks.base import AdapterError, GenericJob
 from shared.frameworks.capabilities import has_managed_by
 from shared.frameworks.strconv import quote
 from shared.jobmeta import controller_owner_ref, job_namespace, labels_of, queue_name
+from shared.kube import GroupVersionKind
 from webhook.lookups import Lookups, ObjectKey
 from webhook.patch import diff_ops
 from webhook.settings import Framework, WebhookSettings
@@ -90,7 +91,7 @@ def cache_not_found(*, api_version: str, kind: str, name: str) -> DefaultingErro
     ``apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: kind}, name)``: the
     qualified resource is ``<Kind>.<group>`` (just ``<Kind>`` in the core group), the name ``%q``.
     """
-    group = api_version.rpartition("/")[0]
+    group = GroupVersionKind.from_api_version(api_version, kind).group
     resource = f"{kind}.{group}" if group else kind  # schema.GroupResource.String()
     message = f"{resource} {quote(name)} not found"
     # metav1.StatusDetails in Go's field order; an empty group is omitted (omitempty)

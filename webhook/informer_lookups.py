@@ -52,7 +52,6 @@ __all__ = [
     "NAMESPACE_GVK",
     "WORKLOAD_PRIORITY_CLASS_GVK",
     "InformerLookups",
-    "gvk_of",
 ]
 
 log = logging.getLogger(__name__)
@@ -62,11 +61,6 @@ LOCAL_QUEUE_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "LocalQue
 CLUSTER_QUEUE_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ClusterQueue")
 ADMISSION_CHECK_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "AdmissionCheck")
 WORKLOAD_PRIORITY_CLASS_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "WorkloadPriorityClass")
-
-
-def gvk_of(api_version: str, kind: str) -> GroupVersionKind:
-    group, _, version = api_version.rpartition("/")
-    return GroupVersionKind(group, version, kind)
 
 
 def _spec(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -110,7 +104,8 @@ class InformerLookups:
         self.priority_classes = informer(WORKLOAD_PRIORITY_CLASS_GVK)
         #: (apiVersion, kind) -> informer, for the ancestor walk
         self.owners: dict[tuple[str, str], Informer] = {
-            key: informer(gvk_of(*key)) for key in sorted(settings.known_owner_kinds)
+            key: informer(GroupVersionKind.from_api_version(*key))
+            for key in sorted(settings.known_owner_kinds)
         }
         #: owner informers may legitimately have an unserved kind; the others must sync
         self._optional = set(self.owners)

@@ -32,7 +32,6 @@ from shared.config.model import (
     ObjectRetentionPolicies,
     WaitForPodsReady,
     Webhook,
-    _kind_arg,
     _not_supported,
     parse_kind_arg,
 )
@@ -165,7 +164,7 @@ def _integration_rules(s: _Sections) -> Iterator[ConfigIssue]:
             continue
         managed.add(gvk)
         if entry.adapter is None and gvk not in builtin_kinds:
-            known = ", ".join(_kind_arg(kind) for kind in builtin_kinds)
+            known = ", ".join(kind.kind_arg for kind in builtin_kinds)
             yield ConfigIssue(
                 path + ("" if name_path == path else ".adapter"),
                 f'Required value: "{entry.name}" has no built-in adapter; describe it with '

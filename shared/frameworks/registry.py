@@ -27,7 +27,7 @@ from shared.frameworks.declarative import DeclarativeFramework
 from shared.frameworks.jobset import JOBSET_FRAMEWORK, JOBSET_GVK, JobSetAdapter
 from shared.frameworks.spec import DeclarativeAdapterSpec
 from shared.frameworks.tekton import PIPELINERUN_FRAMEWORK, PIPELINERUN_GVK, PipelineRunAdapter
-from shared.kube import GroupVersionKind, guess_plural
+from shared.kube import GroupVersionKind, guess_plural, parse_group_version
 
 __all__ = [
     "BUILTIN_FRAMEWORKS",
@@ -41,7 +41,6 @@ __all__ = [
     "UnknownKindError",
     "builtin_gvk",
     "builtin_plural",
-    "external_name",
     "gvk_of",
     "parse_external_name",
 ]
@@ -98,17 +97,10 @@ class InvalidExternalNameError(ValueError):
 
 def parse_external_name(name: str) -> GroupVersionKind:
     """``"TrainingRun.v1alpha1.ml.example.com"`` -> ``ml.example.com/v1alpha1, Kind=TrainingRun``."""
-    if not isinstance(name, str) or name.count(".") < 2:
+    gvk = GroupVersionKind.from_kind_arg(name) if isinstance(name, str) else None
+    if gvk is None or not gvk.kind or not gvk.version or not gvk.group:
         raise InvalidExternalNameError(str(name))
-    kind, version, group = name.split(".", 2)
-    if not kind or not version or not group:
-        raise InvalidExternalNameError(name)
-    return GroupVersionKind(group=group, version=version, kind=kind)
-
-
-def external_name(gvk: GroupVersionKind) -> str:
-    """The inverse of ``parse_external_name``."""
-    return f"{gvk.kind}.{gvk.version}.{gvk.group}"
+    return gvk
 
 
 def builtin_gvk(name: str) -> GroupVersionKind:
@@ -136,8 +128,11 @@ def gvk_of(obj: Mapping[str, Any]) -> GroupVersionKind:
         )
     if not isinstance(kind, str) or not kind:
         raise AdapterError("kind", "required field is missing" if kind is None else "expected a string")
-    group, _, version = api_version.rpartition("/")
-    if not version or api_version.count("/") > 1:
+    try:
+        group, version = parse_group_version(api_version)
+    except ValueError:
+        raise AdapterError("apiVersion", f"invalid apiVersion {api_version!r}") from None
+    if not version:
         raise AdapterError("apiVersion", f"invalid apiVersion {api_version!r}")
     return GroupVersionKind(group=group, version=version, kind=kind)
 
@@ -181,7 +176,7 @@ class FrameworkRegistry:
             framework = DeclarativeFramework(kind.spec, gvk=kind.gvk, field=kind.field)
             self._add(
                 Framework(
-                    name=external_name(kind.gvk),
+                    name=kind.gvk.kind_arg,
                     gvk=kind.gvk,
                     plural=kind.plural or guess_plural(kind.gvk.kind),
                     factory=framework,
@@ -198,11 +193,11 @@ class FrameworkRegistry:
             if kind.builtin is not None:
                 builtin.append(kind.builtin)
             elif kind.adapter is not None:
-                field = f"integrations.externalFrameworks[{external_name(kind.gvk)}].adapter"
+                field = f"integrations.externalFrameworks[{kind.gvk.kind_arg}].adapter"
                 declarative.append(DeclarativeKind(kind.gvk, kind.adapter, plural=kind.resource, field=field))
             else:
                 raise AdapterConfigError(
-                    f"integrations.externalFrameworks[{external_name(kind.gvk)}]",
+                    f"integrations.externalFrameworks[{kind.gvk.kind_arg}]",
                     "neither a built-in framework nor a declarative adapter",
                 )
         return cls(builtin=builtin, declarative=declarative)

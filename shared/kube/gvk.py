@@ -63,6 +63,23 @@ class GroupVersionKind:
             api_version if isinstance(api_version, str) else "", kind if isinstance(kind, str) else ""
         )
 
+    @classmethod
+    def from_kind_arg(cls, text: str) -> GroupVersionKind | None:
+        """``schema.ParseKindArg``'s GVK: ``"Job.v1.batch"``; ``None`` with fewer than two dots.
+
+        Everything after the second dot is the group (``"TrainingRun.v1alpha1.ml.example.com"``);
+        a part may be empty: callers that need all three check them.
+        """
+        if text.count(".") < 2:
+            return None
+        kind, version, group = text.split(".", 2)
+        return cls(group, version, kind)
+
+    @property
+    def kind_arg(self) -> str:
+        """``Kind.version.group``, the inverse of ``from_kind_arg`` (Kueue's external framework names)."""
+        return f"{self.kind}.{self.version}.{self.group}"
+
     @property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version

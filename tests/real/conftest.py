@@ -38,7 +38,6 @@ from devrun.components import ComponentProcess
 from devrun.real_cluster import KUEUE_VERSIONS, Kit, KueueMode, RealCluster, find_kit
 from devrun.samples import EXAMPLES_DIR
 from shared.config import load_config
-from shared.frameworks.registry import external_name
 from shared.kube import GroupVersionKind, KubeClient, load_kubeconfig
 from tests.e2e.conftest import install_crds, wait_served
 
@@ -121,7 +120,7 @@ def start_real_cluster(kit: Kit, real_root: Path) -> Iterator[Callable[..., Real
 
 def bridge_external_frameworks(config: Path) -> tuple[str, ...]:
     """Kueue's ``externalFrameworks`` for the kinds a kueue-bridge configuration manages."""
-    return tuple(external_name(kind.gvk) for kind in load_config(config).managed_kinds())
+    return tuple(kind.gvk.kind_arg for kind in load_config(config).managed_kinds())
 
 
 @dataclass

@@ -83,8 +83,7 @@ class FakeCluster:
 
     def _check_served(self, api_version: str, kind: str) -> None:
         if (api_version, kind) not in self.served:
-            group, _, version = api_version.rpartition("/")
-            raise UnknownKindError(GroupVersionKind(group, version, kind), "not served")
+            raise UnknownKindError(GroupVersionKind.from_api_version(api_version, kind), "not served")
 
     def _bump(self) -> None:
         metadata = self.aw["metadata"]

@@ -43,3 +43,11 @@ def test_api_version_and_string_round_trip() -> None:
     core = GroupVersionKind.from_api_version("v1", "Pod")
     assert core.api_version == "v1"
     assert str(core) == "/v1, Kind=Pod"
+
+
+def test_kind_arg_round_trip() -> None:
+    gvk = GroupVersionKind.from_kind_arg("TrainingRun.v1alpha1.ml.example.com")
+    assert gvk == GroupVersionKind("ml.example.com", "v1alpha1", "TrainingRun")
+    assert gvk.kind_arg == "TrainingRun.v1alpha1.ml.example.com"
+    assert GroupVersionKind.from_kind_arg("Job.v1") is None
+    assert GroupVersionKind.from_kind_arg("Pod.v1.") == GroupVersionKind("", "v1", "Pod")
