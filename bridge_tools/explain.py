@@ -56,7 +56,7 @@ from shared.config import Configuration
 from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT, QUEUE_LABEL, Condition
 from shared.frameworks.base import AdapterError, GenericJob
 from shared.frameworks.capabilities import has_managed_by, has_priority_class
-from shared.frameworks.registry import Framework, FrameworkRegistry, UnknownKindError, gvk_of
+from shared.frameworks.registry import Framework, FrameworkRegistry, UnmanagedKindError, gvk_of
 from shared.jobmeta import controller_owner_ref, job_uid, queue_name, workload_priority_class_name
 from shared.jsontree import copy_json
 from shared.kube import GroupVersionKind
@@ -139,7 +139,7 @@ async def reason_for(view: ClusterView, *, settings: ExplainSettings, job: WireD
     """The verdict's reason for ``job`` of any managed kind (``""`` for a kind not managed here)."""
     try:
         framework = settings.registry.framework_for(gvk_of(job))
-    except (UnknownKindError, AdapterError):
+    except (UnmanagedKindError, AdapterError):
         return ""
     return (await explain_job(view, settings=settings, framework=framework, job=job, now=now)).reason
 

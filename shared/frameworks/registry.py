@@ -8,7 +8,7 @@ Invariants:
 
 * **Every configuration error surfaces at construction**: an unknown built-in name, two frameworks for
   one GVK, a declarative spec whose path or CEL does not compile. A registry that exists is usable.
-* **Dispatch is exact** on ``apiVersion`` + ``kind``; an unknown kind is an ``UnknownKindError`` naming
+* **Dispatch is exact** on ``apiVersion`` + ``kind``; an unknown kind is an ``UnmanagedKindError`` naming
   the GVK (the webhook answers it; the reconciler never watches such kinds in the first place).
 * Built-in names and kinds are Kueue's (``batch/job`` ... ``tekton.dev/pipelinerun``), so a Kueue
   ``integrations.frameworks`` list means the same thing here.
@@ -38,7 +38,7 @@ __all__ = [
     "InvalidExternalNameError",
     "ManagedKindLike",
     "UnknownFrameworkError",
-    "UnknownKindError",
+    "UnmanagedKindError",
     "builtin_gvk",
     "builtin_plural",
     "gvk_of",
@@ -79,8 +79,11 @@ class UnknownFrameworkError(LookupError):
         self.name = name
 
 
-class UnknownKindError(LookupError):
-    """No adapter is registered for the object's kind."""
+class UnmanagedKindError(LookupError):
+    """No adapter is registered for the object's kind: this configuration does not manage it.
+
+    Not ``shared.kube.UnknownKindError`` (the API server does not serve a kind).
+    """
 
     def __init__(self, gvk: GroupVersionKind) -> None:
         super().__init__(f'no framework adapter for "{gvk}"')
@@ -227,11 +230,11 @@ class FrameworkRegistry:
         try:
             return self._by_gvk[gvk]
         except KeyError:
-            raise UnknownKindError(gvk) from None
+            raise UnmanagedKindError(gvk) from None
 
     def plural_for(self, gvk: GroupVersionKind) -> str:
         return self.framework_for(gvk).plural
 
     def adapter_for(self, obj: dict[str, Any]) -> GenericJob:
-        """The adapter wrapping ``obj`` (mutations go to ``obj``); ``UnknownKindError`` if not managed."""
+        """The adapter wrapping ``obj`` (mutations go to ``obj``); ``UnmanagedKindError`` if not managed."""
         return self.framework_for(gvk_of(obj)).factory(obj)
