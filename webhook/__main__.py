@@ -117,8 +117,8 @@ async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Pat
     icm = config.internal_cert_management
     api: KubeAPI | None = None
     if icm.enable:
-        api = KubeAPI.from_kubeconfig(
-            kubeconfig=kubeconfig,
+        api = KubeAPI(
+            client=client,
             webhook_configs=[
                 WebhookConfigRef(name=MUTATING_CONFIGURATION_NAME, kind="MutatingWebhookConfiguration"),
                 WebhookConfigRef(name=VALIDATING_CONFIGURATION_NAME, kind="ValidatingWebhookConfiguration"),
@@ -157,8 +157,6 @@ async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Pat
         # in a cluster a fresh Secret reaches the volume at the kubelet's next sync (about a minute)
         await process.server.serve_until(stopped.wait(), wait_for_certificate=300.0)
     finally:
-        if api is not None:
-            await api.aclose()
         await client.aclose()
 
 
