@@ -2,35 +2,16 @@
 
 Everything read from a cluster keeps unknown fields (``extra="allow"``) so a read-modify-write
 round trip never drops data; ``to_wire()`` gives the camelCase JSON, ``from_wire()`` parses it.
-Kueue objects are modelled in their storage version, ``kueue.x-k8s.io/v1beta2``; use the
-``parse_*`` functions (``shared.models.conversion``) to read objects that may be v1beta1.
+Kueue objects are modelled in their storage version, ``kueue.x-k8s.io/v1beta2``, the version the
+components request (the API server serves an object in the version asked for, whichever version it
+was written in). Only kinds the components read or write as models are here; everything else stays
+a raw dict.
 """
 
-from shared.models.admission_review import (
-    ADMISSION_API_VERSION,
-    JSON_PATCH_TYPE,
-    AdmissionOperation,
-    AdmissionRequest,
-    AdmissionResponse,
-    AdmissionResponseStatus,
-    AdmissionReview,
-    RequestGroupVersionKind,
-    RequestGroupVersionResource,
-    UserInfo,
-)
 from shared.models.base import (
     IntOrString,
     KubeModel,
     WireDict,
-)
-from shared.models.cluster_config import (
-    AdmissionCheck,
-    AdmissionCheckParametersReference,
-    AdmissionCheckSpec,
-    AdmissionCheckStatus,
-    ResourceFlavor,
-    ResourceFlavorSpec,
-    WorkloadPriorityClass,
 )
 from shared.models.condition import (
     Condition,
@@ -40,38 +21,6 @@ from shared.models.condition import (
     is_condition_true,
     remove_condition,
     set_condition,
-)
-from shared.models.conversion import (
-    PRIORITY_CLASS_SOURCE_POD,
-    PRIORITY_CLASS_SOURCE_WORKLOAD,
-    cluster_queue_from_v1beta1,
-    cluster_queue_to_v1beta1,
-    convert_from_v1beta1,
-    convert_to_v1beta1,
-    local_queue_from_v1beta1,
-    local_queue_to_v1beta1,
-    multikueue_cluster_from_v1beta1,
-    multikueue_cluster_to_v1beta1,
-    parse_admission_check,
-    parse_cluster_queue,
-    parse_local_queue,
-    parse_multikueue_cluster,
-    parse_multikueue_config,
-    parse_resource_flavor,
-    parse_workload,
-    parse_workload_priority_class,
-    workload_from_v1beta1,
-    workload_to_v1beta1,
-)
-from shared.models.core import (
-    CORE_API_VERSION,
-    SCHEDULING_API_VERSION,
-    Namespace,
-    NamespaceSpec,
-    NamespaceStatus,
-    PriorityClass,
-    Taint,
-    Toleration,
 )
 from shared.models.meta import (
     LabelSelector,
@@ -114,13 +63,6 @@ from shared.models.queue import (
     ResourceQuota,
     ResourceUsage,
 )
-from shared.models.topology_assignment import (
-    ConversionError,
-    TopologyDomain,
-    domains_to_slices,
-    slices_to_domains,
-    topology_domains,
-)
 from shared.models.workload import (
     Admission,
     AdmissionCheckState,
@@ -138,27 +80,12 @@ from shared.models.workload import (
 )
 
 __all__ = [
-    "ADMISSION_API_VERSION",
-    "CORE_API_VERSION",
-    "JSON_PATCH_TYPE",
     "KUBECONFIG_LOCATION_PATH",
     "KUBECONFIG_LOCATION_SECRET",
-    "PRIORITY_CLASS_SOURCE_POD",
-    "PRIORITY_CLASS_SOURCE_WORKLOAD",
-    "SCHEDULING_API_VERSION",
     "Admission",
-    "AdmissionCheck",
-    "AdmissionCheckParametersReference",
-    "AdmissionCheckSpec",
     "AdmissionCheckState",
-    "AdmissionCheckStatus",
     "AdmissionCheckStrategyRule",
     "AdmissionChecksStrategy",
-    "AdmissionOperation",
-    "AdmissionRequest",
-    "AdmissionResponse",
-    "AdmissionResponseStatus",
-    "AdmissionReview",
     "AdmissionScope",
     "BorrowWithinCohort",
     "ClusterProfileReference",
@@ -168,7 +95,6 @@ __all__ = [
     "ClusterQueueStatus",
     "ClusterSource",
     "Condition",
-    "ConversionError",
     "FairSharing",
     "FlavorFungibility",
     "FlavorQuotas",
@@ -188,9 +114,6 @@ __all__ = [
     "MultiKueueClusterStatus",
     "MultiKueueConfig",
     "MultiKueueConfigSpec",
-    "Namespace",
-    "NamespaceSpec",
-    "NamespaceStatus",
     "ObjectMeta",
     "OwnerReference",
     "PodSet",
@@ -198,52 +121,21 @@ __all__ = [
     "PodSetUpdate",
     "PodTemplate",
     "PreemptionGateState",
-    "PriorityClass",
     "PriorityClassRef",
     "ReclaimablePod",
-    "RequestGroupVersionKind",
-    "RequestGroupVersionResource",
     "RequeueState",
-    "ResourceFlavor",
-    "ResourceFlavorSpec",
     "ResourceGroup",
     "ResourceQuota",
     "ResourceUsage",
-    "Taint",
-    "Toleration",
-    "TopologyDomain",
-    "UserInfo",
     "WireDict",
     "Workload",
-    "WorkloadPriorityClass",
     "WorkloadSpec",
     "WorkloadStatus",
-    "cluster_queue_from_v1beta1",
-    "cluster_queue_to_v1beta1",
     "controller_owner",
-    "convert_from_v1beta1",
-    "convert_to_v1beta1",
-    "domains_to_slices",
     "find_condition",
     "format_time",
     "is_condition_false",
     "is_condition_true",
-    "local_queue_from_v1beta1",
-    "local_queue_to_v1beta1",
-    "multikueue_cluster_from_v1beta1",
-    "multikueue_cluster_to_v1beta1",
-    "parse_admission_check",
-    "parse_cluster_queue",
-    "parse_local_queue",
-    "parse_multikueue_cluster",
-    "parse_multikueue_config",
-    "parse_resource_flavor",
-    "parse_workload",
-    "parse_workload_priority_class",
     "remove_condition",
     "set_condition",
-    "slices_to_domains",
-    "topology_domains",
-    "workload_from_v1beta1",
-    "workload_to_v1beta1",
 ]

@@ -1,4 +1,4 @@
-"""Queues, flavors, checks, MultiKueue and built-in kinds: defaults, helpers and exports."""
+"""Queues and MultiKueue objects: defaults, helpers and exports."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pydantic import ValidationError
 
 import shared.models
 from shared.models import (
-    AdmissionCheck,
     ClusterQueue,
     ClusterQueueSpec,
     KubeConfigSource,
@@ -20,11 +19,7 @@ from shared.models import (
     LocalQueue,
     MultiKueueCluster,
     MultiKueueConfig,
-    Namespace,
-    PriorityClass,
-    ResourceFlavor,
     ResourceQuota,
-    WorkloadPriorityClass,
 )
 
 
@@ -33,10 +28,8 @@ from shared.models import (
     [
         (LocalQueue, "kueue.x-k8s.io/v1beta2", "LocalQueue"),
         (ClusterQueue, "kueue.x-k8s.io/v1beta2", "ClusterQueue"),
-        (ResourceFlavor, "kueue.x-k8s.io/v1beta2", "ResourceFlavor"),
         (MultiKueueConfig, "kueue.x-k8s.io/v1beta2", "MultiKueueConfig"),
         (MultiKueueCluster, "kueue.x-k8s.io/v1beta2", "MultiKueueCluster"),
-        (Namespace, "v1", "Namespace"),
     ],
 )
 def test_api_version_and_kind_default_and_are_enforced(
@@ -50,18 +43,6 @@ def test_api_version_and_kind_default_and_are_enforced(
     with pytest.raises(ValidationError) as error:
         model_class.from_wire({"apiVersion": api_version, "kind": "Other"})
     assert [item["loc"] for item in error.value.errors()] == [("kind",)]
-
-
-def test_required_fields_of_value_objects_are_named() -> None:
-    with pytest.raises(ValidationError) as priority:
-        PriorityClass.from_wire({"metadata": {"name": "p"}})
-    assert [item["loc"] for item in priority.value.errors()] == [("value",)]
-    with pytest.raises(ValidationError) as workload_priority:
-        WorkloadPriorityClass.from_wire({})
-    assert [item["loc"] for item in workload_priority.value.errors()] == [("value",)]
-    with pytest.raises(ValidationError) as check:
-        AdmissionCheck.from_wire({"spec": {}})
-    assert [item["loc"] for item in check.value.errors()] == [("spec", "controllerName")]
 
 
 def test_quantities_keep_their_wire_form() -> None:
