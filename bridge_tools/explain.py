@@ -51,7 +51,6 @@ from bridge_tools.explain_multikueue import multikueue_check_details
 from bridge_tools.explain_queues import CheckDetail, QueueFindings, analyse_queues, first_unready_check
 from bridge_tools.quota import workload_requests
 from bridge_tools.verdict import Explanation, State
-from shared.ages import age_since, parse_timestamp
 from shared.config import Configuration
 from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT, QUEUE_LABEL, Condition
 from shared.frameworks.base import AdapterError, GenericJob
@@ -60,6 +59,7 @@ from shared.frameworks.registry import Framework, FrameworkRegistry, UnmanagedKi
 from shared.jobmeta import controller_owner_ref, job_uid, queue_name, workload_priority_class_name
 from shared.jsontree import copy_json
 from shared.kube import GroupVersionKind
+from shared.kube.times import age_since, parse_time
 from shared.labelselector import format_selector
 from shared.models.condition import find_condition
 from shared.models.workload import PodSet, Workload
@@ -216,7 +216,7 @@ class _Chain:
         section.add("kind", f"{self.framework.gvk.kind_arg} ({how})")
         section.add(
             "created",
-            f"{age_since((self.job.get('metadata') or {}).get('creationTimestamp'), now=self.now)} ago",
+            f"{age_since((self.job.get('metadata') or {}).get('creationTimestamp'), now=self.now, unknown='-')} ago",
         )
         self.suspended = self._guard(self.adapter.is_suspended, None)
         section.add("suspended", self.suspended)
@@ -473,7 +473,7 @@ class _Chain:
 
     def _requeue_reason(self, workload: Workload, reason: str, message: str) -> str:
         requeue = workload.status.requeue_state if workload.status else None
-        at = parse_timestamp(requeue.requeue_at) if requeue else None
+        at = parse_time(requeue.requeue_at) if requeue else None
         if at is not None and at > self.now:
             return f"{reason}: {message}; requeued after backoff at {requeue.requeue_at if requeue else ''}"
         return f"{reason}: {message}; not requeued yet"

@@ -28,8 +28,8 @@ from bridge_tools.cluster_view import (
 )
 from bridge_tools.quota import format_amount
 from bridge_tools.verdict import Section
-from shared.ages import age_since, format_age, parse_timestamp
 from shared.config import Configuration
+from shared.kube.times import age_since, human_duration, parse_time
 from shared.models.workload import Workload
 from shared.workload_builder import PriorityNotFound, resolve_priority
 
@@ -78,7 +78,7 @@ def add_workload_evidence(
             condition.type,
             condition.status,
             condition.reason or "-",
-            age_since(condition.last_transition_time, now=now),
+            age_since(condition.last_transition_time, now=now, unknown="-"),
             condition.message or "-",
         )
 
@@ -100,9 +100,9 @@ def add_eviction_evidence(section: Section, workload: Workload, *, now: datetime
     requeue = status.requeue_state
     if requeue is not None:
         section.add("requeue count", requeue.count if requeue.count is not None else 0)
-        at = parse_timestamp(requeue.requeue_at)
+        at = parse_time(requeue.requeue_at)
         if at is not None:
-            when = "passed" if at <= now else f"in {format_age((at - now).total_seconds())}"
+            when = "passed" if at <= now else f"in {human_duration((at - now).total_seconds())}"
             section.add("backoff until", f"{requeue.requeue_at} ({when})")
 
 
@@ -126,7 +126,7 @@ async def add_events(
         count = event.get("count")
         repeat = f" (x{count})" if isinstance(count, int) and count > 1 else ""
         section.row(
-            age_since(_event_time(event), now=now),
+            age_since(_event_time(event), now=now, unknown="-"),
             event.get("type") or "-",
             event.get("reason") or "-",
             label,
@@ -189,11 +189,11 @@ async def reconciler_lease_problem(view: ClusterView, config: Configuration, *, 
     spec = (lease or {}).get("spec") or {}
     if not spec.get("holderIdentity"):
         return f"no kueue-bridge reconciler holds the Lease {namespace}/{name}"
-    renewed = parse_timestamp(spec.get("renewTime"))
+    renewed = parse_time(spec.get("renewTime"))
     duration = spec.get("leaseDurationSeconds")
     if renewed is not None and isinstance(duration, int) and renewed + timedelta(seconds=duration) < now:
         return (
             f"the Lease {namespace}/{name} of reconciler {spec['holderIdentity']} expired "
-            f"{age_since(spec.get('renewTime'), now=now)} ago"
+            f"{age_since(spec.get('renewTime'), now=now, unknown='-')} ago"
         )
     return None

@@ -52,8 +52,8 @@ from shared.frameworks.registry import BUILTIN_FRAMEWORKS, parse_external_name
 from shared.frameworks.tekton import PIPELINERUN_GVK
 from shared.jsontree import json_tree_copy
 from shared.kube import GroupVersionKind
+from shared.kube.times import format_time
 from shared.merge_patch import create_merge_patch
-from shared.models.condition import format_time
 from shared.remote_copy import remote_job_copy
 
 __all__ = [

@@ -47,8 +47,8 @@ from multikueue.workload_status import decision_view
 from shared.constants import MULTIKUEUE_ORIGIN_LABEL
 from shared.jobmeta import prebuilt_workload_name
 from shared.kube import Clock, GroupVersionKind, KubeClient, KubeError, Watch, WatchSettings
+from shared.kube.times import format_time
 from shared.kube.watch import EventType, object_key
-from shared.models.condition import format_time
 
 __all__ = [
     "RETRY_INCREMENT_SECONDS",

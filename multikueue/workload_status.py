@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from shared.constants import Condition
-from shared.models.condition import format_time
+from shared.kube.times import format_time
 from shared.workload_state import truncate_condition_message
 
 __all__ = [

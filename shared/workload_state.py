@@ -22,6 +22,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from shared.constants import CheckState, Condition, Reason
+from shared.kube.times import parse_time
 from shared.models.condition import Condition as ConditionModel
 from shared.models.condition import find_condition, is_condition_true, set_condition
 from shared.models.workload import Workload, WorkloadStatus
@@ -126,10 +127,8 @@ def _has_pending_delayed_topology(workload: Workload) -> bool:
 
 
 def _seconds_between(earlier: str | None, now: datetime) -> int:
-    if not earlier:
-        return 0
-    start = datetime.fromisoformat(earlier.replace("Z", "+00:00"))
-    return max(0, int((now - start).total_seconds()))
+    start = parse_time(earlier)
+    return max(0, int((now - start).total_seconds())) if start is not None else 0
 
 
 def sync_admitted_condition(workload: Workload, *, now: datetime) -> bool:

@@ -18,6 +18,11 @@ exported here; import from ``shared.kube``, not from its modules. Typical wiring
 
 Objects are raw dicts (never mutate informer-cached ones); failures are typed (``NotFound``,
 ``Conflict``, ``Invalid`` ...); time comes from an injected ``Clock`` (tests: ``FakeClock``).
+
+Two modules are used by name rather than through this package, because their functions only make
+sense with the module's name in front: ``shared.kube.conditions`` (``metav1.Condition`` lists on
+wire dicts, ``meta.SetStatusCondition``) and ``shared.kube.times`` (``metav1.Time`` text, kubectl's
+ages).
 """
 
 from shared.kube.auth import (

@@ -16,7 +16,6 @@ from shared.models.base import (
 from shared.models.condition import (
     Condition,
     find_condition,
-    format_time,
     is_condition_false,
     is_condition_true,
     remove_condition,
@@ -133,7 +132,6 @@ __all__ = [
     "WorkloadStatus",
     "controller_owner",
     "find_condition",
-    "format_time",
     "is_condition_false",
     "is_condition_true",
     "remove_condition",

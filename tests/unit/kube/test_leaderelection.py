@@ -12,7 +12,8 @@ import pytest
 
 from shared.kube import ClientSettings, FakeClock, KubeClient
 from shared.kube.clock import settle
-from shared.kube.leaderelection import LeaderElectionSettings, LeaderElector, format_micro_time
+from shared.kube.leaderelection import LeaderElectionSettings, LeaderElector
+from shared.kube.times import format_micro_time
 from tests.unit.kube.fakeapi import FakeApi, lease_info
 
 LEASE_KEY = ("leases.coordination.k8s.io", "kube-system", "bridge")
