@@ -41,8 +41,8 @@ import yaml
 
 from shared.constants import MULTIKUEUE_CONFIG_SECRET_KEY
 from shared.kube import ConnectionConfig, kubeconfig_from_dict
-from shared.labelselector import dns1123_subdomain_errors
 from shared.models.multikueue import KUBECONFIG_LOCATION_PATH, MultiKueueCluster
+from shared.validation_k8s import is_dns1123_subdomain
 
 __all__ = [
     "BAD_KUBECONFIG",
@@ -231,7 +231,7 @@ def _is_valid_host(server: str) -> bool:
     try:
         ipaddress.ip_address(host)
     except ValueError:
-        return not dns1123_subdomain_errors(host)
+        return not is_dns1123_subdomain(host)
     return True
 
 

@@ -19,20 +19,19 @@ feature gate ``AdmissionGatedBy``, Beta and on by default since 0.19), with its 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from shared.constants import ADMISSION_GATED_BY_ANNOTATION
 from shared.frameworks.base import FieldError
 from shared.jobmeta import annotations_of
-from shared.validation_k8s import is_dns1123_subdomain, regex_error
+from shared.validation_k8s import byte_length, is_domain_prefixed_path
 from webhook.fielderrors import FORBIDDEN, INVALID, REQUIRED, TOO_LONG
 
 __all__ = [
     "ADMISSION_GATED_BY_PATH",
     "MAX_GATE_NAME_LENGTH",
-    "is_domain_prefixed_path",
+    "domain_prefixed_path_errors",
     "parse_gates",
     "validate_admission_gated_by_on_create",
     "validate_admission_gated_by_on_update",
@@ -41,9 +40,6 @@ __all__ = [
 ADMISSION_GATED_BY_PATH: Final = f"metadata.annotations[{ADMISSION_GATED_BY_ANNOTATION}]"
 #: the limit Kubernetes puts on a Job's ``spec.managedBy``
 MAX_GATE_NAME_LENGTH: Final = 63
-#: RFC 3986 path characters (apimachinery's ``httpPathFmt``)
-_HTTP_PATH_FMT: Final = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
-_HTTP_PATH_RE: Final = re.compile(_HTTP_PATH_FMT, re.ASCII)
 #: what Go's ``strings.TrimSpace`` removes (``unicode.IsSpace``); Python's ``str.strip`` removes more
 _GO_SPACE: Final = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 
@@ -55,17 +51,14 @@ def parse_gates(value: str) -> list[str]:
     return [part.strip(_GO_SPACE) for part in value.split(",")]
 
 
-def is_domain_prefixed_path(path: str, value: str) -> list[FieldError]:
-    """apimachinery's ``IsDomainPrefixedPath`` (e.g. ``acme.io/foo``)."""
-    if not value:
-        return [FieldError(path, REQUIRED, "")]
-    host, slash, rest = value.partition("/")
-    if not slash or not host or not rest:
-        return [FieldError(path, INVALID, 'must be a domain-prefixed path (such as "acme.io/foo")', value)]
-    errors = [FieldError(path, INVALID, message, host) for message in is_dns1123_subdomain(host)]
-    if not _HTTP_PATH_RE.fullmatch(rest):
-        errors.append(FieldError(path, INVALID, regex_error("Invalid path", _HTTP_PATH_FMT), rest))
-    return errors
+def domain_prefixed_path_errors(path: str, value: str) -> list[FieldError]:
+    """apimachinery's ``IsDomainPrefixedPath`` (e.g. ``acme.io/foo``) as field errors on ``path``."""
+    return [
+        FieldError(path, REQUIRED, "")
+        if problem.required
+        else FieldError(path, INVALID, problem.detail, problem.value)
+        for problem in is_domain_prefixed_path(value)
+    ]
 
 
 def _validate_format(value: str) -> list[FieldError]:
@@ -83,8 +76,8 @@ def _validate_format(value: str) -> list[FieldError]:
             errors.append(FieldError(ADMISSION_GATED_BY_PATH, INVALID, f"duplicate gate name: {gate}", value))
             continue
         seen.add(gate)
-        errors += is_domain_prefixed_path(ADMISSION_GATED_BY_PATH, gate)
-        if len(gate.encode()) > MAX_GATE_NAME_LENGTH:
+        errors += domain_prefixed_path_errors(ADMISSION_GATED_BY_PATH, gate)
+        if byte_length(gate) > MAX_GATE_NAME_LENGTH:
             errors.append(
                 FieldError(
                     ADMISSION_GATED_BY_PATH, TOO_LONG, f"may not be more than {MAX_GATE_NAME_LENGTH} bytes"
