@@ -1,6 +1,6 @@
 """``kueue-bridge appwrapper --config FILE [--kubeconfig FILE]``: AppWrapper's framework controller.
 
-Process life, as the reconciler's: load and validate the configuration (a bad file stops start-up
+Process life, as the reconciler's (``shared.manager.ControllerManager``): load and validate the configuration (a bad file stops start-up
 with one line per error; so does a configuration that does not manage
 ``workload.codeflare.dev/appwrapper`` -- listed in ``integrations.frameworks``, or as
 ``AppWrapper.v1beta2.workload.codeflare.dev`` in ``externalFrameworks`` -- since there would be
@@ -17,8 +17,6 @@ written) and the ``shared.kube`` client, queue and reconcile metrics, on the pro
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
 import os
 import sys
 
@@ -36,14 +34,11 @@ from shared.cli_args import (
     run_component,
 )
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
-from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
-from shared.kube.events import EventRecorder, EventSettings
-from shared.leading import leader_elector_for, serve_while_leading, stop_event_recorder
-from shared.probes import ProbeServer, parse_bind_address
+from shared.kube import configure_logging
+from shared.manager import ControllerManager
 
-__all__ = ["main", "run_appwrapper_controller"]
+__all__ = ["main", "phase_counter"]
 
-logger = logging.getLogger("appwrapper")
 COMPONENT = "appwrapper"
 #: the operator's event source (``mgr.GetEventRecorderFor("appwrappers")``)
 REPORTING_CONTROLLER = "appwrappers"
@@ -68,63 +63,14 @@ def manages_appwrappers(config: Configuration) -> bool:
     return any(kind.gvk == APPWRAPPER_GVK for kind in config.managed_kinds())
 
 
-async def run_appwrapper_controller(
-    *,
-    config: Configuration,
-    kubeconfig: str | None,
-    identity: str,
-    probe_address: str,
-    workers: int | None,
-    stop: asyncio.Event,
-    fault_tolerance: FaultTolerance | None = None,
-) -> None:
-    registry = CollectorRegistry()
-    metrics = KubeMetrics(registry)
-    phases = Counter(
+def phase_counter(registry: CollectorRegistry) -> Counter:
+    """``appwrapper_phase_total{namespace, phase}``: the AppWrapper operator's own metric."""
+    return Counter(
         "appwrapper_phase_total",
         "The total number of times an appwrapper transitioned to a given phase per namespace.",
         ["namespace", "phase"],
         registry=registry,
     )
-    connection = load_connection(kubeconfig=kubeconfig)
-    settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
-    host, port = parse_bind_address(probe_address)
-    probes = ProbeServer(registry=registry, ready=lambda: True, host=host, port=port)
-    await probes.start()
-    logger.info("probes and metrics listening", extra={"port": probes.port})
-    async with KubeClient.from_connection(connection, settings=settings, metrics=metrics) as client:
-        recorder = EventRecorder(
-            client, EventSettings(reporting_controller=REPORTING_CONTROLLER, reporting_instance=identity)
-        )
-        recorder_task = asyncio.create_task(recorder.run(), name="event-recorder")
-        elector = leader_elector_for(
-            client, config=config, component=COMPONENT, identity=identity, metrics=metrics
-        )
-
-        def on_phase(*, namespace: str, phase: str) -> None:
-            phases.labels(namespace, phase).inc()
-
-        def make_manager() -> AppWrapperManager:
-            return AppWrapperManager(
-                client=client,
-                events=EventSinkOnRecorder(recorder),
-                on_phase=on_phase,
-                config=fault_tolerance or FaultTolerance(),
-                field_manager=config.kueue_bridge.field_manager,
-                workers=workers or config.reconcile_concurrency(APPWRAPPER_GVK),
-            )
-
-        try:
-            await serve_while_leading(
-                stop=stop,
-                leader_elect=config.leader_election.leader_elect,
-                elector=elector,
-                make_manager=make_manager,
-                name="appwrapper-manager",
-            )
-        finally:
-            await stop_event_recorder(recorder, recorder_task)
-            await probes.stop()
 
 
 def main(argv: list[str]) -> int:
@@ -136,19 +82,31 @@ def main(argv: list[str]) -> int:
     if not manages_appwrappers(config):
         print(f"{args.config}: {NOT_CONFIGURED}", file=sys.stderr)
         return 1
-    identity = args.identity or default_identity()
-    probe_address = args.probe_address or config.health.health_probe_bind_address
+    manager = ControllerManager(
+        config=config,
+        component=COMPONENT,
+        event_source=REPORTING_CONTROLLER,
+        identity=args.identity or default_identity(),
+        probe_address=args.probe_address or config.health.health_probe_bind_address,
+        kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
+    )
+    phases = phase_counter(manager.registry)
+
+    def on_phase(*, namespace: str, phase: str) -> None:
+        phases.labels(namespace, phase).inc()
+
+    def controllers(process: ControllerManager) -> AppWrapperManager:
+        return AppWrapperManager(
+            client=process.client,
+            events=EventSinkOnRecorder(process.recorder),
+            on_phase=on_phase,
+            config=FaultTolerance(),
+            field_manager=config.kueue_bridge.field_manager,
+            workers=args.workers or config.reconcile_concurrency(APPWRAPPER_GVK),
+        )
 
     return run_component(
-        "kueue-bridge appwrapper",
-        lambda stop: run_appwrapper_controller(
-            config=config,
-            kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
-            identity=identity,
-            probe_address=probe_address,
-            workers=args.workers,
-            stop=stop,
-        ),
+        "kueue-bridge appwrapper", lambda stop: manager.run(stop=stop, controllers=controllers)
     )
 
 

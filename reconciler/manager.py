@@ -17,14 +17,13 @@ Invariants:
   (``reconciler.shared_job``).
 * A write conflict (409 Conflict or AlreadyExists: the reconcile read a stale cached copy) requeues
   the job with the queue's backoff; it is logged at DEBUG and counted, never reported as a failure.
-* Everything the manager starts it stops: ``run`` owns the informer tasks and cancels them when the
-  controllers end (shutdown, or loss of leadership).
+* Everything the manager starts it stops: it is the process's ``shared.manager.ControllerSet`` for
+  one leadership term, whose ``run`` owns the informer tasks and cancels them when the controllers
+  end (shutdown, or loss of leadership).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ from shared.kube import Conflict, GroupVersionKind, KubeClient
 from shared.kube.controller import Controller, Result
 from shared.kube.informer import Informer, StoreView, index_by_controller_uid, strip_managed_fields
 from shared.labelselector import selector_from_label_selector
+from shared.manager import ControllerSet
 from shared.workload_slicing import FEATURE_GATE as SLICING_FEATURE_GATE
 from shared.workload_slicing import FEATURE_GATE_DEFAULT as SLICING_FEATURE_GATE_DEFAULT
 
@@ -158,7 +158,7 @@ class ManagerOptions:
     resync_period: float | None = 600.0
 
 
-class ReconcilerManager:
+class ReconcilerManager(ControllerSet):
     def __init__(
         self,
         *,
@@ -225,6 +225,11 @@ class ReconcilerManager:
             controller.watch(informer)
             controller.watch(self._workload_informer, keys=self._job_keys_for_workload(gvk, informer.store))
             self.controllers.append(controller)
+        # Controllers wait only for the informers they watch; reconciles also read Namespaces,
+        # flavors and priority classes, and "not listed yet" must not read as "absent" (a job whose
+        # Namespace is missing from the cache is dropped without a retry): ControllerSet starts the
+        # controllers once every informer has synced.
+        super().__init__(informers=list(self._informers.values()), controllers=self.controllers)
 
     @classmethod
     def from_config(
@@ -243,10 +248,6 @@ class ReconcilerManager:
                 workers=(lambda gvk: workers) if workers else config.reconcile_concurrency,
             ),
         )
-
-    @property
-    def informers(self) -> list[Informer]:
-        return list(self._informers.values())
 
     def _reconcile_function(self, gvk: GroupVersionKind) -> Callable[[str], Any]:
         async def reconcile(key: str) -> Result:
@@ -279,27 +280,6 @@ class ReconcilerManager:
             return found
 
         return keys
-
-    async def run(self) -> None:
-        """Run informers and controllers until cancelled or the controllers shut down."""
-        informer_tasks = [
-            asyncio.create_task(informer.run(), name=f"informer-{informer.gvk.kind.lower()}")
-            for informer in self._informers.values()
-        ]
-        try:
-            # Controllers wait only for the informers they watch; reconciles also read Namespaces,
-            # flavors and priority classes, and "not listed yet" must not read as "absent" (a job
-            # whose Namespace is missing from the cache is dropped without a retry).
-            await asyncio.gather(*(informer.wait_synced() for informer in self._informers.values()))
-            await asyncio.gather(*(controller.run() for controller in self.controllers))
-        finally:
-            for task in informer_tasks:
-                task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(*informer_tasks, return_exceptions=True)
-
-    async def shutdown(self, *, drain_seconds: float = 30.0) -> None:
-        await asyncio.gather(*(c.shutdown(drain_seconds=drain_seconds) for c in self.controllers))
 
 
 def settings_from_config(config: Configuration, *, registry: FrameworkRegistry) -> ReconcilerSettings:

@@ -45,6 +45,7 @@ INDEPENDENT = "Components never import each other"
 FLOORS = "shared's floors"
 KUBE_LEAF = "shared.kube is a leaf library"
 ONE_CLIENT = "One client per process"
+ONE_SCAFFOLD = "The controller processes run through shared.manager"
 
 
 def _copy(tmp_path: Path) -> Path:
@@ -191,6 +192,18 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
             "import shared.leading",
             {FLOORS},
             id="adapters-import-process-start-up",
+        ),
+        pytest.param(
+            "appwrapper/__main__.py",
+            "from shared.leading import serve_while_leading",
+            {ONE_SCAFFOLD},
+            id="a-controller-process-wires-its-own-election",
+        ),
+        pytest.param(
+            "multikueue/__main__.py",
+            "from shared.probes import ProbeServer",
+            {ONE_SCAFFOLD},
+            id="a-controller-process-serves-its-own-probes",
         ),
         pytest.param(
             "certs/kubeapi.py",

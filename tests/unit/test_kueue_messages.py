@@ -30,8 +30,8 @@ import orjson
 import pytest
 import yaml
 
-from reconciler.__main__ import kueue_controller_name
 from reconciler.ancestry import OwnerKinds
+from reconciler.event_reporting import kueue_controller_name
 from reconciler.job_control import truncate_event_message
 from reconciler.job_reconciler import JobReconciler, ReconcilerSettings
 from reconciler.workload_sync import NoMatchingWorkloadsError, PrebuiltWorkloadNotFoundError
