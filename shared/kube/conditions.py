@@ -35,9 +35,13 @@ __all__ = [
     "conditions_of",
     "find_condition",
     "is_condition_true",
+    "is_object_condition_true",
+    "object_condition",
     "remove_condition",
     "set_condition",
+    "set_object_condition",
     "writable_conditions",
+    "writable_status",
 ]
 
 Conditions = list[dict[str, Any]]
@@ -50,11 +54,17 @@ def conditions_of(obj: Mapping[str, Any] | None) -> Sequence[Any]:
     return conditions if isinstance(conditions, list) else ()
 
 
-def writable_conditions(obj: dict[str, Any]) -> Conditions:
-    """``obj.status.conditions`` for writing, created (with ``status``) when missing."""
+def writable_status(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj.status`` for writing, created when missing (or not an object)."""
     status = obj.get("status")
     if not isinstance(status, dict):
         status = obj["status"] = {}
+    return status
+
+
+def writable_conditions(obj: dict[str, Any]) -> Conditions:
+    """``obj.status.conditions`` for writing, created (with ``status``) when missing."""
+    status = writable_status(obj)
     conditions = status.get("conditions")
     if not isinstance(conditions, list):
         conditions = status["conditions"] = []
@@ -124,3 +134,33 @@ def remove_condition(conditions: Conditions, condition_type: str) -> bool:
             del conditions[index]
             return True
     return False
+
+
+# --- on an object: its status.conditions, observedGeneration from its metadata.generation -------
+
+
+def object_condition(obj: Mapping[str, Any] | None, condition_type: str) -> dict[str, Any] | None:
+    """The condition of ``condition_type`` in ``obj.status.conditions`` (the entry itself)."""
+    return find_condition(conditions_of(obj), condition_type)
+
+
+def is_object_condition_true(obj: Mapping[str, Any] | None, condition_type: str) -> bool:
+    return is_condition_true(conditions_of(obj), condition_type)
+
+
+def set_object_condition(
+    obj: dict[str, Any], *, condition_type: str, status: str, reason: str, message: str = "", now: datetime
+) -> bool:
+    """``set_condition`` on ``obj.status.conditions`` observing ``obj.metadata.generation``, as Kueue
+    sets a Workload's conditions (``ObservedGeneration: wl.Generation``)."""
+    metadata = obj.get("metadata")
+    generation = metadata.get("generation") if isinstance(metadata, Mapping) else None
+    return set_condition(
+        writable_conditions(obj),
+        condition_type=condition_type,
+        status=status,
+        reason=reason,
+        message=message,
+        observed_generation=generation if isinstance(generation, int) else None,
+        now=now,
+    )

@@ -22,11 +22,16 @@ import re
 from datetime import UTC, datetime
 from typing import Any, Final
 
-__all__ = ["age_since", "format_micro_time", "format_time", "human_duration", "parse_time"]
+__all__ = ["age_since", "format_micro_time", "format_time", "human_duration", "parse_time", "utc_now"]
 
 _RFC3339: Final = re.compile(
     r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})", re.ASCII | re.IGNORECASE
 )
+
+
+def utc_now() -> datetime:
+    """The current time, aware, in UTC (the default clock of a loop that takes one)."""
+    return datetime.now(UTC)
 
 
 def _utc(moment: datetime) -> datetime:

@@ -104,7 +104,7 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
             id="standin-imports-apiserver-internals",
         ),
         pytest.param(
-            "devcluster/standin/conditions.py",
+            "devcluster/standin/scheduling_stats.py",
             "import devrun.progress",
             {STANDIN, NOBODY_IMPORTS_DEVRUN},
             id="standin-imports-runner",
