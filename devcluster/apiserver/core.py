@@ -24,6 +24,7 @@ from devcluster.apiserver.options import ServerOptions
 from devcluster.apiserver.persistence import SqlitePersistence
 from devcluster.apiserver.resources import Registry, ResourceType
 from devcluster.apiserver.store import ADDED, DELETED, Store, StoredEvent
+from shared.kube.times import format_time
 
 __all__ = ["NAMESPACE_KEY", "Cluster", "Location"]
 
@@ -147,7 +148,7 @@ class Cluster:
 
     # -- helpers -----------------------------------------------------------------------------------
     def timestamp(self) -> str:
-        return self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+        return format_time(self.clock())
 
     def namespace(self, name: str) -> dict[str, Any] | None:
         return self.store.get(NAMESPACE_KEY, ("", name))

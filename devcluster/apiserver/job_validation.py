@@ -43,6 +43,7 @@ from devcluster.apiserver.validation import (
     field_required,
     field_too_long,
 )
+from shared.kube.conditions import is_condition_true
 from shared.validation_k8s import byte_length, is_dns1123_label, is_domain_prefixed_path
 
 __all__ = [
@@ -52,7 +53,6 @@ __all__ = [
     "JOB_NAME_LABEL",
     "LEGACY_CONTROLLER_UID_LABEL",
     "LEGACY_JOB_NAME_LABEL",
-    "is_condition_true",
     "semantic_equal",
     "template_mutable",
     "validate_job_create",
@@ -119,16 +119,6 @@ def semantic_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def is_condition_true(status: Mapping[str, Any], condition_type: str) -> bool:
-    conditions = status.get("conditions")
-    if not isinstance(conditions, list):
-        return False
-    return any(
-        isinstance(c, dict) and c.get("type") == condition_type and c.get("status") == "True"
-        for c in conditions
-    )
-
-
 def template_mutable(old: Mapping[str, Any]) -> bool:
     """Whether the stored Job is safely suspended (module docstring)."""
     spec, status = _dict(old.get("spec")), _dict(old.get("status"))
@@ -136,7 +126,7 @@ def template_mutable(old: Mapping[str, Any]) -> bool:
         return False
     if not status.get("startTime"):
         return True
-    return is_condition_true(status, "Suspended") and not _int(status.get("active"))
+    return is_condition_true(status.get("conditions"), "Suspended") and not _int(status.get("active"))
 
 
 # -- the spec rules (validateJobSpec + ValidateJobSpec) ------------------------------------------------

@@ -72,8 +72,11 @@ def writable_conditions(obj: dict[str, Any]) -> Conditions:
 
 
 def find_condition(conditions: Sequence[Any] | None, condition_type: str) -> dict[str, Any] | None:
-    """``meta.FindStatusCondition``: the entry of ``condition_type`` (the object itself), or ``None``."""
-    for condition in conditions or ():
+    """``meta.FindStatusCondition``: the entry of ``condition_type`` (the object itself), or ``None``
+    (also when ``conditions`` is not a list: a hand-edited object)."""
+    if not isinstance(conditions, list | tuple):
+        return None
+    for condition in conditions:
         if isinstance(condition, dict) and condition.get("type") == condition_type:
             return condition
     return None
