@@ -51,6 +51,7 @@ from shared.kube import (
     ClientSettings,
     ConnectionConfig,
     GroupVersionKind,
+    HttpxTransport,
     Informer,
     KubeClient,
     KubeMetrics,
@@ -277,7 +278,8 @@ async def measure_throughput(
     metrics = KubeMetrics(CollectorRegistry())
 
     def client_for(transport: httpx.AsyncBaseTransport | None) -> KubeClient:
-        return KubeClient.from_connection(connection, settings=settings, transport=transport, metrics=metrics)
+        wrapped = HttpxTransport(transport) if transport is not None else None
+        return KubeClient.from_connection(connection, settings=settings, transport=wrapped, metrics=metrics)
 
     ours = client_for(None)
     contenders: dict[str, KubeClient | None] = {
@@ -449,7 +451,7 @@ async def measure_informer_memory(
 
     client = KubeClient(
         server="https://memory.invalid",
-        transport=httpx.MockTransport(handler),
+        transport=HttpxTransport(httpx.MockTransport(handler)),
         settings=ClientSettings(qps=0, burst=1),
     )
     await client.resource(JOB)

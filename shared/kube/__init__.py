@@ -89,7 +89,7 @@ from shared.kube.observability import (
     reconcile_context,
 )
 from shared.kube.ratelimit import ItemExponentialBackoff, TokenBucket
-from shared.kube.transport import AiohttpTransport, TransportSettings
+from shared.kube.transport import AiohttpTransport, HttpxTransport, KubeTransport, TransportSettings
 from shared.kube.verbs import ObjectList, PatchType, ResourceVerbs
 from shared.kube.watch import EventType, Watch, WatchEvent, WatchSettings, object_key
 from shared.kube.workqueue import QueueShutDown, WorkQueue
@@ -119,6 +119,7 @@ __all__ = [
     "Forbidden",
     "Gone",
     "GroupVersionKind",
+    "HttpxTransport",
     "Indexer",
     "Informer",
     "InternalError",
@@ -128,6 +129,7 @@ __all__ = [
     "KubeClient",
     "KubeError",
     "KubeMetrics",
+    "KubeTransport",
     "LeaderElectionSettings",
     "LeaderElector",
     "MethodNotAllowed",

@@ -7,7 +7,7 @@ import pytest
 
 from certs.kubeapi import KubeAPI, WebhookConfigRef, ca_bundle_patch
 from certs.rotation import ConflictError
-from shared.kube import ClientSettings, GroupVersionKind, KubeClient
+from shared.kube import ClientSettings, GroupVersionKind, HttpxTransport, KubeClient
 from shared.kube.discovery import ResourceInfo
 from tests.unit.kube.fakeapi import FakeApi
 
@@ -61,7 +61,11 @@ def _api() -> FakeApi:
 
 
 def _client(api: FakeApi) -> KubeClient:
-    return KubeClient(server="https://k8s.invalid", transport=api.transport(), settings=ClientSettings(qps=0))
+    return KubeClient(
+        server="https://k8s.invalid",
+        transport=HttpxTransport(api.transport()),
+        settings=ClientSettings(qps=0),
+    )
 
 
 MUTATING = "mutatingwebhookconfigurations"

@@ -33,7 +33,7 @@ from bridge_tools.verdict import Explanation, Section, State, render_json, rende
 from shared.config import default_config
 from shared.frameworks.batch_job import BATCH_JOB_GVK
 from shared.frameworks.registry import FrameworkRegistry
-from shared.kube import KubeClient
+from shared.kube import HttpxTransport, KubeClient
 from shared.models.queue import ClusterQueue
 from tests.unit.tools.fake_view import FakeView
 
@@ -266,7 +266,9 @@ async def test_the_visibility_api_is_read_when_served_and_absent_otherwise() -> 
             return httpx.Response(200, json=summary)
         return httpx.Response(404, json={"kind": "Status", "code": 404, "reason": "NotFound"})
 
-    async with KubeClient(server="https://fake.invalid", transport=httpx.MockTransport(serve)) as client:
+    async with KubeClient(
+        server="https://fake.invalid", transport=HttpxTransport(httpx.MockTransport(serve))
+    ) as client:
         view = ClusterView(client)
         assert await view.pending_workloads("served") == summary["items"]
         assert await view.pending_workloads("other") is None
