@@ -17,7 +17,6 @@ written) and the ``shared.kube`` client, queue and reconcile metrics, on the pro
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from prometheus_client import CollectorRegistry, Counter
@@ -26,15 +25,8 @@ from appwrapper.cluster import EventSinkOnRecorder
 from appwrapper.faulttolerance import FaultTolerance
 from appwrapper.manager import AppWrapperManager
 from appwrapper.model import APPWRAPPER_GVK
-from shared.cli_args import (
-    controller_parser,
-    default_identity,
-    load_config_or_report,
-    positive_int,
-    run_component,
-)
+from shared.cli_args import controller_config, controller_parser, run_component
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
-from shared.kube import configure_logging
 from shared.manager import ControllerManager
 
 __all__ = ["main", "phase_counter"]
@@ -49,14 +41,12 @@ NOT_CONFIGURED = (
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = controller_parser(prog="kueue-bridge appwrapper", description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--workers",
-        type=positive_int,
-        help="concurrent reconciles (default: controller.groupKindConcurrency[AppWrapper.workload.codeflare.dev], "
-        f"else {DEFAULT_RECONCILE_CONCURRENCY})",
+    return controller_parser(
+        prog="kueue-bridge appwrapper",
+        description=__doc__.splitlines()[0],
+        workers_default="controller.groupKindConcurrency[AppWrapper.workload.codeflare.dev], "
+        f"else {DEFAULT_RECONCILE_CONCURRENCY}",
     )
-    return parser
 
 
 def manages_appwrappers(config: Configuration) -> bool:
@@ -75,20 +65,14 @@ def phase_counter(registry: CollectorRegistry) -> Counter:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    configure_logging(json=args.log_format == "json")
-    config = load_config_or_report(args.config)
+    config = controller_config(args)
     if config is None:
         return 1
     if not manages_appwrappers(config):
         print(f"{args.config}: {NOT_CONFIGURED}", file=sys.stderr)
         return 1
-    manager = ControllerManager(
-        config=config,
-        component=COMPONENT,
-        event_source=REPORTING_CONTROLLER,
-        identity=args.identity or default_identity(),
-        probe_address=args.probe_address or config.health.health_probe_bind_address,
-        kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
+    manager = ControllerManager.for_process(
+        args, config=config, component=COMPONENT, event_source=REPORTING_CONTROLLER
     )
     phases = phase_counter(manager.registry)
 

@@ -22,7 +22,7 @@ import yaml
 
 from bridge_tools.adapter_dry_run import DryRunFailed, dry_run
 from bridge_tools.kinds import KindError, resolve_kind
-from shared.cli_args import EXIT_USAGE, parse_or_exit_code
+from shared.cli_args import EXIT_USAGE, parse_command
 from shared.config import ConfigError, load_config
 from shared.frameworks.base import AdapterConfigError
 from shared.frameworks.registry import FrameworkRegistry
@@ -85,11 +85,10 @@ def _read_object(path: str) -> dict[str, Any]:
 
 
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
-    args = parse_or_exit_code(_parser(), argv)
-    if isinstance(args, int):
-        return args
+    parsed = parse_command(_parser(), argv, stdout=stdout, stderr=stderr)
+    if isinstance(parsed, int):
+        return parsed
+    args, out, err = parsed
     try:
         config = load_config(args.config)
         registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())

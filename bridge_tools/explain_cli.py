@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 from datetime import UTC, datetime
 from typing import TextIO
 
@@ -27,8 +26,8 @@ from bridge_tools.cluster_view import ClusterView
 from bridge_tools.explain import ExplainSettings, ObjectNotFound, explain
 from bridge_tools.kinds import KindError, parse_object_ref
 from bridge_tools.verdict import Explanation, render_json, render_text
-from shared.cli_args import EXIT_USAGE, parse_or_exit_code
-from shared.config import ConfigError, Configuration, default_config, load_config
+from shared.cli_args import EXIT_USAGE, load_config_or_report, parse_command
+from shared.config import default_config
 from shared.kube import KubeClient, KubeError, load_connection
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main"]
@@ -76,16 +75,12 @@ def _fail(err: TextIO, message: str) -> int:
 
 
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
-    args = parse_or_exit_code(_parser(), argv)
-    if isinstance(args, int):
-        return args
-    try:
-        config: Configuration = load_config(args.config) if args.config else default_config()
-    except ConfigError as exc:
-        for line in exc.lines():
-            print(line, file=err)
+    parsed = parse_command(_parser(), argv, stdout=stdout, stderr=stderr)
+    if isinstance(parsed, int):
+        return parsed
+    args, out, err = parsed
+    config = load_config_or_report(args.config, stderr=err) if args.config else default_config()
+    if config is None:
         return EXIT_FAILED
     try:
         explanation = asyncio.run(_explain(args, ExplainSettings.from_config(config)))

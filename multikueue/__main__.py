@@ -15,12 +15,10 @@ ready to take over; it serves no traffic).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from multikueue.manager import ManagerOptions, MultiKueueManager
-from shared.cli_args import controller_parser, default_identity, load_config_or_report, run_component
-from shared.kube import configure_logging
+from shared.cli_args import controller_config, controller_parser, run_component
 from shared.manager import ControllerManager
 
 __all__ = ["COMPONENT", "main"]
@@ -43,20 +41,17 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    configure_logging(json=args.log_format == "json")
-    config = load_config_or_report(args.config)
+    config = controller_config(args)
     if config is None:
         return 1
     options = ManagerOptions()
     if args.kubeconfig_path_prefix:
         options = ManagerOptions(path_prefix=args.kubeconfig_path_prefix)
-    manager = ControllerManager(
+    manager = ControllerManager.for_process(
+        args,
         config=config,
         component=COMPONENT,
         event_source="kueue-bridge-multikueue",
-        identity=args.identity or default_identity(),
-        probe_address=args.probe_address or config.health.health_probe_bind_address,
-        kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
         ready_once_synced=True,
     )
 

@@ -14,20 +14,12 @@ Events about a job are reported as Kueue's job reconciler for that kind reports 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from reconciler.event_reporting import RecorderSink, reporters_for, workload_event_counter
 from reconciler.manager import ReconcilerManager
-from shared.cli_args import (
-    controller_parser,
-    default_identity,
-    load_config_or_report,
-    positive_int,
-    run_component,
-)
+from shared.cli_args import controller_config, controller_parser, run_component
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY
-from shared.kube import configure_logging
 from shared.manager import ControllerManager
 
 __all__ = ["main"]
@@ -36,29 +28,20 @@ COMPONENT = "reconciler"
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = controller_parser(prog="kueue-bridge reconciler", description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--workers",
-        type=positive_int,
-        help="concurrent reconciles per job kind (default: controller.groupKindConcurrency, else "
-        f"{DEFAULT_RECONCILE_CONCURRENCY})",
+    return controller_parser(
+        prog="kueue-bridge reconciler",
+        description=__doc__.splitlines()[0],
+        workers_default=f"per job kind, controller.groupKindConcurrency, else {DEFAULT_RECONCILE_CONCURRENCY}",
     )
-    return parser
 
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    configure_logging(json=args.log_format == "json")
-    config = load_config_or_report(args.config)
+    config = controller_config(args)
     if config is None:
         return 1
-    manager = ControllerManager(
-        config=config,
-        component=COMPONENT,
-        event_source="kueue-bridge-reconciler",
-        identity=args.identity or default_identity(),
-        probe_address=args.probe_address or config.health.health_probe_bind_address,
-        kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
+    manager = ControllerManager.for_process(
+        args, config=config, component=COMPONENT, event_source="kueue-bridge-reconciler"
     )
     workload_events = workload_event_counter(manager.registry)
     reporters = reporters_for(config)

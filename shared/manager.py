@@ -33,14 +33,17 @@ Invariants:
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from shared.cli_args import default_identity
 from shared.config import Configuration
 from shared.kube import (
     ClientSettings,
@@ -143,6 +146,29 @@ class ControllerManager:
         self._client: KubeClient | None = None
         self._recorder: EventRecorder | None = None
         self._log = logging.getLogger(component)
+
+    @classmethod
+    def for_process(
+        cls,
+        args: argparse.Namespace,
+        *,
+        config: Configuration,
+        component: str,
+        event_source: str,
+        ready_once_synced: bool = False,
+    ) -> ControllerManager:
+        """The manager of a process started with ``shared.cli_args.controller_parser``'s options:
+        ``--identity`` (default ``hostname_uuid``), ``--probe-address`` (default
+        ``health.healthProbeBindAddress``), ``--kubeconfig`` (default ``$KUBECONFIG``, then in-cluster)."""
+        return cls(
+            config=config,
+            component=component,
+            event_source=event_source,
+            identity=args.identity or default_identity(),
+            probe_address=args.probe_address or config.health.health_probe_bind_address,
+            kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
+            ready_once_synced=ready_once_synced,
+        )
 
     @property
     def client(self) -> KubeClient:
