@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from appwrapper.model import APPWRAPPER_GVK, APPWRAPPER_LABEL
 from shared.kube import EventRecorder, GroupVersionKind, KubeClient, NotFound, StoreView, UnknownKindError
+from shared.kube.kinds import JOB_GVK, POD_GVK
 
 __all__ = [
     "APPWRAPPER_INDEX",
@@ -32,8 +33,6 @@ __all__ = [
 ]
 
 WireDict = dict[str, Any]
-POD_GVK: Final = GroupVersionKind("", "v1", "Pod")
-JOB_GVK: Final = GroupVersionKind("batch", "v1", "Job")
 #: pod informer index: "<namespace>/<value of workload.codeflare.dev/appwrapper>"
 APPWRAPPER_INDEX: Final = "appwrapper"
 

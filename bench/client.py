@@ -59,9 +59,10 @@ from shared.kube import (
     static_connection,
     strip_managed_fields,
 )
+from shared.kube.kinds import JOB_GVK
 
 CONFIGMAP = GroupVersionKind("", "v1", "ConfigMap")
-JOB = GroupVersionKind("batch", "v1", "Job")
+JOB = JOB_GVK
 OPS = ("create", "get", "patch")
 
 # --- a minimal API imitation ------------------------------------------------------------------

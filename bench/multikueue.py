@@ -57,28 +57,36 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.devcluster import devcluster_process  # noqa: E402
+from shared.constants import (  # noqa: E402
+    ADMISSION_CHECK_GVK,
+    CLUSTER_QUEUE_GVK,
+    LOCAL_QUEUE_GVK,
+    MULTIKUEUE_CLUSTER_GVK,
+    MULTIKUEUE_CONFIG_GVK,
+    RESOURCE_FLAVOR_GVK,
+    WORKLOAD_GVK,
+)
 from shared.kube import (  # noqa: E402
     AlreadyExists,
     ClientSettings,
-    GroupVersionKind,
     KubeClient,
     Watch,
     load_kubeconfig,
 )
+from shared.kube.kinds import CRD_GVK, JOB_GVK, NAMESPACE_GVK, SECRET_GVK  # noqa: E402
 from shared.kube.watch import EventType  # noqa: E402
 
 SHARED = REPO.parent / "shared"
-CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
-NAMESPACE_GVK = GroupVersionKind("", "v1", "Namespace")
-SECRET = GroupVersionKind("", "v1", "Secret")
-JOB = GroupVersionKind("batch", "v1", "Job")
-WORKLOAD = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
-FLAVOR = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ResourceFlavor")
-CLUSTER_QUEUE = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ClusterQueue")
-LOCAL_QUEUE = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "LocalQueue")
-ADMISSION_CHECK = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "AdmissionCheck")
-MK_CONFIG = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "MultiKueueConfig")
-MK_CLUSTER = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "MultiKueueCluster")
+CRD = CRD_GVK
+SECRET = SECRET_GVK
+JOB = JOB_GVK
+WORKLOAD = WORKLOAD_GVK
+FLAVOR = RESOURCE_FLAVOR_GVK
+CLUSTER_QUEUE = CLUSTER_QUEUE_GVK
+LOCAL_QUEUE = LOCAL_QUEUE_GVK
+ADMISSION_CHECK = ADMISSION_CHECK_GVK
+MK_CONFIG = MULTIKUEUE_CONFIG_GVK
+MK_CLUSTER = MULTIKUEUE_CLUSTER_GVK
 KUEUE_CRDS = (
     "workloads",
     "resourceflavors",
@@ -89,6 +97,7 @@ KUEUE_CRDS = (
     "multikueueconfigs",
     "multikueueclusters",
 )
+
 NAMESPACE = "bench"
 PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
 CONFIG = {

@@ -20,8 +20,20 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from shared.constants import API_GROUP
-from shared.kube import GroupVersionKind, KubeClient, NotFound, UnknownKindError
+from shared.constants import (
+    ADMISSION_CHECK_GVK,
+    CLUSTER_QUEUE_GVK,
+    COHORT_GVK,
+    LOCAL_QUEUE_GVK,
+    MULTIKUEUE_CLUSTER_GVK,
+    MULTIKUEUE_CONFIG_GVK,
+    RESOURCE_FLAVOR_GVK,
+    WORKLOAD_GVK,
+    WORKLOAD_PRIORITY_CLASS_GVK,
+)
+from shared.kube import LEASE, GroupVersionKind, KubeClient, NotFound, UnknownKindError
+from shared.kube.events import CORE_EVENT
+from shared.kube.kinds import MUTATING_WEBHOOK_CONFIGURATION_GVK, NAMESPACE_GVK, PRIORITY_CLASS_GVK
 
 __all__ = [
     "ADMISSION_CHECK",
@@ -42,22 +54,19 @@ __all__ = [
     "ClusterView",
 ]
 
-WORKLOAD: Final = GroupVersionKind(API_GROUP, "v1beta2", "Workload")
-LOCAL_QUEUE: Final = GroupVersionKind(API_GROUP, "v1beta2", "LocalQueue")
-CLUSTER_QUEUE: Final = GroupVersionKind(API_GROUP, "v1beta2", "ClusterQueue")
-COHORT: Final = GroupVersionKind(API_GROUP, "v1beta2", "Cohort")
-RESOURCE_FLAVOR: Final = GroupVersionKind(API_GROUP, "v1beta2", "ResourceFlavor")
-ADMISSION_CHECK: Final = GroupVersionKind(API_GROUP, "v1beta2", "AdmissionCheck")
-WORKLOAD_PRIORITY_CLASS: Final = GroupVersionKind(API_GROUP, "v1beta2", "WorkloadPriorityClass")
-MULTIKUEUE_CONFIG: Final = GroupVersionKind(API_GROUP, "v1beta2", "MultiKueueConfig")
-MULTIKUEUE_CLUSTER: Final = GroupVersionKind(API_GROUP, "v1beta2", "MultiKueueCluster")
-NAMESPACE: Final = GroupVersionKind("", "v1", "Namespace")
-EVENT: Final = GroupVersionKind("", "v1", "Event")
-LEASE: Final = GroupVersionKind("coordination.k8s.io", "v1", "Lease")
-PRIORITY_CLASS: Final = GroupVersionKind("scheduling.k8s.io", "v1", "PriorityClass")
-MUTATING_WEBHOOK_CONFIGURATION: Final = GroupVersionKind(
-    "admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration"
-)
+WORKLOAD: Final = WORKLOAD_GVK
+LOCAL_QUEUE: Final = LOCAL_QUEUE_GVK
+CLUSTER_QUEUE: Final = CLUSTER_QUEUE_GVK
+COHORT: Final = COHORT_GVK
+RESOURCE_FLAVOR: Final = RESOURCE_FLAVOR_GVK
+ADMISSION_CHECK: Final = ADMISSION_CHECK_GVK
+WORKLOAD_PRIORITY_CLASS: Final = WORKLOAD_PRIORITY_CLASS_GVK
+MULTIKUEUE_CONFIG: Final = MULTIKUEUE_CONFIG_GVK
+MULTIKUEUE_CLUSTER: Final = MULTIKUEUE_CLUSTER_GVK
+NAMESPACE: Final = NAMESPACE_GVK
+EVENT: Final = CORE_EVENT
+PRIORITY_CLASS: Final = PRIORITY_CLASS_GVK
+MUTATING_WEBHOOK_CONFIGURATION: Final = MUTATING_WEBHOOK_CONFIGURATION_GVK
 VISIBILITY_GROUP: Final = "visibility.kueue.x-k8s.io"
 _VISIBILITY_VERSIONS: Final = ("v1beta2", "v1beta1")
 

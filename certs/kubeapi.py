@@ -19,7 +19,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from certs.rotation import ConflictError, StoredSecret
-from shared.kube import AlreadyExists, Conflict, GroupVersionKind, KubeClient, NotFound, PatchType
+from shared.kube import AlreadyExists, Conflict, KubeClient, NotFound, PatchType
+from shared.kube.kinds import (
+    MUTATING_WEBHOOK_CONFIGURATION_GVK,
+    SECRET_GVK,
+    VALIDATING_WEBHOOK_CONFIGURATION_GVK,
+)
 
 __all__ = [
     "KubeAPI",
@@ -29,9 +34,9 @@ __all__ = [
 
 MUTATING = "MutatingWebhookConfiguration"
 VALIDATING = "ValidatingWebhookConfiguration"
-SECRET: Final = GroupVersionKind("", "v1", "Secret")
 _CONFIGURATIONS: Final = {
-    kind: GroupVersionKind("admissionregistration.k8s.io", "v1", kind) for kind in (MUTATING, VALIDATING)
+    MUTATING: MUTATING_WEBHOOK_CONFIGURATION_GVK,
+    VALIDATING: VALIDATING_WEBHOOK_CONFIGURATION_GVK,
 }
 
 
@@ -78,7 +83,7 @@ class KubeAPI:
     # --- SecretStore ---------------------------------------------------------------------------
     async def read_secret(self, *, namespace: str, name: str) -> StoredSecret | None:
         try:
-            secret = await self._client.get(SECRET, name, namespace=namespace)
+            secret = await self._client.get(SECRET_GVK, name, namespace=namespace)
         except NotFound:
             return None
         metadata = secret.get("metadata") or {}
@@ -93,10 +98,10 @@ class KubeAPI:
         body = {"apiVersion": "v1", "kind": "Secret", "metadata": metadata, "type": "Opaque", "data": data}
         try:
             if resource_version is None:
-                await self._client.create(SECRET, body, namespace=namespace, decode=False)
+                await self._client.create(SECRET_GVK, body, namespace=namespace, decode=False)
             else:
                 await self._client.update(
-                    SECRET, body, namespace=namespace, resource_version=resource_version, decode=False
+                    SECRET_GVK, body, namespace=namespace, resource_version=resource_version, decode=False
                 )
         except (Conflict, AlreadyExists) as exc:  # another replica wrote first: re-read and decide again
             raise ConflictError(str(exc)) from exc

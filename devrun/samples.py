@@ -29,6 +29,7 @@ import yaml
 
 from devcluster.standin import DeclarativeCompletion, Resource
 from shared.kube import AlreadyExists, GroupVersionKind, KubeClient, NotFound
+from shared.kube.kinds import CRD_GVK
 
 __all__ = [
     "EXAMPLES_DIR",
@@ -50,7 +51,6 @@ __all__ = [
 REPO_ROOT: Final = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR: Final = REPO_ROOT / "examples" / "dev"
 FIELD_MANAGER: Final = "kueue-bridge-dev"
-CRD_GVK: Final = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,8 +23,8 @@ from datetime import datetime
 from typing import Any, Final
 
 from multikueue.conditions import condition_of, write_condition
-from shared.constants import API_GROUP, MULTIKUEUE_CLUSTER_ACTIVE
-from shared.kube import GroupVersionKind, KubeClient, Result
+from shared.constants import ADMISSION_CHECK_GVK, API_GROUP, MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_CONFIG_GVK
+from shared.kube import KubeClient, Result
 from shared.models.condition import Condition
 
 __all__ = [
@@ -36,8 +36,6 @@ __all__ = [
     "parameters_config_name",
 ]
 
-ADMISSION_CHECK_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "AdmissionCheck")
-MULTIKUEUE_CONFIG_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "MultiKueueConfig")
 _BAD_REFERENCE: Final = "bad parameters reference"
 
 

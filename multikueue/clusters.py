@@ -40,7 +40,7 @@ from multikueue.kubeconfig import (
     load_cluster_kubeconfig,
 )
 from multikueue.remote import RemoteCluster
-from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE
+from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_CLUSTER_GVK
 from shared.kube import GroupVersionKind, KubeClient, Result
 from shared.models.condition import Condition
 from shared.models.multikueue import KUBECONFIG_LOCATION_PATH, MultiKueueCluster
@@ -49,7 +49,6 @@ __all__ = ["MULTIKUEUE_CLUSTER_GVK", "ClusterReconciler"]
 
 logger = logging.getLogger(__name__)
 
-MULTIKUEUE_CLUSTER_GVK = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "MultiKueueCluster")
 CLIENT_CONNECTION_FAILED = "ClientConnectionFailed"
 #: how often a connected cluster's ``locationType: Path`` kubeconfig is read again for changes
 PATH_RECHECK_SECONDS = 10.0

@@ -65,6 +65,7 @@ from shared.kube import (
 )
 from shared.kube.events import EventRecorder
 from shared.kube.informer import StoreView
+from shared.kube.kinds import SECRET_GVK
 from shared.manager import ControllerSet
 from shared.models.condition import Condition
 
@@ -78,7 +79,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SECRET_GVK = GroupVersionKind("", "v1", "Secret")
 CONFIG_INDEX = "config"  # AdmissionChecks by the MultiKueueConfig they name
 CLUSTER_INDEX = "cluster"  # MultiKueueConfigs by the clusters they list
 SECRET_INDEX = "secret"  # MultiKueueClusters by the Secret holding their kubeconfig

@@ -44,7 +44,7 @@ import orjson
 
 from multikueue.own_writes import OwnWrites
 from multikueue.workload_status import decision_view
-from shared.constants import MULTIKUEUE_ORIGIN_LABEL
+from shared.constants import MULTIKUEUE_ORIGIN_LABEL, WORKLOAD_GVK
 from shared.jobmeta import prebuilt_workload_name
 from shared.kube import Clock, GroupVersionKind, KubeClient, KubeError, Watch, WatchSettings
 from shared.kube.times import format_time
@@ -61,7 +61,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-WORKLOAD_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
 RETRY_INCREMENT_SECONDS: Final = 5.0
 RETRY_MAX_STEPS: Final = 7
 #: watch restarts that mean the worker is unreachable; server timeouts, 410s and inactivity resume

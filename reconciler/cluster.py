@@ -17,12 +17,11 @@ from typing import Any, Protocol
 
 from reconciler.ports import WORKLOAD_GVK, ConflictError, InvalidError, NotFoundError
 from shared.kube import Conflict, GroupVersionKind, Invalid, KubeClient, NotFound
+from shared.kube.kinds import PRIORITY_CLASS_GVK
 
 __all__ = ["CachedReader", "KubeWriter", "ObjectStore", "owner_index_key"]
 
 WireDict = dict[str, Any]
-
-PRIORITY_CLASS_GVK = GroupVersionKind("scheduling.k8s.io", "v1", "PriorityClass")
 
 
 def owner_index_key(*, namespace: str, group: str, kind: str, name: str) -> str:

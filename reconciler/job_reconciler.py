@@ -49,7 +49,7 @@ from shared.constants import Condition, EventReason, Reason
 from shared.frameworks.base import AdapterError, GenericJob, JobWithReclaimablePods
 from shared.frameworks.capabilities import has_reclaimable_pods
 from shared.jobmeta import queue_name
-from shared.kube import GroupVersionKind
+from shared.kube.kinds import NAMESPACE_GVK
 from shared.models.condition import find_condition, set_condition
 from shared.models.workload import PodSet, ReclaimablePod, Workload
 from shared.podset import PodSetInfoError
@@ -80,8 +80,6 @@ __all__ = [
 
 WireDict = dict[str, Any]
 logger = logging.getLogger(__name__)
-
-NAMESPACE_GVK = GroupVersionKind("", "v1", "Namespace")
 
 
 class UnretryableError(Exception):

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from shared.constants import WORKLOAD_GVK
 from shared.kube import GroupVersionKind
 
 __all__ = [
@@ -33,8 +34,6 @@ __all__ = [
 ]
 
 WireDict = dict[str, Any]
-
-WORKLOAD_GVK = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
 
 
 class NotFoundError(Exception):

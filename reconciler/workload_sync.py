@@ -43,6 +43,7 @@ from reconciler.workload_slices import SliceSync
 from shared.constants import (
     ADMISSION_GATED_BY_ANNOTATION,
     JOB_UID_LABEL,
+    RESOURCE_FLAVOR_GVK,
     RESOURCE_IN_USE_FINALIZER,
     EventReason,
     Reason,
@@ -77,8 +78,6 @@ __all__ = [
 ]
 
 WireDict = dict[str, Any]
-
-RESOURCE_FLAVOR_GVK = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ResourceFlavor")
 
 
 @dataclass(frozen=True)

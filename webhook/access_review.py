@@ -30,13 +30,14 @@ from typing import Any, Final, Protocol
 
 from shared.frameworks.base import FieldError
 from shared.kube import ApiError, GroupVersionKind, KubeClient, KubeError, UnknownKindError
+from shared.kube.kinds import SUBJECT_ACCESS_REVIEW_GVK
 from webhook.appwrapper_rules import INTERNAL, WrappedKind, not_authorized, not_served
 
 __all__ = ["SAR_GVK", "AccessDecision", "AccessReviewer", "KubeAccessReviewer", "review_components"]
 
 log = logging.getLogger(__name__)
 
-SAR_GVK: Final = GroupVersionKind("authorization.k8s.io", "v1", "SubjectAccessReview")
+SAR_GVK: Final = SUBJECT_ACCESS_REVIEW_GVK
 
 
 @dataclass(frozen=True)

@@ -39,9 +39,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
+from shared.constants import (
+    ADMISSION_CHECK_GVK,
+    CLUSTER_QUEUE_GVK,
+    LOCAL_QUEUE_GVK,
+    WORKLOAD_PRIORITY_CLASS_GVK,
+)
 from shared.kube import GroupVersionKind, Informer, KubeClient, UnknownKindError, WatchSettings
+from shared.kube.kinds import NAMESPACE_GVK
 from webhook.lookups import ObjectKey
 from webhook.settings import WebhookSettings
 
@@ -55,12 +62,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-NAMESPACE_GVK: Final = GroupVersionKind("", "v1", "Namespace")
-LOCAL_QUEUE_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "LocalQueue")
-CLUSTER_QUEUE_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ClusterQueue")
-ADMISSION_CHECK_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "AdmissionCheck")
-WORKLOAD_PRIORITY_CLASS_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "WorkloadPriorityClass")
 
 
 def _spec(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
