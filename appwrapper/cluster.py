@@ -22,6 +22,7 @@ from typing import Any, Final
 from appwrapper.model import APPWRAPPER_GVK, APPWRAPPER_LABEL
 from shared.kube import EventRecorder, GroupVersionKind, KubeClient, NotFound, StoreView, UnknownKindError
 from shared.kube.kinds import JOB_GVK, POD_GVK
+from shared.models.base import WireDict
 
 __all__ = [
     "APPWRAPPER_INDEX",
@@ -32,7 +33,6 @@ __all__ = [
     "appwrapper_index",
 ]
 
-WireDict = dict[str, Any]
 #: pod informer index: "<namespace>/<value of workload.codeflare.dev/appwrapper>"
 APPWRAPPER_INDEX: Final = "appwrapper"
 

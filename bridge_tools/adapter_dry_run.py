@@ -39,6 +39,7 @@ from shared.frameworks.registry import Framework, gvk_of
 from shared.jobmeta import job_uid, queue_name, workload_priority_class_name
 from shared.jsontree import copy_json
 from shared.merge_patch import apply_merge_patch
+from shared.models.base import WireDict
 from shared.models.workload import Admission, PodSet, PodSetAssignment, Workload, WorkloadStatus
 from shared.podset import PodSetInfoError, pod_set_info_from_pod_set, pod_set_infos_from_admission
 from shared.workload_builder import (
@@ -59,7 +60,6 @@ __all__ = [
     "dry_run",
 ]
 
-WireDict = dict[str, Any]
 T = TypeVar("T")
 
 SAMPLE_CLUSTER_QUEUE: Final = "sample-cluster-queue"

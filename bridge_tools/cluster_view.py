@@ -18,7 +18,7 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from shared.constants import (
     ADMISSION_CHECK_GVK,
@@ -34,6 +34,7 @@ from shared.constants import (
 from shared.kube import LEASE, GroupVersionKind, KubeClient, NotFound, UnknownKindError
 from shared.kube.events import CORE_EVENT
 from shared.kube.kinds import MUTATING_WEBHOOK_CONFIGURATION_GVK, NAMESPACE_GVK, PRIORITY_CLASS_GVK
+from shared.models.base import WireDict
 
 __all__ = [
     "ADMISSION_CHECK",
@@ -69,8 +70,6 @@ PRIORITY_CLASS: Final = PRIORITY_CLASS_GVK
 MUTATING_WEBHOOK_CONFIGURATION: Final = MUTATING_WEBHOOK_CONFIGURATION_GVK
 VISIBILITY_GROUP: Final = "visibility.kueue.x-k8s.io"
 _VISIBILITY_VERSIONS: Final = ("v1beta2", "v1beta1")
-
-WireDict = dict[str, Any]
 
 
 class ClusterView:

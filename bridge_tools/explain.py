@@ -61,6 +61,7 @@ from shared.jsontree import copy_json
 from shared.kube import GroupVersionKind
 from shared.kube.times import age_since, parse_time
 from shared.labelselector import format_selector
+from shared.models.base import WireDict
 from shared.models.condition import find_condition
 from shared.models.workload import PodSet, Workload
 from shared.naming import workload_name_for_owner
@@ -68,7 +69,6 @@ from shared.workload_builder import pod_priority_class_name
 
 __all__ = ["ExplainSettings", "ObjectNotFound", "explain", "explain_job", "reason_for"]
 
-WireDict = dict[str, Any]
 SECTIONS: Final = (
     "Job",
     "Workload",

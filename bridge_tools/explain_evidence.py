@@ -30,6 +30,7 @@ from bridge_tools.quota import format_amount
 from bridge_tools.verdict import Section
 from shared.config import Configuration
 from shared.kube.times import age_since, human_duration, parse_time
+from shared.models.base import WireDict
 from shared.models.workload import Workload
 from shared.workload_builder import PriorityNotFound, resolve_priority
 
@@ -44,7 +45,6 @@ __all__ = [
     "reconciler_lease_problem",
 ]
 
-WireDict = dict[str, Any]
 MAX_EVENTS: Final = 10
 RECONCILER_COMPONENT: Final = "reconciler"
 

@@ -41,6 +41,7 @@ from bridge_tools.cluster_view import MULTIKUEUE_CLUSTER, MULTIKUEUE_CONFIG, Clu
 from bridge_tools.explain_queues import CheckDetail, CheckEvidence
 from bridge_tools.verdict import Explanation
 from shared.constants import API_GROUP, MULTIKUEUE_CLUSTER_ACTIVE, CheckState
+from shared.models.base import WireDict
 from shared.models.workload import AdmissionCheckState, Workload
 
 __all__ = [
@@ -50,7 +51,6 @@ __all__ = [
     "multikueue_evidence",
 ]
 
-WireDict = dict[str, Any]
 SECTION: Final = "MultiKueue"
 NO_WORKER_ADMITTED: Final = "no worker has admitted it yet"
 

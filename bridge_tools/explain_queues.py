@@ -43,6 +43,7 @@ from bridge_tools.quota import QuotaReport, format_amount, quota_report, reserve
 from bridge_tools.verdict import Explanation, Section
 from shared.constants import CheckState, Condition
 from shared.labelselector import LabelSelector, format_selector
+from shared.models.base import WireDict
 from shared.models.condition import find_condition
 from shared.models.meta import LabelSelector as ModelSelector
 from shared.models.queue import ClusterQueue, LocalQueue
@@ -57,8 +58,6 @@ __all__ = [
     "first_unready_check",
     "pending_order",
 ]
-
-WireDict = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
 
 from reconciler.ports import ClusterReader
 from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT, QUEUE_LABEL
 from shared.jobmeta import controller_owner_ref
 from shared.kube import GroupVersionKind
+from shared.models.base import WireDict
 
 __all__ = [
     "REPLICA_SET_KIND",
@@ -36,7 +36,6 @@ __all__ = [
     "find_managed_ancestor",
 ]
 
-WireDict = dict[str, Any]
 GroupKind = tuple[str, str]
 
 REPLICA_SET_KIND: GroupKind = ("apps", "ReplicaSet")

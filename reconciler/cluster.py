@@ -13,15 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Protocol
 
 from reconciler.ports import WORKLOAD_GVK, ConflictError, InvalidError, NotFoundError
 from shared.kube import Conflict, GroupVersionKind, Invalid, KubeClient, NotFound
 from shared.kube.kinds import PRIORITY_CLASS_GVK
+from shared.models.base import WireDict
 
 __all__ = ["CachedReader", "KubeWriter", "ObjectStore", "owner_index_key"]
-
-WireDict = dict[str, Any]
 
 
 def owner_index_key(*, namespace: str, group: str, kind: str, name: str) -> str:

@@ -25,7 +25,6 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from reconciler.ports import ClusterWriter, EventSink
 from reconciler.shared_job import CopyOnWriteJob
@@ -34,6 +33,7 @@ from shared.frameworks.base import STOP_PHASE_ORDER, GenericJob, JobWithCustomSt
 from shared.frameworks.capabilities import has_custom_stop
 from shared.jsontree import copy_json
 from shared.merge_patch import create_merge_patch, with_optimistic_lock
+from shared.models.base import WireDict
 from shared.models.workload import Workload
 from shared.podset import PodSetInfo, pod_set_info_from_pod_set
 from shared.workload_state import truncate_message
@@ -44,8 +44,6 @@ __all__ = [
     "JobControl",
     "truncate_event_message",
 ]
-
-WireDict = dict[str, Any]
 
 MAX_EVENT_MESSAGE_LENGTH = 1024
 MAX_STOP_STEPS = 8

@@ -33,7 +33,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
 from reconciler.ancestry import (
     ChainLimitReachedError,
@@ -50,6 +50,7 @@ from shared.frameworks.base import AdapterError, GenericJob, JobWithReclaimableP
 from shared.frameworks.capabilities import has_reclaimable_pods
 from shared.jobmeta import queue_name
 from shared.kube.kinds import NAMESPACE_GVK
+from shared.models.base import WireDict
 from shared.models.condition import find_condition, set_condition
 from shared.models.workload import PodSet, ReclaimablePod, Workload
 from shared.podset import PodSetInfoError
@@ -78,7 +79,6 @@ __all__ = [
     "UnretryableError",
 ]
 
-WireDict = dict[str, Any]
 logger = logging.getLogger(__name__)
 
 

@@ -44,6 +44,7 @@ from shared.kube.controller import Controller, Result
 from shared.kube.informer import Informer, StoreView, index_by_controller_uid, strip_managed_fields
 from shared.labelselector import selector_from_label_selector
 from shared.manager import ControllerSet
+from shared.models.base import WireDict
 from shared.workload_slicing import FEATURE_GATE as SLICING_FEATURE_GATE
 from shared.workload_slicing import FEATURE_GATE_DEFAULT as SLICING_FEATURE_GATE_DEFAULT
 
@@ -59,8 +60,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-WireDict = dict[str, Any]
-
 WORKLOAD_OWNER_INDEX = "owner"
 CONTROLLER_UID_INDEX = "controller-uid"
 

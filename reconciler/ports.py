@@ -17,10 +17,11 @@ Invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from shared.constants import WORKLOAD_GVK
 from shared.kube import GroupVersionKind
+from shared.models.base import WireDict
 
 __all__ = [
     "WORKLOAD_GVK",
@@ -32,8 +33,6 @@ __all__ = [
     "JobKey",
     "NotFoundError",
 ]
-
-WireDict = dict[str, Any]
 
 
 class NotFoundError(Exception):

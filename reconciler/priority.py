@@ -12,14 +12,13 @@ is returned, so the Workload is not created until the class exists (retried with
 
 from __future__ import annotations
 
-from typing import Any
-
 from reconciler.ports import ClusterReader, EventSink
 from shared.constants import WORKLOAD_PRIORITY_CLASS_GVK, EventReason
 from shared.frameworks.base import GenericJob
 from shared.frameworks.capabilities import has_priority_class
 from shared.jobmeta import workload_priority_class_name
 from shared.kube.kinds import PRIORITY_CLASS_GVK
+from shared.models.base import WireDict
 from shared.models.workload import PodSet, PriorityClassRef
 from shared.workload_builder import ResolvedPriority
 
@@ -29,8 +28,6 @@ __all__ = [
     "PriorityClassNotFoundError",
     "PriorityResolver",
 ]
-
-WireDict = dict[str, Any]
 
 
 class PriorityClassNotFoundError(Exception):

@@ -28,12 +28,12 @@ from typing import Any, Final
 from shared.frameworks.base import FinishedState, GenericJob
 from shared.jsontree import json_tree_copy
 from shared.kube import GroupVersionKind
+from shared.models.base import WireDict
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo
 
 __all__ = ["MUTATORS", "CopyOnWriteJob", "copy_on_write"]
 
-WireDict = dict[str, Any]
 AdapterFactory = Callable[[WireDict], GenericJob]
 
 #: every adapter method that changes the wrapped object (GenericJob and JobWithManagedBy)

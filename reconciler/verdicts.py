@@ -55,8 +55,6 @@ __all__ = [
     "same_workload_inputs",
 ]
 
-WireDict = dict[str, Any]
-
 _VOLATILE_METADATA: Final = frozenset({"resourceVersion", "generation", "managedFields"})
 _WORKLOAD_METADATA: Final = ("name", "uid", "labels", "annotations", "ownerReferences")
 _WORKLOAD_STATUS: Final = ("admission", "admissionChecks")

@@ -59,6 +59,7 @@ from shared.jobmeta import (
     workload_priority_class_name,
 )
 from shared.kube import GroupVersionKind
+from shared.models.base import WireDict
 from shared.models.meta import OwnerReference
 from shared.models.workload import PodSet, Workload, WorkloadStatus
 from shared.podset import PodSetInfo, pod_set_infos_from_admission
@@ -76,8 +77,6 @@ __all__ = [
     "WorkloadSync",
     "is_deleting",
 ]
-
-WireDict = dict[str, Any]
 
 
 @dataclass(frozen=True)
