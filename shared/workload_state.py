@@ -180,19 +180,10 @@ def sync_admitted_condition(workload: Workload, *, now: datetime) -> bool:
 
 def unset_quota_reservation(workload: Workload, *, reason: str, message: str, now: datetime) -> bool:
     """QuotaReserved=False with ``reason``, admission cleared, Admitted re-synced (one change)."""
-    workload_status = ensure_status(workload)
-    assert workload_status.conditions is not None
-    changed = set_condition(
-        workload_status.conditions,
-        ConditionModel(
-            type=Condition.QUOTA_RESERVED,
-            status="False",
-            reason=reason,
-            message=truncate_condition_message(message),
-            observed_generation=workload.metadata.generation,
-        ),
-        now=now,
+    changed = _set_workload_condition(
+        workload, Condition.QUOTA_RESERVED, status="False", reason=reason, message=message, now=now
     )
+    workload_status = ensure_status(workload)
     if workload_status.admission is not None:
         workload_status.admission = None
         changed = True
@@ -202,35 +193,20 @@ def unset_quota_reservation(workload: Workload, *, reason: str, message: str, no
 def set_requeued_condition(
     workload: Workload, *, reason: str, message: str, requeued: bool, now: datetime
 ) -> bool:
-    workload_status = ensure_status(workload)
-    assert workload_status.conditions is not None
-    return set_condition(
-        workload_status.conditions,
-        ConditionModel(
-            type=Condition.REQUEUED,
-            status="True" if requeued else "False",
-            reason=reason,
-            message=truncate_condition_message(message),
-            observed_generation=workload.metadata.generation,
-        ),
+    return _set_workload_condition(
+        workload,
+        Condition.REQUEUED,
+        status="True" if requeued else "False",
+        reason=reason,
+        message=message,
         now=now,
     )
 
 
 def finish_workload(workload: Workload, *, reason: str, message: str, now: datetime) -> bool:
     """``Finished=True`` with ``reason`` (Succeeded, Failed, OutOfSync, OwnerNotFound, FailedToStart)."""
-    workload_status = ensure_status(workload)
-    assert workload_status.conditions is not None
-    return set_condition(
-        workload_status.conditions,
-        ConditionModel(
-            type=Condition.FINISHED,
-            status="True",
-            reason=reason,
-            message=truncate_condition_message(message),
-            observed_generation=workload.metadata.generation,
-        ),
-        now=now,
+    return _set_workload_condition(
+        workload, Condition.FINISHED, status="True", reason=reason, message=message, now=now
     )
 
 
@@ -258,3 +234,22 @@ def desired_pods_ready_condition(*, workload: Workload, pods_ready: bool) -> Con
     if current.status == "True" or current.reason == Reason.WAIT_FOR_RECOVERY:
         return make("False", Reason.WAIT_FOR_RECOVERY, PODS_WAITING_FOR_RECOVERY_MESSAGE)
     return make("False", Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE)
+
+
+def _set_workload_condition(
+    workload: Workload, condition_type: str, *, status: str, reason: str, message: str, now: datetime
+) -> bool:
+    """``meta.SetStatusCondition`` on the Workload, observing its generation, message truncated."""
+    conditions = ensure_status(workload).conditions
+    assert conditions is not None
+    return set_condition(
+        conditions,
+        ConditionModel(
+            type=condition_type,
+            status=status,
+            reason=reason,
+            message=truncate_condition_message(message),
+            observed_generation=workload.metadata.generation,
+        ),
+        now=now,
+    )

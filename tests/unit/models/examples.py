@@ -12,13 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from shared.models import (
-    ClusterQueue,
-    LocalQueue,
-    MultiKueueCluster,
-    MultiKueueConfig,
-    Workload,
-)
+from shared.models.multikueue import MultiKueueCluster, MultiKueueConfig
+from shared.models.queue import ClusterQueue, LocalQueue
+from shared.models.workload import Workload
 
 __all__ = ["full_examples", "unset_fields"]
 

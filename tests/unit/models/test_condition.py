@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 
 from shared.kube.times import format_time
-from shared.models import (
+from shared.models.condition import (
     Condition,
     find_condition,
     is_condition_false,

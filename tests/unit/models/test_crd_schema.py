@@ -14,13 +14,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from shared.models import (
-    ClusterQueue,
-    LocalQueue,
-    MultiKueueCluster,
-    MultiKueueConfig,
-    Workload,
-)
+from shared.models.multikueue import MultiKueueCluster, MultiKueueConfig
+from shared.models.queue import ClusterQueue, LocalQueue
+from shared.models.workload import Workload
 from tests.unit.models.crd_json_schema import (
     crd_file_for,
     load_crd_json_schema,

@@ -9,16 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from shared.models import (
-    Admission,
-    ClusterQueue,
-    KubeModel,
-    LocalQueue,
-    PodSet,
-    PodSetAssignment,
-    Workload,
-    WorkloadSpec,
-)
+from shared.models.base import KubeModel
+from shared.models.queue import ClusterQueue, LocalQueue
+from shared.models.workload import Admission, PodSet, PodSetAssignment, Workload, WorkloadSpec
 
 GOLDEN_WORKLOADS = ["workload-admitted.yaml", "workload-after-deactivation.yaml", "workload-finished.yaml"]
 
