@@ -48,17 +48,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from multikueue.remote import WORKLOAD_GVK
 from multikueue.workload_group import WorkloadGroup
-from multikueue.workload_status import (
-    check_state,
-    condition,
-    earliest_true,
-    has_quota_reservation,
-    is_evicted,
-    is_finished,
-    set_check_state,
-    set_condition,
-    status_of,
-)
+from multikueue.workload_status import check_state, earliest_true, set_check_state
 from shared.constants import (
     EVICTED_ON_MANAGER_CLUSTER,
     MULTIKUEUE_DISPATCHER_ALL_AT_ONCE,
@@ -68,7 +58,9 @@ from shared.constants import (
 )
 from shared.jsontree import json_tree_copy
 from shared.kube import NORMAL, WARNING, Result
+from shared.kube.conditions import object_condition, read_status, set_object_condition, writable_status
 from shared.remote_copy import remote_workload_copy
+from shared.workload_state import has_quota_reservation, is_evicted, is_finished, truncate_condition_message
 
 if TYPE_CHECKING:
     from multikueue.workload import WorkloadReconciler
@@ -93,7 +85,7 @@ def _dispatched(local: dict[str, Any], check: dict[str, Any], group: WorkloadGro
     return (
         group.adapter.keep_pending
         and state == CheckState.PENDING
-        and bool(status_of(local).get("clusterName"))
+        and bool(read_status(local).get("clusterName"))
     )
 
 
@@ -146,7 +138,7 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
             deferred = await group.sync_owned_job(cluster, now=r.now())
             return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS) if deferred else Result.done()
         if dispatched:
-            cluster_name = str(status_of(local).get("clusterName") or "")
+            cluster_name = str(read_status(local).get("clusterName") or "")
             message = (
                 f'Workload evicted on worker cluster: "{cluster_name}", resetting for re-admission. '
                 f'Previously: "{check.get("state")}"'
@@ -179,7 +171,7 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
         return await _converge_on(r, group, check, admitted[0])
 
     # 8. dispatch
-    if check.get("state") != CheckState.PENDING or status_of(local).get("clusterName"):
+    if check.get("state") != CheckState.PENDING or read_status(local).get("clusterName"):
         return Result.done()
     return await _nominate_and_synchronize(r, group)
 
@@ -188,8 +180,13 @@ async def _finish(r: WorkloadReconciler, local: dict[str, Any], reason: str, mes
     if is_finished(local):
         return
     updated = json_tree_copy(local)
-    set_condition(
-        updated, condition_type=Condition.FINISHED, status="True", reason=reason, message=message, now=r.now()
+    set_object_condition(
+        updated,
+        condition_type=Condition.FINISHED,
+        status="True",
+        reason=reason,
+        message=truncate_condition_message(message),
+        now=r.now(),
     )
     await r.client.update_status(WORKLOAD_GVK, updated)
 
@@ -202,10 +199,10 @@ def _comparable_spec(workload: dict[str, Any]) -> dict[str, Any]:
 
 def _deactivated_on_our_request(remote: dict[str, Any]) -> bool:
     """The copy is being deactivated because we set ``DeactivationTarget`` on it (a manager eviction)."""
-    target = condition(remote, Condition.DEACTIVATION_TARGET)
+    target = object_condition(remote, Condition.DEACTIVATION_TARGET)
     if target is not None and target.get("reason") == EVICTED_ON_MANAGER_CLUSTER:
         return True
-    evicted = condition(remote, Condition.EVICTED)
+    evicted = object_condition(remote, Condition.EVICTED)
     return evicted is not None and str(evicted.get("reason") or "").endswith(EVICTED_ON_MANAGER_CLUSTER)
 
 
@@ -236,7 +233,7 @@ async def _admitting_remote_gone(
     r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any]
 ) -> Result:
     local = group.local
-    admitting = str(status_of(local).get("clusterName") or "")
+    admitting = str(read_status(local).get("clusterName") or "")
     if admitting and admitting in group.unavailable:
         remote = r.remote(admitting)
         lost_since = (
@@ -284,15 +281,15 @@ async def _converge_winner(
     r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any], cluster: str
 ) -> Result:
     local = group.local
-    evicted = condition(local, Condition.EVICTED)
+    evicted = object_condition(local, Condition.EVICTED)
     if has_quota_reservation(local) and evicted is not None and evicted.get("status") == "True":
         remote = json_tree_copy(group.remotes[cluster] or {})
-        if set_condition(
+        if set_object_condition(
             remote,
             condition_type=Condition.DEACTIVATION_TARGET,
             status="True",
             reason=EVICTED_ON_MANAGER_CLUSTER,
-            message=f"Evicted on manager: {evicted.get('message', '')}",
+            message=truncate_condition_message(f"Evicted on manager: {evicted.get('message', '')}"),
             now=r.now(),
         ):
             group.wrote(
@@ -302,7 +299,7 @@ async def _converge_winner(
     deferred = await group.sync_owned_job(cluster, now=r.now())
     updated = json_tree_copy(local)
     changed = _release_delayed_topology(updated, group.remotes.get(cluster))
-    recorded = status_of(local).get("clusterName")
+    recorded = read_status(local).get("clusterName")
     message = f'The workload was admitted on "{cluster}"'
     needs_check_update = check.get("state") not in (CheckState.RETRY, CheckState.REJECTED)
     if needs_check_update:
@@ -310,7 +307,7 @@ async def _converge_winner(
             raise RuntimeError(f'attempting to change immutable ClusterName from "{recorded}" to "{cluster}"')
         wanted = CheckState.PENDING if group.adapter.keep_pending else CheckState.READY
         changed |= set_check_state(updated, group.check_name, state=wanted, message=message, now=r.now())
-        status = status_of(updated)
+        status = writable_status(updated)
         if not recorded:
             status["clusterName"] = cluster
             changed = True
@@ -329,7 +326,7 @@ def _release_delayed_topology(local: dict[str, Any], remote: dict[str, Any] | No
     """Kueue's ``updateDelayedTopologyRequest``: a pod set whose topology the manager delayed is
     ``Ready`` once the admitting copy has a topology assignment for it."""
     remote_admission = ((remote or {}).get("status") or {}).get("admission") or {}
-    local_admission = status_of(local).get("admission") or {}
+    local_admission = read_status(local).get("admission") or {}
     local_sets = {item.get("name"): item for item in local_admission.get("podSetAssignments") or []}
     changed = False
     for assignment in remote_admission.get("podSetAssignments") or []:
@@ -345,7 +342,7 @@ def _release_delayed_topology(local: dict[str, Any], remote: dict[str, Any] | No
 def _other_checks_ready(local: dict[str, Any], check_name: str) -> bool:
     return all(
         item.get("state") == CheckState.READY
-        for item in status_of(local).get("admissionChecks") or []
+        for item in read_status(local).get("admissionChecks") or []
         if isinstance(item, dict) and item.get("name") != check_name
     )
 
@@ -356,17 +353,17 @@ async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup)
         return Result.done()
     if r.settings.dispatcher_name == MULTIKUEUE_DISPATCHER_ALL_AT_ONCE:
         nominated = sorted(group.remotes)
-        current = status_of(local).get("nominatedClusterNames") or []
+        current = read_status(local).get("nominatedClusterNames") or []
         if set(current) != set(nominated):
             updated = json_tree_copy(local)
             if nominated:
-                status_of(updated)["nominatedClusterNames"] = nominated
+                writable_status(updated)["nominatedClusterNames"] = nominated
             else:
-                status_of(updated).pop("nominatedClusterNames", None)
+                writable_status(updated).pop("nominatedClusterNames", None)
             group.local = local = await r.client.update_status(WORKLOAD_GVK, updated)
             r.wrote_local(local)  # the copies are created below, in this same pass
     else:
-        nominated = [str(name) for name in status_of(local).get("nominatedClusterNames") or []]
+        nominated = [str(name) for name in read_status(local).get("nominatedClusterNames") or []]
     errors: list[Exception] = [
         NominationError(f"cluster {name}: no remote client for nominated cluster")
         for name in nominated

@@ -40,7 +40,7 @@ from reconciler.ancestry import (
     OwnerKinds,
     find_managed_ancestor,
 )
-from reconciler.job_control import JobControl, truncate_event_message
+from reconciler.job_control import JobControl
 from reconciler.ports import ClusterReader, ClusterWriter, EventSink, InvalidError, JobKey, NotFoundError
 from reconciler.retention import DELETED_JOB_MESSAGE, DeactivationRetention
 from reconciler.shared_job import copy_on_write
@@ -66,6 +66,7 @@ from shared.workload_state import (
     is_evicted,
     is_finished,
     set_requeued_condition,
+    truncate_event_message,
     unset_quota_reservation,
 )
 

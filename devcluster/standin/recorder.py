@@ -34,21 +34,15 @@ import httpx
 from devcluster.standin.client import ApiClient, ApiError, Resource
 from shared.kube.events import object_reference
 from shared.kube.times import format_micro_time
+from shared.workload_state import truncate_event_message
 
 __all__ = ["EVENTS", "EventNames", "EventRecorder"]
 
 EVENTS: Final = Resource("events.k8s.io", "v1", "events")
-_NOTE_LIMIT: Final = 1024  # Kueue's api.TruncateEventMessage / the API's note limit
 _FINISH_AFTER: Final = timedelta(minutes=6)
 _SCAN_EVERY: Final = timedelta(minutes=1)
 
 _log = logging.getLogger(__name__)
-
-
-def _truncate(note: str) -> str:
-    if len(note) <= _NOTE_LIMIT:
-        return note
-    return note[: _NOTE_LIMIT - 3] + "..."
 
 
 class EventNames:
@@ -212,7 +206,7 @@ class EventRecorder:
             "action": action,
             "reason": reason,
             "regarding": reference,
-            "note": _truncate(note),
+            "note": truncate_event_message(note),  # as Kueue records its events
             "type": type,
         }
         if related is not None:

@@ -37,6 +37,7 @@ __all__ = [
     "is_condition_true",
     "is_object_condition_true",
     "object_condition",
+    "read_status",
     "remove_condition",
     "set_condition",
     "set_object_condition",
@@ -47,10 +48,15 @@ __all__ = [
 Conditions = list[dict[str, Any]]
 
 
+def read_status(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """``obj.status`` for reading (empty when absent or not an object); never creates it."""
+    status = obj.get("status") if obj is not None else None
+    return status if isinstance(status, Mapping) else {}
+
+
 def conditions_of(obj: Mapping[str, Any] | None) -> Sequence[Any]:
     """``obj.status.conditions`` for reading (empty when absent or not a list); never creates it."""
-    status = obj.get("status") if obj is not None else None
-    conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    conditions = read_status(obj).get("conditions")
     return conditions if isinstance(conditions, list) else ()
 
 

@@ -32,7 +32,6 @@ import yaml
 
 from reconciler.ancestry import OwnerKinds
 from reconciler.event_reporting import kueue_controller_name
-from reconciler.job_control import truncate_event_message
 from reconciler.job_reconciler import JobReconciler, ReconcilerSettings
 from reconciler.workload_sync import NoMatchingWorkloadsError, PrebuiltWorkloadNotFoundError
 from shared.constants import (
@@ -49,7 +48,7 @@ from shared.constants import (
 from shared.kube import GroupVersionKind
 from shared.kube.events import Reporter
 from shared.labelselector import LabelSelector
-from shared.workload_state import truncate_condition_message
+from shared.workload_state import truncate_condition_message, truncate_event_message
 from tests.unit.reconciler.conftest import Adapters, FakeClock, admit, golden_job, job_key, set_condition
 from tests.unit.reconciler.fakes import FakeCluster
 from tests.unit.webhook.helpers import BATCH_JOB, job, review
