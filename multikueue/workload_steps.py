@@ -44,9 +44,11 @@ check with a recorded cluster then counts as ``Ready`` does in 3, 4 and 6a.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Final, Protocol
 
-from multikueue.remote import WORKLOAD_GVK
+from multikueue.remote import WORKLOAD_GVK, RemoteCluster
 from multikueue.workload_group import WorkloadGroup
 from multikueue.workload_status import check_state, earliest_true, set_check_state
 from shared.constants import (
@@ -57,19 +59,64 @@ from shared.constants import (
     Reason,
 )
 from shared.jsontree import json_tree_copy
-from shared.kube import NORMAL, WARNING, Result
+from shared.kube import NORMAL, WARNING, Clock, KubeClient, Result
 from shared.kube.conditions import object_condition, read_status, set_object_condition, writable_status
 from shared.remote_copy import remote_workload_copy
 from shared.workload_state import has_quota_reservation, is_evicted, is_finished, truncate_condition_message
 
-if TYPE_CHECKING:
-    from multikueue.workload import WorkloadReconciler
-
-__all__ = ["SYNC_DEFERRED_REQUEUE_SECONDS", "reconcile_group"]
+__all__ = ["SYNC_DEFERRED_REQUEUE_SECONDS", "DecisionSettings", "WorkloadActions", "reconcile_group"]
 
 SYNC_DEFERRED_REQUEUE_SECONDS: Final = 2.0
 #: remote Finished reasons that are sync failures, not completions (Kueue #13047, #14997)
 SYNC_FAILURE_REASONS: Final = frozenset({Reason.OUT_OF_SYNC, Reason.OWNER_NOT_FOUND})
+
+
+class DecisionSettings(Protocol):
+    @property
+    def worker_lost_timeout(self) -> float: ...
+
+    @property
+    def dispatcher_name(self) -> str: ...
+
+
+class WorkloadActions(Protocol):
+    """What the decisions read and do through the Workload reconciler, and nothing more.
+
+    ``multikueue.workload.WorkloadReconciler`` is the one implementation; the decisions are typed
+    against this port so that they never import the reconciler (no import circle).
+    """
+
+    @property
+    def settings(self) -> DecisionSettings: ...
+
+    @property
+    def client(self) -> KubeClient: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def now(self) -> Callable[[], datetime]: ...
+
+    @property
+    def dispatched(self) -> Callable[[str], None]: ...
+
+    @property
+    def admitted(self) -> Callable[[str], None]: ...
+
+    def remote(self, cluster: str) -> RemoteCluster | None: ...
+
+    async def update_check(
+        self, workload: dict[str, Any], check: dict[str, Any], state: str, message: str
+    ) -> dict[str, Any]: ...
+
+    async def write_check(
+        self, workload: dict[str, Any], name: str, state: str, message: str
+    ) -> dict[str, Any]: ...
+
+    def wrote_local(self, written: dict[str, Any]) -> None: ...
+
+    def event(self, workload: dict[str, Any], event_type: str, message: str) -> None: ...
 
 
 class NominationError(Exception):
@@ -89,7 +136,7 @@ def _dispatched(local: dict[str, Any], check: dict[str, Any], group: WorkloadGro
     )
 
 
-async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result:
+async def reconcile_group(r: WorkloadActions, group: WorkloadGroup) -> Result:
     local = group.local
     check = check_state(local, group.check_name) or {"name": group.check_name, "state": CheckState.PENDING}
     dispatched = _dispatched(local, check, group)
@@ -176,7 +223,7 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
     return await _nominate_and_synchronize(r, group)
 
 
-async def _finish(r: WorkloadReconciler, local: dict[str, Any], reason: str, message: str) -> None:
+async def _finish(r: WorkloadActions, local: dict[str, Any], reason: str, message: str) -> None:
     if is_finished(local):
         return
     updated = json_tree_copy(local)
@@ -229,9 +276,7 @@ def _priority_changed(local: dict[str, Any], remote: dict[str, Any]) -> bool:
     return (local.get("spec") or {}).get("priority") != (remote.get("spec") or {}).get("priority")
 
 
-async def _admitting_remote_gone(
-    r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any]
-) -> Result:
+async def _admitting_remote_gone(r: WorkloadActions, group: WorkloadGroup, check: dict[str, Any]) -> Result:
     local = group.local
     admitting = str(read_status(local).get("clusterName") or "")
     if admitting and admitting in group.unavailable:
@@ -257,7 +302,7 @@ async def _admitting_remote_gone(
 
 
 async def _converge_on(
-    r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any], cluster: str
+    r: WorkloadActions, group: WorkloadGroup, check: dict[str, Any], cluster: str
 ) -> Result:
     """The other copies are removed while the winner is handled, not before it: each removal is two
     or three requests to another worker, and the job's creation on the winner waited for them
@@ -278,7 +323,7 @@ async def _converge_on(
 
 
 async def _converge_winner(
-    r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any], cluster: str
+    r: WorkloadActions, group: WorkloadGroup, check: dict[str, Any], cluster: str
 ) -> Result:
     local = group.local
     evicted = object_condition(local, Condition.EVICTED)
@@ -347,7 +392,7 @@ def _other_checks_ready(local: dict[str, Any], check_name: str) -> bool:
     )
 
 
-async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup) -> Result:
+async def _nominate_and_synchronize(r: WorkloadActions, group: WorkloadGroup) -> Result:
     local = group.local
     if not _other_checks_ready(local, group.check_name):
         return Result.done()
