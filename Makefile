@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-real dev dev-multicluster lint typecheck contracts unit bench clean
+.PHONY: test test-real dev dev-multicluster lint typecheck contracts unit bench clean release-manifests
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,8 +43,14 @@ dev: $(STAMP)
 dev-multicluster: $(STAMP)
 	$(BIN)/kueue-bridge dev --workers 2 $(DEV_ARGS)
 
+# one YAML per install flavour, built from deploy/, image pinned (README: Deploying);
+# `make release-manifests IMAGE=registry.example.com/kueue-bridge:0.1.0`
+IMAGE ?=
+release-manifests: $(STAMP)
+	$(BIN)/python -m bridge_tools.release_bundle --out dist $(if $(IMAGE),--image $(IMAGE))
+
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist *.egg-info

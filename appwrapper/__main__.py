@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Final
 
 from prometheus_client import CollectorRegistry, Counter
 
@@ -31,7 +32,7 @@ from shared.manager import ControllerManager
 
 __all__ = ["main", "phase_counter"]
 
-COMPONENT = "appwrapper"
+COMPONENT: Final = "appwrapper"
 #: the operator's event source (``mgr.GetEventRecorderFor("appwrappers")``)
 REPORTING_CONTROLLER = "appwrappers"
 NOT_CONFIGURED = (
@@ -49,10 +50,6 @@ def _parser() -> argparse.ArgumentParser:
     )
 
 
-def manages_appwrappers(config: Configuration) -> bool:
-    return any(kind.gvk == APPWRAPPER_GVK for kind in config.managed_kinds())
-
-
 def phase_counter(registry: CollectorRegistry) -> Counter:
     """``appwrapper_phase_total{namespace, phase}``: the AppWrapper operator's own metric."""
     return Counter(
@@ -61,6 +58,10 @@ def phase_counter(registry: CollectorRegistry) -> Counter:
         ["namespace", "phase"],
         registry=registry,
     )
+
+
+def manages_appwrappers(config: Configuration) -> bool:
+    return any(kind.gvk == APPWRAPPER_GVK for kind in config.managed_kinds())
 
 
 def main(argv: list[str]) -> int:

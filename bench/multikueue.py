@@ -42,6 +42,8 @@ import asyncio
 import base64
 import contextlib
 import os
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -49,6 +51,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import yaml
@@ -57,6 +60,17 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.devcluster import devcluster_process  # noqa: E402
+from bench.multikueue_measure import (  # noqa: E402
+    NAMESPACE,
+    WORKLOAD,
+    Observed,
+    load,
+    report,
+    submit,
+    summary,
+)
+from devrun.real_cluster import DEFAULT_KUEUE_VERSION, KUEUE_VERSIONS, KitError, find_kit, stop_all_below  # noqa: E402
+from devrun.real_fleet import Dispatcher, cpu_seconds  # noqa: E402
 from shared.constants import (  # noqa: E402
     ADMISSION_CHECK_GVK,
     CLUSTER_QUEUE_GVK,
@@ -64,23 +78,13 @@ from shared.constants import (  # noqa: E402
     MULTIKUEUE_CLUSTER_GVK,
     MULTIKUEUE_CONFIG_GVK,
     RESOURCE_FLAVOR_GVK,
-    WORKLOAD_GVK,
 )
-from shared.kube import (  # noqa: E402
-    AlreadyExists,
-    ClientSettings,
-    KubeClient,
-    Watch,
-    load_kubeconfig,
-)
-from shared.kube.kinds import CRD_GVK, JOB_GVK, NAMESPACE_GVK, SECRET_GVK  # noqa: E402
-from shared.kube.watch import EventType  # noqa: E402
+from shared.kube import AlreadyExists, ClientSettings, KubeClient, load_kubeconfig  # noqa: E402
+from shared.kube.kinds import CRD_GVK, NAMESPACE_GVK, SECRET_GVK  # noqa: E402
 
-SHARED = REPO.parent / "shared"
+SHARED = Path(os.environ.get("KUEUE_BRIDGE_SHARED_DIR") or REPO.parent / "shared")
 CRD = CRD_GVK
 SECRET = SECRET_GVK
-JOB = JOB_GVK
-WORKLOAD = WORKLOAD_GVK
 FLAVOR = RESOURCE_FLAVOR_GVK
 CLUSTER_QUEUE = CLUSTER_QUEUE_GVK
 LOCAL_QUEUE = LOCAL_QUEUE_GVK
@@ -97,9 +101,6 @@ KUEUE_CRDS = (
     "multikueueconfigs",
     "multikueueclusters",
 )
-
-NAMESPACE = "bench"
-PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
 CONFIG = {
     "apiVersion": "config.kueue.x-k8s.io/v1beta2",
     "kind": "Configuration",
@@ -114,59 +115,6 @@ CONFIG = {
 def client_for(kubeconfig: Path) -> KubeClient:
     return KubeClient.from_connection(
         load_kubeconfig(kubeconfig), settings=ClientSettings(qps=5000, burst=5000)
-    )
-
-
-async def submit(client: KubeClient, args: argparse.Namespace, started: float) -> None:
-    """Create the jobs on the manager: all at once (32 requests in flight), or one every
-    ``1 / --rate`` seconds from ``started`` (a steady arrival rate, for latency below saturation)."""
-    names = [f"j{index:04d}" for index in range(args.jobs)]
-    if args.rate <= 0:
-        for batch in range(0, len(names), 32):
-            await asyncio.gather(
-                *(
-                    client.create(JOB, job(name, args.run_seconds), namespace=NAMESPACE)
-                    for name in names[batch : batch + 32]
-                )
-            )
-        return
-    pending: set[asyncio.Task[Any]] = set()
-    for index, name in enumerate(names):
-        delay = started + index / args.rate - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)  # pacing the load generator, not waiting for a result
-        task = asyncio.create_task(client.create(JOB, job(name, args.run_seconds), namespace=NAMESPACE))
-        pending.add(task)
-        task.add_done_callback(pending.discard)
-    await asyncio.gather(*pending)
-
-
-def throughput(observed: Observed) -> str:
-    """How fast the manager reserved quota and how fast jobs reached a worker, first to last."""
-
-    def rate(times: list[float]) -> str:
-        if len(times) < 2 or times[-1] <= times[0]:
-            return "n/a"
-        return f"{(len(times) - 1) / (times[-1] - times[0]):.0f} jobs/s over {times[-1] - times[0]:.1f} s"
-
-    reserved, dispatched = sorted(observed.reserved.values()), sorted(observed.remote_job.values())
-    return f"quota reserved on the manager: {rate(reserved)}; jobs created on a worker: {rate(dispatched)}"
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
-def figures(label: str, values: list[float], target: float) -> str:
-    if not values:
-        return f"{label}: no samples"
-    ms = [v * 1000 for v in values]
-    p99 = percentile(ms, 0.99)
-    verdict = "meets" if p99 <= target * 1000 else "misses"
-    return (
-        f"{label}: p50 {percentile(ms, 0.5):.0f} ms, p99 {p99:.0f} ms, max {max(ms):.0f} ms "
-        f"({len(ms)} samples; {verdict} the p99 <= {target * 1000:.0f} ms target)"
     )
 
 
@@ -205,112 +153,6 @@ async def setup(client: KubeClient, *, cpu: str, check: bool) -> None:
     )
 
 
-def job(name: str, run_seconds: float) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": NAMESPACE,
-            "labels": {"kueue.x-k8s.io/queue-name": "q"},
-            "annotations": {"kueue-bridge.dev/run-seconds": str(run_seconds)},
-        },
-        "spec": {
-            "suspend": True,
-            "managedBy": "kueue.x-k8s.io/multikueue",
-            "parallelism": 1,
-            "completions": 1,
-            "template": {
-                "spec": {
-                    "restartPolicy": "Never",
-                    "containers": [
-                        {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
-                    ],
-                }
-            },
-        },
-    }
-
-
-def complete(obj: dict[str, Any]) -> bool:
-    return any(
-        c.get("type") == "Complete" and c.get("status") == "True"
-        for c in (obj.get("status") or {}).get("conditions") or []
-    )
-
-
-def active(obj: dict[str, Any]) -> bool:
-    return bool(((obj.get("status") or {}).get("active") or 0) > 0)
-
-
-class Observed:
-    """What this process's watches saw, and when (monotonic seconds)."""
-
-    def __init__(self, expected: int) -> None:
-        self.expected = expected
-        self.all_finished = asyncio.Event()
-        self.reserved: dict[str, float] = {}  # manager Workload name -> QuotaReserved seen
-        self.finished: set[str] = set()  # manager Workloads Finished
-        self.copy: dict[str, float] = {}  # Workload name -> first copy seen on a worker
-        self.copy_admitted: dict[str, float] = {}  # Workload name -> a copy seen Admitted
-        self.remote_job: dict[str, float] = {}  # prebuilt Workload name -> job seen on a worker
-        self.remote_complete: dict[str, float] = {}  # job name -> Complete seen on a worker
-        self.local_complete: dict[str, float] = {}  # job name -> Complete seen on the manager
-        self.remote_active: dict[str, float] = {}  # job name -> status.active > 0 seen on a worker
-        self.local_active: dict[str, float] = {}  # job name -> status.active > 0 seen on the manager
-
-    async def manager_workloads(self, client: KubeClient) -> None:
-        async for event in Watch(client, WORKLOAD, namespace=NAMESPACE).events():
-            if event.type not in (EventType.ADDED, EventType.MODIFIED):
-                continue
-            name = event.object["metadata"]["name"]
-            conditions = {
-                c.get("type"): c.get("status")
-                for c in (event.object.get("status") or {}).get("conditions") or []
-            }
-            if conditions.get("QuotaReserved") == "True":
-                self.reserved.setdefault(name, time.monotonic())
-            if conditions.get("Finished") == "True":
-                self.finished.add(name)
-                if len(self.finished) >= self.expected:
-                    self.all_finished.set()
-
-    async def manager_jobs(self, client: KubeClient) -> None:
-        async for event in Watch(client, JOB, namespace=NAMESPACE).events():
-            if event.type not in (EventType.ADDED, EventType.MODIFIED):
-                continue
-            name = event.object["metadata"]["name"]
-            if active(event.object):
-                self.local_active.setdefault(name, time.monotonic())
-            if complete(event.object):
-                self.local_complete.setdefault(name, time.monotonic())
-
-    async def worker_workloads(self, client: KubeClient) -> None:
-        async for event in Watch(client, WORKLOAD, namespace=NAMESPACE).events():
-            if event.type not in (EventType.ADDED, EventType.MODIFIED):
-                continue
-            name = event.object["metadata"]["name"]
-            self.copy.setdefault(name, time.monotonic())
-            conditions = (event.object.get("status") or {}).get("conditions") or []
-            if any(c.get("type") == "Admitted" and c.get("status") == "True" for c in conditions):
-                self.copy_admitted.setdefault(name, time.monotonic())
-
-    async def worker_jobs(self, client: KubeClient) -> None:
-        async for event in Watch(client, JOB, namespace=NAMESPACE).events():
-            if event.type not in (EventType.ADDED, EventType.MODIFIED):
-                continue
-            metadata = event.object["metadata"]
-            prebuilt = (metadata.get("annotations") or {}).get(PREBUILT) or (
-                metadata.get("labels") or {}
-            ).get(PREBUILT)
-            if prebuilt:
-                self.remote_job.setdefault(prebuilt, time.monotonic())
-            if active(event.object):
-                self.remote_active.setdefault(metadata["name"], time.monotonic())
-            if complete(event.object):
-                self.remote_complete.setdefault(metadata["name"], time.monotonic())
-
-
 @contextlib.contextmanager
 def component(name: str, config: Path, kubeconfig: Path, log: Path) -> Iterator[subprocess.Popen[bytes]]:
     command = [
@@ -334,19 +176,6 @@ def component(name: str, config: Path, kubeconfig: Path, log: Path) -> Iterator[
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / 100
-
-
-def load() -> str:
-    return "/".join(f"{value:.1f}" for value in os.getloadavg())
-
-
-def between(start: dict[str, float], end: dict[str, float]) -> list[float]:
-    return [end[name] - at for name, at in start.items() if name in end]
 
 
 async def run(
@@ -413,92 +242,33 @@ async def run(
             cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in processes.items()}
         for task in watches:
             task.cancel()
-        dispatch = between(observed.reserved, observed.remote_job)
-        submitted = "all at once" if args.rate <= 0 else f"at {args.rate:g} jobs/s"
-        mirror = between(observed.remote_complete, observed.local_complete)
-        print(
-            f"{args.jobs} jobs ({submitted}), {args.run_seconds} s each, two workers: "
-            f"{len(observed.finished)} finished in {wall:.1f} s"
+        result = report(
+            observed,
+            args,
+            wall=wall,
+            load_before=load_before,
+            cpu=cpu,
+            dispatch_target=0.5,
+            mirror_target=1.0,
         )
-        print(throughput(observed))
-        print(f"load average (1/5/15 min) before {load_before}, after {load()}")
-        print("CPU seconds in that time: " + ", ".join(f"{name} {value:.1f}" for name, value in cpu.items()))
-        print(figures("admission on the manager -> job on the winning worker", dispatch, 0.5))
-        parts = {
-            "  of which: quota reserved -> first copy on a worker": (observed.reserved, observed.copy),
-            "  of which: first copy -> a copy Admitted (the worker's Kueue)": (
-                observed.copy,
-                observed.copy_admitted,
-            ),
-            "  of which: copy Admitted -> job created there (MultiKueue)": (
-                observed.copy_admitted,
-                observed.remote_job,
-            ),
-        }
-        for label, (start, end) in parts.items():
-            values = [end[name] - at for name, at in start.items() if name in end]
-            if values:
-                ms = [v * 1000 for v in values]
-                print(f"{label}: p50 {percentile(ms, 0.5):.0f} ms, p99 {percentile(ms, 0.99):.0f} ms")
-        own = multikueue_own_steps(observed)
-        if own:
-            print(figures("  MultiKueue's own steps, per job (the two MultiKueue parts added)", own, 0.5))
-        print(figures("remote status change (Complete) -> manager job status", mirror, 1.0))
-        started_mirror = between(observed.remote_active, observed.local_active)
-        if started_mirror:
-            ms = [v * 1000 for v in started_mirror]
-            print(
-                f"  beside it: remote job active -> manager job active (waits for the manager's admission): "
-                f"p50 {percentile(ms, 0.5):.0f} ms, p99 {percentile(ms, 0.99):.0f} ms"
-            )
         if len(observed.finished) != args.jobs:
             return None
-        return {"dispatch": dispatch, "own": own, "mirror": mirror}
+        return result
     finally:
         for client in clients.values():
             await client.aclose()
 
 
-def multikueue_own_steps(observed: Observed) -> list[float]:
-    """Per job, seconds spent in MultiKueue's steps of the dispatch: quota reserved -> first copy,
-    plus copy Admitted -> job created; the worker's admission between them is the worker's Kueue."""
-    own = []
-    for name, reserved in observed.reserved.items():
-        try:
-            own.append(
-                (observed.copy[name] - reserved) + (observed.remote_job[name] - observed.copy_admitted[name])
-            )
-        except KeyError:
-            continue  # not seen at every step
-    return own
+def _fractions(text: str) -> list[float]:
+    return [float(part) for part in text.split(",") if part.strip()]
 
 
-def summary(rounds: list[dict[str, list[float]]]) -> list[str]:
-    """Median and range over the rounds of each figure's p50 and p99."""
-    lines = [f"over {len(rounds)} rounds (median, range):"]
-    for key, label in (
-        ("dispatch", "admission on the manager -> job on the winning worker"),
-        ("own", "  of which MultiKueue's own steps, per job"),
-        ("mirror", "remote status change (Complete) -> manager job status"),
-    ):
-        parts = []
-        for name, fraction in (("p50", 0.5), ("p99", 0.99)):
-            values = [percentile(r[key], fraction) * 1000 for r in rounds if r[key]]
-            if values:
-                parts.append(
-                    f"{name} {statistics.median(values):.0f} ms ({min(values):.0f}-{max(values):.0f})"
-                )
-        if parts:
-            lines.append(f"  {label}: {', '.join(parts)}")
-    return lines
-
-
-def main() -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=500)
+    parser.add_argument("--jobs", type=int, default=None, help="jobs per round (500; 200 with --real)")
     parser.add_argument("--run-seconds", type=float, default=1.0)
     parser.add_argument(
-        "--timeout", type=float, default=600.0, help="seconds to wait for every job to finish"
+        "--timeout", type=float, default=None, help="seconds to wait for every job (600; 900 with --real)"
     )
     parser.add_argument("--rounds", type=int, default=1, help="rounds, each on fresh clusters")
     parser.add_argument(
@@ -507,7 +277,55 @@ def main() -> int:
         default=0.0,
         help="jobs created per second on the manager (default 0: all at once, a burst)",
     )
-    args = parser.parse_args()
+    real = parser.add_argument_group("real clusters (bench/multikueue_real.py)")
+    real.add_argument("--real", action="store_true", help="three real API servers with real Kueue (the kit)")
+    real.add_argument(
+        "--anchor",
+        choices=("bridge", "kueue", "both"),
+        default="bridge",
+        help="who dispatches: kueue-bridge multikueue, Kueue's own MultiKueue, or both in turn each round",
+    )
+    real.add_argument("--kueue-version", default=DEFAULT_KUEUE_VERSION, choices=KUEUE_VERSIONS)
+    real.add_argument("--gc-interval", default="1m", help="the manager's multiKueue.gcInterval (Go duration)")
+    real.add_argument(
+        "--worker-lost-timeout", default="15m", help="the manager's multiKueue.workerLostTimeout"
+    )
+    real.add_argument(
+        "--kill-at",
+        type=_fractions,
+        default=[],
+        help="kill -9 our multikueue when these fractions of the jobs reached a worker (e.g. 0.33,0.66)",
+    )
+    real.add_argument(
+        "--worker-down-at",
+        type=float,
+        default=None,
+        help="stop w1's API server at this fraction; kill -9 our multikueue meanwhile",
+    )
+    real.add_argument("--down-seconds", type=float, default=20.0, help="how long w1 stays down")
+    real.add_argument(
+        "--keep-state",
+        action="store_true",
+        help="keep the clusters' state folders (the components' logs) after the run",
+    )
+    return parser
+
+
+def main() -> int:
+    args = _parser().parse_args()
+    if args.real:
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, _terminate)
+        try:
+            return asyncio.run(_main_real(args))
+        except (KeyboardInterrupt, _Terminated):
+            print(
+                "bench/multikueue.py: interrupted; the clusters and components it started are stopped",
+                file=sys.stderr,
+            )
+            return 130
+    args.jobs = args.jobs or 500
+    args.timeout = args.timeout or 600.0
     results: list[dict[str, list[float]]] = []
     for index in range(args.rounds):
         if args.rounds > 1:
@@ -529,6 +347,71 @@ def main() -> int:
     if args.rounds > 1:
         print("\n".join(summary(results)))
     return 0
+
+
+class _Terminated(Exception):
+    """SIGTERM or SIGHUP, raised so that the clusters and components of the round are stopped."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated(signal.Signals(signum).name)
+
+
+async def _main_real(args: argparse.Namespace) -> int:
+    """Rounds on real clusters (``bench/multikueue_real.py``), each anchor in turn within a round."""
+    from bench.multikueue_real import real_round
+
+    args.jobs = args.jobs or 200
+    args.timeout = args.timeout or 900.0
+    if (args.kill_at or args.worker_down_at is not None) and args.anchor != "bridge":
+        print(
+            "--kill-at and --worker-down-at kill our multikueue: use them with --anchor bridge",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        kit = find_kit(shared_dir=SHARED)
+    except KitError as exc:
+        print(f"bench/multikueue.py --real: {exc}", file=sys.stderr)
+        return 2
+    anchors: list[Dispatcher] = ["bridge", "kueue"] if args.anchor == "both" else [args.anchor]
+    samples: dict[str, list[dict[str, list[float]]]] = {anchor: [] for anchor in anchors}
+    cpu: dict[str, list[dict[str, float]]] = {anchor: [] for anchor in anchors}
+    root = Path(tempfile.mkdtemp(prefix="bench-mk-real-"))
+    ok = True
+    try:
+        for index in range(args.rounds):
+            for anchor in anchors:
+                print(f"--- round {index + 1} of {args.rounds}: {anchor}", flush=True)
+                outcome = await real_round(
+                    args,
+                    kit=kit,
+                    root=root,
+                    anchor=anchor,
+                    label=f"r{index + 1}-{anchor}-",
+                )
+                ok = ok and outcome.ok
+                if outcome.samples is not None:
+                    samples[anchor].append(outcome.samples)
+                    cpu[anchor].append(outcome.cpu)
+                sys.stdout.flush()
+    finally:
+        for failure in stop_all_below(root, kit=kit):
+            print(f"bench/multikueue.py: {failure}", file=sys.stderr)
+        if args.keep_state:
+            print(f"state folders and logs kept in {root}", file=sys.stderr)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    for anchor in anchors:
+        if samples[anchor]:
+            print(f"{anchor} " + "\n".join(summary(samples[anchor], cpu=cpu[anchor])))
+    if len(anchors) == 2 and samples["bridge"] and samples["kueue"]:
+        walls = {anchor: statistics.median(r["wall"][0] for r in samples[anchor]) for anchor in anchors}
+        print(
+            f"Kueue's MultiKueue took {walls['kueue'] / walls['bridge']:.1f}x as long as kueue-bridge's "
+            f"(median wall time {walls['kueue']:.1f} s vs {walls['bridge']:.1f} s)"
+        )
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -14,8 +14,13 @@ run and completed by the job runner -> Workload finished and its finalizer relea
 * the **webhook process's CPU seconds per admission** over the same window (admissions counted from
   the webhook's own ``/metrics``), with the webhook in the path exactly as ``kueue-bridge dev``
   registers it (``devrun.components``: URL client config, our CA as caBundle);
+* the **devcluster process's CPU seconds per job** over the same window (API server, Kueue
+  stand-in and job runner together), so a change to the devcluster's write path shows;
 * what the reconciler did per job (reconciles, API requests by verb, watch events, Events written),
-  from its ``/metrics``, so a change in CPU can be told from a change in work.
+  from its ``/metrics``, so a change in CPU can be told from a change in work;
+* the **peak resident memory** (``VmHWM``) of the reconciler and the webhook at the end of the round:
+  every job and Workload is still cached then (finished ones are not deleted), which is what the
+  memory requests and limits of ``kueue-bridge manifests`` are set from.
 
 Processes: the devcluster with the stand-in and the job runner (``kueue-bridge devcluster
 --kueue-standin --job-runner``, uvloop), the webhook and the reconciler (``kueue-bridge webhook`` /
@@ -26,6 +31,13 @@ each round. The configuration is the deployed default apart from the dev setting
 election, the webhook's address); ``--qps`` raises the client rate limit.
 
     .venv/bin/python bench/reconciler_cpu.py [--jobs 1000] [--rounds 3] [--out DIR] [--no-profile]
+
+``--real`` runs the same lives on a real kube-apiserver with real Kueue scheduling, from the kit of
+``../shared/real-cluster`` (``bench/real_rounds.py`` says what it prints), each round also on the
+devcluster for the ratio real/devcluster (``--no-devcluster`` skips that), and with ``--anchor kueue``
+real Kueue managing the same Jobs itself, interleaved:
+
+    .venv/bin/python bench/reconciler_cpu.py --real --anchor kueue --jobs 500 --rounds 3 --no-profile
 """
 
 from __future__ import annotations
@@ -65,6 +77,7 @@ from devrun.samples import crd_files, install_crds  # noqa: E402
 from shared.constants import CLUSTER_QUEUE_GVK, LOCAL_QUEUE_GVK, RESOURCE_FLAVOR_GVK, WORKLOAD_GVK  # noqa: E402
 from shared.kube import (  # noqa: E402
     ClientSettings,
+    GroupVersionKind,
     KubeClient,
     load_kubeconfig,
 )
@@ -92,6 +105,14 @@ def process_cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a process has used so far (Linux ``/proc``), all threads included."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def process_peak_rss_mib(pid: int) -> float:
+    """The process's peak resident memory so far (``VmHWM`` of ``/proc/<pid>/status``), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def load_average() -> str:
@@ -129,34 +150,44 @@ def client_for(kubeconfig: Path) -> KubeClient:
     )
 
 
-async def setup_queues(client: KubeClient, *, jobs: int) -> None:
-    files, _ = crd_files()
-    await install_crds(client, files)
-    for namespace in ("kueue-system", BENCH_NAMESPACE):
-        await client.create(NAMESPACE, {"metadata": {"name": namespace}})
-    await client.create(FLAVOR, {"metadata": {"name": "default-flavor"}})
+async def setup_queues(client: KubeClient, *, jobs: int, install: bool = True) -> None:
+    """The bench namespace and queues; with ``install``, the CRDs and ``kueue-system`` first (a
+    devcluster starts empty; the real cluster's kit has both)."""
+    if install:
+        files, _ = crd_files()
+        await install_crds(client, files)
+        await client.create(NAMESPACE, {"metadata": {"name": "kueue-system"}})
     quota = str(max(jobs, 10))  # 10m per job: every job fits at once
-    await client.create(
-        CLUSTER_QUEUE,
-        {
-            "metadata": {"name": "bench"},
-            "spec": {
-                "namespaceSelector": {},
-                "resourceGroups": [
-                    {
-                        "coveredResources": ["cpu"],
-                        "flavors": [
-                            {"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": quota}]}
-                        ],
-                    }
-                ],
+    objects: list[tuple[GroupVersionKind, dict[str, Any]]] = [
+        (NAMESPACE, {"metadata": {"name": BENCH_NAMESPACE}}),
+        (FLAVOR, {"metadata": {"name": "default-flavor"}}),
+        (
+            CLUSTER_QUEUE,
+            {
+                "metadata": {"name": "bench"},
+                "spec": {
+                    "namespaceSelector": {},
+                    "resourceGroups": [
+                        {
+                            "coveredResources": ["cpu"],
+                            "flavors": [
+                                {
+                                    "name": "default-flavor",
+                                    "resources": [{"name": "cpu", "nominalQuota": quota}],
+                                }
+                            ],
+                        }
+                    ],
+                },
             },
-        },
-    )
-    await client.create(
-        LOCAL_QUEUE,
-        {"metadata": {"name": "bench", "namespace": BENCH_NAMESPACE}, "spec": {"clusterQueue": "bench"}},
-    )
+        ),
+        (
+            LOCAL_QUEUE,
+            {"metadata": {"name": "bench", "namespace": BENCH_NAMESPACE}, "spec": {"clusterQueue": "bench"}},
+        ),
+    ]
+    for gvk, body in objects:  # kube-apiserver wants apiVersion and kind in every body
+        await client.create(gvk, {"apiVersion": gvk.api_version, "kind": gvk.kind, **body})
 
 
 @dataclass
@@ -360,6 +391,10 @@ class RoundResult:
     admissions: float
     seconds: float
     load: tuple[str, str]
+    #: the devcluster process (API server, Kueue stand-in, job runner) over the same window
+    devcluster_cpu: float = 0.0
+    #: peak resident memory (MiB) of the reconciler and the webhook at the end of the round
+    peak_rss: tuple[float, float] = (0.0, 0.0)
     work: dict[str, dict[str, float]] = field(default_factory=dict)
     breakdown: Breakdown | None = None
     profile: Path | None = None
@@ -370,6 +405,10 @@ class RoundResult:
     @property
     def reconciler_ms_per_job(self) -> float:
         return self.reconciler_cpu / self.jobs * 1000
+
+    @property
+    def devcluster_ms_per_job(self) -> float:
+        return self.devcluster_cpu / self.jobs * 1000
 
     @property
     def webhook_ms_per_admission(self) -> float:
@@ -386,7 +425,7 @@ async def _create_jobs(client: KubeClient, *, jobs: int, concurrency: int, run_s
     await asyncio.gather(*(one(i) for i in range(jobs)))
 
 
-async def _work(components: Components) -> dict[str, dict[str, float]]:
+async def work_done(components: Components) -> dict[str, dict[str, float]]:
     samples = await scrape(components.reconciler_metrics)
     prefix = "kueue_bridge_"
     return {
@@ -394,13 +433,18 @@ async def _work(components: Components) -> dict[str, dict[str, float]]:
         "requests": by_label(samples, f"{prefix}rest_client_requests_total", "verb"),
         "watch events": by_label(samples, f"{prefix}watch_events_total", "resource"),
         "events": by_label(samples, f"{prefix}events_emitted_total", "action"),
+        "watch restarts": by_label(samples, f"{prefix}watch_restarts_total", "reason"),
+        "conflicts": by_label(samples, f"{prefix}controller_runtime_reconcile_conflicts_total", "controller"),
     }
 
 
 async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> RoundResult:
     with (
         tempfile.TemporaryDirectory(prefix="bench-reconciler-cpu-") as tmp_name,
-        devcluster_process(Path(tmp_name), extra_args=("--kueue-standin", "--job-runner")) as (_, kubeconfig),
+        devcluster_process(Path(tmp_name), extra_args=("--kueue-standin", "--job-runner")) as (
+            devcluster,
+            kubeconfig,
+        ),
     ):
         tmp = Path(tmp_name)
         async with contextlib.AsyncExitStack() as stack:
@@ -420,7 +464,7 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
             await quiet(reconciler_pid)
 
             load_before = load_average()
-            work_before = await _work(components)
+            work_before = await work_done(components)
             admissions_before = total(
                 await scrape(components.webhook_metrics, verify=components.verify),
                 "kueue_bridge_webhook_requests_total",
@@ -431,14 +475,23 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
                     output = out / f"{name}-round{number}.pyspy.txt"
                     samplers.append(Sampler(pid, output, rate=args.rate, native=args.native))
                 await asyncio.sleep(0.5)  # py-spy attaches
-            cpu_before = (process_cpu_seconds(reconciler_pid), process_cpu_seconds(webhook_pid))
+            cpu_before = (
+                process_cpu_seconds(reconciler_pid),
+                process_cpu_seconds(webhook_pid),
+                process_cpu_seconds(devcluster.pid),
+            )
             started = time.monotonic()
             await _create_jobs(
                 client, jobs=args.jobs, concurrency=args.concurrency, run_seconds=args.run_seconds
             )
             await lifecycles.wait_for(args.jobs + 1, within=LIFECYCLE_TIMEOUT)
             await quiet(reconciler_pid)
-            cpu_after = (process_cpu_seconds(reconciler_pid), process_cpu_seconds(webhook_pid))
+            cpu_after = (
+                process_cpu_seconds(reconciler_pid),
+                process_cpu_seconds(webhook_pid),
+                process_cpu_seconds(devcluster.pid),
+            )
+            peak_rss = (process_peak_rss_mib(reconciler_pid), process_peak_rss_mib(webhook_pid))
             seconds = time.monotonic() - started
             profiled = [sampler.stop() for sampler in samplers]
             load_after = load_average()
@@ -449,7 +502,7 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
                 )
                 - admissions_before
             )
-            work_after = await _work(components)
+            work_after = await work_done(components)
             for name in ("reconciler.log", "webhook.log"):
                 with contextlib.suppress(OSError):
                     (out / f"round{number}-{name}").write_bytes((tmp / name).read_bytes())
@@ -457,9 +510,11 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
         jobs=args.jobs,
         reconciler_cpu=cpu_after[0] - cpu_before[0],
         webhook_cpu=cpu_after[1] - cpu_before[1],
+        devcluster_cpu=cpu_after[2] - cpu_before[2],
         admissions=admissions,
         seconds=seconds,
         load=(load_before, load_after),
+        peak_rss=peak_rss,
         work={key: delta(work_after[key], work_before.get(key, {})) for key in work_after},
     )
     if samplers and all(profiled):
@@ -488,6 +543,11 @@ def print_round(result: RoundResult) -> None:
         f"{result.webhook_ms_per_admission:.3f} ms per admission (target <= 1 ms); "
         f"{result.webhook_cpu / jobs * 1000:.2f} ms per job"
     )
+    print(
+        f"devcluster (API server, Kueue stand-in, job runner): {result.devcluster_cpu:.2f} CPU s = "
+        f"{result.devcluster_ms_per_job:.2f} ms per job"
+    )
+    print(f"peak RSS: reconciler {result.peak_rss[0]:.0f} MiB, webhook {result.peak_rss[1]:.0f} MiB")
     for what, counts in result.work.items():
         parts = ", ".join(f"{key or '-'} {value / jobs:.2f}" for key, value in sorted(counts.items()))
         print(f"  per job, {what}: {sum(counts.values()) / jobs:.2f} ({parts})")
@@ -520,6 +580,9 @@ def summary(results: list[RoundResult]) -> list[str]:
         f"  reconciler CPU per job: {spread([r.reconciler_ms_per_job for r in results], ' ms')} (target <= 5 ms)",
         "  webhook CPU per admission: "
         f"{spread([r.webhook_ms_per_admission for r in results], ' ms', 3)} (target <= 1 ms)",
+        f"  devcluster CPU per job: {spread([r.devcluster_ms_per_job for r in results], ' ms')}",
+        f"  peak RSS: reconciler {spread([r.peak_rss[0] for r in results], ' MiB', 0)}, "
+        f"webhook {spread([r.peak_rss[1] for r in results], ' MiB', 0)}",
         f"  load average (1, 5, 15 min) before each round: {'; '.join(r.load[0] for r in results)}",
     ]
     profiled = [r for r in results if r.breakdown is not None]
@@ -543,7 +606,32 @@ def main(argv: list[str] | None = None) -> int:
         "--native", action="store_true", help="py-spy --native: C frames too (pauses the process per sample)"
     )
     parser.add_argument("--top", type=int, default=15, help="functions to list from the profile")
+    parser.add_argument(
+        "--real",
+        action="store_true",
+        help="on the real cluster of ../shared/real-cluster (the port block of this environment) instead",
+    )
+    parser.add_argument(
+        "--anchor", choices=["kueue"], help="--real: also real Kueue managing the Jobs itself, interleaved"
+    )
+    parser.add_argument(
+        "--no-devcluster",
+        dest="devcluster",
+        action="store_false",
+        help="--real: skip the devcluster rounds (by default each round also runs there, for the ratio)",
+    )
+    parser.add_argument(
+        "--state",
+        type=Path,
+        help="--real: the cluster's state folder (wiped each round; default: a new temp dir)",
+    )
     args = parser.parse_args(argv)
+    if args.real:
+        from bench.real_rounds import main_real
+
+        out_dir: Path = args.out or Path(tempfile.mkdtemp(prefix="reconciler-cpu-real-"))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        return main_real(args, out_dir)
     if args.profile and not py_spy_available():
         print("py-spy not found (pip install py-spy); measuring without the breakdown", file=sys.stderr)
         args.profile = False

@@ -67,6 +67,7 @@ BENCHES: Final = (
     Bench("reconciler", "reconciler.py", ("--jobs", "50", "--admit-rate", "200")),
     Bench("reconciler --floor", "reconciler.py", ("--jobs", "50", "--floor")),
     Bench("reconciler_cpu", "reconciler_cpu.py", ("--jobs", "10", "--run-seconds", "0.2", "--no-profile")),
+    Bench("reconcile_passes", "reconcile_passes.py", ("--jobs", "20", "--repeats", "2")),
     Bench("multikueue", "multikueue.py", ("--jobs", "20", "--run-seconds", "0.5")),
 )
 

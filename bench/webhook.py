@@ -12,6 +12,7 @@ aiohttp on uvloop (httpx's own client costs more CPU per request than the server
 on a 2-core machine both caps the ceiling and inflates the latencies measured).
 
     .venv/bin/python -m bench.webhook [--seconds 5] [--concurrency 8]
+    .venv/bin/python -m bench.webhook --kueue [--seconds 10] [--rounds 3]   # against real Kueue's webhook
     (or .venv/bin/python bench/webhook.py: the script directory is swapped for the repository root,
     because this file's name would otherwise shadow the ``webhook`` package)
 """
@@ -275,5 +276,22 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument(
+        "--kueue",
+        action="store_true",
+        help="instead: wrk against ours and real Kueue's webhook on the kit's cluster (bench/webhook_vs_kueue.py)",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="--kueue: interleaved rounds")
+    parser.add_argument("--connections", type=int, default=16, help="--kueue: wrk -c")
+    parser.add_argument(
+        "--operation", choices=["mutate", "validate"], default="mutate", help="--kueue: which hook"
+    )
+    parser.add_argument(
+        "--state", type=Path, help="--kueue: the cluster's state folder (default: a new temp dir)"
+    )
     args = parser.parse_args()
+    if args.kueue:
+        from bench.webhook_vs_kueue import main_vs_kueue
+
+        sys.exit(main_vs_kueue(args))
     run_process_loop(main(args.seconds, args.concurrency))

@@ -9,6 +9,8 @@ all the evidence of one explanation comes from one coherent set of reads.
 Invariants:
 
 * **Never writes.** Only GET/LIST (and the visibility API's GET).
+* **The visibility API is optional.** Not served (Kueue's ``VisibilityOnDemand`` off) or forbidden to
+  this user, it answers ``None`` and ``visibility_problem`` says which.
 * **Absence is data, not an error.** ``get`` answers ``None`` for a missing object *and* for a kind
   the server does not serve (no Kueue CRDs installed is a finding, not a crash); ``items`` answers
   ``[]`` likewise and ``served`` says which it was. Every other API error propagates: a Forbidden
@@ -31,7 +33,7 @@ from shared.constants import (
     WORKLOAD_GVK,
     WORKLOAD_PRIORITY_CLASS_GVK,
 )
-from shared.kube import LEASE, GroupVersionKind, KubeClient, NotFound, UnknownKindError
+from shared.kube import LEASE, Forbidden, GroupVersionKind, KubeClient, NotFound, UnknownKindError
 from shared.kube.events import CORE_EVENT
 from shared.kube.kinds import MUTATING_WEBHOOK_CONFIGURATION_GVK, NAMESPACE_GVK, PRIORITY_CLASS_GVK
 from shared.models.base import WireDict
@@ -81,7 +83,8 @@ class ClusterView:
         self._lists: dict[tuple[GroupVersionKind, str | None], list[WireDict]] = {}
         self._unserved: set[GroupVersionKind] = set()
         self._events: dict[tuple[str, str], list[WireDict]] = {}
-        self._pending: dict[str, list[WireDict] | None] = {}
+        self._pending: dict[tuple[str, ...], list[WireDict] | None] = {}
+        self._visibility_problems: dict[str, str] = {}
 
     async def served(self, gvk: GroupVersionKind) -> bool:
         """Whether the API server serves ``gvk`` (its CRD is installed)."""
@@ -134,19 +137,51 @@ class ClusterView:
             )
         return self._events[key]
 
-    async def pending_workloads(self, cluster_queue: str) -> list[WireDict] | None:
-        """Kueue's visibility API for ``cluster_queue`` (items in queue order), ``None`` if not served."""
-        if cluster_queue in self._pending:
-            return self._pending[cluster_queue]
+    async def _visibility(
+        self, key: tuple[str, ...], paths: list[str], *, params: dict[str, str]
+    ) -> list[WireDict] | None:
+        if key in self._pending:
+            return self._pending[key]
         found: list[WireDict] | None = None
-        for version in _VISIBILITY_VERSIONS:
-            path = f"/apis/{VISIBILITY_GROUP}/{version}/clusterqueues/{cluster_queue}/pendingworkloads"
+        for path in paths:
             try:
-                summary = await self._client.request("GET", path, verb="get", resource="pendingworkloads")
+                summary = await self._client.request(
+                    "GET", path, verb="get", resource="pendingworkloads", params=params
+                )
             except NotFound:
+                self._visibility_problems.setdefault(key[1], "Kueue's visibility API is not served")
                 continue
+            except Forbidden:
+                self._visibility_problems[key[1]] = "you may not read Kueue's visibility API"
+                break
             items = summary.get("items") if isinstance(summary, dict) else None
             found = [item for item in items or [] if isinstance(item, dict)]
             break
-        self._pending[cluster_queue] = found
+        self._pending[key] = found
         return found
+
+    async def pending_workloads(
+        self, cluster_queue: str, *, offset: int = 0, limit: int = 1000
+    ) -> list[WireDict] | None:
+        """Kueue's visibility API for ``cluster_queue`` (items in queue order), ``None`` if not served."""
+        paths = [
+            f"/apis/{VISIBILITY_GROUP}/{version}/clusterqueues/{cluster_queue}/pendingworkloads"
+            for version in _VISIBILITY_VERSIONS
+        ]
+        params = {"limit": str(limit), "offset": str(offset)}
+        return await self._visibility(("cq", cluster_queue, str(offset)), paths, params=params)
+
+    async def local_queue_pending_workloads(
+        self, namespace: str, local_queue: str, *, offset: int = 0, limit: int = 1000
+    ) -> list[WireDict] | None:
+        """The same for one LocalQueue (what a user with only LocalQueue access may read)."""
+        paths = [
+            f"/apis/{VISIBILITY_GROUP}/{version}/namespaces/{namespace}/localqueues/{local_queue}/pendingworkloads"
+            for version in _VISIBILITY_VERSIONS
+        ]
+        params = {"limit": str(limit), "offset": str(offset)}
+        return await self._visibility(("lq", f"{namespace}/{local_queue}", str(offset)), paths, params=params)
+
+    def visibility_problem(self, cluster_queue: str) -> str:
+        """Why the visibility API gave nothing for ``cluster_queue`` (empty when it did)."""
+        return self._visibility_problems.get(cluster_queue, "Kueue's visibility API is not served")

@@ -27,7 +27,7 @@ the only exception is ``ObjectNotFound`` for a job that does not exist.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Final
@@ -49,6 +49,7 @@ from bridge_tools.explain_evidence import (
 )
 from bridge_tools.explain_multikueue import multikueue_check_details
 from bridge_tools.explain_queues import CheckDetail, QueueFindings, analyse_queues, first_unready_check
+from bridge_tools.queue_position import QueueOrdering
 from bridge_tools.quota import workload_requests
 from bridge_tools.verdict import Explanation, State
 from shared.config import Configuration
@@ -94,6 +95,8 @@ class ExplainSettings:
     registry: FrameworkRegistry
     #: AdmissionCheck ``controllerName`` -> its evidence (MultiKueue's controller names)
     check_details: dict[str, CheckDetail]
+    #: how Kueue orders its queues (for the estimated position)
+    ordering: QueueOrdering = field(default_factory=QueueOrdering)
 
     @classmethod
     def from_config(cls, config: Configuration) -> ExplainSettings:
@@ -101,6 +104,7 @@ class ExplainSettings:
             config=config,
             registry=FrameworkRegistry.from_managed_kinds(config.managed_kinds()),
             check_details=multikueue_check_details(config.kueue_bridge.all_multikueue_controller_names),
+            ordering=QueueOrdering.from_config(config),
         )
 
 
@@ -158,6 +162,7 @@ class _Chain:
         self.config = settings.config
         self.registry = settings.registry
         self.check_details = settings.check_details
+        self.ordering = settings.ordering
         self.framework = framework
         self.job = job
         self.now = now
@@ -356,6 +361,7 @@ class _Chain:
             requests=self._requests(workload),
             workload=workload,
             check_details=self.check_details,
+            ordering=self.ordering,
         )
 
     # --- no Workload ------------------------------------------------------------------------------
@@ -480,8 +486,11 @@ class _Chain:
 
     def _pending_reason(self, workload: Workload, findings: QueueFindings) -> str:
         cluster_queue = findings.cluster_queue or "-"
+        estimated = ", estimated" if findings.position_estimated else ""
         where = (
-            f" (position {findings.position} in ClusterQueue {cluster_queue})" if findings.position else ""
+            f" (position {findings.position} in ClusterQueue {cluster_queue}{estimated})"
+            if findings.position
+            else ""
         )
         if findings.strict_fifo and findings.ahead:
             return f"StrictFIFO: {findings.ahead} Workload(s) ahead of it in ClusterQueue {cluster_queue}"

@@ -1,7 +1,8 @@
 """``kueue-bridge explain KIND/NAME [-n NS] [--kubeconfig F] [--config F] [-o text|json]``.
 
 Prints why a job is (not) running: the verdict on the first line, then the evidence (see
-:mod:`bridge_tools.explain`). ``KIND`` is any kind the configuration manages, spelled as kubectl
+:mod:`bridge_tools.explain`), then the preflight findings about the job
+(:mod:`bridge_tools.explain_preflight`; ``--no-preflight`` skips them). ``KIND`` is any kind the configuration manages, spelled as kubectl
 would (``job``, ``jobs.batch``, ``Job.v1.batch``, ``trainingrun``...); without ``--config`` the
 configuration is Kueue's default (batch Jobs only). Pass the file the components run with so the
 namespace selector, ``manageJobsWithoutQueueName`` and the declarative adapters are theirs.
@@ -24,11 +25,14 @@ from typing import TextIO
 
 from bridge_tools.cluster_view import ClusterView
 from bridge_tools.explain import ExplainSettings, ObjectNotFound, explain
+from bridge_tools.explain_preflight import add_preflight_findings
 from bridge_tools.kinds import KindError, parse_object_ref
 from bridge_tools.verdict import Explanation, render_json, render_text
 from shared.cli_args import EXIT_USAGE, load_config_or_report, parse_command
+from shared.component_access import KUEUE_NAMESPACE_DEFAULT
 from shared.config import default_config
 from shared.kube import KubeClient, KubeError, load_connection
+from shared.preflight import PreflightOptions
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -51,6 +55,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--config", help="the kueue-bridge configuration the components run with (default: Kueue's defaults)"
     )
+    parser.add_argument(
+        "--kueue-namespace", default=KUEUE_NAMESPACE_DEFAULT, help="where Kueue runs (default: kueue-system)"
+    )
+    parser.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip the Preflight section (the checks of kueue-bridge preflight that concern this job)",
+    )
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
     return parser
 
@@ -58,15 +70,28 @@ def _parser() -> argparse.ArgumentParser:
 async def _explain(args: argparse.Namespace, settings: ExplainSettings) -> Explanation:
     reference = parse_object_ref(args.object, settings.registry)
     connection = load_connection(kubeconfig=args.kubeconfig)
+    namespace = args.namespace or connection.namespace
+    now = datetime.now(UTC)
     async with KubeClient.from_connection(connection) as client:
-        return await explain(
+        explanation = await explain(
             ClusterView(client),
             settings=settings,
             framework=reference.framework,
-            namespace=args.namespace or connection.namespace,
+            namespace=namespace,
             name=reference.name,
-            now=datetime.now(UTC),
+            now=now,
         )
+        if not args.no_preflight:
+            await add_preflight_findings(
+                client,
+                explanation,
+                config=settings.config,
+                framework=reference.framework,
+                namespace=namespace,
+                options=PreflightOptions(kueue_namespace=args.kueue_namespace),
+                now=now,
+            )
+        return explanation
 
 
 def _fail(err: TextIO, message: str) -> int:

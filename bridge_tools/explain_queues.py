@@ -8,9 +8,9 @@ derived from its spec: stopped, missing ResourceFlavors or AdmissionChecks) or d
 namespace; a requested resource has no quota; no flavor has room. Texts that Kueue itself writes
 (``Can't admit new workloads: is stopped.``, ``LocalQueue q doesn't exist``) are reproduced exactly.
 
-When nothing blocks, the Workload's position among the ClusterQueue's pending Workloads comes from
-Kueue's visibility API when it is served, else from the same ordering Kueue uses (priority, then
-creation time) over the Workloads this user can list -- and the output says which.
+When nothing blocks, the Workload's position in its ClusterQueue and LocalQueue comes from Kueue's
+visibility API when it is served, else it is estimated the way Kueue orders its queue
+(:mod:`bridge_tools.queue_position`) -- and the output says which.
 
 Admission checks are listed with their state and message. ``check_details`` maps an AdmissionCheck
 ``controllerName`` to a ``CheckDetail`` adding controller-specific evidence and answering a
@@ -39,9 +39,10 @@ from bridge_tools.cluster_view import (
     ClusterView,
 )
 from bridge_tools.cohort import CohortTree, FlavorResource, build_cohort_tree
+from bridge_tools.queue_position import QueueOrdering, queue_position
 from bridge_tools.quota import QuotaReport, format_amount, quota_report, reserved_usage
 from bridge_tools.verdict import Explanation, Section
-from shared.constants import CheckState, Condition
+from shared.constants import CheckState
 from shared.labelselector import LabelSelector, format_selector
 from shared.models.base import WireDict
 from shared.models.condition import find_condition
@@ -56,7 +57,6 @@ __all__ = [
     "analyse_queues",
     "cluster_queue_inactive_message",
     "first_unready_check",
-    "pending_order",
 ]
 
 
@@ -102,6 +102,8 @@ class QueueFindings:
     blocker: str | None = None
     cluster_queue: str | None = None
     position: str | None = None
+    #: the position is this tool's estimate of Kueue's order (Kueue's visibility API said nothing)
+    position_estimated: bool = False
     strict_fifo: bool = False
     cohort: str | None = None
     ahead: int = 0
@@ -181,68 +183,6 @@ def _raw_condition(raw: WireDict, condition_type: str) -> WireDict | None:
 def _condition_status(raw: WireDict, condition_type: str) -> str | None:
     condition = _raw_condition(raw, condition_type)
     return None if condition is None else str(condition.get("status"))
-
-
-def _is_pending(workload: WireDict) -> bool:
-    status = workload.get("status") or {}
-    conditions = {
-        c.get("type"): c.get("status") for c in status.get("conditions") or [] if isinstance(c, dict)
-    }
-    if (workload.get("spec") or {}).get("active") is False:
-        return False
-    if conditions.get(Condition.QUOTA_RESERVED) == "True" or conditions.get(Condition.FINISHED) == "True":
-        return False
-    return conditions.get(Condition.EVICTED) != "True" or conditions.get(Condition.REQUEUED) == "True"
-
-
-def pending_order(workloads: list[WireDict]) -> list[WireDict]:
-    """Kueue's queue order: higher priority first, then older (``creationTimestamp``) first."""
-
-    def key(workload: WireDict) -> tuple[int, str, str, str]:
-        priority = (workload.get("spec") or {}).get("priority")
-        metadata = workload.get("metadata") or {}
-        return (
-            -(priority if isinstance(priority, int) else 0),
-            str(metadata.get("creationTimestamp") or ""),
-            str(metadata.get("namespace") or ""),
-            str(metadata.get("name") or ""),
-        )
-
-    return sorted(workloads, key=key)
-
-
-async def _position(
-    view: ClusterView, *, cluster_queue: str, workload: Workload
-) -> tuple[int, int, str] | None:
-    """(0-based position, number pending, source) of ``workload`` among the ClusterQueue's pending."""
-    name, namespace = workload.metadata.name, workload.metadata.namespace
-    visible = await view.pending_workloads(cluster_queue)
-    if visible is not None:
-        for item in visible:
-            metadata = item.get("metadata") or {}
-            if metadata.get("name") == name and metadata.get("namespace") == namespace:
-                position = item.get("positionInClusterQueue")
-                return (int(position) if isinstance(position, int) else 0), len(visible), "visibility API"
-        return None
-    queues = {
-        (lq.get("metadata", {}).get("namespace"), lq.get("metadata", {}).get("name"))
-        for lq in await view.items(LOCAL_QUEUE)
-        if (lq.get("spec") or {}).get("clusterQueue") == cluster_queue
-    }
-    pending = pending_order(
-        [
-            item
-            for item in await view.items(WORKLOAD)
-            if _is_pending(item)
-            and ((item.get("metadata") or {}).get("namespace"), (item.get("spec") or {}).get("queueName"))
-            in queues
-        ]
-    )
-    for index, item in enumerate(pending):
-        metadata = item.get("metadata") or {}
-        if metadata.get("name") == name and metadata.get("namespace") == namespace:
-            return index, len(pending), "by priority, then creation time"
-    return None
 
 
 def _limit_text(resource: str, value: Decimal | None) -> str:
@@ -398,6 +338,7 @@ async def analyse_queues(
     requests: Mapping[str, Decimal] | None,
     workload: Workload | None,
     check_details: Mapping[str, CheckDetail] | None = None,
+    ordering: QueueOrdering | None = None,
 ) -> QueueFindings:
     """Add the LocalQueue / ClusterQueue / admission-check evidence; return the first blocker found."""
     findings = QueueFindings()
@@ -484,12 +425,27 @@ async def analyse_queues(
             cq_section.note(f"this job fits only by borrowing from cohort {spec.cohort_name}")
 
     if workload is not None:
-        placed = await _position(view, cluster_queue=cq_name, workload=workload)
+        placed = await queue_position(
+            view,
+            cluster_queue=cq_name,
+            namespace=workload.metadata.namespace or namespace,
+            local_queue=queue_name,
+            name=workload.metadata.name or "",
+            ordering=ordering or QueueOrdering(),
+        )
         if placed is not None:
-            index, total, how = placed
-            findings.position = f"{index + 1} of {total}"
-            findings.ahead = index
-            cq_section.add("position", f"{index + 1} of {total} pending ({how})")
+            findings.position = (
+                f"{placed.index + 1} of {placed.pending}" if placed.pending else str(placed.index + 1)
+            )
+            findings.position_estimated = placed.estimated
+            findings.ahead = placed.index
+            cq_section.add("position", placed.summary())
+            cq_section.note(f"position: {placed.source}")
+            cq_section.note(
+                "StrictFIFO: the Workloads ahead block this one"
+                if findings.strict_fifo
+                else "BestEffortFIFO: a Workload ahead that does not fit does not block this one"
+            )
     findings.checks = await _check_rows(
         view, explanation, cluster_queue=cluster_queue, workload=workload, check_details=check_details or {}
     )

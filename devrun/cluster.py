@@ -27,8 +27,11 @@ import secrets
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Final, TextIO
 
+import yaml
+
+from bridge_tools.manifests_render import kueue_configuration_fragment
 from devcluster.apiserver import ServerOptions
 from devcluster.server import DevClusterServer
 from devcluster.standin import start_addons
@@ -41,20 +44,26 @@ from devrun.components import (
     render_webhook_manifests,
 )
 from devrun.samples import crd_files, declarative_completions, install_crds, write_runtime_config
+from shared.component_access import KUEUE_CONFIG_KEY, KUEUE_CONFIG_MAP
 from shared.config import load_config
 from shared.frameworks.appwrapper import APPWRAPPER_GVK
-from shared.kube import KubeClient, load_kubeconfig
+from shared.kube import AlreadyExists, GroupVersionKind, KubeClient, load_kubeconfig
 
 __all__ = [
     "ClusterRun",
     "Session",
     "manages_appwrappers",
+    "publish_standin_configuration",
     "relative",
     "start_cluster",
     "start_components",
     "start_controller",
     "start_extra",
 ]
+
+
+NAMESPACE: Final = GroupVersionKind("", "v1", "Namespace")
+CONFIG_MAP: Final = GroupVersionKind("", "v1", "ConfigMap")
 
 
 def relative(path: Path) -> str:
@@ -102,6 +111,8 @@ class ClusterRun:
     prefix: str = ""
     #: the configuration its components run with, once :func:`start_components` wrote it
     config: Path | None = None
+    #: a devcluster whose Kueue stand-in publishes the Configuration it plays (:func:`publish_standin_configuration`)
+    kueue_standin: bool = False
 
     @property
     def kubeconfig(self) -> Path:
@@ -168,7 +179,9 @@ async def start_cluster(
     stack.push_async_callback(addons.aclose)
     client = KubeClient.from_connection(load_kubeconfig(server.kubeconfig_path))
     stack.push_async_callback(client.aclose)
-    cluster = ClusterRun(name=name, state=state, url=server.url, client=client, prefix=prefix)
+    cluster = ClusterRun(
+        name=name, state=state, url=server.url, client=client, prefix=prefix, kueue_standin=True
+    )
     cluster.say(
         session, "devcluster", f"{server.url}  (Kueue stand-in, job runner; state in {relative(state)})"
     )
@@ -176,6 +189,34 @@ async def start_cluster(
     count = await install_crds(client, files)
     cluster.say(session, "CRDs", f"{count} installed; {note}")
     return cluster
+
+
+async def publish_standin_configuration(client: KubeClient, *, config: Path) -> None:
+    """The Kueue Configuration the stand-in plays, as Kueue's ConfigMap ``kueue-system/kueue-manager-config``.
+
+    The stand-in schedules Workloads of every owner kind and manages no job kind itself, which is
+    Kueue with kueue-bridge's kinds under ``integrations.externalFrameworks`` (the fragment
+    ``kueue-bridge manifests --part kueue-config`` prints) and, since Kueue reads an empty
+    ``frameworks`` as ``[batch/job]``, one framework nobody uses here (as the real-cluster kit does).
+    Publishing it lets preflight, explain and the components' start-up checks read Kueue's side as
+    on a real install.
+    """
+    fragment = kueue_configuration_fragment(load_config(config))
+    kueue_config = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "namespace": "kueue-system",
+        "integrations": {"frameworks": ["jobset.x-k8s.io/jobset"], **fragment["integrations"]},
+    }
+    body = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": KUEUE_CONFIG_MAP, "namespace": "kueue-system"},
+        "data": {KUEUE_CONFIG_KEY: yaml.safe_dump(kueue_config, sort_keys=False)},
+    }
+    with contextlib.suppress(AlreadyExists):
+        await client.create(NAMESPACE, {"metadata": {"name": "kueue-system"}})
+    await client.apply(CONFIG_MAP, body, namespace="kueue-system", field_manager="kueue-standin", force=True)
 
 
 def manages_appwrappers(config: Path) -> bool:
@@ -204,6 +245,8 @@ async def start_components(
         cert_dir=cert_dir,
         probe_address=f"127.0.0.1:{probe_port}",
     )
+    if cluster.kueue_standin:
+        await publish_standin_configuration(cluster.client, config=config)
     kubeconfig = str(cluster.kubeconfig)
     webhook_url = f"https://127.0.0.1:{webhook_port}"
     webhook = ComponentProcess(

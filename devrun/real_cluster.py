@@ -11,7 +11,9 @@ Invariants, and why:
 * **Only what we started is touched.** Every cluster has its own state folders below a root the
   caller owns, and its own ports (:func:`free_ports` by default). The kit's ``stop`` signals only
   the PIDs recorded in that cluster's state folder, so a developer's own ``apiserver.sh`` on 6443
-  is never hit, and :func:`stop_all_below` can sweep a root after a crash or a Ctrl-C.
+  is never hit, and :func:`stop_all_below` can sweep a root after a crash or a Ctrl-C;
+  :func:`stop_processes_below` then stops whatever else still names that root in its arguments
+  (our components, run in sessions of their own, outlive a killed pytest).
 * **Kueue stops before its apiserver.** ``kueue.sh stop`` removes Kueue's webhook configurations
   (``failurePolicy: Fail``) before it stops the manager; :meth:`RealCluster.stop` keeps that order.
 * **A failed start says why.** :class:`KitError` carries the failing script's output tail, and
@@ -23,10 +25,13 @@ The scripts are synchronous and take seconds; async callers run them with ``asyn
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +49,10 @@ __all__ = [
     "RealClusterPorts",
     "find_kit",
     "free_ports",
+    "processes_below",
+    "run_kueuectl",
     "stop_all_below",
+    "stop_processes_below",
 ]
 
 #: The Kueue builds the kit ships: main at ff69552 (the default) and the latest release.
@@ -325,24 +333,37 @@ class RealCluster:
 
     def kueuectl(self, *args: str, timeout: float = 120) -> str:
         """Kueue's CLI (the kit's kueuectl) with this cluster's kubeconfig."""
-        done = subprocess.run(
-            [str(self.kit.kueuectl(self.kueue_version)), "--kubeconfig", str(self.kubeconfig), *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
+        return run_kueuectl(
+            self.kit, *args, kubeconfig=self.kubeconfig, version=self.kueue_version, timeout=timeout
         )
-        if done.returncode != 0:
-            raise KitError(
-                f"kueuectl {' '.join(args)} ({self.name}): {done.stderr.strip() or done.stdout.strip()}"
-            )
-        return done.stdout
 
     def bearer_token(self) -> str:
         """The admin token of :attr:`kubeconfig` (what the conformance suite authenticates with)."""
         config = yaml.safe_load(self.kubeconfig.read_text())
         token: str = config["users"][0]["user"]["token"]
         return token
+
+
+def run_kueuectl(
+    kit: Kit, *args: str, kubeconfig: Path, version: str = DEFAULT_KUEUE_VERSION, timeout: float = 120
+) -> str:
+    """The kit's kueuectl against any cluster (a real one, or a devcluster): its standard output.
+
+    Raises :class:`KitError` with kueuectl's own message when it exits non-zero.
+    """
+    done = subprocess.run(
+        [str(kit.kueuectl(version)), "--kubeconfig", str(kubeconfig), *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise KitError(
+            f"kueuectl {' '.join(args)} ({kubeconfig}): {done.stderr.strip() or done.stdout.strip()}"
+        )
+    return done.stdout
 
 
 def _state_folders(root: Path) -> Iterator[tuple[Path, Path]]:
@@ -378,3 +399,61 @@ def stop_all_below(root: Path, *, kit: Kit) -> list[str]:
             if done.returncode != 0:
                 failures.append(f"{script.name} stop ({realapi.parent.name}): {done.stderr.strip()[-300:]}")
     return failures
+
+
+def processes_below(root: Path, *, proc: Path = Path("/proc")) -> dict[int, str]:
+    """The processes whose command line names a path inside ``root`` (pid -> command line).
+
+    Every process a ``make test-real`` run starts names its run folder in its arguments (the kit's
+    etcd, kube-apiserver and Kueue, our components' ``--config``, kueuectl's ``--kubeconfig``), and
+    that folder's name is unique (``mkdtemp``): so this finds that run's processes and no one
+    else's. This process is never listed.
+    """
+    marker = str(root.resolve()).rstrip("/") + "/"
+    found: dict[int, str] = {}
+    try:
+        entries = list(proc.iterdir())
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            argv = [
+                arg.decode(errors="replace") for arg in (entry / "cmdline").read_bytes().split(b"\0") if arg
+            ]
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if any(marker in arg or arg == marker[:-1] for arg in argv):
+            found[int(entry.name)] = " ".join(argv)
+    return found
+
+
+def stop_processes_below(root: Path, *, grace: float = 10.0, proc: Path = Path("/proc")) -> list[str]:
+    """SIGTERM, then after ``grace`` seconds SIGKILL, every process of :func:`processes_below`.
+
+    The sweep's backstop after the kit's own ``stop``: what a killed pytest left behind (our
+    components run in sessions of their own). Returns one line per process it had to stop.
+    """
+    found = processes_below(root, proc=proc)
+    for pid in found:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(_alive(pid) for pid in found):
+        time.sleep(0.1)
+    for pid in found:
+        if _alive(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    return [f"pid {pid}: {command[:200]}" for pid, command in found.items()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -32,6 +32,11 @@ COMPONENTS: dict[str, tuple[str, str]] = {
     ),
     "explain": ("bridge_tools.explain_cli", "say why a job is (not) running: a verdict, then the evidence"),
     "adapter": ("bridge_tools.adapter_cli", "try an adapter on a sample object (adapter test)"),
+    "preflight": (
+        "bridge_tools.preflight_cli",
+        "check a cluster for the misconfigurations that break kueue-bridge and Kueue (read-only)",
+    ),
+    "manifests": ("bridge_tools.manifests_cli", "render the deploy manifests for a configuration"),
 }
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Final
 
 from multikueue.manager import ManagerOptions, MultiKueueManager
 from shared.cli_args import controller_config, controller_parser, run_component
@@ -23,7 +24,7 @@ from shared.manager import ControllerManager
 
 __all__ = ["COMPONENT", "main"]
 
-COMPONENT = "multikueue"
+COMPONENT: Final = "multikueue"
 
 
 def _parser() -> argparse.ArgumentParser:

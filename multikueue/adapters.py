@@ -48,7 +48,6 @@ from shared.constants import BATCH_JOB_MANAGED_LABELS, MULTIKUEUE_CONTROLLER_NAM
 from shared.frameworks.base import AdapterError
 from shared.frameworks.batch_job import BATCH_JOB_GVK, JOB_NAME_LABEL, BatchJobAdapter
 from shared.frameworks.paths import FieldPath, parse_path
-from shared.frameworks.registry import BUILTIN_FRAMEWORKS, parse_external_name
 from shared.frameworks.tekton import PIPELINERUN_GVK
 from shared.jsontree import json_tree_copy
 from shared.kube import GroupVersionKind
@@ -235,19 +234,13 @@ class MultiKueueAdapters:
     @classmethod
     def from_config(cls, config: Configuration) -> MultiKueueAdapters:
         adapters: dict[GroupVersionKind, MultiKueueJobAdapter] = {}
-        declarative: dict[GroupVersionKind, Any] = {}
-        for kind in config.managed_kinds():
-            if kind.builtin is not None and kind.builtin in BUILTIN_FRAMEWORKS:
+        for kind in config.multikueue_kinds():
+            if kind.builtin is not None:
                 adapters[kind.gvk] = _builtin(kind.gvk)
             elif kind.adapter is not None:
-                declarative[kind.gvk] = kind.adapter
-        if config.feature_gate("MultiKueueAdaptersForCustomJobs", default=True):
-            for entry in config.multi_kueue.external_frameworks:
-                gvk = parse_external_name(entry.name)
-                if gvk in adapters:
-                    continue
-                spec = declarative.get(gvk)
-                adapters[gvk] = _declarative(gvk, spec) if spec is not None else _generic(gvk)
+                adapters[kind.gvk] = _declarative(kind.gvk, kind.adapter)
+            else:
+                adapters[kind.gvk] = _generic(kind.gvk)
         return cls(adapters)
 
 

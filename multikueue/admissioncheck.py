@@ -6,7 +6,8 @@ Kueue's ``ACReconciler`` (``admissioncheck.go``) for checks whose ``spec.control
 * the parameters do not name a MultiKueueConfig, or it does not exist -> ``Active=False``
   ``BadConfig`` "Cannot load the AdmissionChecks parameters: <why>" (``missing parameters
   reference``, ``empty name: bad parameters reference``, ``wrong group "x", expecting
-  "kueue.x-k8s.io": bad parameters reference``, ``multikueueconfigs.kueue.x-k8s.io "c" not found``);
+  "kueue.x-k8s.io": bad parameters reference``, ``MultiKueueConfig.kueue.x-k8s.io "c" not found``: the text of Kueue's cache, which
+  names the kind where the API server names the resource);
 * every cluster of the config missing or not ``Active`` -> ``Active=False`` ``NoUsableClusters``;
   some of them -> ``Active=True`` ``SomeActiveClusters``; the message lists ``Missing clusters:
   [a b]`` and/or ``Inactive clusters: [c]`` (Go's ``%v`` of a slice), joined by ", ";
@@ -24,7 +25,7 @@ from typing import Any, Final
 
 from multikueue.conditions import condition_of, write_condition
 from shared.constants import ADMISSION_CHECK_GVK, API_GROUP, MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_CONFIG_GVK
-from shared.kube import KubeClient, Result
+from shared.kube import KubeClient, Result, cache_miss_message
 from shared.models.condition import Condition
 
 __all__ = [
@@ -94,7 +95,7 @@ class AdmissionCheckReconciler:
             config_name = parameters_config_name(check)
             config = self._configs(config_name)
             if config is None:
-                raise ParametersError(f'multikueueconfigs.kueue.x-k8s.io "{config_name}" not found')
+                raise ParametersError(cache_miss_message(MULTIKUEUE_CONFIG_GVK, config_name))
         except ParametersError as exc:
             return Condition(
                 type=MULTIKUEUE_CLUSTER_ACTIVE,

@@ -3,7 +3,7 @@
 Kueue's ``clustersReconciler`` (``multikueuecluster.go``), reconcile by reconcile:
 
 1. The MultiKueueCluster is gone or being deleted: stop its watches, close and forget its client.
-2. Load its kubeconfig (``multikueue.kubeconfig``). A failure disconnects the cluster and sets
+2. Load its kubeconfig (``shared.multikueue_kubeconfig``). A failure disconnects the cluster and sets
    ``Active=False`` with the loader's reason (``BadKubeConfig``, ``InsecureKubeConfig``) and message
    ``load client config failed: ...``. A missing Secret is not retried: the Secret's creation
    triggers the next reconcile. Anything else is retried with the controller's backoff.
@@ -33,17 +33,17 @@ from typing import Any
 from pydantic import ValidationError
 
 from multikueue.conditions import write_condition
-from multikueue.kubeconfig import (
-    DEFAULT_KUBECONFIG_PATH_PREFIX,
-    KubeConfigError,
-    SecretLookup,
-    load_cluster_kubeconfig,
-)
 from multikueue.remote import RemoteCluster
 from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_CLUSTER_GVK
 from shared.kube import GroupVersionKind, KubeClient, Result
 from shared.models.condition import Condition
 from shared.models.multikueue import KUBECONFIG_LOCATION_PATH, MultiKueueCluster
+from shared.multikueue_kubeconfig import (
+    DEFAULT_KUBECONFIG_PATH_PREFIX,
+    KubeConfigError,
+    SecretLookup,
+    load_cluster_kubeconfig,
+)
 
 __all__ = ["MULTIKUEUE_CLUSTER_GVK", "ClusterReconciler"]
 
@@ -65,6 +65,7 @@ class ClusterReconciler:
         secrets: SecretLookup,
         new_remote: Callable[[str], RemoteCluster],
         on_connected: Callable[[str], None] = lambda name: None,
+        on_active: Callable[[str, bool | None], None] = lambda name, active: None,
         now: Callable[[], datetime],
         path_prefix: str = DEFAULT_KUBECONFIG_PATH_PREFIX,
         validate_path: bool = True,
@@ -74,6 +75,7 @@ class ClusterReconciler:
         self._secrets = secrets
         self._new_remote = new_remote
         self._on_connected = on_connected
+        self._on_active = on_active
         self._now = now
         self._path_prefix = path_prefix
         self._validate_path = validate_path
@@ -88,6 +90,7 @@ class ClusterReconciler:
             remote = self.remotes.pop(name, None)
             if remote is not None:
                 await remote.close()
+            self._on_active(name, None)
             return Result.done()
         try:
             cluster = MultiKueueCluster.from_wire(obj)
@@ -158,6 +161,7 @@ class ClusterReconciler:
             observed_generation=(obj.get("metadata") or {}).get("generation"),
         )
         await write_condition(self._client, MULTIKUEUE_CLUSTER_GVK, obj, wanted, now=self._now())
+        self._on_active(name, active)
 
     async def close(self) -> None:
         remotes, self.remotes = list(self.remotes.values()), {}

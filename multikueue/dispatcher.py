@@ -22,10 +22,10 @@ from datetime import datetime
 from typing import Any, Final
 
 from multikueue.admissioncheck import ParametersError, config_clusters, parameters_config_name
-from multikueue.remote import WORKLOAD_GVK
-from shared.constants import CheckState
+from shared.admission_apply import apply_admission_status
+from shared.constants import ADMISSION_CHECK_GVK, MULTIKUEUE_CONFIG_GVK, CheckState
 from shared.jsontree import json_tree_copy
-from shared.kube import Clock, KubeClient, Result
+from shared.kube import Clock, KubeClient, Result, cache_miss_message
 from shared.kube.conditions import read_status, writable_status
 from shared.workload_state import has_quota_reservation, is_finished
 
@@ -78,11 +78,11 @@ class IncrementalDispatcher:
             return Result.done()
         admission_check = self._checks(str(check.get("name")))
         if admission_check is None:
-            raise ParametersError(f'admissionchecks.kueue.x-k8s.io "{check.get("name")}" not found')
+            raise ParametersError(cache_miss_message(ADMISSION_CHECK_GVK, str(check.get("name"))))
         config_name = parameters_config_name(admission_check)
         config = self._configs(config_name)
         if config is None:
-            raise ParametersError(f'multikueueconfigs.kueue.x-k8s.io "{config_name}" not found')
+            raise ParametersError(cache_miss_message(MULTIKUEUE_CONFIG_GVK, config_name))
         clusters = config_clusters(config)
         if not clusters:
             raise ParametersError("no active clusters")
@@ -102,6 +102,6 @@ class IncrementalDispatcher:
         if not remaining:
             raise NoMoreWorkersError()
         status["nominatedClusterNames"] = nominated + remaining[: self._step]
-        await self._client.update_status(WORKLOAD_GVK, workload)
+        await apply_admission_status(self._client, workload)  # PatchAdmissionStatus, as Kueue
         self.round_started[key] = now
         return Result.done()

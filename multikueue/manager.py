@@ -45,7 +45,6 @@ from multikueue.clusters import MULTIKUEUE_CLUSTER_GVK, ClusterReconciler
 from multikueue.conditions import condition_of
 from multikueue.dispatcher import IncrementalDispatcher
 from multikueue.gc import GarbageCollector
-from multikueue.kubeconfig import DEFAULT_KUBECONFIG_PATH_PREFIX, LoadedKubeConfig, connection_for
 from multikueue.local_jobs import LocalJobs
 from multikueue.metrics import multikueue_metrics
 from multikueue.own_writes import MANAGER, OwnWrites
@@ -66,8 +65,10 @@ from shared.kube import (
 from shared.kube.events import EventRecorder
 from shared.kube.informer import StoreView
 from shared.kube.kinds import SECRET_GVK
+from shared.kube.times import parse_time
 from shared.manager import ControllerSet
 from shared.models.condition import Condition
+from shared.multikueue_kubeconfig import DEFAULT_KUBECONFIG_PATH_PREFIX, LoadedKubeConfig, connection_for
 
 __all__ = [
     "DEFAULT_WORKLOAD_CONCURRENCY",
@@ -194,12 +195,15 @@ class MultiKueueManager(ControllerSet):
         self.own_writes = OwnWrites(clock=client.clock)
         self.job_kinds: tuple[GroupVersionKind, ...] = self.adapters.gvks
         self.local_jobs = LocalJobs(client=client, gvks=self.job_kinds)
+        # one set per registry: this manager may be the process's second (a Lease won back)
+        self.metrics = multikueue_metrics(client.metrics.registry if client.metrics is not None else None)
         self.cluster_reconciler = ClusterReconciler(
             client=client,
             clusters=_getter(self.clusters.store),
             secrets=lambda name: self.secrets.store.get(f"{config.namespace}/{name}"),
             new_remote=self._new_remote,
             on_connected=self._cluster_connected,
+            on_active=self.metrics.set_cluster_active,
             now=options.now,
             path_prefix=options.path_prefix,
             validate_path=config.feature_gate("MultiKueueKubeConfigPathValidation", default=True),
@@ -247,7 +251,7 @@ class MultiKueueManager(ControllerSet):
             clock=client.clock,
             now=options.now,
             dispatched=lambda cluster: self.metrics.count_dispatched(cluster),
-            admitted=lambda cluster: self.metrics.count_admitted(cluster),
+            admitted=self._count_admitted,
             local_jobs=self.local_jobs,
             own_writes=self.own_writes,
         )
@@ -298,8 +302,6 @@ class MultiKueueManager(ControllerSet):
             local_workload=_getter(self.workloads.store),
             clock=client.clock,
         )
-        # one set per registry: this manager may be the process's second (a Lease won back)
-        self.metrics = multikueue_metrics(metrics.registry if metrics is not None else None)
         self._wire_cluster_triggers()
         self._wire_check_triggers()
         self._wire_workload_triggers()
@@ -330,6 +332,20 @@ class MultiKueueManager(ControllerSet):
         key = f"{namespace}/{name}"
         if self.workloads.store.get(key) is not None:
             self.workload_controller.queue.add_after(key, self._options.events_batch_period)
+
+    def _count_admitted(self, cluster: str, workload: dict[str, Any]) -> None:
+        """Count an admission on ``cluster``, with the time since the manager reserved quota."""
+        reserved = next(
+            (
+                c
+                for c in (workload.get("status") or {}).get("conditions") or []
+                if isinstance(c, dict) and c.get("type") == "QuotaReserved" and c.get("status") == "True"
+            ),
+            None,
+        )
+        since = parse_time(reserved.get("lastTransitionTime")) if reserved is not None else None
+        waited = (self._options.now() - since).total_seconds() if since is not None else None
+        self.metrics.count_admitted(cluster, waited=waited)
 
     def _cluster_connected(self, cluster: str) -> None:
         """Reconcile every Workload whose check's config lists ``cluster`` (it may dispatch there now)."""

@@ -4,8 +4,9 @@ Kueue's ``remoteClient`` (``multikueuecluster.go``), with the same life cycle:
 
 * **Connect** (``refresh``): with a new kubeconfig (or after a lost connection), stop the old
   watches, build a client (a new kubeconfig only: a reconnect reuses the client, which reconciles in
-  flight may still hold -- a closed client would quietly open a new connection pool), and
-  *establish* every watch -- Workloads, then each synced job kind --
+  flight may still hold -- a closed client would quietly open a new connection pool), ask for the
+  server's API groups (``GET /api``, Kueue's first request, whose failure is worded as Kueue's,
+  ``multikueue.connect_errors``), and *establish* every watch -- Workloads, then each synced job kind --
   all filtered by the ``kueue.x-k8s.io/multikueue-origin=<origin>`` label. Establishing is a list
   of that selection (it proves the kind is served and listable with our RBAC); only when the
   Workload watch is established is the cluster ``connected``, and only then do the watch loops
@@ -42,6 +43,7 @@ from typing import Any, Final
 
 import orjson
 
+from multikueue.connect_errors import DISCOVERY_PATH, connect_failure_message
 from multikueue.own_writes import OwnWrites
 from multikueue.workload_status import decision_view
 from shared.constants import MULTIKUEUE_ORIGIN_LABEL, WORKLOAD_GVK
@@ -192,6 +194,11 @@ class RemoteCluster:
                 except ValueError as exc:
                     return self._failed(), _describe(exc)
                 await self._replace_client(client)
+            try:
+                # Kueue's first request (its client's discovery), and Kueue's words when it fails
+                await client.request("GET", DISCOVERY_PATH, verb="get", resource="discovery", decode=False)
+            except KubeError as exc:
+                return self._failed(), connect_failure_message(exc, server=client.server)
             try:
                 await client.list(WORKLOAD_GVK, label_selector=self.selector, limit=1)
             except (KubeError, ValueError) as exc:

@@ -22,8 +22,15 @@ workers with a GET each, all at the same time, so a reconcile waits on one round
 it decides. A job the cache shows as not managed by MultiKueue is read again from the API server
 before the check is ``Rejected``: a stale copy must not reject a Workload for good.
 
-Every check-state change appends Kueue's ``, Previously: "<old state>"`` to the message and is
-written with the Workload's resourceVersion (a stale cache is a ``Conflict`` and a retry).
+Writes to the manager's Workload status are Kueue's server-side applies (``shared.admission_apply``):
+``update_check`` (Kueue's ``updateACS``: ``Rejected`` and the ``Retry`` of a lost or vanished
+admitting worker or an out-of-sync copy) applies that one check entry as the check's controller
+(``kueueBridge.multiKueue.controllerName``); everything else -- nominations, ``Ready`` with
+``clusterName``, the worker-eviction ``Retry``, ``Finished`` -- is ``PatchAdmissionStatus``, a forced
+apply of the whole admission state as ``kueue-admission``, so that Kueue's eviction, applying as
+``kueue-admission`` without ``clusterName`` and ``nominatedClusterNames``, removes them. Every
+check-state change appends Kueue's ``, Previously: "<old state>"`` to the message. All carry the
+Workload's resourceVersion (a stale cache is a ``Conflict`` and a retry).
 """
 
 from __future__ import annotations
@@ -43,16 +50,20 @@ from multikueue.remote import WORKLOAD_GVK, RemoteCluster
 from multikueue.workload_group import WorkloadGroup
 from multikueue.workload_status import check_state, set_check_state
 from multikueue.workload_steps import reconcile_group
+from shared.admission_apply import apply_admission_status, apply_check_state
 from shared.constants import (
+    ADMISSION_CHECK_GVK,
     JOB_OWNER_GVK_ANNOTATION,
     JOB_OWNER_NAME_ANNOTATION,
+    MULTIKUEUE_CONFIG_GVK,
     MULTIKUEUE_EVENT_REASON,
     MULTIKUEUE_ORIGIN_LABEL,
     CheckState,
 )
 from shared.jsontree import json_tree_copy
-from shared.kube import Clock, GroupVersionKind, KubeClient, NotFound, Result
-from shared.workload_state import truncate_event_message
+from shared.kube import Clock, GroupVersionKind, KubeClient, NotFound, Result, cache_miss_message
+from shared.kube.times import format_time
+from shared.workload_state import truncate_condition_message, truncate_event_message
 
 __all__ = ["EventSink", "ReconcilerSettings", "WorkloadReconciler"]
 
@@ -86,7 +97,7 @@ class WorkloadReconciler:
         clock: Clock,
         now: Callable[[], datetime],
         dispatched: Callable[[str], None] = lambda cluster: None,
-        admitted: Callable[[str], None] = lambda cluster: None,
+        admitted: Callable[[str, dict[str, Any]], None] = lambda cluster, workload: None,
         local_jobs: LocalJobs | None = None,
         own_writes: OwnWrites | None = None,
     ) -> None:
@@ -151,17 +162,26 @@ class WorkloadReconciler:
     async def update_check(
         self, workload: dict[str, Any], check: dict[str, Any], state: str, message: str
     ) -> dict[str, Any]:
-        """Kueue's ``updateACS``: the new state, ``<message>, Previously: "<old state>"``."""
-        message = f'{message}, Previously: "{check.get("state", "")}"'
-        return await self.write_check(workload, str(check["name"]), state, message)
+        """Kueue's ``updateACS``: the new state, ``<message>, Previously: "<old state>"``, applied as
+        the check's controller (``PatchStatus``: that one check entry, nothing else)."""
+        entry = {
+            **json_tree_copy(check),
+            "state": state,
+            "message": truncate_condition_message(f'{message}, Previously: "{check.get("state", "")}"'),
+            "lastTransitionTime": format_time(self.now()),
+        }
+        return await apply_check_state(
+            self.client, workload, entry, field_manager=self.settings.controller_name
+        )
 
     async def write_check(
         self, workload: dict[str, Any], name: str, state: str, message: str
     ) -> dict[str, Any]:
+        """The check's new state as part of the admission status (``PatchAdmissionStatus``)."""
         updated = json_tree_copy(workload)
         if not set_check_state(updated, name, state=state, message=message, now=self.now()):
             return workload
-        return await self.client.update_status(WORKLOAD_GVK, updated)
+        return await apply_admission_status(self.client, updated)
 
     def wrote_local(self, written: dict[str, Any]) -> None:
         """A status write to the manager's Workload after which this pass had nothing left to do."""
@@ -233,11 +253,11 @@ class WorkloadReconciler:
         admission_check = self._checks(check_name)
         try:
             if admission_check is None:
-                raise ParametersError(f'admissionchecks.kueue.x-k8s.io "{check_name}" not found')
+                raise ParametersError(cache_miss_message(ADMISSION_CHECK_GVK, check_name))
             config_name = parameters_config_name(admission_check)
             config = self._configs(config_name)
             if config is None:
-                raise ParametersError(f'multikueueconfigs.kueue.x-k8s.io "{config_name}" not found')
+                raise ParametersError(cache_miss_message(MULTIKUEUE_CONFIG_GVK, config_name))
         except ParametersError as exc:
             raise RuntimeError(f'admission check "{check_name}": {exc}') from None
         group = WorkloadGroup(

@@ -4,17 +4,23 @@
 2. Local Workload finished, or without quota -> remove every copy (job first) from the usable
    workers; with some workers unavailable, look again after ``workerLostTimeout``.
 3. A copy finished (the earliest ``Finished=True``): reason ``OutOfSync`` (or ``OwnerNotFound``,
-   Kueue #14997) is a sync failure, never a completion -> while the check is ``Ready``, ``Retry``
-   "Remote workload on worker cluster "<c>" is out of sync with its user job, resetting for
-   re-dispatch" and a Warning event. Any other reason -> the remote job must be ours, its status is
-   copied a last time, and the local Workload gets ``Finished`` with the remote reason and message.
+   Kueue #14997) is a sync failure, never a completion -> while the check is ``Ready`` (and the copy
+   is on the recorded cluster), ``Retry`` "Remote workload on worker cluster "<c>" is out of sync
+   with its user job, resetting for re-dispatch" and a Warning event; otherwise (kueue-bridge) the
+   copy is removed, so that it cannot block the re-dispatch. Any other reason -> the remote job must
+   be ours, its status is copied a last time, and the local Workload gets ``Finished`` with the
+   remote reason and message.
 4. A copy evicted (the earliest ``Evicted=True``): if the local Workload is evicted too, its job
-   status is synced; else, while the check is ``Ready``, ``Retry`` "Workload evicted on worker
-   cluster: "<c>", resetting for re-admission. Previously: "Ready"" and a Normal event.
-5. Copies whose spec differs from the local one (preemption gates aside, and -- kueue-bridge -- the
-   ``active: false`` a worker writes to carry out our ``DeactivationTarget``): a priority change is
-   written to the copy, any other difference removes it (it is re-created).
-6. The admitting worker = the copy admitted first.
+   status is synced; else, while the check is ``Ready`` (and, kueue-bridge, the copy is on the
+   recorded cluster), ``Retry`` "Workload evicted on worker cluster: "<c>", resetting for
+   re-admission. Previously: "Ready"" and a Normal event.
+5. Copies whose spec differs from the local one (preemption gates aside, and -- kueue-bridge --
+   ``active`` while the local Workload is inactive or a worker carries out our
+   ``DeactivationTarget``): a priority change is written to the copy, any other difference removes
+   it (it is re-created).
+6. The admitting worker: the recorded ``clusterName`` if its copy is admitted, else, with none
+   recorded, the copy admitted first (kueue-bridge: an admitted copy elsewhere than the recorded
+   cluster is stale and never chosen, see ``_admitting_cluster``).
    a. None, while the check is ``Ready``: its worker unreachable -> stay ``Ready`` until
       ``workerLostTimeout`` has passed since the connection was first lost, then ``Retry``
       "Admitting remote lost"; ``status.clusterName`` empty -> ``Retry`` (Kueue's "please report it");
@@ -24,10 +30,11 @@
       ``DeactivationTarget`` ``EvictedOnManagerCluster`` "Evicted on manager: <message>" on the copy;
       else the job is created on that worker (only there, only now) or its status mirrored, and the
       check becomes ``Ready`` "The workload was admitted on "<c>"" with ``status.clusterName`` set
-      (never changed once set) and ``nominatedClusterNames`` cleared, with a Normal event; a pod
-      set whose topology request the manager delayed becomes ``Ready`` once the copy has a
-      topology assignment for it.
-      Requeue after ``workerLostTimeout`` (2 s while the job status is deferred).
+      (never changed once set) and ``nominatedClusterNames`` cleared, with a Normal event
+      (kueue-bridge: a worker not nominated is nominated first, as Kueue's Workload webhook
+      requires); a pod set whose topology request the manager delayed becomes ``Ready`` once the
+      copy has a topology assignment for it. Requeue after ``workerLostTimeout`` (2 s while the job
+      status is deferred).
 Kinds kept pending (no manager field, kueue-bridge's extension for CRDs that know nothing about
 MultiKueue, Kueue's former ``KeepAdmissionCheckPending``): in 6b the check stays ``Pending`` (with
 the same message and ``status.clusterName``), so the manager's Workload holds its quota without being
@@ -35,22 +42,28 @@ admitted and its job stays suspended while the copy runs and its status is mirro
 check with a recorded cluster then counts as ``Ready`` does in 3, 4 and 6a.
 
 8. Dispatch, only while the check is ``Pending``, no cluster is recorded and every other check is
-   ``Ready``: AllAtOnce nominates every usable worker (``nominatedClusterNames``, sorted, written
-   only when the set changes); Incremental and External use ``nominatedClusterNames`` as written
-   by their dispatcher. A copy is created on each nominated worker without one and removed from
-   each worker no longer nominated; a nominated worker without a connection is an error (retry).
+   ``Ready`` (and, kueue-bridge, no eviction under way and the Workload active): AllAtOnce
+   nominates every usable worker (``nominatedClusterNames``, sorted, written only when the set
+   changes, while the copies are created rather than before them); Incremental and External use
+   ``nominatedClusterNames`` as written by their dispatcher. A copy is created on each nominated
+   worker without one and removed from each worker no longer nominated; a nominated worker without
+   a connection is an error (retry).
+
+Every write to the manager's Workload is one of Kueue's server-side applies (``shared.admission_apply``,
+see ``multikueue.workload``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import Any, Final, Protocol
 
 from multikueue.remote import WORKLOAD_GVK, RemoteCluster
 from multikueue.workload_group import WorkloadGroup
 from multikueue.workload_status import check_state, earliest_true, set_check_state
+from shared.admission_apply import apply_admission_status
 from shared.constants import (
     EVICTED_ON_MANAGER_CLUSTER,
     MULTIKUEUE_DISPATCHER_ALL_AT_ONCE,
@@ -60,7 +73,13 @@ from shared.constants import (
 )
 from shared.jsontree import json_tree_copy
 from shared.kube import NORMAL, WARNING, Clock, KubeClient, Result
-from shared.kube.conditions import object_condition, read_status, set_object_condition, writable_status
+from shared.kube.conditions import (
+    is_object_condition_true,
+    object_condition,
+    read_status,
+    set_object_condition,
+    writable_status,
+)
 from shared.remote_copy import remote_workload_copy
 from shared.workload_state import has_quota_reservation, is_evicted, is_finished, truncate_condition_message
 
@@ -102,7 +121,7 @@ class WorkloadActions(Protocol):
     def dispatched(self) -> Callable[[str], None]: ...
 
     @property
-    def admitted(self) -> Callable[[str], None]: ...
+    def admitted(self) -> Callable[[str, dict[str, Any]], None]: ...
 
     def remote(self, cluster: str) -> RemoteCluster | None: ...
 
@@ -155,13 +174,13 @@ async def reconcile_group(r: WorkloadActions, group: WorkloadGroup) -> Result:
             return Result.after(r.settings.worker_lost_timeout)
         return Result.done()
 
+    recorded = str(read_status(local).get("clusterName") or "")
+
     # 3. a copy finished
     finished = earliest_true(group.remotes, Condition.FINISHED)
-    if finished is not None:
-        cluster, remote_finished = finished
-        if remote_finished.get("reason") in SYNC_FAILURE_REASONS:
-            if not dispatched:
-                return Result.done()
+    while finished is not None and finished[1].get("reason") in SYNC_FAILURE_REASONS:
+        cluster = finished[0]
+        if dispatched and cluster == (recorded or cluster):
             message = (
                 f'Remote workload on worker cluster "{cluster}" is out of sync with its user job, '
                 "resetting for re-dispatch"
@@ -171,6 +190,13 @@ async def reconcile_group(r: WorkloadActions, group: WorkloadGroup) -> Result:
                 updated, WARNING, str((check_state(updated, group.check_name) or {}).get("message", message))
             )
             return Result.done()
+        # kueue-bridge: a copy that failed to sync is never of use again. Kueue leaves it, and when
+        # its core re-reserves quota before MultiKueue saw the Workload without it (the pass that
+        # removes every copy), the copy blocks the re-dispatch for good.
+        await group.remove_remote_objects(cluster)
+        finished = earliest_true(group.remotes, Condition.FINISHED)
+    if finished is not None:
+        cluster, remote_finished = finished
         await group.sync_owned_job(cluster, now=r.now())
         await _finish(
             r, local, str(remote_finished.get("reason") or ""), str(remote_finished.get("message") or "")
@@ -184,10 +210,9 @@ async def reconcile_group(r: WorkloadActions, group: WorkloadGroup) -> Result:
         if is_evicted(local):
             deferred = await group.sync_owned_job(cluster, now=r.now())
             return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS) if deferred else Result.done()
-        if dispatched:
-            cluster_name = str(read_status(local).get("clusterName") or "")
+        if dispatched and cluster == (recorded or cluster):
             message = (
-                f'Workload evicted on worker cluster: "{cluster_name}", resetting for re-admission. '
+                f'Workload evicted on worker cluster: "{recorded}", resetting for re-admission. '
                 f'Previously: "{check.get("state")}"'
             )
             updated = await r.write_check(local, group.check_name, CheckState.RETRY, message)
@@ -211,16 +236,38 @@ async def reconcile_group(r: WorkloadActions, group: WorkloadGroup) -> Result:
         await group.remove_remote_objects(cluster)
 
     # 6. the admitting worker
-    admitted = earliest_true(group.remotes, Condition.ADMITTED)
-    if admitted is None and dispatched:
+    admitting = _admitting_cluster(group, recorded)
+    if admitting is None and dispatched:
         return await _admitting_remote_gone(r, group, check)
-    if admitted is not None:
-        return await _converge_on(r, group, check, admitted[0])
+    if admitting is not None:
+        return await _converge_on(r, group, check, admitting)
 
     # 8. dispatch
-    if check.get("state") != CheckState.PENDING or read_status(local).get("clusterName"):
+    if check.get("state") != CheckState.PENDING or recorded:
+        return Result.done()
+    if is_evicted(local) or (local.get("spec") or {}).get("active") is False:
+        # kueue-bridge: not while an eviction is under way (the quota is still held and Kueue
+        # re-queues the Workload once it is released) nor while the Workload is inactive: copies
+        # made now would only be deactivated or removed again (Kueue dispatches them).
         return Result.done()
     return await _nominate_and_synchronize(r, group)
+
+
+def _admitting_cluster(group: WorkloadGroup, recorded: str) -> str | None:
+    """The worker whose copy is admitted: the recorded ``clusterName`` if its copy is admitted, else
+    (none recorded) the copy admitted first, as Kueue's ``bestMatchByCondition``.
+
+    kueue-bridge: with a cluster recorded, an admitted copy elsewhere is stale -- left on a worker
+    that was lost while the Workload was dispatched again and has come back -- and is never chosen:
+    Kueue chooses the earlier admission, i.e. the stale copy, deletes the running one and then
+    fails on ``attempting to change immutable ClusterName``. The stale copy is removed with the
+    other losers when the recorded one is converged on; with the recorded copy gone, the check
+    goes to ``Retry`` (step 6a) and the eviction that follows removes every copy."""
+    if recorded:
+        copy = group.remotes.get(recorded)
+        return recorded if copy is not None and is_object_condition_true(copy, Condition.ADMITTED) else None
+    admitted = earliest_true(group.remotes, Condition.ADMITTED)
+    return admitted[0] if admitted is not None else None
 
 
 async def _finish(r: WorkloadActions, local: dict[str, Any], reason: str, message: str) -> None:
@@ -235,7 +282,7 @@ async def _finish(r: WorkloadActions, local: dict[str, Any], reason: str, messag
         message=truncate_condition_message(message),
         now=r.now(),
     )
-    await r.client.update_status(WORKLOAD_GVK, updated)
+    await apply_admission_status(r.client, updated)
 
 
 def _comparable_spec(workload: dict[str, Any]) -> dict[str, Any]:
@@ -254,12 +301,14 @@ def _deactivated_on_our_request(remote: dict[str, Any]) -> bool:
 
 
 def _spec_out_of_sync(local: dict[str, Any], remote: dict[str, Any]) -> bool:
-    """Kueue's ``isRemoteSpecOutOfSync`` (preemption gates aside). kueue-bridge also ignores the copy's
-    ``spec.active: false`` while the worker carries out our ``DeactivationTarget``: Kueue would remove
-    such a copy before the worker evicts it, and the manager job, stopped while its copy ran, would
-    keep the copy's last ``active`` count and never release its quota."""
+    """Kueue's ``isRemoteSpecOutOfSync`` (preemption gates aside). kueue-bridge also ignores ``active``
+    while the manager's Workload is inactive (a deactivation is an eviction on the manager and is
+    carried out through ``DeactivationTarget`` like any other) and the copy's ``spec.active: false``
+    while the worker carries out our ``DeactivationTarget``: Kueue removes such a copy at once, its
+    job goes with it before the worker stopped it, and the manager job, stopped while its copy
+    ran, keeps the copy's last ``active`` count and never releases its quota."""
     local_spec, remote_spec = _comparable_spec(local), _comparable_spec(remote)
-    if _deactivated_on_our_request(remote):
+    if local_spec.get("active") is False or _deactivated_on_our_request(remote):
         local_spec.pop("active", None)
         remote_spec.pop("active", None)
     return local_spec != remote_spec
@@ -337,16 +386,19 @@ async def _converge_winner(
             message=truncate_condition_message(f"Evicted on manager: {evicted.get('message', '')}"),
             now=r.now(),
         ):
-            group.wrote(
-                cluster, WORKLOAD_GVK, await group.client(cluster).update_status(WORKLOAD_GVK, remote)
-            )
+            # as Kueue: the worker's ``kueue-admission`` state, so that the worker's Kueue, which
+            # removes the condition when it deactivates the copy, can remove it
+            group.wrote(cluster, WORKLOAD_GVK, await apply_admission_status(group.client(cluster), remote))
         return Result.done()
+    recorded = read_status(local).get("clusterName")
+    needs_check_update = check.get("state") not in (CheckState.RETRY, CheckState.REJECTED)
+    nominated = [str(name) for name in read_status(local).get("nominatedClusterNames") or []]
+    if needs_check_update and not recorded and cluster not in nominated:
+        local = group.local = await _nominate_admitting(r, local, [*nominated, cluster])
     deferred = await group.sync_owned_job(cluster, now=r.now())
     updated = json_tree_copy(local)
     changed = _release_delayed_topology(updated, group.remotes.get(cluster))
-    recorded = read_status(local).get("clusterName")
     message = f'The workload was admitted on "{cluster}"'
-    needs_check_update = check.get("state") not in (CheckState.RETRY, CheckState.REJECTED)
     if needs_check_update:
         if recorded and recorded != cluster:
             raise RuntimeError(f'attempting to change immutable ClusterName from "{recorded}" to "{cluster}"')
@@ -360,11 +412,27 @@ async def _converge_winner(
             changed = True
     if changed:
         # the pass is complete once this is written: its echo is not reconciled (multikueue.own_writes)
-        r.wrote_local(await r.client.update_status(WORKLOAD_GVK, updated))
+        r.wrote_local(await apply_admission_status(r.client, updated))
         if needs_check_update and not recorded:
             r.event(updated, NORMAL, message)
-            r.admitted(cluster)
+            r.admitted(cluster, updated)
     return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS if deferred else r.settings.worker_lost_timeout)
+
+
+async def _nominate_admitting(
+    r: WorkloadActions, local: dict[str, Any], nominated: list[str]
+) -> dict[str, Any]:
+    """kueue-bridge: nominate the admitting worker before ``clusterName`` is set to it.
+
+    Kueue's Workload webhook refuses a first ``clusterName`` that the *stored* Workload does not
+    nominate (``when setting clusterName it must be one of the nominatedClusterNames``), and the
+    CRD refuses both fields in one Workload. A copy can be admitted while its worker is not
+    nominated: Kueue's eviction cleared the nomination and its scheduler reserved the quota again
+    before a pass removed the copies, or the nomination write failed after the copies were created.
+    Kueue's MultiKueue is refused for good then; written first, the nomination lets ``Ready`` pass."""
+    updated = json_tree_copy(local)
+    writable_status(updated)["nominatedClusterNames"] = nominated
+    return await apply_admission_status(r.client, updated)
 
 
 def _release_delayed_topology(local: dict[str, Any], remote: dict[str, Any] | None) -> bool:
@@ -396,6 +464,7 @@ async def _nominate_and_synchronize(r: WorkloadActions, group: WorkloadGroup) ->
     local = group.local
     if not _other_checks_ready(local, group.check_name):
         return Result.done()
+    work: list[Coroutine[Any, Any, None]] = []
     if r.settings.dispatcher_name == MULTIKUEUE_DISPATCHER_ALL_AT_ONCE:
         nominated = sorted(group.remotes)
         current = read_status(local).get("nominatedClusterNames") or []
@@ -405,8 +474,14 @@ async def _nominate_and_synchronize(r: WorkloadActions, group: WorkloadGroup) ->
                 writable_status(updated)["nominatedClusterNames"] = nominated
             else:
                 writable_status(updated).pop("nominatedClusterNames", None)
-            group.local = local = await r.client.update_status(WORKLOAD_GVK, updated)
-            r.wrote_local(local)  # the copies are created below, in this same pass
+
+            async def nominate() -> None:
+                # the copies are created in this same pass: the echo needs no reconcile
+                r.wrote_local(await apply_admission_status(r.client, updated))
+
+            # kueue-bridge: written at the same time as the copies are created, not before (the
+            # copies do not depend on it; a failed write fails the pass, which is retried)
+            work.append(nominate())
     else:
         nominated = [str(name) for name in read_status(local).get("nominatedClusterNames") or []]
     errors: list[Exception] = [
@@ -419,11 +494,11 @@ async def _nominate_and_synchronize(r: WorkloadActions, group: WorkloadGroup) ->
         await group.create(cluster, WORKLOAD_GVK, remote_workload_copy(local, origin=group.origin))
         r.dispatched(cluster)
 
-    work = [
+    work.extend(
         create(cluster) if cluster in nominated else group.remove_remote_objects(cluster)
         for cluster, remote in list(group.remotes.items())
         if (cluster in nominated) == (remote is None)
-    ]
+    )
     results = await asyncio.gather(*work, return_exceptions=True)
     errors.extend(result for result in results if isinstance(result, Exception))
     if errors:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Final
 
 from reconciler.event_reporting import RecorderSink, reporters_for, workload_event_counter
 from reconciler.manager import ReconcilerManager
@@ -24,7 +25,7 @@ from shared.manager import ControllerManager
 
 __all__ = ["main"]
 
-COMPONENT = "reconciler"
+COMPONENT: Final = "reconciler"
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -17,7 +17,10 @@ Invariants:
   startTime, restore templates) leaves the ``kueue.x-k8s.io/stopping`` mark, so the next reconcile
   plans the rest.
 * **``Stopped`` is recorded as Kueue records it**: when this call suspended the job, also if the
-  status reset then failed, but not if the template restore failed (``jobframework.stopJob``).
+  status reset then failed, but not if the template restore failed or has to wait (a batch Job with
+  active pods: ``JobStillActiveError``, where Kueue's restore write fails). A job with the stopping
+  mark counts as not suspended, so the call that finally restores it suspends it "again" and
+  records the one ``Stopped`` (``jobframework.stopJob``).
 * **Restores use the Workload's spec pod sets**, never the admitted ones, so a stop gives back the
   user's exact template.
 """
@@ -26,13 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reconciler.ports import ClusterWriter, EventSink
+from reconciler.ports import ClusterWriter, EventSink, JobStillActiveError
 from reconciler.shared_job import CopyOnWriteJob
-from shared.constants import EventReason
+from shared.constants import STOPPING_ANNOTATION, EventReason
 from shared.frameworks.base import STOP_PHASE_ORDER, GenericJob, JobWithCustomStop, StopStep
 from shared.frameworks.capabilities import has_custom_stop
 from shared.jsontree import copy_json
-from shared.merge_patch import create_merge_patch, with_optimistic_lock
+from shared.merge_patch import apply_merge_patch, create_merge_patch, with_optimistic_lock
 from shared.models.base import WireDict
 from shared.models.workload import Workload
 from shared.podset import PodSetInfo, pod_set_info_from_pod_set
@@ -135,11 +138,18 @@ class JobControl:
     async def _stop_in_steps(self, job: GenericJob, *, infos: Sequence[PodSetInfo], message: str) -> bool:
         assert isinstance(job, JobWithCustomStop), "custom-stop adapters implement stop_steps"
         applied: list[StopStep] = []
-        stopped_now = False
+        stopped_now = False  # Kueue's stoppedNow: this call "suspended" the job
+        suspend_written = False  # ... with a write that changed it
         for _ in range(MAX_STOP_STEPS):
             step = _next_step(job.stop_steps(infos), applied=applied)
             if step is None:
                 break
+            if apply_merge_patch(job.obj, step.merge_patch) == job.obj:
+                # Kueue's "suspend again" of a job with the stopping mark changes nothing: not sent
+                # (so it cannot fail on a stale read either), but it is the completing call's suspend
+                applied.append(step)
+                stopped_now = stopped_now or step.phase == "suspend"
+                continue
             metadata = job.obj.get("metadata") or {}
             locked = with_optimistic_lock(
                 step.merge_patch, resource_version=str(metadata.get("resourceVersion", ""))
@@ -153,7 +163,9 @@ class JobControl:
                     subresource=step.subresource,
                 )
             except Exception:
-                if stopped_now and step.phase != "restore":
+                # Kueue records Stopped when its suspend went through and a later write failed; a
+                # suspend we did not send (the job already was) is no stop of this call
+                if suspend_written and step.phase != "restore":
                     self._record_stopped(job, message)
                 raise
             if isinstance(job, CopyOnWriteJob):
@@ -161,7 +173,14 @@ class JobControl:
             job.obj.clear()
             job.obj.update(updated)
             applied.append(step)
-            stopped_now = stopped_now or step.phase == "suspend"
+            suspend_written = suspend_written or step.phase == "suspend"
+            stopped_now = stopped_now or suspend_written
+        annotations = (job.obj.get("metadata") or {}).get("annotations") or {}
+        if annotations.get(STOPPING_ANNOTATION) == "true":  # the restore waits for the pods
+            raise JobStillActiveError(
+                f"{job.gvk.kind} {(job.obj.get('metadata') or {}).get('name')}: "
+                "the pod templates are restored once no pod is active"
+            )
         if stopped_now:
             self._record_stopped(job, message)
         return stopped_now

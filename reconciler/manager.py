@@ -15,6 +15,12 @@ Invariants:
   copies, except of the kinds the reconciler only reads or parses (Namespaces, ResourceFlavors,
   Workloads) and of the managed jobs, whose adapters it wraps copy-on-write
   (``reconciler.shared_job``).
+* Reconciles that unblock Kueue are queued ahead of bookkeeping (work-queue priorities): first a
+  job whose Workload was just admitted while the job is still suspended (its reserved quota waits
+  for the start), then a queued job without a Workload (nothing can be admitted before it exists) and
+  a finished job whose Workload is not (its quota is released only once it says Finished).
+  PodsReady, finalizers and echoes of our own writes keep FIFO order behind them, so in a burst
+  Kueue's scheduler does not wait on us; out of a burst every lane is short and nothing waits.
 * A write conflict (409 Conflict or AlreadyExists: the reconcile read a stale cached copy) requeues
   the job with the queue's backoff; it is logged at DEBUG and counted, never reported as a failure.
 * Everything the manager starts it stops: it is the process's ``shared.manager.ControllerSet`` for
@@ -31,17 +37,20 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reconciler.ancestry import OwnerKinds
-from reconciler.cluster import CachedReader, KubeWriter, workload_owner_keys
+from reconciler.cluster import CachedReader, KubeWriter, owner_index_key, workload_owner_keys
 from reconciler.job_reconciler import NAMESPACE_GVK, JobReconciler, ReconcilerSettings
-from reconciler.ports import WORKLOAD_GVK, ConflictError, EventSink, JobKey
+from reconciler.ports import WORKLOAD_GVK, ConflictError, EventSink, JobKey, JobStillActiveError
 from reconciler.priority import PRIORITY_CLASS_GVK, WORKLOAD_PRIORITY_CLASS_GVK
 from reconciler.workload_sync import RESOURCE_FLAVOR_GVK
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
 from shared.frameworks.registry import FrameworkRegistry
+from shared.jobmeta import queue_name
 from shared.jsontree import json_tree_copy
 from shared.kube import Conflict, GroupVersionKind, KubeClient
-from shared.kube.controller import Controller, Result
+from shared.kube.conditions import is_object_condition_true
+from shared.kube.controller import Controller, PriorityRule, Result
 from shared.kube.informer import Informer, StoreView, index_by_controller_uid, strip_managed_fields
+from shared.kueue_integrations import KUEUE_INTEGRATIONS
 from shared.labelselector import selector_from_label_selector
 from shared.manager import ControllerSet
 from shared.models.base import WireDict
@@ -62,30 +71,16 @@ __all__ = [
 logger = logging.getLogger(__name__)
 WORKLOAD_OWNER_INDEX = "owner"
 CONTROLLER_UID_INDEX = "controller-uid"
+#: work-queue priorities (0: bookkeeping). Highest: a job whose Workload is admitted and still
+#: suspended (its reserved quota is unused until we start it); then the reconciles Kueue waits on
+#: otherwise -- creating a new job's Workload, finishing the Workload of a finished job.
+START_PRIORITY = 2
+UNBLOCK_PRIORITY = 1
 
 #: Kinds Kueue registers as integrations: the ancestor walk follows them whether or not they are
 #: managed here (a child of a JobSet that real Kueue manages is still a child).
 KUEUE_KNOWN_OWNER_KINDS: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("batch", "Job"),
-        ("jobset.x-k8s.io", "JobSet"),
-        ("workload.codeflare.dev", "AppWrapper"),
-        ("kubeflow.org", "MPIJob"),
-        ("kubeflow.org", "PyTorchJob"),
-        ("kubeflow.org", "TFJob"),
-        ("kubeflow.org", "XGBoostJob"),
-        ("kubeflow.org", "PaddleJob"),
-        ("kubeflow.org", "JAXJob"),
-        ("trainer.kubeflow.org", "TrainJob"),
-        ("ray.io", "RayJob"),
-        ("ray.io", "RayCluster"),
-        ("ray.io", "RayService"),
-        ("sparkoperator.k8s.io", "SparkApplication"),
-        ("apps", "Deployment"),
-        ("apps", "StatefulSet"),
-        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
-        ("", "Pod"),
-    }
+    integration.group_kind for integration in KUEUE_INTEGRATIONS
 )
 
 
@@ -218,11 +213,24 @@ class ReconcilerManager(ControllerSet):
                 clock=client.clock,
                 workers=options.workers(gvk),
                 metrics=client.metrics,
-                # KubeWriter turns 409s into the port's ConflictError: a requeue, not a failure
-                conflicts=(Conflict, ConflictError),
+                # KubeWriter turns 409s into the port's ConflictError: a requeue, not a failure; a
+                # stop waiting for a job's pods to go is retried the same way
+                conflicts=(Conflict, ConflictError, JobStillActiveError),
             )
-            controller.watch(informer)
-            controller.watch(self._workload_informer, keys=self._job_keys_for_workload(gvk, informer.store))
+            controller.watch(
+                informer,
+                priority=self._job_change_unblocks(
+                    registry,
+                    gvk,
+                    self._workload_informer.store,
+                    queued_only=not settings.manage_jobs_without_queue_name,
+                ),
+            )
+            controller.watch(
+                self._workload_informer,
+                keys=self._job_keys_for_workload(gvk, informer.store),
+                priority=self._start_waits(registry, informer.store),
+            )
             self.controllers.append(controller)
         # Controllers wait only for the informers they watch; reconciles also read Namespaces,
         # flavors and priority classes, and "not listed yet" must not read as "absent" (a job whose
@@ -279,6 +287,59 @@ class ReconcilerManager(ControllerSet):
             return found
 
         return keys
+
+    @staticmethod
+    def _start_waits(registry: FrameworkRegistry, jobs: StoreView) -> PriorityRule:
+        """A Workload event after which the job must be started: the Workload is admitted (and not
+        finished) and the job is still suspended. Its quota is reserved and unused until the start,
+        so that reconcile jumps the queue instead of waiting behind Workload creations and status
+        bookkeeping of other jobs (Kueue's scheduler would otherwise wait on us)."""
+
+        def priority(workload: WireDict, key: str) -> int:
+            if not is_object_condition_true(workload, "Admitted") or is_object_condition_true(
+                workload, "Finished"
+            ):
+                return 0
+            job = jobs.get(key)
+            if job is None:
+                return 0
+            try:
+                suspended = registry.adapter_for(job).is_suspended()
+            except Exception:  # a job its adapter cannot read: ordinary, still reconciled (and reported)
+                return 0
+            return START_PRIORITY if suspended else 0
+
+        return priority
+
+    @staticmethod
+    def _job_change_unblocks(
+        registry: FrameworkRegistry, gvk: GroupVersionKind, workloads: StoreView, *, queued_only: bool = True
+    ) -> PriorityRule:
+        """A job event whose reconcile unblocks Kueue: the job has no Workload yet (nothing can be
+        admitted before it is created), or it finished while its Workload has not (the Workload's
+        quota is released only once it is marked Finished). Everything else a job event leads to --
+        PodsReady, echoes of our own writes -- is bookkeeping and keeps its place in the queue, and
+        so does every event of a job without a queue name when ``queued_only`` (Kueue leaves those
+        alone unless ``manageJobsWithoutQueueName``)."""
+
+        def priority(job: WireDict, key: str) -> int:
+            if queued_only and not queue_name(job):
+                return 0
+            namespace, _, name = key.partition("/")
+            owned = workloads.by_index(
+                WORKLOAD_OWNER_INDEX,
+                owner_index_key(namespace=namespace, group=gvk.group, kind=gvk.kind, name=name),
+            )
+            try:
+                finished = registry.adapter_for(job).finished().finished
+            except Exception:  # a job its adapter cannot read: ordinary, still reconciled (and reported)
+                return 0
+            if not owned:
+                return 0 if finished else UNBLOCK_PRIORITY
+            unfinished = not any(is_object_condition_true(workload, "Finished") for workload in owned)
+            return UNBLOCK_PRIORITY if finished and unfinished else 0
+
+        return priority
 
 
 def settings_from_config(config: Configuration, *, registry: FrameworkRegistry) -> ReconcilerSettings:

@@ -31,6 +31,7 @@ __all__ = [
     "EventSink",
     "InvalidError",
     "JobKey",
+    "JobStillActiveError",
     "NotFoundError",
 ]
 
@@ -41,6 +42,18 @@ class NotFoundError(Exception):
 
 class ConflictError(Exception):
     """The object changed since it was read (resourceVersion precondition failed) or already exists."""
+
+
+class JobStillActiveError(Exception):
+    """A stop has to wait: the job still has active pods, and its API server refuses the template
+    restore until the job controller has deleted them (batch/v1 Job on kube-apiserver 1.36).
+
+    Raised where Kueue's stop returns the refused write's error, so callers stop where Kueue's do
+    (a Workload is neither deleted nor released from its finalizer before the job is back as it was
+    created). The controller retries it with backoff like a conflict, without an error log or a
+    Warning event: it is an expected state, not a fault, and the job's status update that reports
+    the pods gone wakes the reconcile as well.
+    """
 
 
 class InvalidError(Exception):

@@ -5,7 +5,8 @@
   value; ``parse_or_exit_code`` is the one place that does it.
 * Start-up errors a user fixes by changing a flag or a file (a port already in use, a kubeconfig that
   cannot be loaded) end a controller process with one line naming the fix and exit code 1, never a
-  traceback (``run_component``).
+  traceback (``run_component``); so does a refusal to start next to a second controller of the same
+  kind (``shared.preflight``).
 * The controller processes (reconciler, multikueue, appwrapper) take the same options
   (``controller_parser``), load the configuration the same way (``load_config_or_report``: every
   error line on stderr, ``None`` for exit code 1) and campaign under the same default identity, so
@@ -26,6 +27,7 @@ from shared.config import ConfigError, Configuration, load_config
 from shared.eventloop import run_until_signalled
 from shared.kube.connection import ConnectionConfigError
 from shared.kube.observability import configure_logging
+from shared.preflight.run import StartupRefused
 from shared.probes import BindError
 
 __all__ = [
@@ -132,5 +134,8 @@ def run_component(
         run_until_signalled(start)
     except (BindError, ConnectionConfigError) as exc:
         print(f"{prog}: {exc}", file=stderr or sys.stderr)
+        return 1
+    except StartupRefused as refused:  # two controllers for one kind (shared.preflight)
+        print(f"{prog}: refusing to start: {refused}", file=stderr or sys.stderr)
         return 1
     return 0

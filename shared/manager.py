@@ -11,6 +11,8 @@ scaffold, one per process; it owns:
   the leader-election identity), flushed for a bounded time on stop;
 * the probe server (``/healthz``, ``/readyz``, ``/metrics``) on ``--probe-address`` or
   ``health.healthProbeBindAddress``;
+* the start-up checks (``shared.preflight.check_before_start``, on a short-lived client of their
+  own): findings are logged, a second controller for the same kinds refuses the start;
 * leader election on the Lease ``<leaderElection.resourceName>-<component>`` (``shared.leading``);
 * the runnables of each leadership term: a ``ControllerSet`` (informers -- the cache --, the
   controllers they feed, and tasks beside them) that the component builds afresh every time the
@@ -56,6 +58,7 @@ from shared.kube import (
     load_connection,
 )
 from shared.leading import Leadership, leader_elector_for, serve_while_leading, stop_event_recorder
+from shared.preflight import Component, check_before_start
 from shared.probes import ProbeServer, parse_bind_address
 
 __all__ = ["ControllerManager", "ControllerSet"]
@@ -126,7 +129,7 @@ class ControllerManager:
         self,
         *,
         config: Configuration,
-        component: str,
+        component: Component,
         event_source: str,
         identity: str,
         probe_address: str,
@@ -153,7 +156,7 @@ class ControllerManager:
         args: argparse.Namespace,
         *,
         config: Configuration,
-        component: str,
+        component: Component,
         event_source: str,
         ready_once_synced: bool = False,
     ) -> ControllerManager:
@@ -202,6 +205,11 @@ class ControllerManager:
         await probes.start()
         self._log.info("probes and metrics listening", extra={"port": probes.port})
         try:
+            # after the probes (a taken port is the first thing a user must hear about), before the
+            # Lease: a conflict with a second controller of the same kind refuses the start
+            await check_before_start(
+                connection, config, component=self.component, logger=self._log, settings=settings
+            )
             async with KubeClient.from_connection(
                 connection, settings=settings, metrics=self.metrics
             ) as client:

@@ -29,6 +29,8 @@ SHARED_DIR = _find_shared_dir()
 
 # tests/real start real clusters from the kit: only `make test-real` (devrun/real_suite.py) runs them,
 # and it sets KUEUE_BRIDGE_REAL_ROOT to the folder it sweeps afterwards.
+# The folder itself, not only its files: its conftest must not be loaded either (its hooks would
+# reach every test of the run).
 collect_ignore = [] if os.environ.get("KUEUE_BRIDGE_REAL_ROOT") else ["real"]
 
 

@@ -30,7 +30,8 @@ import yaml
 
 from shared.config import ConfigError, Configuration, load_config
 from shared.kube.errors import KubeError
-from webhook.manifests import (
+from shared.preflight import StartupRefused, report_refusal
+from shared.webhook_configurations import (
     MUTATING_CONFIGURATION_NAME,
     VALIDATING_CONFIGURATION_NAME,
     render_webhook_configurations,
@@ -107,13 +108,14 @@ async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Pat
     from certs.kubeapi import KubeAPI, WebhookConfigRef
     from certs.rotation import CertRotator, RotationSettings
     from shared.kube import ClientSettings, KubeClient, load_connection
+    from shared.preflight import check_before_start
     from webhook.runtime import build_webhook
 
     settings = settings_from_config(config)
-    client = KubeClient.from_connection(
-        load_connection(kubeconfig=kubeconfig),
-        settings=ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst),
-    )
+    connection = load_connection(kubeconfig=kubeconfig)
+    client_settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
+    await check_before_start(connection, config, component="webhook", logger=log, settings=client_settings)
+    client = KubeClient.from_connection(connection, settings=client_settings)
     icm = config.internal_cert_management
     api: KubeAPI | None = None
     if icm.enable:
@@ -184,6 +186,8 @@ def main(argv: list[str]) -> int:
     except ConfigError as exc:
         print(f"kueue-bridge webhook: {exc}", file=sys.stderr)
         return 1
+    except StartupRefused as refused:
+        return report_refusal("webhook", refused)
     except (OSError, TimeoutError, ValueError, KubeError) as exc:
         print(f"kueue-bridge webhook: {exc}", file=sys.stderr)
         return 1

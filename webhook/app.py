@@ -26,6 +26,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.responses import PlainTextResponse, Response
 
 from webhook.admission import AdmissionHandler
+from webhook.fastpath import FastAnswer
 
 __all__ = ["ASGIApp", "WebhookApp", "create_app"]
 
@@ -81,6 +82,16 @@ class WebhookApp:
             "/validate": handler.validate_async,
         }
         self._limit = handler.max_body_bytes
+
+    @property
+    def fast_routes(self) -> dict[bytes, FastAnswer]:
+        """The admission routes for ``webhook.fastpath``: the same handler methods as the ASGI path,
+        answered synchronously (``None``: the request needs the ASGI path's await)."""
+        return {b"/mutate": self.handler.mutate, b"/validate": self.handler.validate_now}
+
+    @property
+    def body_limit(self) -> int:
+        return self._limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         answer = self._routes.get(scope.get("path", "")) if scope["type"] == "http" else None

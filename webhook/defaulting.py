@@ -212,7 +212,7 @@ def default_job(
     ``shared.frameworks.AdapterError`` (the object has a field of the wrong type; the caller
     answers 400 naming the path).
     """
-    working: dict[str, Any] = orjson.loads(orjson.dumps(obj))
+    working = _working_copy(obj)
     namespace = job_namespace(working)
     owner_managed = owner_managed_by_kueue(working, settings=settings)
 
@@ -253,6 +253,20 @@ def default_job(
     if finish is not None:
         finish(job.obj)
     return diff_ops(obj, job.obj)
+
+
+def _working_copy(obj: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of ``obj`` for the rules to change, without ``metadata.managedFields``.
+
+    No rule reads or writes managedFields, and ``diff_ops`` never removes a key the copy lacks, so
+    leaving them out changes no patch. On an object from a real API server they are every writer's
+    field sets, the largest part of the metadata: copying them, then comparing them key by key with
+    the original, was most of the copy-and-diff cost of a mutation."""
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict) and "managedFields" in metadata:
+        obj = {**obj, "metadata": {key: value for key, value in metadata.items() if key != "managedFields"}}
+    copied: dict[str, Any] = orjson.loads(orjson.dumps(obj))
+    return copied
 
 
 def _gate_template(obj: dict[str, Any], template_path: str, gate: str) -> None:

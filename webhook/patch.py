@@ -48,17 +48,22 @@ def _diff(
     allow_remove: Container[str],
 ) -> None:
     for key, new in after.items():
-        path = prefix + "/" + escape_pointer_token(key)
         if key not in before:
-            ops.append({"op": "add", "path": path, "value": new})
+            ops.append({"op": "add", "path": prefix + "/" + escape_pointer_token(key), "value": new})
             continue
         old = before[key]
-        if old is new:
+        # Equal subtrees are skipped by one C-level comparison instead of a walk: most of an object
+        # is untouched by defaulting. ``==`` equates 1, 1.0 and true, but no rule writes a number,
+        # and a boolean (``suspend``) is only written where the adapter has read a boolean.
+        if old is new or (type(old) is type(new) and old == new):
             continue
+        path = prefix + "/" + escape_pointer_token(key)
         if isinstance(old, dict) and isinstance(new, dict):
             _diff(old, new, path, ops, allow_remove)
-        elif type(old) is not type(new) or old != new:
+        else:
             ops.append({"op": "replace", "path": path, "value": new})
+    if not allow_remove:
+        return
     for key in before.keys() - after.keys():
         path = prefix + "/" + escape_pointer_token(key)
         if path in allow_remove:

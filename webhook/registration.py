@@ -2,7 +2,7 @@
 
 For installs without a Service and without internal certificate management (docker-compose, local
 runs against any API server): ``kueue-bridge webhook register`` renders the configurations
-(``webhook.manifests``), sets every ``clientConfig.caBundle`` and writes them, so no ``kubectl`` is
+(``shared.webhook_configurations``), sets every ``clientConfig.caBundle`` and writes them, so no ``kubectl`` is
 needed. Idempotent: an existing configuration is replaced (``update`` with its resourceVersion, so
 a concurrent writer makes us fail loudly instead of being overwritten); run it again after the CA
 changes.

@@ -9,6 +9,9 @@ uvicorn receives our ``SSLContext`` through ``Config.ssl_context_factory`` (uvic
 supported seam, instead of overriding ``Config.load``), so the reloader's ``load_cert_chain()`` on the
 same object takes effect for new handshakes. Signal handling is left to the caller (``__main__``
 installs its own), because an embedded server must not steal SIGINT from a test runner.
+
+A ``WebhookApp`` is served with ``webhook.fastpath``'s protocol (``Config(http=...)``): admission
+requests are answered in uvicorn's parser callbacks, everything else through the ASGI app.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from typing import Any
 import uvicorn
 
 from shared.probes import bind_listening_socket
-from webhook.app import ASGIApp
+from webhook.app import ASGIApp, WebhookApp
+from webhook.fastpath import admission_protocol
 from webhook.tlsreload import CertificateReloader
 
 __all__ = ["WebhookServer"]
@@ -56,10 +60,14 @@ class WebhookServer:
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._serve_task: asyncio.Task[None] | None = None
+        extra: dict[str, Any] = {}
+        if isinstance(app, WebhookApp) and not access_log:  # the access log is written by uvicorn's cycle
+            extra["http"] = admission_protocol(routes=app.fast_routes, body_limit=app.body_limit)
         config = uvicorn.Config(
             app,
             host=host,
             port=port,
+            **extra,
             ssl_context_factory=self._ssl_context,
             log_level="warning",
             access_log=access_log,

@@ -10,7 +10,8 @@ defaulting and ObjectMeta validation (:mod:`.defaults`, :mod:`.validation`); CRD
 schema pruning, defaulting and validation (:mod:`.crds`, :mod:`.schema`); the four patch types
 (:mod:`.patching`); mutating and validating admission webhooks called like the real server calls
 them (:mod:`.admission`); the garbage collector, namespace and CRD cleanup controllers
-(:mod:`.gc`); bearer-token authentication and SubjectAccessReview answers (:mod:`.authz`);
+(:mod:`.gc`); bearer-token authentication (no credentials: ``system:anonymous``, forbidden) and
+SubjectAccessReview answers (:mod:`.authz`);
 server-side printing, the ``meta.k8s.io`` Tables ``kubectl get`` asks for (:mod:`.tables`, with
 kube's printers for built-in kinds in :mod:`.printers` and CRD columns evaluated by
 :mod:`.jsonpath`); optional SQLite persistence (:mod:`.persistence`). :class:`DevClusterApp` is the ASGI app;
@@ -27,12 +28,15 @@ Deliberately not done (known differences from kube-apiserver, each documented in
   ``apiVersion`` rewritten (a Webhook conversion strategy is treated as None).
 * Structural schemas: ``x-kubernetes-validations`` (CEL) rules (hence their ratcheting),
   ``oneOf``/``not`` and formats other than ``date-time`` are not implemented; defaults are applied
-  on write only. Schema errors are ratcheted on update like 1.33+ (:mod:`.ratcheting`).
+  on write, and to stored objects when their CRD's schema changes (kube defaults on every read: a
+  watch replaying history shows the old shape). Schema errors are ratcheted on update like 1.33+ (:mod:`.ratcheting`).
 * Built-in kinds: only those the project talks to, with only the defaulting and validation rules
   its tests depend on.
-* Strategic merge patch knows the merge keys of the fields our kinds use; server-side apply is a
-  merge with no field ownership, so no apply conflicts; ``managedFields`` is approximate.
-* List pages are read from the live store, not a snapshot at the first page's revision.
+* Strategic merge patch knows the merge keys of the fields our kinds use. Server-side apply and
+  ``managedFields`` follow structured-merge-diff (:mod:`.managedfields`), with the built-in kinds'
+  list and map strategies written down only for the kinds served (:mod:`.builtin_fieldtypes`):
+  an apply of an unknown field below a built-in kind's top level is not rejected, and entries of
+  other apiVersions are compared in the request's version.
 * Watch history is in memory only: after a restart a resuming watch gets 410 Expired.
 * ``/openapi/v2`` is not served; ``/openapi/v3`` lists operations without schemas.
 * No kubelet, scheduler or kube-controller-manager beyond the controllers above: nothing runs

@@ -366,7 +366,13 @@ class AdmissionChain:
             raise _CallFailed(f"could not get REST client: invalid caBundle: {exc}") from exc
         client = self._clients.get(ca_pem)
         if client is None:
-            client = httpx.AsyncClient(transport=self._transport_factory(ca_pem))
+            try:
+                transport = self._transport_factory(ca_pem)
+            except (ssl.SSLError, ValueError) as exc:  # not PEM certificates: client-go's rootCertPool
+                raise _CallFailed(
+                    "could not get REST client: unable to load root certificates: unable to parse bytes as PEM block"
+                ) from exc
+            client = httpx.AsyncClient(transport=transport)
             self._clients[ca_pem] = client
         return client
 

@@ -11,6 +11,8 @@ Bodies: JSON or YAML for create/update, the four patch media types for PATCH, at
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -18,36 +20,54 @@ from urllib.parse import parse_qsl
 
 import orjson
 
-from devcluster.apiserver.authz import PUBLIC_PATHS, authenticate, review_access
+from devcluster.apiserver.authz import (
+    ANONYMOUS_USER,
+    PUBLIC_PATHS,
+    authenticate,
+    authorize_anonymous,
+    request_attributes,
+    review_access,
+)
 from devcluster.apiserver.bodies import (
     Request,
     decode_body,
     delete_options,
     drain,
-    dry_run_flag,
     parse_body,
     read_body,
 )
 from devcluster.apiserver.core import Cluster
+from devcluster.apiserver.decoding import decode_object, parse_error, unrecognized
 from devcluster.apiserver.deletion import Deleter
 from devcluster.apiserver.errors import (
     StatusError,
     bad_request,
     method_not_allowed,
     not_found,
+    page_not_found,
     path_not_found,
+    too_large_resource_version,
     unauthorized,
     unsupported_media_type,
 )
 from devcluster.apiserver.events import EventsCodec
 from devcluster.apiserver.openapi import openapi_v3
+from devcluster.apiserver.partial import PartialMetadata, negotiate_partial
+from devcluster.apiserver.query_options import (
+    flag,
+    integer,
+    validate_delete_options,
+    validate_list_options,
+    validate_write_options,
+)
 from devcluster.apiserver.rbac import RBAC_GROUP
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
-from devcluster.apiserver.selectors import Selector
+from devcluster.apiserver.selectors import Selector, unknown_field_label
 from devcluster.apiserver.tables import TableWriter, negotiate, printer_for
 from devcluster.apiserver.views import View
 from devcluster.apiserver.watch import stream_watch
+from shared.kube import GroupVersionKind
 
 __all__ = ["VERSION_INFO", "DevClusterApp"]
 
@@ -69,7 +89,11 @@ VERSION_INFO = {
     "platform": "linux/amd64",
 }
 _JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-cache, private")]
+_RESOURCE_VERSION_WAIT = 3.0
 _SAR_KINDS = {"subjectaccessreviews", "selfsubjectaccessreviews", "localsubjectaccessreviews"}
+#: strconv.ParseBool: the ``force`` values Go reads (anything else leaves the option unset)
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
 
 class DevClusterApp:
@@ -89,6 +113,13 @@ class DevClusterApp:
         try:
             await self._handle(scope, receive, send)
         except StatusError as error:
+            if error.plain_text is not None:
+                text_headers = [
+                    (b"content-type", b"text/plain; charset=utf-8"),
+                    (b"x-content-type-options", b"nosniff"),
+                ]
+                await _respond(send, error.code, error.plain_text.encode(), text_headers)
+                return
             await _respond(send, error.code, orjson.dumps(error.to_status()), error.headers)
         except Exception:
             log.exception("devcluster: internal error on %s %s", scope.get("method"), scope.get("path"))
@@ -114,10 +145,18 @@ class DevClusterApp:
                 await _respond(send, 200, b"ok", [(b"content-type", b"text/plain; charset=utf-8")])
             return
         user = authenticate(headers, self.options)
+        params = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
         if user is None:
             await drain(receive, self.options.max_body_bytes)
             raise unauthorized()
-        params = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
+        if user is ANONYMOUS_USER:
+            try:
+                authorize_anonymous(
+                    request_attributes(method, path, params), self.options, self._rbac_objects
+                )
+            except StatusError:
+                await drain(receive, self.options.max_body_bytes)
+                raise
         body = b""
         if method in {"POST", "PUT", "PATCH", "DELETE"}:
             body = await read_body(headers, receive, self.options.max_body_bytes)
@@ -131,7 +170,7 @@ class DevClusterApp:
         if parts[0] == "openapi":
             document = openapi_v3(self.cluster.registry, parts[2:]) if parts[1:2] == ["v3"] else None
             if document is None:
-                raise path_not_found()
+                raise page_not_found()
             await _respond(send, 200, orjson.dumps(document))
             return
         registry = self.cluster.registry
@@ -149,16 +188,16 @@ class DevClusterApp:
             if len(parts) == 2:
                 doc = registry.api_group(parts[1])
                 if doc is None:
-                    raise path_not_found()
+                    raise page_not_found()
                 await _respond(send, 200, orjson.dumps(doc))
                 return
             group, version, rest = parts[1], parts[2], parts[3:]
         else:
-            raise path_not_found()
+            raise page_not_found()
         if not rest:
             listing = registry.resource_list(group, version)
             if listing is None:
-                raise path_not_found()
+                raise self._unknown_path(group)
             await _respond(send, 200, orjson.dumps(listing))
             return
         watch_prefix = rest[0] == "watch"
@@ -174,7 +213,9 @@ class DevClusterApp:
         if len(rest) > 3 or not plural:
             raise path_not_found()
         rtype = registry.lookup(group=group, version=version, plural=plural)
-        if rtype is None or (namespace is not None and not rtype.namespaced):
+        if rtype is None:
+            raise self._unknown_path(group)
+        if namespace is not None and not rtype.namespaced:
             raise path_not_found()
         if subresource and subresource not in rtype.subresources:
             raise path_not_found()
@@ -196,11 +237,20 @@ class DevClusterApp:
         view = self._view(rtype, version)
         rtype, version, api_version = view.rtype, view.version, view.api_version
         write = WriteOptions(
-            dry_run=dry_run_flag(params),
+            dry_run=params.get("dryRun") == "All",
             field_manager=params.get("fieldManager", ""),
-            force=params.get("force") in {"true", "1"},
+            force=params.get("force") in _GO_TRUE,
+            force_set=params.get("force") in _GO_TRUE | _GO_FALSE,
+            served_group=GroupVersionKind.from_api_version(view.api_version, "").group
+            if view.codec is not None
+            else "",
         )
         ns = namespace or ""
+        partial = negotiate_partial(request.accept) if request.accept else None
+
+        def answer(obj: dict[str, Any]) -> bytes:
+            return view.dump(obj) if partial is None else partial.object(rtype, view.convert(obj))
+
         if rtype.plural in _SAR_KINDS:
             if method != "POST" or name:
                 raise method_not_allowed()
@@ -208,15 +258,27 @@ class DevClusterApp:
             return
         if rtype.namespaced and name and namespace is None:
             raise path_not_found()
+        if method in ("POST", "PUT") or (method == "PATCH" and request.content_type in PATCH_TYPES):
+            validate_write_options(params, method=method)
+        elif method == "DELETE":
+            validate_delete_options(params, delete_options(request))
+        elif method == "GET" and not name:
+            validate_list_options(params)
         if not name:
             if method == "GET":
                 selector = Selector(
                     labels=params.get("labelSelector", ""),
                     fields=view.fields(params.get("fieldSelector", "")),
                     allowed_fields=rtype.selectable_fields,
+                    unknown_field=unknown_field_label(
+                        group=rtype.group,
+                        kind=rtype.kind,
+                        builtin=rtype.builtin,
+                        selectable=rtype.selectable_fields,
+                    ),
                 )
                 tables = self._tables(request, view)
-                if params.get("watch") in {"true", "1"}:
+                if flag(params, "watch"):
                     await stream_watch(
                         store=self.cluster.store,
                         rtype=rtype,
@@ -229,10 +291,10 @@ class DevClusterApp:
                         send=send,
                         receive=receive,
                         served_as=view.served_as,
-                        render=tables.frame if tables is not None else None,
+                        render=tables.frame if tables is not None else partial.frame if partial else None,
                     )
                     return
-                await self._list(view, namespace, selector, params, send, tables)
+                await self._list(view, namespace, selector, params, send, tables, partial)
                 return
             if method == "POST":
                 if rtype.namespaced and namespace is None:
@@ -241,17 +303,23 @@ class DevClusterApp:
                     rtype,
                     version=version,
                     namespace=ns,
-                    body=view.decode(decode_body(request)),
+                    body=view.decode(self._decode_object(request, view)),
                     caller=caller,
                     options=write,
                 )
-                await _respond(send, 201, view.dump(obj))
+                await _respond(send, 201, answer(obj))
                 return
             if method == "DELETE":
                 selector = Selector(
                     labels=params.get("labelSelector", ""),
                     fields=view.fields(params.get("fieldSelector", "")),
                     allowed_fields=rtype.selectable_fields,
+                    unknown_field=unknown_field_label(
+                        group=rtype.group,
+                        kind=rtype.kind,
+                        builtin=rtype.builtin,
+                        selectable=rtype.selectable_fields,
+                    ),
                 )
                 page = self.rest.list_objects(
                     rtype, namespace=namespace, selector=selector, limit=0, continue_token=""
@@ -271,13 +339,14 @@ class DevClusterApp:
                 return
             raise method_not_allowed()
         if method == "GET":
+            await self._reached(params.get("resourceVersion", ""), wait=True)
             obj = self.rest.get(rtype, namespace=ns, name=name)
             tables = self._tables(request, view) if not subresource else None
             if tables is not None:
                 meta = {"resourceVersion": str(obj["metadata"].get("resourceVersion") or "")}
                 await _respond(send, 200, tables.render([obj], meta))
                 return
-            await _respond(send, 200, view.dump(obj))
+            await _respond(send, 200, answer(obj))
             return
         if method == "PUT":
             obj = await self.rest.update(
@@ -286,11 +355,11 @@ class DevClusterApp:
                 namespace=ns,
                 name=name,
                 subresource=subresource,
-                body=view.decode(decode_body(request)),
+                body=view.decode(self._decode_object(request, view)),
                 caller=caller,
                 options=write,
             )
-            await _respond(send, 200, view.dump(obj))
+            await _respond(send, 200, answer(obj))
             return
         if method == "PATCH":
             if request.content_type not in PATCH_TYPES:
@@ -308,7 +377,7 @@ class DevClusterApp:
                 options=write,
                 codec=view.codec,
             )
-            await _respond(send, 201 if created else 200, view.dump(obj))
+            await _respond(send, 201 if created else 200, answer(obj))
             return
         if method == "DELETE":
             if subresource:
@@ -324,11 +393,51 @@ class DevClusterApp:
             )
             if not body:
                 raise not_found(group=rtype.group, plural=rtype.plural, name=name)
-            await _respond(
-                send, code, view.dump(body) if body.get("kind") != "Status" else orjson.dumps(body)
-            )
+            await _respond(send, code, answer(body) if body.get("kind") != "Status" else orjson.dumps(body))
             return
         raise method_not_allowed()
+
+    def _decode_object(self, request: Request, view: View) -> Any:
+        """A create/update body as kube decodes it into the kind (:mod:`.decoding`'s 400s)."""
+        kind = view.served_kind or view.rtype.kind
+        version = GroupVersionKind.from_api_version(view.api_version, kind).version
+        if request.content_type in {"", "application/json", "*/*"}:
+            why = parse_error(request.body)
+            if why is not None:
+                raise unrecognized(kind, f"couldn't get version/kind; json parse error: {why}", request.body)
+        return decode_object(
+            decode_body(request), request.body, kind=kind, version=version, builtin=view.rtype.builtin
+        )
+
+    async def _reached(self, resource_version: str, *, wait: bool) -> None:
+        """A read at ``resourceVersion`` N needs the store at N or later: kube's watch cache waits
+        up to 3 s for it (not for ``Exact``), then answers 504 Too large resource version."""
+        if not resource_version.isdigit() or resource_version == "0":
+            return
+        wanted, store = int(resource_version), self.cluster.store
+        if store.revision < wanted and wait:
+            reached = asyncio.Event()
+
+            def _on_commit(_table: Any, _event: Any) -> None:
+                if store.revision >= wanted:
+                    reached.set()
+
+            store.listeners.append(_on_commit)
+            try:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(_RESOURCE_VERSION_WAIT):
+                        await reached.wait()
+            finally:
+                store.listeners.remove(_on_commit)
+        if store.revision < wanted:
+            raise too_large_resource_version(wanted, store.revision)
+
+    def _unknown_path(self, group: str) -> StatusError:
+        """kube-apiserver's built-in groups answer an unknown version or resource with a NotFound
+        Status; anything else falls through to the plain-text 404 (custom resource groups too)."""
+        if group == "" or any(rtype.builtin and rtype.group == group for rtype in self.cluster.registry):
+            return path_not_found()
+        return page_not_found()
 
     def _tables(self, request: Request, view: View) -> TableWriter | None:
         """A Table writer when the client asked for server-side printing (kubectl get), else None."""
@@ -351,17 +460,18 @@ class DevClusterApp:
         params: dict[str, str],
         send: Send,
         tables: TableWriter | None = None,
+        partial: PartialMetadata | None = None,
     ) -> None:
-        try:
-            limit = int(params.get("limit") or 0)
-        except ValueError as exc:
-            raise bad_request(f"invalid limit: {params.get('limit')}") from exc
+        limit = integer(params, "limit") or 0
+        exact = params.get("resourceVersionMatch") == "Exact"
+        await self._reached(params.get("resourceVersion", ""), wait=not exact)
         page = self.rest.list_objects(
             view.rtype,
             namespace=namespace,
             selector=selector,
             limit=max(limit, 0),
             continue_token=params.get("continue", ""),
+            exact_revision=int(params["resourceVersion"]) if exact else None,
         )
         meta: dict[str, Any] = {"resourceVersion": str(page.revision)}
         if page.continue_token:
@@ -371,6 +481,9 @@ class DevClusterApp:
         items = page.items
         if tables is not None:
             await _respond(send, 200, tables.render(items, meta))
+            return
+        if partial is not None:
+            await _respond(send, 200, partial.list(view.rtype, [view.convert(item) for item in items], meta))
             return
         if view.codec is not None or any(item.get("apiVersion") != view.api_version for item in items):
             items = [view.convert(item) for item in items]

@@ -1,4 +1,4 @@
-"""Request bodies and parameters: media types, the 3 MiB limit, DeleteOptions, dryRun.
+"""Request bodies: media types, the 3 MiB limit, DeleteOptions (query parameters: :mod:`.query_options`).
 
 kube-apiserver reads at most ``MaxRequestBodyBytes`` (3 MiB) and answers 413
 ``RequestEntityTooLarge`` past it, decodes JSON and YAML bodies, and protobuf ones of the kinds
@@ -24,7 +24,6 @@ __all__ = [
     "decode_body",
     "delete_options",
     "drain",
-    "dry_run_flag",
     "parse_body",
     "read_body",
 ]
@@ -53,15 +52,6 @@ class Request:
         self.body = body
         #: the Accept header (server-side printing: see devcluster.apiserver.tables)
         self.accept = accept
-
-
-def dry_run_flag(params: dict[str, str]) -> bool:
-    value = params.get("dryRun")
-    if value is None:
-        return False
-    if value != "All":
-        raise bad_request(f'Invalid dry run value: {value!r}; supported values: "All"')
-    return True
 
 
 def parse_body(body: bytes, *, yaml_ok: bool) -> Any:
@@ -98,7 +88,7 @@ def delete_options(request: Request) -> dict[str, Any]:
     if "propagationPolicy" in params:
         options["propagationPolicy"] = params["propagationPolicy"]
     if "orphanDependents" in params:
-        options["orphanDependents"] = params["orphanDependents"] in {"true", "1"}
+        options["orphanDependents"] = params["orphanDependents"].lower() not in ("false", "0")
     return options
 
 

@@ -100,6 +100,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         namespaced=True,
         short_names=("ev",),
         selectable_fields=_EVENT_FIELDS,
+        name_rule="path",  # core v1 Events: the generic path-segment rule only (event_validation.py)
     ),
     ResourceType(
         group="events.k8s.io",

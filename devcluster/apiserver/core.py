@@ -18,12 +18,15 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from devcluster.apiserver.builtins import BUILTIN_TYPES
 from devcluster.apiserver.crds import CRD_KEY, resource_type_for
 from devcluster.apiserver.options import ServerOptions
 from devcluster.apiserver.persistence import SqlitePersistence
 from devcluster.apiserver.resources import Registry, ResourceType
-from devcluster.apiserver.store import ADDED, DELETED, Store, StoredEvent
+from devcluster.apiserver.store import ADDED, DELETED, MODIFIED, Store, StoredEvent
+from shared.kube import GroupVersionKind
 from shared.kube.times import format_time
 
 __all__ = ["NAMESPACE_KEY", "Cluster", "Location"]
@@ -92,9 +95,30 @@ class Cluster:
                 self.store.drop_table(key)
             return
         try:
-            self.registry.register(resource_type_for(event.obj))
+            rtype = resource_type_for(event.obj)
         except (KeyError, TypeError, ValueError):  # pragma: no cover - validated before commit
             log.exception("cannot serve CRD %s", event.obj["metadata"]["name"])
+            return
+        self.registry.register(rtype)
+        if event.type == MODIFIED:
+            self._default_stored(rtype)
+
+    def _default_stored(self, rtype: ResourceType) -> None:
+        """kube-apiserver defaults custom resources when it reads them from storage, so a default
+        added to a CRD's schema shows on objects stored before it: the stored objects are given
+        their schema's defaults, with no new resourceVersion and no watch event (a read changes
+        nothing). Stored dicts are replaced, never mutated."""
+        table = self.store.tables.get(rtype.key)
+        if table is None or not rtype.schemas:
+            return
+        for key, obj in list(table.objects.items()):
+            version = GroupVersionKind.of(obj).version
+            schema = rtype.schemas.get(version) or rtype.schemas.get(rtype.preferred_version)
+            if schema is None:
+                continue
+            defaulted = schema.apply_defaults(orjson.loads(orjson.dumps(obj)))
+            if defaulted != obj:
+                table.objects[key] = defaulted
 
     def _index_loaded(self, table: tuple[str, str], key: tuple[str, str], obj: dict[str, Any]) -> None:
         meta = obj["metadata"]
@@ -122,6 +146,9 @@ class Cluster:
             if table != CRD_KEY:
                 self.store.load(table, key, obj)
                 self._index_loaded(table, key, obj)
+        for rtype in list(self.registry):
+            if not rtype.builtin:
+                self._default_stored(rtype)
 
     def _bootstrap(self) -> None:
         for name in INITIAL_NAMESPACES:

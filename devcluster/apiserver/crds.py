@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from devcluster.apiserver.errors import Cause
+from devcluster.apiserver.fieldtypes import LazyFieldTypes
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.validation import field_invalid, field_required
 from shared.kube.times import format_time
@@ -100,6 +101,7 @@ def resource_type_for(crd: dict[str, Any]) -> ResourceType:
     served.sort(key=lambda v: _version_priority(v["name"]))
     subresources: set[str] = set()
     schemas: dict[str, Any] = {}
+    raw_schemas: dict[str, dict[str, Any]] = {}
     columns: dict[str, tuple[dict[str, Any], ...]] = {}
     for version in served:
         printer_columns = version.get("additionalPrinterColumns")
@@ -110,6 +112,7 @@ def resource_type_for(crd: dict[str, Any]) -> ResourceType:
             subresources.add("status")  # /scale is not served (no client of ours uses it)
         schema = (version.get("schema") or {}).get("openAPIV3Schema")
         if isinstance(schema, dict):
+            raw_schemas[version["name"]] = schema
             compiled = compile_schema(schema)
             if compiled is not None:
                 schemas[version["name"]] = compiled
@@ -126,6 +129,7 @@ def resource_type_for(crd: dict[str, Any]) -> ResourceType:
         builtin=False,
         tracks_generation=True,
         schemas=schemas,
+        field_types=LazyFieldTypes(raw_schemas),
         crd_uid=crd["metadata"].get("uid", ""),
         printer_columns=columns,
     )

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from devcluster.apiserver.errors import Cause
+from devcluster.apiserver.event_validation import validate_event
 from devcluster.apiserver.job_status_validation import validate_job_status_update
 from devcluster.apiserver.job_validation import (
     CONTROLLER_UID_LABEL,
@@ -29,10 +30,11 @@ from devcluster.apiserver.job_validation import (
     validate_job_create,
     validate_job_update,
 )
-from devcluster.apiserver.validation import field_required
+from devcluster.apiserver.pod_validation import validate_pod
 
 __all__ = ["apply_defaults", "drop_empty_metadata", "prepare_create", "validate_kind"]
 
+EVENT_KEY = ("", "events")
 #: ObjectMeta's maps and lists: ``omitempty`` in Go, so empty ones do not survive decoding
 _OMITEMPTY_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
 
@@ -249,23 +251,24 @@ def prepare_create(key: tuple[str, str], obj: dict[str, Any]) -> None:
         obj["status"] = {"phase": "Active"}
 
 
-def _validate_pod(pod: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
-    spec = pod.get("spec")
-    if not isinstance(spec, dict) or not spec.get("containers"):
-        return [field_required("spec.containers")]
-    return []
-
-
 def validate_kind(
-    key: tuple[str, str], obj: dict[str, Any], old: dict[str, Any] | None, *, subresource: str = ""
+    key: tuple[str, str],
+    obj: dict[str, Any],
+    old: dict[str, Any] | None,
+    *,
+    subresource: str = "",
+    served_group: str = "",
 ) -> list[Cause]:
-    """The kind's strategy validation (metadata excepted): create, update, or a ``/status`` write."""
+    """The kind's strategy validation (metadata excepted): create, update, or a ``/status`` write;
+    ``served_group`` is the API group the request came through."""
+    if key == EVENT_KEY:
+        return validate_event(obj, old, served_group=served_group)
     if key == JOB_KEY:
         if old is None:
             return validate_job_create(obj)
         if subresource == "status":
             return validate_job_status_update(obj, old)
         return validate_job_update(obj, old)
-    if key == ("", "pods") and old is None:
-        return _validate_pod(obj, old)
+    if key == ("", "pods") and subresource != "status":
+        return validate_pod(obj, old)
     return []

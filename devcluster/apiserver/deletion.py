@@ -20,7 +20,7 @@ from typing import Any
 
 from devcluster.apiserver.core import NAMESPACE_KEY, Cluster
 from devcluster.apiserver.crds import CRD_CLEANUP_FINALIZER, CRD_KEY
-from devcluster.apiserver.errors import Cause, StatusError, bad_request, conflict, invalid
+from devcluster.apiserver.errors import StatusError, bad_request, conflict
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.rest import Caller, Rest, WriteOptions, copy_object
 from devcluster.apiserver.store import DELETED, MODIFIED
@@ -39,16 +39,6 @@ def success_status(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     details["kind"] = rtype.plural
     details["uid"] = obj["metadata"].get("uid", "")
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
-
-
-def _invalid_policy(cause_type: str, message: str) -> StatusError:
-    """The 422 kube-apiserver answers for a bad ``propagationPolicy`` in DeleteOptions."""
-    return invalid(
-        group="meta.k8s.io",
-        kind="DeleteOptions",
-        name="",
-        causes=[Cause("propagationPolicy", cause_type, message)],
-    )
 
 
 class Deleter:
@@ -103,25 +93,16 @@ class Deleter:
 
     @staticmethod
     def _policy(rtype: ResourceType, version: str, options: dict[str, Any]) -> str:
+        """The propagation policy of valid DeleteOptions (query_options.py refused the others)."""
         policy = options.get("propagationPolicy")
         orphan = options.get("orphanDependents")
-        if policy is not None and orphan is not None:
-            raise _invalid_policy(
-                "FieldValueInvalid",
-                f'Invalid value: "{policy}": orphanDependents and deletionPropagation cannot be both set',
-            )
         if policy is None and orphan is not None:
             policy = "Orphan" if orphan else "Background"
         if policy is None:
             return (
                 "Orphan" if (rtype.group, version, rtype.plural) == ("batch", "v1", "jobs") else "Background"
             )
-        if policy not in _POLICIES:
-            raise _invalid_policy(
-                "FieldValueNotSupported",
-                f'Unsupported value: "{policy}": supported values: "Foreground", "Background", "Orphan", "nil"',
-            )
-        return str(policy)
+        return str(policy) if policy in _POLICIES else "Background"
 
     def delete_now(
         self, rtype: ResourceType, *, namespace: str, name: str, policy: str, dry_run: bool = False

@@ -23,9 +23,11 @@ __all__ = [
     "invalid",
     "method_not_allowed",
     "not_found",
+    "page_not_found",
     "patch_not_applied",
     "path_not_found",
     "status_body",
+    "too_large_resource_version",
     "unauthorized",
     "unsupported_media_type",
 ]
@@ -58,6 +60,8 @@ class StatusError(Exception):
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
     #: the Status's ListMeta (e.g. a fresh continue token with an expired one)
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: answered as this plain text instead of a Status (Go's ``http.NotFound``)
+    plain_text: str | None = None
 
     def __str__(self) -> str:
         return f"{self.code} {self.reason}: {self.message}"
@@ -78,8 +82,9 @@ def status_body(
         "metadata": {},
         "status": "Failure",
         "message": message,
-        "reason": reason,
     }
+    if reason:  # omitempty: an InternalError built from a plain error has none
+        body["reason"] = reason
     if details is not None:
         body["details"] = details
     body["code"] = code
@@ -109,6 +114,13 @@ def not_found(*, group: str, plural: str, name: str) -> StatusError:
 def path_not_found() -> StatusError:
     """An unknown URL: kube answers with an empty-details NotFound."""
     return StatusError(404, "NotFound", "the server could not find the requested resource", {})
+
+
+def page_not_found() -> StatusError:
+    """A URL outside every API group kube-apiserver compiles in (an unknown group, or a custom
+    resource group's unknown version or resource, or no API path at all): Go's plain-text
+    ``404 page not found``, not a Status."""
+    return StatusError(404, "NotFound", "404 page not found", plain_text="404 page not found\n")
 
 
 def patch_not_applied() -> StatusError:
@@ -178,3 +190,13 @@ def unsupported_media_type(accepted: list[str]) -> StatusError:
 
 def expired(message: str) -> StatusError:
     return StatusError(410, "Expired", message)
+
+
+def too_large_resource_version(wanted: int, current: int) -> StatusError:
+    """A read at a resourceVersion the server has not reached (after kube's 3 s wait for it)."""
+    return StatusError(
+        504,
+        "Timeout",
+        f"Timeout: Too large resource version: {wanted}, current: {current}",
+        {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]},
+    )

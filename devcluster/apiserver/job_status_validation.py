@@ -9,8 +9,8 @@ was already bad, and a controller gets a sync to repair what a spec edit broke:
   ``failed`` never decreases, nor does ``succeeded`` unless the Job is Indexed with
   ``completions == parallelism`` (it can be scaled down);
 * ``startTime`` may change (or be removed) only while ``spec.suspend`` is true, or in the write
-  that resumes the Job (``Suspended`` True -> False): ``status.startTime: Required value:
-  startTime cannot be removed for unsuspended job``;
+  that resumes the Job (``Suspended`` True -> False): ``status.startTime: Invalid value: null:
+  field is immutable for unsuspended job once set``;
 * a terminal condition (``Complete``, ``Failed``, ``FailureTarget``, and ``SuccessCriteriaMet``) is
   never turned off; ``completionTime`` is never changed once set;
 * ``Complete=True`` needs ``completionTime`` and ``SuccessCriteriaMet=True``, and excludes
@@ -35,9 +35,9 @@ from devcluster.apiserver.validation import OMIT, field_duplicate, field_invalid
 from shared.kube.conditions import is_condition_true
 from shared.kube.times import parse_time
 
-__all__ = ["START_TIME_REMOVED", "validate_job_status_update"]
+__all__ = ["START_TIME_FIXED", "validate_job_status_update"]
 
-START_TIME_REMOVED: Final = "startTime cannot be removed for unsuspended job"
+START_TIME_FIXED: Final = "field is immutable for unsuspended job once set"
 _TERMINAL = ("Failed", "Complete", "FailureTarget")
 
 
@@ -182,9 +182,7 @@ def _time_causes(new: _Job, old: _Job) -> list[Cause]:
         detail = "completionTime cannot be set before startTime"
         causes.append(field_invalid("status.completionTime", completion_time, detail))
     if None not in (new.completion, old.completion) and completion_changed:
-        causes.append(
-            field_invalid("status.completionTime", completion_time, "completionTime cannot be mutated")
-        )
+        causes.append(field_invalid("status.completionTime", completion_time, "field is immutable"))
     zero_and_suspended = new.spec.get("suspend") is True and new.spec.get("completions") == 0
     finished_changed = new.finished != old.finished
     if (finished_changed or start_changed) and new.finished and new.start is None and not zero_and_suspended:
@@ -192,7 +190,7 @@ def _time_causes(new: _Job, old: _Job) -> list[Cause]:
     resuming = old.condition_status("Suspended") == "True" and new.condition_status("Suspended") == "False"
     unsuspended = new.spec.get("suspend") is not True
     if old.start is not None and start_changed and unsuspended and not resuming:
-        causes.append(field_required("status.startTime", START_TIME_REMOVED))
+        causes.append(field_invalid("status.startTime", new.status.get("startTime"), START_TIME_FIXED))
     return causes
 
 

@@ -12,8 +12,10 @@ Immutable on update: ``selector``, ``completionMode``, ``podFailurePolicy``, ``b
 tandem with ``parallelism`` (elastic Indexed Jobs, GA). ``parallelism`` and ``suspend`` are mutable.
 
 The pod template is immutable unless the *stored* Job is **safely suspended**: ``spec.suspend`` is
-true and either it never started (no ``status.startTime``) or it has ``Suspended=True`` and no
-active pods. Then (MutableSchedulingDirectivesForSuspendedJobs and MutablePodResourcesForSuspendedJobs,
+true, it has no active pods (``status.active`` 0), and either it never started (no
+``status.startTime``) or it has ``Suspended=True``. (A suspended Job whose ``startTime`` was cleared
+but whose pods are still active may not change its template: measured on kube-apiserver 1.36.2, and
+what Kueue meets when it stops a started Job before the job controller has deleted its pods.) Then (MutableSchedulingDirectivesForSuspendedJobs and MutablePodResourcesForSuspendedJobs,
 beta and on by default since 1.36, with the 1.36.x fix that keeps the never-started case) its labels,
 annotations, nodeSelector, tolerations, schedulingGates and node affinity, and the ``resources`` of
 each container and init container may change; any other change is reported on
@@ -122,11 +124,9 @@ def semantic_equal(a: Any, b: Any) -> bool:
 def template_mutable(old: Mapping[str, Any]) -> bool:
     """Whether the stored Job is safely suspended (module docstring)."""
     spec, status = _dict(old.get("spec")), _dict(old.get("status"))
-    if spec.get("suspend") is not True:
+    if spec.get("suspend") is not True or _int(status.get("active")):
         return False
-    if not status.get("startTime"):
-        return True
-    return is_condition_true(status.get("conditions"), "Suspended") and not _int(status.get("active"))
+    return not status.get("startTime") or is_condition_true(status.get("conditions"), "Suspended")
 
 
 # -- the spec rules (validateJobSpec + ValidateJobSpec) ------------------------------------------------

@@ -1,7 +1,7 @@
 """List continue tokens, in the shape kube-apiserver uses (base64 JSON ``{v, rv, start}``).
 
 A token names the key after which the next page starts and the revision of the first page. Pages
-are read from the live store (not a snapshot at that revision: a documented approximation), and a
+are read at that revision (the store rebuilds it from the table's history), and a
 token whose revision has fallen out of the resource's history window is "compacted": 410 Expired
 with the real message and a fresh token to continue inconsistently, as etcd-backed servers answer.
 """
@@ -9,11 +9,12 @@ with the real message and a fresh token to continue inconsistently, as etcd-back
 from __future__ import annotations
 
 import base64
-import binascii
+import string
 from typing import Any
 
 import orjson
 
+from devcluster.apiserver.decoding import parse_error
 from devcluster.apiserver.errors import StatusError, bad_request, expired
 
 __all__ = ["decode_continue", "encode_continue", "expired_continue", "items_key"]
@@ -37,17 +38,33 @@ def encode_continue(key: tuple[str, str], revision: int) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
+_BASE64_URL = frozenset(string.ascii_letters + string.digits + "-_")
+
+
+def _invalid_token(why: str) -> StatusError:
+    return bad_request(f"invalid continue token: continue key is not valid: {why}")
+
+
 def decode_continue(token: str) -> tuple[tuple[str, str], int]:
-    """(key after which to start, revision of the first page); 400 BadRequest when malformed."""
+    """(key after which to start, revision of the first page); kube's 400 BadRequest when malformed
+    (``illegal base64 data at input byte N`` for a token that is not unpadded base64url)."""
+    bad_byte = next((index for index, char in enumerate(token) if char not in _BASE64_URL), None)
+    if bad_byte is None and len(token) % 4 == 1:
+        bad_byte = len(token) - 1
+    if bad_byte is not None:
+        raise _invalid_token(f"illegal base64 data at input byte {bad_byte}")
+    raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    why = parse_error(raw)
+    if why is not None:
+        raise _invalid_token(why)
     try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         data = orjson.loads(raw)
         start = data["start"].rstrip("\x00")
         revision = int(data["rv"])
         if data.get("v") != "meta.k8s.io/v1":
-            raise ValueError("unknown version")
-    except (binascii.Error, ValueError, KeyError, TypeError, AttributeError, orjson.JSONDecodeError) as exc:
-        raise bad_request(f"continue key is not valid: {exc}") from exc
+            raise ValueError(f"unsupported encoding version: {data.get('v')}")
+    except (ValueError, KeyError, TypeError, AttributeError, orjson.JSONDecodeError) as exc:
+        raise _invalid_token(str(exc)) from exc
     namespace, _, name = start.rpartition("/")
     return (namespace, name), revision
 

@@ -1,4 +1,4 @@
-"""PATCH bodies: JSON merge patch, JSON patch, strategic merge patch and (approximate) apply.
+"""PATCH bodies: JSON merge patch, JSON patch and strategic merge patch.
 
 * Merge patch is RFC 7386 (``shared.merge_patch``, as the controllers' patches are made).
   JSON patch is RFC 6902 via ``jsonpatch``, with the one deviation of
@@ -12,12 +12,12 @@
   :data:`MERGE_KEYS` holds the keys for the fields our kinds use (containers/env/volumes by
   ``name``, ports by ``containerPort``, volumeMounts by ``mountPath``, ownerReferences by ``uid``,
   conditions by ``type``) and lists of scalars with strategy ``merge`` (finalizers) are unioned.
+  Merged lists are ordered as kube orders them: the patch's items in the patch's order, new ones
+  before the live-only items that follow them (so a finalizer added by a patch comes first).
   Directives ``$patch: replace|delete|merge``, ``$deleteFromPrimitiveList/<f>``,
   ``$setElementOrder/<f>`` (honoured as no-op ordering hint) and ``$retainKeys`` (ignored) are read.
   Any other list is replaced, as for a Go field without a patch strategy.
-* Server-side apply is approximated: the applied configuration is merged into the live object
-  (strategic rules for built-ins, merge rules for custom resources) and the field manager is
-  recorded in ``managedFields``; there is no field ownership, so no apply conflicts are reported.
+* Server-side apply is not here: it merges by field types and ownership (:mod:`.managedfields`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 import jsonpatch
+import orjson
 
 from devcluster.apiserver.errors import bad_request, patch_not_applied
 
@@ -34,7 +35,6 @@ __all__ = [
     "apply_json_patch",
     "apply_operations",
     "apply_strategic_merge_patch",
-    "fields_v1",
 ]
 
 #: field name -> merge key ("" = list of scalars merged as a set)
@@ -142,15 +142,58 @@ def _smp_map(original: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any] 
     return result
 
 
+def _smp_identity(item: Any, merge_key: str) -> Any:
+    """What identifies a list item: its merge key's value, or the scalar itself."""
+    if merge_key:
+        return item.get(merge_key) if isinstance(item, dict) else None
+    return orjson.dumps(item)
+
+
+def _smp_order(merged: list[Any], patch: list[Any], original: list[Any], merge_key: str) -> list[Any]:
+    """kube's ``normalizeElementOrder``: the items the patch names keep the patch's order, the
+    others the live order, and the two are interleaved by live position (``mergeSortedSlice``):
+    an item new to the live list goes before the live-only items that follow it."""
+    live = {_smp_identity(item, merge_key): index for index, item in enumerate(original)}
+    in_patch = {_smp_identity(item, merge_key): index for index, item in enumerate(patch)}
+    patched = sorted(
+        (item for item in merged if _smp_identity(item, merge_key) in in_patch),
+        key=lambda item: in_patch[_smp_identity(item, merge_key)],
+    )
+    live_only = sorted(
+        (item for item in merged if _smp_identity(item, merge_key) not in in_patch),
+        key=lambda item: live.get(_smp_identity(item, merge_key), len(live)),
+    )
+    ordered: list[Any] = []
+    left = right = 0
+    while left < len(live_only) or right < len(patched):
+        if right >= len(patched):
+            ordered.append(live_only[left])
+            left += 1
+            continue
+        if left >= len(live_only):
+            ordered.append(patched[right])
+            right += 1
+            continue
+        left_at = live.get(_smp_identity(live_only[left], merge_key))
+        right_at = live.get(_smp_identity(patched[right], merge_key))
+        if left_at is not None and right_at is not None and left_at < right_at:
+            ordered.append(live_only[left])
+            left += 1
+        else:
+            ordered.append(patched[right])
+            right += 1
+    return ordered
+
+
 def _smp_list(original: list[Any], patch: list[Any], merge_key: str) -> list[Any]:
     if any(isinstance(item, dict) and item.get("$patch") == "replace" for item in patch):
         return [item for item in patch if not (isinstance(item, dict) and item.get("$patch") == "replace")]
     if not merge_key:
-        union = list(original)
-        for item in patch:
+        union: list[Any] = []
+        for item in [*original, *patch]:
             if item not in union:
                 union.append(item)
-        return union
+        return _smp_order(union, patch, original, merge_key)
     result = list(original)
     for item in patch:
         if not isinstance(item, dict) or merge_key not in item:
@@ -175,7 +218,8 @@ def _smp_list(original: list[Any], patch: list[Any], merge_key: str) -> list[Any
                 result.pop(index)
             else:
                 result[index] = merged
-    return result
+    kept = [item for item in patch if not (isinstance(item, dict) and item.get("$patch") == "delete")]
+    return _smp_order(result, kept, original, merge_key)
 
 
 def apply_strategic_merge_patch(target: dict[str, Any], patch: Any) -> dict[str, Any]:
@@ -183,18 +227,3 @@ def apply_strategic_merge_patch(target: dict[str, Any], patch: Any) -> dict[str,
         raise bad_request("strategic merge patch must be a JSON object")
     merged = _smp_map(target, patch)
     return merged if merged is not None else {}
-
-
-def fields_v1(obj: Any) -> dict[str, Any]:
-    """A FieldsV1-shaped set of the fields in ``obj`` (lists are owned atomically)."""
-    if not isinstance(obj, dict):
-        return {}
-    out: dict[str, Any] = {}
-    for key, value in obj.items():
-        if key in {"apiVersion", "kind"}:
-            continue
-        if isinstance(value, dict) and value:
-            out[f"f:{key}"] = fields_v1(value)
-        else:
-            out[f"f:{key}"] = {}
-    return out

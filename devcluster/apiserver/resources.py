@@ -41,7 +41,7 @@ class ResourceType:
     builtin: bool = True
     #: whether metadata.generation is maintained (spec changes bump it)
     tracks_generation: bool = False
-    #: ``"subdomain"`` (most kinds) or ``"label"`` (namespaces)
+    #: ``"subdomain"`` (most kinds), ``"label"`` (namespaces) or ``"path"`` (core Events: any path segment)
     name_rule: str = "subdomain"
     #: DELETE answers with the deleted object instead of a Success Status
     returns_deleted_object: bool = False
@@ -49,6 +49,8 @@ class ResourceType:
     selectable_fields: tuple[str, ...] = ()
     #: per-version structural schemas for custom resources (see devcluster.apiserver.crds)
     schemas: dict[str, Any] = field(default_factory=dict)
+    #: custom resources: per-version field types for server-side apply (fieldtypes.LazyFieldTypes)
+    field_types: Any = None
     #: the CRD's uid for custom resources ("" for built-ins)
     crd_uid: str = ""
     #: stored as another resource (group, plural) and converted on the way (events.k8s.io Events)

@@ -10,11 +10,16 @@ Semantics kept from kube-apiserver (each has a conformance test in tests/devclus
 * uid, creationTimestamp and the global resourceVersion are server-owned; ``generateName`` gets a
   random 5-character suffix; a create with ``resourceVersion`` set is rejected.
 * ``metadata.generation`` starts at 1 and increases when anything but metadata and status changes.
-* With a ``status`` subresource, the main endpoint ignores status and ``/status`` ignores everything
-  but status (labels, annotations, finalizers and ownerReferences included).
+* With a ``status`` subresource, the main endpoint ignores status. ``/status`` of a custom resource
+  (or a CRD) ignores everything but status (labels, annotations, finalizers and ownerReferences
+  included); built-in kinds' status strategies only reset the spec, so metadata written through
+  ``/status`` of a Job or Pod is kept (a Pod's ownerReferences excepted).
 * An update whose ``resourceVersion`` is stale is a 409 Conflict; one without resourceVersion, and
   every patch, is retried against the latest object (admission runs again), as GuaranteedUpdate does.
 * A write that changes nothing stores nothing: same resourceVersion, no watch event.
+* Lists are snapshots: ``resourceVersionMatch=Exact`` lists the objects as they were at that
+  revision, and every page of a paginated list is read at the first page's revision (410 Expired
+  once the table's history no longer reaches back that far).
 * Removing the last finalizer of an object being deleted deletes it, in the same write.
 """
 
@@ -36,12 +41,18 @@ from devcluster.apiserver.errors import (
     already_exists,
     bad_request,
     conflict,
+    expired,
     forbidden,
     invalid,
     not_found,
     unsupported_media_type,
 )
-from devcluster.apiserver.managedfields import record_apply, record_update, strip_bookkeeping
+from devcluster.apiserver.managedfields import FieldScope, record_apply, record_update
+from devcluster.apiserver.ownership import (
+    applied_configuration,
+    field_manager_causes,
+    field_scope,
+)
 from devcluster.apiserver.pagination import decode_continue, encode_continue, expired_continue, items_key
 from devcluster.apiserver.patching import apply_json_patch, apply_strategic_merge_patch
 from devcluster.apiserver.resources import ResourceType
@@ -60,6 +71,7 @@ PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 _CR_PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery utilrand: no vowels, no 0/1/3
 _MAX_RETRIES = 8
+_PODS = ("", "pods")
 #: metadata the server alone sets: dropped from a create's body, carried over from the old object on update
 _SERVER_OWNED_METADATA = (
     "uid",
@@ -91,6 +103,11 @@ class WriteOptions:
     dry_run: bool = False
     field_manager: str = ""
     force: bool = False
+    #: ``force`` was given at all (even ``false``): only apply patches accept it
+    force_set: bool = False
+    #: the API group the request came through when it differs from the stored type's
+    #: (``events.k8s.io`` for Events, which validates more strictly than core v1)
+    served_group: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +132,25 @@ def _without(obj: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in keys}
 
 
+def _without_resource_version(obj: dict[str, Any]) -> dict[str, Any]:
+    return {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}}
+
+
+def _set_managed_fields(meta: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+    if entries:
+        meta["managedFields"] = entries
+    else:
+        meta.pop("managedFields", None)
+
+
+def _decode_custom(rtype: ResourceType, version: str, obj: dict[str, Any]) -> None:
+    """Prune and default a custom resource as decoding does, before its fields are attributed."""
+    schema = None if rtype.builtin else rtype.schemas.get(version)
+    if schema is not None:
+        schema.prune(obj)
+        schema.apply_defaults(obj)
+
+
 class Rest:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
@@ -135,7 +171,11 @@ class Rest:
         selector: Selector,
         limit: int,
         continue_token: str,
+        exact_revision: int | None = None,
     ) -> ListPage:
+        """A page of the list as of the store's revision, or of ``exact_revision``
+        (``resourceVersionMatch=Exact``), or of the revision a continue token carries: a past
+        revision is rebuilt from the table's history, so every page of one list is one snapshot."""
         revision = self.store.revision
         start: tuple[str, str] | None = None
         table = self.store.table(rtype.key)
@@ -143,12 +183,19 @@ class Rest:
             start, revision = decode_continue(continue_token)
             if revision < table.floor:  # "compacted": changes since the first page are not all known
                 raise expired_continue(start, self.store.revision)
+        elif exact_revision is not None:
+            if exact_revision < table.floor:
+                raise expired("The resourceVersion for the provided list is too old.")
+            revision = exact_revision
+        objects = table.objects if revision >= self.store.revision else table.objects_at(revision)
         name = selector.field.exact_name() if selector.field is not None else None
         if name is not None and namespace is not None:
-            found = table.objects.get((namespace, name))
+            found = objects.get((namespace, name))
             candidates = [((namespace, name), found)] if found is not None else []
-        else:
+        elif objects is table.objects:
             candidates = table.sorted_items(namespace)
+        else:
+            candidates = sorted((k, v) for k, v in objects.items() if namespace is None or k[0] == namespace)
         matches = selector.matches
         items: list[dict[str, Any]] = []
         token, remaining = "", None
@@ -159,10 +206,11 @@ class Rest:
                 continue
             if limit and len(items) == limit:
                 token = encode_continue(items_key(items[-1]), revision)
-                remaining = sum(1 for _, o in candidates[index:] if matches(o))
+                if selector.empty:  # kube counts only unfiltered lists (etcd's count of the range)
+                    remaining = len(candidates) - index
                 break
             items.append(obj)
-        return ListPage(items=items, revision=self.store.revision, continue_token=token, remaining=remaining)
+        return ListPage(items=items, revision=revision, continue_token=token, remaining=remaining)
 
     # -- create ------------------------------------------------------------------------------------
     async def create(
@@ -174,9 +222,9 @@ class Rest:
         body: Any,
         caller: Caller,
         options: WriteOptions,
-        applied: Any = None,
+        managed_fields: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """``applied`` is set when a server-side apply creates the object (owner of its fields)."""
+        """``managed_fields`` is set when a server-side apply creates the object (already recorded)."""
         obj = self._decode(rtype, version=version, namespace=namespace, body=body)
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
@@ -193,13 +241,13 @@ class Rest:
         defaults.apply_defaults(rtype.key, obj)
         if rtype.has_status and not rtype.builtin:
             obj.pop("status", None)
-        manager = options.field_manager or caller.default_manager
-        meta.pop("managedFields", None)
-        stamp = self.cluster.timestamp()
-        if applied is None:
-            record_update(obj, None, manager=manager, version=version, subresource="", timestamp=stamp)
-        else:
-            record_apply(obj, applied, manager=manager, version=version, subresource="", timestamp=stamp)
+        if managed_fields is None:
+            _decode_custom(rtype, version, obj)
+            sent = meta.pop("managedFields", None)
+            managed_fields = record_update(
+                old=None, new=obj, base=sent, scope=self._scope(rtype, version, "", caller, options)
+            )
+        _set_managed_fields(meta, managed_fields)
         obj = await self._admit("CREATE", rtype, version, namespace, name, obj, None, caller, options, "")
         defaults.drop_empty_metadata(rtype.key, obj)
         meta = obj["metadata"]
@@ -210,7 +258,7 @@ class Rest:
         if rtype.tracks_generation:
             meta["generation"] = 1
         defaults.prepare_create(rtype.key, obj)
-        causes += self._validate_kind(rtype, version, obj, None)
+        causes += self._validate_kind(rtype, version, obj, None, served_group=options.served_group)
         if causes:
             raise invalid(group=rtype.group, kind=rtype.kind, name=name, causes=causes)
         if rtype.key == CRD_KEY:
@@ -264,7 +312,6 @@ class Rest:
                     caller=caller,
                     options=options,
                     subresource=subresource,
-                    operation="Update",
                 )
             except _Stale:
                 if precondition:
@@ -293,31 +340,32 @@ class Rest:
         """
         if patch_type == STRATEGIC_PATCH and not rtype.builtin:
             raise unsupported_media_type(_CR_PATCH_TYPES)
+        causes = field_manager_causes(options.field_manager)
+        if patch_type != APPLY_PATCH and options.force_set:
+            causes.insert(
+                0,
+                Cause("force", "FieldValueForbidden", "Forbidden: may not be specified for non-apply patch"),
+            )
         if patch_type == APPLY_PATCH and not options.field_manager:
-            raise invalid(
-                group="meta.k8s.io",
-                kind="PatchOptions",
-                name="",
-                causes=[field_required("fieldManager", "is required for apply patch")],
+            causes.insert(0, field_required("fieldManager", "is required for apply patch"))
+        if causes:
+            raise invalid(group="meta.k8s.io", kind="PatchOptions", name="", causes=causes)
+        if patch_type == APPLY_PATCH:
+            return await self._apply(
+                rtype,
+                version=version,
+                namespace=namespace,
+                name=name,
+                subresource=subresource,
+                config=patch,
+                caller=caller,
+                options=options,
+                codec=codec,
             )
         for _ in range(_MAX_RETRIES):
             old = self.store.get(rtype.key, (namespace, name))
             if old is None:
-                if patch_type != APPLY_PATCH:
-                    raise not_found(group=rtype.group, plural=rtype.plural, name=name)
-                served = codec.to_storage(patch) if codec is not None and isinstance(patch, dict) else patch
-                applied = self._decode(rtype, version=version, namespace=namespace, body=served)
-                applied["metadata"].setdefault("name", name)
-                obj = await self.create(
-                    rtype,
-                    version=version,
-                    namespace=namespace,
-                    body=applied,
-                    caller=caller,
-                    options=options,
-                    applied=patch,
-                )
-                return obj, True
+                raise not_found(group=rtype.group, plural=rtype.plural, name=name)
             current = copy_object(old)
             current["apiVersion"] = rtype.api_version(version)
             if codec is not None:
@@ -337,8 +385,6 @@ class Rest:
             precondition = new["metadata"].get("resourceVersion")
             if precondition and precondition != old["metadata"]["resourceVersion"]:
                 raise conflict(group=rtype.group, plural=rtype.plural, name=name)
-            if patch_type == APPLY_PATCH:
-                new["metadata"]["managedFields"] = old["metadata"].get("managedFields") or []
             try:
                 obj = await self._write(
                     rtype,
@@ -348,20 +394,112 @@ class Rest:
                     caller=caller,
                     options=options,
                     subresource=subresource,
-                    operation="Apply" if patch_type == APPLY_PATCH else "Update",
-                    applied=patch if patch_type == APPLY_PATCH else None,
                 )
                 return obj, False
             except _Stale:
                 continue
         raise conflict(group=rtype.group, plural=rtype.plural, name=name)
 
+    async def _apply(
+        self,
+        rtype: ResourceType,
+        *,
+        version: str,
+        namespace: str,
+        name: str,
+        subresource: str,
+        config: Any,
+        caller: Caller,
+        options: WriteOptions,
+        codec: Any,
+    ) -> tuple[dict[str, Any], bool]:
+        """Server-side apply (rules in :mod:`.managedfields`); creates the object when it is missing."""
+        config = applied_configuration(rtype, version=version, body=config, codec=codec)
+        meta = config["metadata"]
+        if meta.get("name", name) != name:
+            raise _name_mismatch(meta["name"], name)
+        if rtype.namespaced and meta.get("namespace", namespace) != namespace:
+            raise bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        scope = self._scope(rtype, version, subresource, caller, options)
+        for _ in range(_MAX_RETRIES):
+            old = self.store.get(rtype.key, (namespace, name))
+            if old is None and subresource:
+                raise not_found(group=rtype.group, plural=rtype.plural, name=name)
+            if old is None and meta.get("uid"):
+                raise conflict(
+                    group=rtype.group,
+                    plural=rtype.plural,
+                    name=name,
+                    why=f"uid mismatch: the provided object specified uid {meta['uid']}, "
+                    "and no existing object was found",
+                )
+            precondition = meta.get("resourceVersion")
+            if old is not None and precondition and precondition != old["metadata"]["resourceVersion"]:
+                raise conflict(group=rtype.group, plural=rtype.plural, name=name)
+            if old is not None and meta.get("uid") and meta["uid"] != old["metadata"].get("uid"):
+                immutable = Cause(
+                    "metadata.uid",
+                    "FieldValueInvalid",
+                    f"Invalid value: {orjson.dumps(meta['uid']).decode()}: field is immutable",
+                )
+                # the real server reports it twice (ObjectMeta validated by two layers)
+                raise invalid(group=rtype.group, kind=rtype.kind, name=name, causes=[immutable, immutable])
+            live = None
+            if old is not None:
+                live = {**old, "apiVersion": rtype.api_version(version)}
+            merged, managed_fields, _ = record_apply(
+                live=live, config=config, scope=scope, force=options.force
+            )
+            merged = copy_object(merged)
+            merged.setdefault("metadata", {})["name"] = name
+            if old is None:
+                merged["metadata"].pop("resourceVersion", None)
+                obj = await self.create(
+                    rtype,
+                    version=version,
+                    namespace=namespace,
+                    body=merged,
+                    caller=caller,
+                    options=options,
+                    managed_fields=managed_fields,
+                )
+                return obj, True
+            _set_managed_fields(merged["metadata"], managed_fields)
+            try:
+                obj = await self._write(
+                    rtype,
+                    version=version,
+                    old=old,
+                    new=merged,
+                    caller=caller,
+                    options=options,
+                    subresource=subresource,
+                    managed_fields=managed_fields,
+                )
+                return obj, False
+            except _Stale:
+                continue
+        raise conflict(group=rtype.group, plural=rtype.plural, name=name)
+
+    def _scope(
+        self, rtype: ResourceType, version: str, subresource: str, caller: Caller, options: WriteOptions
+    ) -> FieldScope:
+        return field_scope(
+            rtype,
+            version=version,
+            subresource=subresource,
+            manager=options.field_manager or caller.default_manager,
+            timestamp=self.cluster.timestamp(),
+        )
+
     def _patched(self, rtype: ResourceType, current: dict[str, Any], patch_type: str, patch: Any) -> Any:
         if patch_type == JSON_PATCH:
             return apply_json_patch(current, patch)
         if not isinstance(patch, dict):
             raise bad_request("the patch must be a JSON object")
-        if patch_type == MERGE_PATCH or (patch_type == APPLY_PATCH and not rtype.builtin):
+        if patch_type == MERGE_PATCH:
             return apply_merge_patch(current, patch)
         return apply_strategic_merge_patch(current, patch)
 
@@ -376,9 +514,9 @@ class Rest:
         caller: Caller,
         options: WriteOptions,
         subresource: str,
-        operation: str,
-        applied: Any = None,
+        managed_fields: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
+        """``managed_fields``: already recorded (server-side apply); else this write records an Update."""
         meta, old_meta = new["metadata"], old["metadata"]
         name, namespace = old_meta["name"], old_meta.get("namespace", "")
         if subresource and subresource not in rtype.subresources:
@@ -391,14 +529,33 @@ class Rest:
             if not finalizers:
                 new["spec"].pop("finalizers")
             meta = new["metadata"]
+        elif subresource == "status" and rtype.builtin and rtype.key != CRD_KEY:
+            # built-in status strategies reset only the spec: metadata written here is kept
+            # (Pods also keep their ownerReferences, which old kubelets corrupted)
+            if "spec" in old:
+                new["spec"] = copy_object({"s": old["spec"]})["s"]
+            else:
+                new.pop("spec", None)
+            if rtype.key == _PODS:
+                if "ownerReferences" in old_meta:
+                    meta["ownerReferences"] = old_meta["ownerReferences"]
+                else:
+                    meta.pop("ownerReferences", None)
+            for owned in _SERVER_OWNED_METADATA:
+                if owned in old_meta:
+                    meta[owned] = old_meta[owned]
+                else:
+                    meta.pop(owned, None)
+            if "managedFields" not in meta and old_meta.get("managedFields"):
+                meta["managedFields"] = old_meta["managedFields"]
         elif subresource == "status":
+            # custom resources (and CRDs): only status is taken from a /status write
             status = new.get("status")
             new = {**copy_object(old), "apiVersion": new.get("apiVersion", old.get("apiVersion"))}
             if status is None:
                 new.pop("status", None)
             else:
                 new["status"] = status
-            new["metadata"]["managedFields"] = meta.get("managedFields", old_meta.get("managedFields"))
             meta = new["metadata"]
         else:
             defaults.apply_defaults(rtype.key, new)
@@ -411,14 +568,17 @@ class Rest:
                     meta[owned] = old_meta[owned]
                 else:
                     meta.pop(owned, None)
-            if "managedFields" not in meta and old_meta.get("managedFields"):
-                meta["managedFields"] = old_meta["managedFields"]
-        manager = options.field_manager or caller.default_manager
-        stamp = self.cluster.timestamp()
-        if applied is None:
-            record_update(
-                new, old, manager=manager, version=version, subresource=subresource, timestamp=stamp
+        if managed_fields is None:
+            if subresource != "finalize":
+                _decode_custom(rtype, version, new)
+            sent = meta.pop("managedFields", None)
+            managed_fields = record_update(
+                old=old,
+                new=new,
+                base=None if subresource else sent,
+                scope=self._scope(rtype, version, subresource, caller, options),
             )
+        _set_managed_fields(meta, managed_fields)
         new = await self._admit(
             "UPDATE", rtype, version, namespace, name, new, old, caller, options, subresource
         )
@@ -426,24 +586,21 @@ class Rest:
             raise _Stale
         defaults.drop_empty_metadata(rtype.key, new)
         meta = new["metadata"]
-        if applied is not None:
-            new = record_apply(
-                new, applied, manager=manager, version=version, subresource=subresource, timestamp=stamp
-            )
-            meta = new["metadata"]
         if rtype.tracks_generation and "generation" in old_meta:
             skip = ("metadata", "status") if (rtype.has_status or rtype.builtin) else ("metadata",)
             if _without(new, (*skip, "apiVersion", "kind")) != _without(old, (*skip, "apiVersion", "kind")):
                 meta["generation"] = old_meta["generation"] + 1
         causes = validate_object_meta(meta, namespaced=rtype.namespaced, name_rule=rtype.name_rule, old=old)
-        causes += self._validate_kind(rtype, version, new, old, subresource=subresource)
+        causes += self._validate_kind(
+            rtype, version, new, old, subresource=subresource, served_group=options.served_group
+        )
         if causes:
             raise invalid(group=rtype.group, kind=rtype.kind, name=name, causes=causes)
         if rtype.key == CRD_KEY and subresource != "status":
             new["status"] = crd_status(new, now=self.cluster.clock())
         new["apiVersion"] = old.get("apiVersion", new.get("apiVersion"))
-        if strip_bookkeeping(new) == strip_bookkeeping(old):
-            return old
+        if _without_resource_version(new) == _without_resource_version(old):
+            return old  # nothing changed, managedFields included: nothing is written
         if options.dry_run:
             meta["resourceVersion"] = old_meta["resourceVersion"]
             return new
@@ -464,6 +621,12 @@ class Rest:
                 f"({rtype.api_version(version)})"
             )
         kind = body.get("kind")
+        if kind is None and not rtype.builtin:
+            # built-in kinds are decoded into the endpoint's type; a custom resource is unstructured
+            raise bad_request(
+                f"the object provided is unrecognized (must be of type {rtype.kind}): "
+                f"Object 'Kind' is missing in '{orjson.dumps(body).decode()}'"
+            )
         if kind is not None and kind != rtype.kind:
             raise bad_request(
                 f"the kind in the data ({kind}) does not match the expected kind ({rtype.kind})"
@@ -527,12 +690,15 @@ class Rest:
         old: dict[str, Any] | None,
         *,
         subresource: str = "",
+        served_group: str = "",
     ) -> list[Cause]:
         if not rtype.builtin:
             return validate_custom_resource(rtype, version=version, obj=obj, old=old, subresource=subresource)
         if rtype.key == CRD_KEY:
             return validate_crd(obj)
-        return defaults.validate_kind(rtype.key, obj, old, subresource=subresource)
+        return defaults.validate_kind(
+            rtype.key, obj, old, subresource=subresource, served_group=served_group or rtype.group
+        )
 
     async def _admit(
         self,

@@ -23,7 +23,7 @@ Invariants (each one is a real-server behaviour, not a choice):
   validation.
 * Defaults apply only to absent fields whose parent object exists, recursively (inside array items
   and map values too, and inside a default value just inserted). The real server also defaults on
-  read; defaulting on write is enough for objects only written through the devcluster.
+  read; the devcluster defaults stored objects again when their CRD changes (``Cluster._default_stored``).
 * Causes use apimachinery's field error types and message format exactly
   (``<field>: <Type string>[: <bad value>][: <detail>]``), with kube-openapi's "in body" details:
   ``spec.podSets[0].count: Invalid value: -1: spec.podSets[0].count in body should be greater than or

@@ -5,7 +5,10 @@ Label selectors: ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``, ``k notin (a,b)``,
 also match objects that lack the label; a ``metav1.LabelSelector`` object is matched by
 :func:`label_selector_matches`. Field selectors: ``path=v``, ``path==v``, ``path!=v`` over
 ``metadata.name``, ``metadata.namespace`` and the resource's own selectable fields; any other field
-is a 400 BadRequest "field label not supported", as the real server answers.
+is a 400 BadRequest whose text depends on the kind, as on the real server (:func:`unknown_field_label`):
+``"x" is not a known field selector: only "metadata.name", "metadata.namespace"`` for built-in kinds
+without selectable fields of their own, ``field label "x" not supported for Job`` for batch Jobs,
+``field label not supported: x`` for the other built-in kinds and for custom resources.
 
 Selectors are parsed once per request into predicates; matching is a dict lookup per requirement.
 """
@@ -19,7 +22,14 @@ from typing import Any
 
 from devcluster.apiserver.errors import bad_request
 
-__all__ = ["FieldSelector", "LabelSelector", "Selector", "field_value", "label_selector_matches"]
+__all__ = [
+    "FieldSelector",
+    "LabelSelector",
+    "Selector",
+    "field_value",
+    "label_selector_matches",
+    "unknown_field_label",
+]
 
 _KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
@@ -179,16 +189,35 @@ def _field_requirement(text: str, part: str) -> tuple[str, bool, str]:
     raise bad_request(f"invalid selector: '{text}'; can't understand '{part}'")
 
 
+def unknown_field_label(
+    *, group: str, kind: str, builtin: bool, selectable: tuple[str, ...]
+) -> Callable[[str], str]:
+    """The message kube-apiserver gives for an unknown field label of this kind: the generic
+    ``DefaultMetaV1FieldSelectorConversion`` for built-in kinds that register no field label
+    conversion (no selectable fields of their own), else the kind's conversion function's text."""
+    if builtin and not selectable:
+        return lambda path: (
+            f'"{path}" is not a known field selector: only "metadata.name", "metadata.namespace"'
+        )
+    if builtin and group == "batch":
+        return lambda path: f'field label "{path}" not supported for {kind}'
+    return lambda path: f"field label not supported: {path}"
+
+
 class FieldSelector:
     """A parsed ``fieldSelector`` query parameter, checked against the resource's selectable fields."""
 
-    def __init__(self, text: str, *, allowed: tuple[str, ...]) -> None:
+    def __init__(
+        self, text: str, *, allowed: tuple[str, ...], unknown: Callable[[str], str] | None = None
+    ) -> None:
         self.requirements: list[tuple[str, bool, str]] = []  # (path, equal?, value)
         allowed_set = {"metadata.name", "metadata.namespace", *allowed}
         for part in _split_top_level(text):
             path, equal, value = _field_requirement(text, part)
             if path not in allowed_set:
-                raise bad_request(f"field label not supported: {path}")
+                raise bad_request(
+                    unknown(path) if unknown is not None else f"field label not supported: {path}"
+                )
             self.requirements.append((path, equal, value))
 
     def matches(self, obj: dict[str, Any]) -> bool:
@@ -204,9 +233,16 @@ class FieldSelector:
 class Selector:
     """Label and field selectors together; ``matches`` is the predicate lists and watches apply."""
 
-    def __init__(self, *, labels: str, fields: str, allowed_fields: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        *,
+        labels: str,
+        fields: str,
+        allowed_fields: tuple[str, ...],
+        unknown_field: Callable[[str], str] | None = None,
+    ) -> None:
         self.label = LabelSelector(labels) if labels else None
-        self.field = FieldSelector(fields, allowed=allowed_fields) if fields else None
+        self.field = FieldSelector(fields, allowed=allowed_fields, unknown=unknown_field) if fields else None
         self.matches: Callable[[dict[str, Any]], bool]
         if self.label is None and self.field is None:
             self.matches = _always

@@ -103,6 +103,21 @@ class ResourceTable:
     def events_after(self, revision: int) -> list[StoredEvent]:
         return [event for event in self.history if event.revision > revision]
 
+    def objects_at(self, revision: int) -> dict[ObjectKey, dict[str, Any]]:
+        """The objects as they were at ``revision`` (>= ``floor``): the current ones with every
+        later event undone, newest first (an ADDED removed, a MODIFIED or DELETED put back)."""
+        objects = dict(self.objects)
+        for event in reversed(self.history):
+            if event.revision <= revision:
+                break
+            meta = event.obj["metadata"]
+            key = (meta.get("namespace") or "", meta["name"])
+            if event.prev is None:
+                objects.pop(key, None)
+            else:
+                objects[key] = event.prev
+        return objects
+
     def sorted_items(self, namespace: str | None = None) -> list[tuple[ObjectKey, dict[str, Any]]]:
         """Objects in etcd key order (namespace, then name), optionally one namespace only."""
         if namespace is None:

@@ -11,7 +11,8 @@ What a Table holds, as kube-apiserver builds it (``endpoints/handlers/response.g
   Every column is always sent with its priority: kubectl hides priority > 0 unless ``-o wide``.
 * ``rows``: one per object, ``cells`` in column order, and ``object`` per ``includeObject``:
   ``Metadata`` (the default) a ``PartialObjectMetadata``, ``Object`` the object as served, ``None``
-  null; another value is a 400 ``unrecognized includeObject value: "x"`` (when there is a row).
+  null; another value is a 400 ``Unable to convert to Table as requested: includeObject: Invalid
+  value: "x": must be 'Metadata', 'Object', 'None', or empty``.
 * ``metadata``: the list's ``resourceVersion`` / ``continue`` / ``remainingItemCount``, or the single
   object's ``resourceVersion``.
 
@@ -47,7 +48,7 @@ from devcluster.apiserver.printers import (
 from devcluster.apiserver.resources import ResourceType
 from shared.kube.times import human_duration, parse_time
 
-__all__ = ["INCLUDE_OBJECT", "TableWriter", "negotiate", "printer_for"]
+__all__ = ["INCLUDE_OBJECT", "TableWriter", "acceptable", "negotiate", "printer_for"]
 
 log = logging.getLogger(__name__)
 
@@ -62,12 +63,11 @@ _PLAIN = {
 }
 
 
-def negotiate(accept: str) -> str | None:
-    """The Table apiVersion the Accept header asks for, or None for the plain object.
-
-    Media ranges are taken by quality (stable for equal ones, so the client's order decides among
-    them); a Table of an unknown group/version is skipped like an unsupported media type.
-    """
+def acceptable(accept: str) -> list[tuple[str, dict[str, str]]]:
+    """The plain media ranges of an Accept header (JSON, YAML, protobuf, wildcards) with their
+    parameters (names lower-cased), best first: by quality, then in the client's order (the sort is
+    stable). The first one whose rendering the server knows decides (:func:`negotiate`,
+    ``partial.negotiate_partial``)."""
     ranges: list[tuple[float, int, str, dict[str, str]]] = []
     for index, part in enumerate(accept.split(",")):
         pieces = [piece.strip() for piece in part.split(";")]
@@ -83,14 +83,24 @@ def negotiate(accept: str) -> str | None:
             quality = 1.0
         if quality > 0:
             ranges.append((-quality, index, pieces[0].lower(), params))
-    for _quality, _index, media, params in sorted(ranges):
-        if media not in _PLAIN:
-            continue
+    return [(media, params) for _quality, _index, media, params in sorted(ranges) if media in _PLAIN]
+
+
+def negotiate(accept: str) -> str | None:
+    """The Table apiVersion the Accept header asks for, or None for the plain object.
+
+    A Table of an unknown group/version, like any rendering the server does not know, is skipped
+    like an unsupported media type; a metadata-only one (``partial``) answers with no Table.
+    """
+    for _media, params in acceptable(accept):
         kind = params.get("as")
         if kind is None:
             return None
         if kind == "Table" and params.get("g") == "meta.k8s.io" and params.get("v") in _TABLE_VERSIONS:
             return _TABLE_VERSIONS[params["v"]]
+        metadata_only = kind in ("PartialObjectMetadata", "PartialObjectMetadataList")
+        if metadata_only and params.get("g") == "meta.k8s.io" and params.get("v") in _TABLE_VERSIONS:
+            return None  # ``partial.negotiate_partial`` answers it
     return None
 
 
@@ -193,9 +203,10 @@ class TableWriter:
         clock: Callable[[], datetime],
     ) -> None:
         if include_object not in ("", *INCLUDE_OBJECT):
-            self._bad_include = include_object
-        else:
-            self._bad_include = ""
+            raise bad_request(
+                "Unable to convert to Table as requested: includeObject: Invalid value: "
+                f"\"{include_object}\": must be 'Metadata', 'Object', 'None', or empty"
+            )
         self.printer = printer
         self.api_version = api_version
         self.include_object = include_object or "Metadata"
@@ -204,8 +215,6 @@ class TableWriter:
         self._headers_sent = False
 
     def _row(self, obj: dict[str, Any], now: datetime) -> dict[str, Any]:
-        if self._bad_include:
-            raise bad_request(f'unrecognized includeObject value: "{self._bad_include}"')
         try:
             cells = self.printer.cells(obj, now)
         except (TypeError, ValueError, AttributeError):  # a stored object of an odd shape

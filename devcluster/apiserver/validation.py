@@ -18,6 +18,7 @@ from typing import Any, Final
 import orjson
 
 from devcluster.apiserver.errors import Cause
+from shared.kube import GroupVersionKind
 from shared.validation_k8s import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 
 __all__ = [
@@ -171,18 +172,21 @@ def validate_object_meta(
         if not isinstance(owner_refs, list):
             causes.append(field_invalid("metadata.ownerReferences", owner_refs, "must be a list"))
         else:
-            for index, ref in enumerate(owner_refs):
-                path = f"metadata.ownerReferences[{index}]"
+            for ref in owner_refs:
+                # kube's validateOwnerReference: paths without the index, "version" for apiVersion
+                path = "metadata.ownerReferences"
                 if not isinstance(ref, dict):
                     causes.append(field_invalid(path, ref, "must be an object"))
                     continue
-                for key in ("apiVersion", "kind", "name", "uid"):
+                api_version = str(ref.get("apiVersion") or "")
+                if not GroupVersionKind.from_api_version(api_version, "").version:
+                    causes.append(
+                        field_invalid(f"{path}.apiVersion", api_version, "version must not be empty")
+                    )
+                for key in ("kind", "name", "uid"):
                     if not ref.get(key):
                         causes.append(
-                            field_required(
-                                f"{path}.{key}",
-                                f"{key} must not be empty" if key != "uid" else "uid must not be empty",
-                            )
+                            field_invalid(f"{path}.{key}", str(ref.get(key) or ""), "must not be empty")
                         )
             controllers = sum(1 for ref in owner_refs if isinstance(ref, dict) and ref.get("controller"))
             if controllers > 1:

@@ -7,9 +7,13 @@ event and apiVersion, however many watchers share them.
 
 Semantics follow kube-apiserver's watch cache:
 
-* no ``resourceVersion`` or ``"0"``: synthetic ADDED events for the current objects, then changes;
-  ``sendInitialEvents=true`` additionally ends the initial burst with a BOOKMARK annotated
-  ``k8s.io/initial-events-end: "true"`` (the streaming-list protocol).
+* no ``resourceVersion`` or ``"0"`` (or ``sendInitialEvents=true``): synthetic ADDED events for the
+  current objects, then changes; with ``sendInitialEvents`` and ``allowWatchBookmarks`` the initial
+  burst ends with a BOOKMARK annotated ``k8s.io/initial-events-end: "true"`` (the streaming-list
+  protocol), without bookmarks there is no marker. Known difference: kube 1.36 also sends that
+  marker for a plain watch from the current state with bookmarks; doing so here changed the
+  start-up timing of the devcluster's own clients (tests/e2e/test_readme_tools.py's explain
+  example), so it waits for a closer look.
 * ``resourceVersion=N``: every event after N from the table's history, then live events; when N is
   older than the history window the stream carries one ERROR event with a 410 ``Expired`` Status
   ``too old resource version: N (M)`` and ends, exactly what client-go reflectors expect.
@@ -29,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from devcluster.apiserver.query_options import flag, integer
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.selectors import Selector
 from devcluster.apiserver.store import ADDED, DELETED, MODIFIED, ResourceTable, Store, StoredEvent
@@ -130,13 +135,10 @@ async def stream_watch(
         api_version, convert = served_as
     table: ResourceTable = store.table(rtype.key)
     watcher = Watcher(namespace=namespace, selector=selector)
-    bookmarks = params.get("allowWatchBookmarks") in {"true", "1"}
-    initial_events = params.get("sendInitialEvents") in {"true", "1"}
+    bookmarks = flag(params, "allowWatchBookmarks")
+    initial_events = flag(params, "sendInitialEvents")
     raw_rv = params.get("resourceVersion", "")
-    try:
-        timeout = min(float(params.get("timeoutSeconds") or max_seconds), max_seconds)
-    except ValueError:
-        timeout = max_seconds
+    timeout = min(float(integer(params, "timeoutSeconds") or max_seconds), max_seconds)
     first: list[bytes] = []
     start_rv: int | None = None
     if raw_rv not in {"", "0"} and not initial_events:
@@ -159,7 +161,7 @@ async def stream_watch(
                         first.append(render(ADDED, obj))
                     else:
                         first.append(_added_frame(convert(obj) if convert else obj, api_version))
-            if initial_events:
+            if initial_events and bookmarks:
                 first.append(_bookmark(rtype, api_version, store.revision, initial_end=True))
         else:
             for event in table.events_after(start_rv):

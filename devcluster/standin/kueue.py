@@ -42,12 +42,17 @@ validated exactly like the real controller's):
   deactivates the Workload (``spec.active: false``), whose eviction then reads
   ``DeactivatedDueTo<reason>`` "The workload is deactivated due to <message>" and drops the target.
 
+* **Queues.** ClusterQueue and LocalQueue status as Kueue's queue controllers write it, at the end
+  of each pass (:mod:`.queue_status`); a ClusterQueue whose flavors are missing, that is stopped or
+  being deleted, and a stopped LocalQueue admit nothing (their Workloads: ``QuotaReserved=False``
+  reason ``Suspended`` "ClusterQueue <cq> is inactive" / "LocalQueue <q> is inactive").
+
 * **Events.** Kueue's Workload events (QuotaReserved, Admitted, the pending Warning,
   EvictedDueToDeactivated, EvictedDueToPreempted, Preempted, PreemptedWorkload,
   WorkloadSliceReplaced) with its reporting controllers and messages (:mod:`.workload_events`).
 
-Not modelled: cohorts/borrowing and preemption beyond the ClusterQueue, partial admission, TAS, namespaceSelector and stopPolicy
-of ClusterQueues, requeue backoff. One pass is :meth:`KueueStandin.reconcile_once`: it looks at
+Not modelled: cohorts/borrowing and preemption beyond the ClusterQueue, partial admission, TAS, the
+namespaceSelector of ClusterQueues, the draining of ``HoldAndDrain`` stop policies, requeue backoff. One pass is :meth:`KueueStandin.reconcile_once`: it looks at
 every Workload that is not finished, in queue order. Passes run shortly after a watched change
 (``objects`` / ``wake``, see :mod:`.objects`) and at least every ``poll_interval`` seconds (0.2),
 instead of Kueue's per-object reconciles: simpler, and the same outcome.
@@ -76,6 +81,15 @@ from devcluster.standin.preemption import (
     queue_order,
     usage_of,
 )
+from devcluster.standin.queue_status import (
+    CLUSTER_QUEUES,
+    LOCAL_QUEUES,
+    RESOURCE_FLAVORS,
+    QueueActivity,
+    QueueStatusWriter,
+    cluster_queue_activity,
+    tally_workloads,
+)
 from devcluster.standin.scheduling_stats import count_eviction
 from devcluster.standin.slices import replaced_slice, retire_replaced_slice, slice_key
 from devcluster.standin.workload_events import WorkloadEvents
@@ -94,17 +108,17 @@ from shared.quantity import format_usage, parse_quantity, pod_set_requests
 __all__ = [
     "CLUSTER_QUEUES",
     "LOCAL_QUEUES",
+    "RESOURCE_FLAVORS",
     "WORKLOADS",
     "KueueStandin",
     "start_addons",
 ]
 
 WORKLOADS: Final = Resource(API_GROUP, "v1beta2", "workloads")
-CLUSTER_QUEUES: Final = Resource(API_GROUP, "v1beta2", "clusterqueues")
-LOCAL_QUEUES: Final = Resource(API_GROUP, "v1beta2", "localqueues")
 _DEACTIVATED_MESSAGE: Final = "The workload is deactivated"
 _REACTIVATED_MESSAGE: Final = "The workload was reactivated"
 _BACKOFF_FINISHED: Final = "BackoffFinished"
+_SUSPENDED: Final = "Suspended"  # QuotaReserved=False: the Workload's queue does not admit
 _BACKOFF_FINISHED_MESSAGE: Final = "The workload backoff was finished"
 
 _log = logging.getLogger(__name__)
@@ -158,6 +172,7 @@ class KueueStandin:
         self._missing_queue_reason = missing_queue_reason
         # events are written at the end of the pass, after every admission of it (see .recorder)
         self._events = WorkloadEvents(client=client, clock=clock, deferred=True)
+        self._queue_status = QueueStatusWriter(client=client)
 
     async def run(self) -> None:
         await run_passes(
@@ -187,6 +202,12 @@ class KueueStandin:
             (lq["metadata"].get("namespace", ""), lq["metadata"]["name"]): lq
             for lq in await self._objects.list(LOCAL_QUEUES)
             if lq.get("metadata")
+        }
+        flavors = {
+            f["metadata"]["name"] for f in await self._objects.list(RESOURCE_FLAVORS) if f.get("metadata")
+        }
+        activities = {
+            name: cluster_queue_activity(cq, flavors=flavors) for name, cq in cluster_queues.items()
         }
         # a finished Workload holds no quota and is never looked at again: not even copied
         live = await self._objects.list(
@@ -223,10 +244,16 @@ class KueueStandin:
             if local_queue is None:
                 await self._mark_inadmissible(workload, f"LocalQueue {queue_name} doesn't exist", now)
                 continue
+            if str((local_queue.get("spec") or {}).get("stopPolicy") or "None") != "None":
+                await self._mark_suspended(workload, f"LocalQueue {queue_name} is inactive", now)
+                continue
             cq_name = (local_queue.get("spec") or {}).get("clusterQueue", "")
             cluster_queue = cluster_queues.get(cq_name)
             if cluster_queue is None:
                 await self._mark_inadmissible(workload, f"ClusterQueue {cq_name} doesn't exist", now)
+                continue
+            if not activities[cq_name].active:
+                await self._mark_suspended(workload, f"ClusterQueue {cq_name} is inactive", now)
                 continue
             if cq_name in blocked:
                 continue
@@ -242,6 +269,28 @@ class KueueStandin:
             strict = (cluster_queue.get("spec") or {}).get("queueingStrategy") == "StrictFIFO"
             if not fits and strict:
                 blocked.add(cq_name)
+        await self._write_queue_status(workloads, cluster_queues, local_queues, activities, now)
+
+    async def _write_queue_status(
+        self,
+        workloads: list[dict[str, Any]],
+        cluster_queues: dict[str, dict[str, Any]],
+        local_queues: dict[tuple[str, str], dict[str, Any]],
+        activities: dict[str, QueueActivity],
+        now: datetime,
+    ) -> None:
+        """The queues' counts and usage after this pass's writes (:mod:`.queue_status`)."""
+        by_cluster_queue, by_local_queue = tally_workloads(
+            workloads, local_queues=local_queues, is_pending=self._is_pending
+        )
+        await self._queue_status.sync(
+            cluster_queues=cluster_queues,
+            local_queues=local_queues,
+            activities=activities,
+            by_cluster_queue=by_cluster_queue,
+            by_local_queue=by_local_queue,
+            now=now,
+        )
 
     # --- workload controller -----------------------------------------------------------------------
     async def _workload_controller(
@@ -340,6 +389,14 @@ class KueueStandin:
 
     async def _mark_inadmissible(self, workload: dict[str, Any], message: str, now: datetime) -> None:
         await self._set_not_reserved(workload, self._missing_queue_reason, message, now)
+
+    async def _mark_suspended(self, workload: dict[str, Any], message: str, now: datetime) -> None:
+        """A stopped LocalQueue or an inactive ClusterQueue: Kueue's ``Suspended`` (``Inadmissible``
+        with the legacy reasons)."""
+        legacy = self._missing_queue_reason != Reason.MISCONFIGURED
+        await self._set_not_reserved(
+            workload, self._missing_queue_reason if legacy else _SUSPENDED, message, now
+        )
 
     async def _set_not_reserved(
         self, workload: dict[str, Any], reason: str, message: str, now: datetime
@@ -560,7 +617,7 @@ async def start_addons(
         return objects
 
     if kueue_standin:
-        objects = watched(WORKLOADS, CLUSTER_QUEUES, LOCAL_QUEUES)
+        objects = watched(WORKLOADS, CLUSTER_QUEUES, LOCAL_QUEUES, RESOURCE_FLAVORS)
         standin = KueueStandin(
             client=client,
             clock=clock,

@@ -33,6 +33,7 @@ from shared.constants import (
 from shared.durations import DurationError, format_go_duration, parse_go_duration
 from shared.frameworks.spec import DeclarativeAdapterSpec
 from shared.kube import GroupVersionKind, guess_plural
+from shared.kueue_integrations import KUEUE_INTEGRATIONS
 from shared.labelselector import (
     LabelSelector,
 )
@@ -88,22 +89,10 @@ BUILTIN_FRAMEWORKS: Final[dict[str, GroupVersionKind]] = {
     "tekton.dev/pipelinerun": GroupVersionKind("tekton.dev", "v1", "PipelineRun"),
 }
 #: Framework names Kueue knows and kueue-bridge has no adapter for.
-KUEUE_ONLY_FRAMEWORKS: Final = (
-    "kubeflow.org/mpijob",
-    "ray.io/rayjob",
-    "ray.io/rayservice",
-    "ray.io/raycluster",
-    "kubeflow.org/paddlejob",
-    "kubeflow.org/pytorchjob",
-    "kubeflow.org/tfjob",
-    "kubeflow.org/xgboostjob",
-    "kubeflow.org/jaxjob",
-    "trainer.kubeflow.org/trainjob",
-    "sparkoperator.k8s.io/sparkapplication",
-    "pod",
-    "deployment",
-    "statefulset",
-    "leaderworkerset.x-k8s.io/leaderworkerset",
+KUEUE_ONLY_FRAMEWORKS: Final = tuple(
+    integration.framework
+    for integration in KUEUE_INTEGRATIONS
+    if integration.framework not in BUILTIN_FRAMEWORKS
 )
 DEFAULT_DISPATCHER: Final = MULTIKUEUE_DISPATCHER_ALL_AT_ONCE
 INCREMENTAL_DISPATCHER: Final = MULTIKUEUE_DISPATCHER_INCREMENTAL
@@ -525,6 +514,27 @@ class Configuration(_ConfigModel):
                 continue
             resource = entry.resource or guess_plural(external.kind)
             kinds.setdefault(external, ManagedKind(external, resource, by_kind.get(external), entry.adapter))
+        return list(kinds.values())
+
+    def multikueue_kinds(self) -> list[ManagedKind]:
+        """Every kind ``kueue-bridge multikueue`` syncs to workers, as Kueue's MultiKueue picks them.
+
+        The enabled built-in frameworks, then each ``multiKueue.externalFrameworks`` entry (only with
+        the ``MultiKueueAdaptersForCustomJobs`` gate, on by default): a managed declarative kind keeps
+        its adapter, any other kind is synced generically (``adapter`` and ``builtin`` both ``None``).
+        A managed declarative kind not listed there is not synced.
+        """
+        managed = self.managed_kinds()
+        kinds: dict[GroupVersionKind, ManagedKind] = {
+            kind.gvk: kind for kind in managed if kind.builtin is not None
+        }
+        if self.feature_gate("MultiKueueAdaptersForCustomJobs", default=True):
+            declarative = {kind.gvk: kind for kind in managed if kind.builtin is None}
+            for entry in self.multi_kueue.external_frameworks:
+                gvk = parse_kind_arg(entry.name)
+                if gvk is None or gvk in kinds:
+                    continue
+                kinds[gvk] = declarative.get(gvk) or ManagedKind(gvk, guess_plural(gvk.kind), None, None)
         return list(kinds.values())
 
 

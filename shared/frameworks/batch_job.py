@@ -3,11 +3,15 @@
 Invariants and the reasons for them:
 
 * **Stopping is three writes, resumable.** Kubernetes only lets a Job's template change while it is
-  suspended *and* has no ``status.startTime``, and ``startTime`` lives on the status subresource. So a
-  stop is (1) ``suspend=true`` + annotation ``kueue.x-k8s.io/stopping: "true"``, (2) ``startTime: null``
-  on ``/status``, (3) restore the template + drop the annotation. While the annotation is present the
+  suspended, has no active pods (``status.active`` 0) *and* has no ``status.startTime`` (or a
+  ``Suspended=True`` condition), and ``startTime`` lives on the status subresource. So a stop is
+  (1) ``suspend=true`` + annotation ``kueue.x-k8s.io/stopping: "true"``, (2) ``startTime: null`` on
+  ``/status``, (3) restore the template + drop the annotation. While the annotation is present the
   Job does **not** count as suspended, so after a crash between steps the reconciler calls
-  ``stop_steps`` again and gets the remaining writes.
+  ``stop_steps`` again and gets the remaining writes. Step (3) is planned only once the job
+  controller reports no active pod: kube-apiserver 1.36 refuses it before (Kueue tries, fails and
+  retries; planning it later reaches the same state without refused writes), and the Job's status
+  update that reports the pods gone wakes the reconciler for it.
 * **Pod sets never carry job-controller labels** except ``batch.kubernetes.io/job-name``: the others
   hold the Job's UID, which would make a re-created Job's Workload look different.
 * **Partial admission** (``kueue.x-k8s.io/job-min-parallelism``) is the only way Kueue changes a Job's
@@ -278,7 +282,8 @@ class BatchJobAdapter(SpecManagedBy):
     # --- JobWithCustomStop --------------------------------------------------------------------
 
     def stop_steps(self, infos: Sequence[PodSetInfo]) -> list[StopStep]:
-        """The remaining writes of Kueue's three-step stop, computed on a copy (``obj`` is untouched)."""
+        """The remaining writes of Kueue's three-step stop, computed on a copy (``obj`` is untouched);
+        without the restore while pods are active."""
         working: dict[str, Any] = json_tree_copy(self._obj)
         steps: list[StopStep] = []
         if not BatchJobAdapter(working).is_suspended():
@@ -291,6 +296,8 @@ class BatchJobAdapter(SpecManagedBy):
             step = StopStep({"status": {"startTime": None}}, subresource="status", phase="reset-status")
             working = apply_merge_patch(working, step.merge_patch)
             steps.append(step)
+        if _ACTIVE.get_typed(working, int, default=0) != 0:
+            return steps  # the template may change only once no pod is active (module doc)
         restored = json_tree_copy(working)
         BatchJobAdapter(restored).restore_pod_sets_info(infos)
         annotations = _ANNOTATIONS.get_typed(restored, dict, default={})

@@ -65,6 +65,7 @@ from shared.kube.errors import (
     Unauthorized,
     UnexpectedResponse,
     UnknownKindError,
+    cache_miss_message,
 )
 from shared.kube.events import NORMAL, WARNING, EventRecorder, EventSettings, object_reference
 from shared.kube.gvk import GroupVersionKind, guess_plural, parse_group_version
@@ -162,6 +163,7 @@ __all__ = [
     "WatchEvent",
     "WatchSettings",
     "WorkQueue",
+    "cache_miss_message",
     "configure_logging",
     "current_object_key",
     "current_reconcile_id",

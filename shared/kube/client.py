@@ -64,6 +64,9 @@ from shared.kube.verbs import ResourceVerbs
 __all__ = ["ClientSettings", "KubeClient", "StreamResponse"]
 
 JSON_CONTENT = "application/json"
+#: what a write whose answer is dropped asks for: the object's metadata only (kube-apiserver encodes,
+#: sends and we receive a few hundred bytes instead of the whole object), plain JSON otherwise
+METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json"
 
 
 @dataclass(frozen=True)
@@ -205,8 +208,10 @@ class KubeClient(ResourceVerbs):
     def _url(self, path: str, query: str) -> str:
         return f"{self.server}{path}?{query}" if query else f"{self.server}{path}"
 
-    def _headers(self, content_type: str | None) -> dict[str, str]:
+    def _headers(self, content_type: str | None, *, metadata_only: bool = False) -> dict[str, str]:
         headers = dict(self._base_headers)
+        if metadata_only:
+            headers["Accept"] = METADATA_ONLY
         if content_type is not None:
             headers["Content-Type"] = content_type
         if self._auth is not None:
@@ -230,7 +235,8 @@ class KubeClient(ResourceVerbs):
         if not self._limiter.unlimited:
             await self._wait_for_token()
         url = self._url(path, query)
-        headers = self._headers(content_type)
+        # a write whose answer is dropped asks for metadata only (a list cannot be one: never a GET)
+        headers = self._headers(content_type, metadata_only=not decode and method != "GET")
         started = self.clock.now()
         code = "error"
         try:
@@ -253,6 +259,8 @@ class KubeClient(ResourceVerbs):
             raise api_error_from_response(status_code=status, body=body, headers=response_headers, path=path)
         if not body or not decode:
             return {}
+        if self.metrics is not None:
+            self.metrics.child(self.metrics.decoded_bytes, resource, "response").inc(len(body))
         try:
             return orjson.loads(body)
         except orjson.JSONDecodeError as exc:
@@ -292,7 +300,9 @@ class KubeClient(ResourceVerbs):
         decode: bool = True,
     ) -> Any:
         """One API call with the retry policy; returns the decoded JSON (``{}`` for an empty body, and
-        with ``decode=False``: a caller that drops the answer need not pay for parsing it)."""
+        with ``decode=False``: a caller that drops the answer need not pay for parsing it, and a
+        write then asks for the object's metadata only, ``PartialObjectMetadata``, so the server
+        need not encode nor send the rest)."""
         query = self._query(params) if params else ""
         content = orjson.dumps(body) if body is not None else None
         if content is not None and content_type is None:

@@ -45,7 +45,7 @@ from shared.kube.observability import KubeMetrics, reconcile_context
 from shared.kube.watch import object_key
 from shared.kube.workqueue import QueueShutDown, WorkQueue
 
-__all__ = ["Controller", "Reconciler", "Result"]
+__all__ = ["Controller", "PriorityRule", "Reconciler", "Result"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +73,8 @@ _DONE: Final = Result()
 
 Reconciler = Callable[[str], Awaitable[Result | None]]
 KeyMapper = Callable[[dict[str, Any]], Iterable[str]]
+PriorityRule = Callable[[dict[str, Any], str], int]
+"""The work-queue priority of the reconcile of ``key`` after this change of ``obj`` (0: ordinary)."""
 
 
 def _own_key(obj: dict[str, Any]) -> list[str]:
@@ -122,8 +124,11 @@ class Controller:
             extra={"controller": self.name, "key": key, "reason": getattr(exc, "reason", type(exc).__name__)},
         )
 
-    def watch(self, informer: Informer, *, keys: KeyMapper | None = None) -> None:
-        """Enqueue ``keys(obj)`` (default: the object's own key) for every add/update/delete."""
+    def watch(
+        self, informer: Informer, *, keys: KeyMapper | None = None, priority: PriorityRule | None = None
+    ) -> None:
+        """Enqueue ``keys(obj)`` (default: the object's own key) for every add/update/delete; after an
+        add or update with the work-queue priority ``priority(obj, key)`` when given."""
         mapper = keys or _own_key
         queue = self.queue
 
@@ -131,8 +136,15 @@ class Controller:
             for key in mapper(obj):
                 queue.add(key)
 
+        changed = enqueue
+        if priority is not None:
+
+            def changed(obj: dict[str, Any]) -> None:
+                for key in mapper(obj):
+                    queue.add(key, priority=priority(obj, key))
+
         informer.add_handler(
-            EventHandler(on_add=enqueue, on_update=lambda old, new: enqueue(new), on_delete=enqueue)
+            EventHandler(on_add=changed, on_update=lambda old, new: changed(new), on_delete=enqueue)
         )
         self._informers.append(informer)
 

@@ -58,6 +58,11 @@ class ResourceInfo:
         """``plural`` or ``plural.group``: the metrics label and log name of this resource (per request)."""
         return f"{self.plural}.{self.gvk.group}" if self.gvk.group else self.plural
 
+    def label_for(self, subresource: str | None) -> str:
+        """``resource_label``, with ``/subresource`` when a request goes to one (``workloads.kueue.x-k8s.io/status``):
+        kube-apiserver counts status writes apart from object writes, and so do our metrics."""
+        return f"{self.resource_label}/{subresource}" if subresource else self.resource_label
+
     @cached_property
     def _cluster_collection(self) -> str:
         return f"{self.group_version_path}/{self.plural}"

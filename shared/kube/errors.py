@@ -47,6 +47,7 @@ __all__ = [
     "UnexpectedResponse",
     "UnknownKindError",
     "api_error_from_response",
+    "cache_miss_message",
     "parse_retry_after",
 ]
 
@@ -312,3 +313,12 @@ def _fallback_class(status_code: int) -> type[ApiError]:
     if status_code >= 400:
         return BadRequest
     return ApiError
+
+
+def cache_miss_message(gvk: GroupVersionKind, name: str) -> str:
+    """The NotFound text of controller-runtime's cache reader, which Kueue's reads from its informers
+    return: the *kind* in the resource's place (``Secret "x" not found``,
+    ``MultiKueueConfig.kueue.x-k8s.io "c" not found``), where the API server would say
+    ``secrets "x" not found``."""
+    resource = f"{gvk.kind}.{gvk.group}" if gvk.group else gvk.kind
+    return f'{resource} "{name}" not found'

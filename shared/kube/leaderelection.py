@@ -172,25 +172,43 @@ class LeaderElector:
         return True
 
     async def release(self) -> bool:
-        """Give the lease up (empty holder, 1 s duration) if we hold it."""
+        """Give the lease up (empty holder, 1 s duration) if we hold it.
+
+        A renewal cancelled in flight may have been stored without our knowing its resourceVersion:
+        on a 409 Conflict the Lease is read again and, if still ours, released from what was read.
+        """
         s = self.settings
         lease = self._lease
         if lease is None:
             return False
-        now = format_micro_time(self.clock.wall())
-        spec = dict(lease.get("spec") or {})
-        if spec.get("holderIdentity") != s.identity:
-            return False
-        spec.update({"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": now, "acquireTime": now})
-        try:
-            self._lease = await self.clock.wait_for(
-                self.client.update(LEASE, {**lease, "spec": spec}), s.renew_deadline
+        for _ in range(2):
+            now = format_micro_time(self.clock.wall())
+            spec = dict(lease.get("spec") or {})
+            if spec.get("holderIdentity") != s.identity:
+                return False
+            spec.update(
+                {"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": now, "acquireTime": now}
             )
-        except (KubeError, TimeoutError) as exc:
-            logger.warning("lease release failed", extra={"lease": s.lease_name, "error": str(exc)})
-            return False
-        self._observe(spec)
-        return True
+            try:
+                self._lease = await self.clock.wait_for(
+                    self.client.update(LEASE, {**lease, "spec": spec}), s.renew_deadline
+                )
+            except Conflict:
+                try:
+                    lease = await self.clock.wait_for(
+                        self.client.get(LEASE, s.lease_name, namespace=s.lease_namespace), s.renew_deadline
+                    )
+                except (KubeError, TimeoutError) as exc:
+                    logger.warning("lease release failed", extra={"lease": s.lease_name, "error": str(exc)})
+                    return False
+                continue
+            except (KubeError, TimeoutError) as exc:
+                logger.warning("lease release failed", extra={"lease": s.lease_name, "error": str(exc)})
+                return False
+            self._observe(spec)
+            return True
+        logger.warning("lease release failed", extra={"lease": s.lease_name, "error": "conflict"})
+        return False
 
     # --- loops -----------------------------------------------------------------------------------
 

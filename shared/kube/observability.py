@@ -182,6 +182,13 @@ class KubeMetrics:
             namespace=ns,
             registry=registry,
         )
+        self.decoded_bytes = Counter(
+            "decoded_bytes_total",
+            "Bytes of JSON parsed, by resource and source (response: request answers; watch: watch streams).",
+            ["resource", "source"],
+            namespace=ns,
+            registry=registry,
+        )
         self.watch_events = Counter(
             "watch_events_total",
             "Watch events received by resource and type.",

@@ -29,6 +29,16 @@ from shared.kube.gvk import GroupVersionKind
 __all__ = ["ObjectList", "PatchType", "ResourceVerbs"]
 
 
+def _typed(gvk: GroupVersionKind, body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``body`` with ``apiVersion`` and ``kind`` (the verb's), as client-go's typed clients send
+    them: kube-apiserver refuses a custom resource without ``kind`` (400 "Object 'Kind' is
+    missing"). What the caller set is kept (a mismatch is the server's to refuse)."""
+    if body.get("apiVersion") and body.get("kind"):
+        return body
+    typed = {"apiVersion": body.get("apiVersion") or gvk.api_version, "kind": body.get("kind") or gvk.kind}
+    return {**typed, **{k: v for k, v in body.items() if k not in typed}}
+
+
 class PatchType(StrEnum):
     MERGE = "application/merge-patch+json"
     JSON = "application/json-patch+json"
@@ -99,7 +109,9 @@ class ResourceVerbs:
     ) -> dict[str, Any]:
         info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         path = info.path(namespace=self._namespace(info, namespace), name=name, subresource=subresource)
-        result: dict[str, Any] = await self.request("GET", path, verb="get", resource=info.resource_label)
+        result: dict[str, Any] = await self.request(
+            "GET", path, verb="get", resource=info.label_for(subresource)
+        )
         return result
 
     async def list(
@@ -186,12 +198,24 @@ class ResourceVerbs:
         dry_run: bool = False,
         decode: bool = True,
     ) -> dict[str, Any]:
-        """POST; the created object (``{}`` with ``decode=False``, for callers that drop it)."""
+        """POST; the created object (``{}`` with ``decode=False``, for callers that drop it).
+
+        ``apiVersion`` and ``kind`` are filled in from ``gvk`` when the body has none: kube-apiserver
+        infers them for built-in kinds but refuses a custom resource without its kind.
+        """
         info = self.mapper.cached(gvk) or await self.mapper.resolve(gvk)
         path = info.path(namespace=self._namespace(info, namespace, body))
+        if "kind" not in body or "apiVersion" not in body:
+            body = {"apiVersion": gvk.api_version, "kind": gvk.kind, **body}
         params = self._write_params(field_manager=field_manager, dry_run=dry_run)
         result: dict[str, Any] = await self.request(
-            "POST", path, verb="create", resource=info.resource_label, params=params, body=body, decode=decode
+            "POST",
+            path,
+            verb="create",
+            resource=info.resource_label,
+            params=params,
+            body=_typed(gvk, body),
+            decode=decode,
         )
         return result
 
@@ -217,14 +241,14 @@ class ResourceVerbs:
             raise ValueError(
                 f"{gvk} {name}: metadata.resourceVersion is required for update (use patch for blind writes)"
             )
-        payload = {**body, "metadata": metadata}
+        payload = {**_typed(gvk, body), "metadata": metadata}
         path = info.path(namespace=self._namespace(info, namespace, body), name=name, subresource=subresource)
         params = self._write_params(field_manager=field_manager)
         result: dict[str, Any] = await self.request(
             "PUT",
             path,
             verb="update",
-            resource=info.resource_label,
+            resource=info.label_for(subresource),
             params=params,
             body=payload,
             decode=decode,
@@ -258,8 +282,8 @@ class ResourceVerbs:
         result: dict[str, Any] = await self.request(
             "PATCH",
             path,
-            verb="patch",
-            resource=info.resource_label,
+            verb="apply" if patch_type is PatchType.APPLY else "patch",
+            resource=info.label_for(subresource),
             params=params,
             body=patch,
             content_type=patch_type.value,

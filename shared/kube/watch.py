@@ -297,6 +297,12 @@ class Watch:
         watchdog = _Inactivity(self.clock, self.settings.inactivity_timeout)
         try:
             chunks = stream.chunks().__aiter__()
+            metrics = self.metrics
+            decoded = (
+                metrics.child(metrics.decoded_bytes, self._resource_label, "watch")
+                if metrics is not None
+                else None
+            )
             buffer = b""
             received = False
             while True:
@@ -333,6 +339,8 @@ class Watch:
                     )
                     raise _Restart("disconnect") from exc
                 received = True
+                if decoded is not None:
+                    decoded.inc(len(chunk))
                 buffer += chunk
                 if b"\n" not in buffer:
                     continue

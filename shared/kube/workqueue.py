@@ -10,6 +10,14 @@ Invariants:
 * **Exclusive.** A key handed out by ``get()`` is in ``processing`` until ``done(key)``; adds of a key
   being processed only mark it dirty, and ``done`` re-queues it **once** -- however many adds came in
   meanwhile -- so the latest state is reconciled exactly one more time.
+* **Priorities.** ``add(key, priority=p)`` queues a key in lane ``p``; ``get()`` takes from the
+  highest non-empty lane (FIFO within a lane; ordinary adds are priority 0): a controller puts the
+  reconciles that unblock something waiting (a job whose quota is reserved and unused) before
+  bookkeeping. A key already queued is moved up to a higher lane (never down); one being processed
+  is re-queued there by ``done``. A delayed re-add (``add_after``, ``add_rate_limited``: a retry after
+  a conflict or an error) of a key being processed keeps the priority it was handed out with, so a
+  start that hit a stale read is not retried behind all the bookkeeping. Priorities only order
+  keys: dedup and exclusivity are unchanged.
 * **Delays.** ``add_after`` keeps the earliest pending time per key; ``add_rate_limited`` delays by
   the larger of the key's exponential backoff (``base * 2**failures`` up to ``cap``) and the overall
   token bucket (client-go's ``DefaultControllerRateLimiter``: 5 ms .. 1000 s, 10 qps / 100 burst).
@@ -58,7 +66,14 @@ class WorkQueue(Generic[K]):
         self._metrics = metrics
         self._backoff: ItemExponentialBackoff[K] = backoff or ItemExponentialBackoff()
         self._bucket = bucket or TokenBucket(qps=10.0, burst=100, clock=clock)
-        self._queue: deque[K] = deque()
+        #: priority -> FIFO of keys; lane 0 always exists, ``_order`` lists the lanes highest first
+        self._lanes: dict[int, deque[K]] = {0: deque()}
+        self._order: list[int] = [0]
+        #: keys queued above lane 0, or to be re-queued there when their processing is done
+        self._priority: dict[K, int] = {}
+        #: the priority each key being processed was handed out with, and that of delayed re-adds
+        self._handed: dict[K, int] = {}
+        self._delayed_priority: dict[K, int] = {}
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
         self._queued_at: dict[K, float] = {}
@@ -75,18 +90,35 @@ class WorkQueue(Generic[K]):
 
     # --- adding ----------------------------------------------------------------------------------
 
-    def add(self, key: K) -> None:
-        if self._shutting_down or key in self._dirty:
+    def add(self, key: K, *, priority: int = 0) -> None:
+        if self._shutting_down:
+            return
+        if key in self._dirty:
+            current = self._priority.get(key, 0)
+            if priority > current:
+                self._priority[key] = priority
+                if key not in self._processing:  # queued in a lower lane: move it up
+                    self._lanes[current].remove(key)
+                    self._lane(priority).append(key)
             return
         self._dirty.add(key)
         if self._metrics is not None:
             self._metrics.child(self._metrics.queue_adds, self.name).inc()
+        if priority:
+            self._priority[key] = priority
         if key in self._processing:
             return  # re-queued once by done()
         self._enqueue(key)
 
+    def _lane(self, priority: int) -> deque[K]:
+        lane = self._lanes.get(priority)
+        if lane is None:
+            lane = self._lanes[priority] = deque()
+            self._order = sorted(self._lanes, reverse=True)
+        return lane
+
     def _enqueue(self, key: K) -> None:
-        self._queue.append(key)
+        self._lane(self._priority.get(key, 0)).append(key)
         self._queued_at.setdefault(key, self._clock.now())
         self._set_depth()
         while self._getters:
@@ -95,12 +127,18 @@ class WorkQueue(Generic[K]):
                 getter.set_result(None)
                 break
 
-    def add_after(self, key: K, delay: float) -> None:
+    def add_after(self, key: K, delay: float, *, priority: int | None = None) -> None:
+        """Add ``key`` in ``delay`` seconds, with ``priority`` (default: the one it was handed out
+        with, if it is being processed; else 0)."""
         if self._shutting_down:
             return
+        if priority is None:
+            priority = self._handed.get(key, 0)
         if delay <= 0:
-            self.add(key)
+            self.add(key, priority=priority)
             return
+        if priority > self._delayed_priority.get(key, 0):
+            self._delayed_priority[key] = priority
         ready_at = self._clock.now() + delay
         current = self._waiting.get(key)
         if current is not None and current <= ready_at:
@@ -129,7 +167,7 @@ class WorkQueue(Generic[K]):
                 ready_at, _, key = heapq.heappop(self._heap)
                 if self._waiting.get(key) == ready_at:
                     del self._waiting[key]
-                    self.add(key)
+                    self.add(key, priority=self._delayed_priority.pop(key, 0))
             if not self._heap:
                 self._delay_task = None
                 return
@@ -141,7 +179,7 @@ class WorkQueue(Generic[K]):
 
     async def get(self) -> K:
         """The next key; it is this caller's until ``done(key)``."""
-        while not self._queue:
+        while not len(self):
             if self._shutting_down:
                 raise QueueShutDown(self.name)
             getter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -149,12 +187,13 @@ class WorkQueue(Generic[K]):
             try:
                 await getter
             except asyncio.CancelledError:
-                if getter.done() and not getter.cancelled() and self._queue:
+                if getter.done() and not getter.cancelled() and len(self):
                     self._wake_next()  # pass the wake-up on; we will not take the key
                 raise
         if self._shutting_down:
             raise QueueShutDown(self.name)
-        key = self._queue.popleft()
+        key = next(lane for lane in map(self._lanes.__getitem__, self._order) if lane).popleft()
+        self._handed[key] = self._priority.pop(key, 0)
         self._dirty.discard(key)
         self._processing.add(key)
         self._idle.clear()
@@ -175,6 +214,7 @@ class WorkQueue(Generic[K]):
 
     def done(self, key: K) -> None:
         self._processing.discard(key)
+        self._handed.pop(key, None)
         started = self._started_at.pop(key, None)
         if started is not None and self._metrics is not None:
             self._metrics.child(self._metrics.queue_work_duration, self.name).observe(
@@ -188,7 +228,7 @@ class WorkQueue(Generic[K]):
     # --- state and shutdown ----------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._queue)
+        return sum(map(len, self._lanes.values()))
 
     @property
     def processing(self) -> frozenset[K]:
@@ -205,11 +245,14 @@ class WorkQueue(Generic[K]):
 
     def _set_depth(self) -> None:
         if self._metrics is not None:
-            self._metrics.child(self._metrics.queue_depth, self.name).set(len(self._queue))
+            self._metrics.child(self._metrics.queue_depth, self.name).set(len(self))
 
     def shut_down(self) -> None:
         self._shutting_down = True
-        self._queue.clear()
+        for lane in self._lanes.values():
+            lane.clear()
+        self._priority.clear()
+        self._delayed_priority.clear()
         self._dirty.clear()
         self._waiting.clear()
         self._heap.clear()

@@ -8,7 +8,12 @@
   ``KUEUE_BRIDGE_TEST_KUBECONFIG`` names a kubeconfig (bearer-token user), in which case the same
   tests run against that real cluster; tests that need devcluster-only knobs use the factory and
   are skipped there.
-* ``namespace``: a fresh namespace in the ``kube`` target, deleted afterwards.
+* ``namespace``: a fresh namespace in the ``kube`` target, deleted afterwards. On a real cluster
+  without kube-controller-manager the fixture does what its controllers would do to a new namespace
+  (the ``default`` ServiceAccount, the ``kube-root-ca.crt`` ConfigMap), so tests see what they would
+  see on a full cluster; the devcluster does that itself.
+* ``needs_controller_manager(kube, what)``: skip on a real cluster, naming the controller the test
+  needs (the kit's cluster runs kube-apiserver alone).
 """
 
 from __future__ import annotations
@@ -100,11 +105,57 @@ def kube(request: pytest.FixtureRequest) -> Iterator[KubeTarget]:
     target.close()
 
 
+#: what kube-controller-manager's root-ca-cert-publisher writes on the ConfigMap it creates
+ROOT_CA_DESCRIPTION = (
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal "
+    "endpoints such as the internal service IP or kubernetes.default.svc. No other usage is "
+    "guaranteed across distributions of Kubernetes clusters."
+)
+
+
+def populate_like_the_controllers(kube: KubeTarget, namespace: str) -> None:
+    """What the serviceaccount and root-ca-cert-publisher controllers do to a new namespace.
+
+    Without the ``default`` ServiceAccount kube-apiserver's ServiceAccount admission forbids every Pod.
+    A 409 is fine: a controller may have been quicker.
+    """
+    client = kube.client
+    account = client.post(
+        f"/api/v1/namespaces/{namespace}/serviceaccounts", json={"metadata": {"name": "default"}}
+    )
+    assert account.status_code in (201, 409), account.text
+    root_ca = {
+        "metadata": {
+            "name": "kube-root-ca.crt",
+            "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION},
+        },
+        "data": {"ca.crt": kube.ca_file.read_text()},
+    }
+    published = client.post(f"/api/v1/namespaces/{namespace}/configmaps", json=root_ca)
+    assert published.status_code in (201, 409), published.text
+
+
+def has_controller_manager(kube: KubeTarget) -> bool:
+    """Whether controllers run: the devcluster's own, or kube-controller-manager's (seen by the
+    ``default`` ServiceAccount it gives every namespace, ``default`` included)."""
+    if kube.is_devcluster:
+        return True
+    return kube.client.get("/api/v1/namespaces/default/serviceaccounts/default").status_code == 200
+
+
+def needs_controller_manager(kube: KubeTarget, what: str) -> None:
+    """Skip on a real cluster without kube-controller-manager (the kit runs kube-apiserver alone)."""
+    if not has_controller_manager(kube):
+        pytest.skip(f"needs kube-controller-manager ({what}), which the test cluster does not run")
+
+
 @pytest.fixture
 def namespace(kube: KubeTarget) -> Iterator[str]:
     name = f"conf-{secrets.token_hex(4)}"
     response = kube.client.post("/api/v1/namespaces", json={"metadata": {"name": name}})
     assert response.status_code == 201, response.text
+    if not has_controller_manager(kube):
+        populate_like_the_controllers(kube, name)
     yield name
     kube.client.delete(f"/api/v1/namespaces/{name}")
 

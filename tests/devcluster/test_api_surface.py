@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import secrets
 import ssl
 from pathlib import Path
 
@@ -26,13 +28,79 @@ def test_version_reports_a_kubernetes_version(kube: KubeTarget) -> None:
     assert info["gitVersion"].startswith("v1.")
 
 
-def test_requests_without_a_token_are_unauthorized(kube: KubeTarget) -> None:
-    with httpx.Client(
-        base_url=kube.url, verify=ssl.create_default_context(cafile=str(kube.ca_file))
-    ) as anonymous:
-        response = anonymous.get("/api/v1/namespaces")
+def _client_without_token(kube: KubeTarget, **headers: str) -> httpx.Client:
+    return httpx.Client(
+        base_url=kube.url, verify=ssl.create_default_context(cafile=str(kube.ca_file)), headers=headers
+    )
+
+
+@pytest.mark.parametrize("authorization", ["Bearer not-a-token", "bearer not-a-token"])
+def test_requests_with_an_unknown_token_are_unauthorized(kube: KubeTarget, authorization: str) -> None:
+    with _client_without_token(kube, Authorization=authorization) as stranger:
+        response = stranger.get("/api/v1/namespaces")
     assert response.status_code == 401
-    assert status_of(response)["reason"] == "Unauthorized"
+    assert (status_of(response)["reason"], status_of(response)["message"]) == ("Unauthorized", "Unauthorized")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "message", "details"),
+    [
+        (
+            "GET",
+            "/api/v1/namespaces",
+            'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope',
+            {"kind": "namespaces"},
+        ),
+        (
+            "GET",
+            "/api/v1/namespaces/default/configmaps/x",
+            'configmaps "x" is forbidden: User "system:anonymous" cannot get resource "configmaps" in API group "" in the namespace "default"',
+            {"name": "x", "kind": "configmaps"},
+        ),
+        (
+            "GET",
+            "/apis/batch/v1/namespaces/default/jobs/j/status",
+            'jobs.batch "j" is forbidden: User "system:anonymous" cannot get resource "jobs/status" in API group "batch" in the namespace "default"',
+            {"name": "j", "group": "batch", "kind": "jobs"},
+        ),
+        (
+            "GET",
+            "/apis/batch/v1/watch/jobs",
+            'jobs.batch is forbidden: User "system:anonymous" cannot watch resource "jobs" in API group "batch" at the cluster scope',
+            {"group": "batch", "kind": "jobs"},
+        ),
+        (
+            "DELETE",
+            "/api/v1/namespaces/default/configmaps",
+            'configmaps is forbidden: User "system:anonymous" cannot deletecollection resource "configmaps" in API group "" in the namespace "default"',
+            {"kind": "configmaps"},
+        ),
+        ("GET", "/api", 'forbidden: User "system:anonymous" cannot get path "/api"', {}),
+        (
+            "GET",
+            "/apis/nope.example.com",
+            'forbidden: User "system:anonymous" cannot get path "/apis/nope.example.com"',
+            {},
+        ),
+    ],
+)
+def test_requests_without_credentials_are_anonymous_and_forbidden(
+    kube: KubeTarget, method: str, path: str, message: str, details: dict
+) -> None:
+    """kube-apiserver's default ``--anonymous-auth=true``: no token is ``system:anonymous``, whom
+    RBAC allows nothing here (a 403 naming the request), not a 401."""
+    for headers in ({}, {"Authorization": "Basic eDp5"}, {"Authorization": "Bearer"}):
+        with _client_without_token(kube, **headers) as anonymous:
+            response = anonymous.request(method, path)
+        assert response.status_code == 403, (headers, response.text)
+        body = status_of(response)
+        assert (body["reason"], body["message"], body["details"]) == ("Forbidden", message, details)
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/livez", "/readyz", "/version"])
+def test_health_and_version_are_public(kube: KubeTarget, path: str) -> None:
+    with _client_without_token(kube) as anonymous:
+        assert anonymous.get(path).status_code == 200
 
 
 def test_core_discovery_lists_resources_with_subresources(kube: KubeTarget) -> None:
@@ -67,11 +135,84 @@ def test_group_discovery_lists_every_builtin_group(kube: KubeTarget) -> None:
     assert kube.client.get("/apis/batch").json()["versions"][0]["groupVersion"] == "batch/v1"
 
 
-def test_unknown_paths_are_not_found_statuses(kube: KubeTarget) -> None:
-    for path in ("/apis/nope.example.com/v1", "/apis/batch/v1/frobs", "/api/v2"):
-        response = kube.client.get(path)
-        assert response.status_code == 404, path
-        assert status_of(response)["reason"] == "NotFound"
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/apis/batch/v1/frobs",
+        "/apis/batch/v9",
+        "/apis/batch/v1/namespaces/default/frobs",
+        "/api/v2",
+        "/api/v1/nope",
+        "/api/v1/namespaces/default/configmaps/x/y/z",
+        "/apis/batch/v1/namespaces/default/jobs/x/nope",
+    ],
+)
+def test_unknown_paths_of_builtin_groups_are_not_found_statuses(kube: KubeTarget, path: str) -> None:
+    response = kube.client.get(path)
+    assert response.status_code == 404, path
+    body = status_of(response)
+    assert (body["reason"], body["message"], body["details"]) == (
+        "NotFound",
+        "the server could not find the requested resource",
+        {},
+    )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/apis/nope.example.com",
+        "/apis/nope.example.com/v1",
+        "/apis/nope.example.com/v1/things",
+        "/apis/kueue.x-k8s.io/v9",
+        "/apis/kueue.x-k8s.io/v1beta2/nopes",
+        "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/nopes",
+        "/nope",
+        "/openapi/v9",
+    ],
+)
+def test_paths_outside_builtin_groups_are_plain_text_404(kube: KubeTarget, path: str) -> None:
+    """Unknown groups, and unknown versions or resources of a custom resource group, fall through
+    kube-apiserver's handler chain to Go's ``http.NotFound``: plain text, no Status."""
+    if path.startswith("/apis/kueue.x-k8s.io"):
+        _install_kueue_group_stand_in(kube)
+    response = kube.client.get(path)
+    assert response.status_code == 404, path
+    assert response.headers["content-type"] == "text/plain; charset=utf-8"
+    assert response.text == "404 page not found\n"
+
+
+def _install_kueue_group_stand_in(kube: KubeTarget) -> None:
+    """A CRD in kueue.x-k8s.io (the real cluster has Kueue's; the devcluster gets a small one)."""
+    if kube.client.get("/apis/kueue.x-k8s.io").status_code == 200:
+        return
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "localqueues.kueue.x-k8s.io"},
+        "spec": {
+            "group": "kueue.x-k8s.io",
+            "scope": "Namespaced",
+            "names": {"plural": "localqueues", "singular": "localqueue", "kind": "LocalQueue"},
+            "versions": [
+                {
+                    "name": "v1beta2",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        },
+    }
+    assert (
+        kube.client.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd).status_code
+        == 201
+    )
+    from tests.devcluster.helpers import eventually
+
+    eventually(lambda: kube.client.get("/apis/kueue.x-k8s.io/v1beta2").status_code == 200)
 
 
 def test_initial_namespaces_exist_with_name_label(kube: KubeTarget) -> None:
@@ -141,7 +282,7 @@ def test_job_with_restart_policy_always_is_invalid(kube: KubeTarget, namespace: 
             "/api/v1/namespaces/{ns}/events",
             {
                 "metadata": {"name": "e"},
-                "involvedObject": {"kind": "Job", "name": "j"},
+                "involvedObject": {"kind": "Job", "name": "j", "namespace": "{ns}"},
                 "reason": "Started",
                 "message": "m",
                 "type": "Normal",
@@ -157,7 +298,7 @@ def test_job_with_restart_policy_always_is_invalid(kube: KubeTarget, namespace: 
                 "reportingInstance": "y",
                 "action": "Start",
                 "type": "Normal",
-                "regarding": {"kind": "Job", "name": "j"},
+                "regarding": {"kind": "Job", "name": "j", "namespace": "{ns}"},
             },
         ),
         (
@@ -169,7 +310,7 @@ def test_job_with_restart_policy_always_is_invalid(kube: KubeTarget, namespace: 
 )
 def test_builtin_kinds_round_trip(kube: KubeTarget, namespace: str, path: str, body: dict) -> None:
     url = path.format(ns=namespace)
-    body["metadata"]["name"] = body["metadata"]["name"].format(ns=namespace)
+    body = json.loads(json.dumps(body).replace("{ns}", namespace))
     created = kube.client.post(url, json=body)
     assert created.status_code == 201, created.text
     fetched = kube.client.get(f"{url}/{body['metadata']['name']}")
@@ -266,9 +407,13 @@ def test_subject_access_review_follows_the_static_policy(devcluster_factory) -> 
         assert ask("bob", "list") is False
 
 
-def test_namespaces_get_default_service_account_and_root_ca(kube: KubeTarget, namespace: str) -> None:
+def test_namespaces_get_default_service_account_and_root_ca(kube: KubeTarget) -> None:
+    from tests.devcluster.conftest import needs_controller_manager
     from tests.devcluster.helpers import eventually
 
+    needs_controller_manager(kube, "the serviceaccount and root-ca-cert-publisher controllers")
+    namespace = f"conf-ca-{secrets.token_hex(4)}"  # not the fixture's: it stands in for them
+    assert kube.client.post("/api/v1/namespaces", json={"metadata": {"name": namespace}}).status_code == 201
     eventually(
         lambda: kube.client.get(f"/api/v1/namespaces/{namespace}/serviceaccounts/default").status_code == 200
     )
@@ -277,6 +422,7 @@ def test_namespaces_get_default_service_account_and_root_ca(kube: KubeTarget, na
     )
     assert root_ca.status_code == 200
     assert root_ca.json()["data"]["ca.crt"].startswith("-----BEGIN CERTIFICATE-----")
+    kube.client.delete(f"/api/v1/namespaces/{namespace}")
 
 
 def test_core_and_events_api_events_are_one_resource(kube: KubeTarget, namespace: str) -> None:
@@ -314,7 +460,7 @@ def test_core_and_events_api_events_are_one_resource(kube: KubeTarget, namespace
             "message": "hi",
             "reason": "Created",
             "type": "Normal",
-            "involvedObject": {"kind": "Job", "name": "k"},
+            "involvedObject": {"kind": "Job", "name": "k", "namespace": namespace},
         },
     )
     as_new = kube.client.get(f"{new_url}/from-core").json()
@@ -325,13 +471,24 @@ def test_core_and_events_api_events_are_one_resource(kube: KubeTarget, namespace
     )
     selected = kube.client.get(new_url, params={"fieldSelector": "regarding.name=k"}).json()
     assert [e["metadata"]["name"] for e in selected["items"]] == ["from-core"]
-    patched = kube.client.patch(
+    # what an Event says is immutable through events.k8s.io, not through core v1 (old clients)
+    refused = kube.client.patch(
         f"{new_url}/from-core",
         json={"note": "changed"},
         headers={"content-type": "application/merge-patch+json"},
-    ).json()
-    assert patched["note"] == "changed"
-    assert kube.client.get(f"{core_url}/from-core").json()["message"] == "changed"
+    )
+    assert refused.status_code == 422
+    assert (
+        status_of(refused)["message"]
+        == 'Event "from-core" is invalid: message: Invalid value: "changed": field is immutable'
+    )
+    patched = kube.client.patch(
+        f"{core_url}/from-core",
+        json={"message": "changed"},
+        headers={"content-type": "application/merge-patch+json"},
+    )
+    assert patched.status_code == 200, patched.text
+    assert kube.client.get(f"{new_url}/from-core").json()["note"] == "changed"
 
 
 def test_events_api_watch_serves_converted_objects(kube: KubeTarget, namespace: str) -> None:
@@ -346,7 +503,7 @@ def test_events_api_watch_serves_converted_objects(kube: KubeTarget, namespace: 
             "message": "m",
             "reason": "R",
             "type": "Normal",
-            "involvedObject": {"kind": "Job", "name": "j"},
+            "involvedObject": {"kind": "Job", "name": "j", "namespace": namespace},
         },
     )
     events = watch(

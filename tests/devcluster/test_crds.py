@@ -39,7 +39,8 @@ def real_crds(kube: KubeTarget, shared_dir: Path) -> list[dict[str, Any]]:
                 installed.append(_install(kube, document))
     for crd in installed:
         eventually(functools.partial(_established, kube, crd["metadata"]["name"]))
-    return installed
+    # kube-apiserver's create answer has no conditions yet (its controllers set them just after)
+    return [kube.client.get(f"{CRDS}/{crd['metadata']['name']}").json() for crd in installed]
 
 
 def _create(kube: KubeTarget, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -211,6 +212,13 @@ def test_custom_resource_semantics(kube: KubeTarget, widgets: str) -> None:
     ).json()
     assert status["status"] == {"ready": True}
     assert status["metadata"]["generation"] == 1
+    # a custom resource's /status takes status only: not the spec, not metadata
+    via_status = {**status, "spec": {"size": 9}, "status": {"ready": False}}
+    via_status["metadata"] = {**status["metadata"], "labels": {"via": "status"}}
+    written = kube.client.put(f"{widgets}/w/status", json=via_status)
+    assert written.status_code == 200, written.text
+    assert (written.json()["status"], written.json()["spec"]["size"]) == ({"ready": False}, 1)
+    assert "labels" not in written.json()["metadata"]
     spec = kube.client.patch(
         f"{widgets}/w", json={"spec": {"size": 2}}, headers={"content-type": "application/merge-patch+json"}
     ).json()
@@ -274,3 +282,20 @@ def test_invalid_crd_is_rejected(kube: KubeTarget) -> None:
     crd["metadata"]["name"] = "wrong-name.bad.example.com"
     response = kube.client.post(CRDS, json=crd)
     assert response.status_code == 422
+
+
+@pytest.mark.needs_shared
+def test_a_custom_resource_without_its_kind_is_refused(
+    kube: KubeTarget, namespace: str, real_crds: list[dict[str, Any]]
+) -> None:
+    """kube-apiserver infers the kind of a built-in object from the URL, not a custom resource's."""
+    body = {"metadata": {"name": "no-kind"}, "spec": {}}
+    response = kube.client.post("/apis/kueue.x-k8s.io/v1beta2/resourceflavors", json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["message"].startswith(
+        "the object provided is unrecognized (must be of type ResourceFlavor): Object 'Kind' is missing in '"
+    )
+    built_in = kube.client.post(
+        f"/api/v1/namespaces/{namespace}/configmaps", json={"metadata": {"name": "no-kind"}}
+    )
+    assert built_in.status_code == 201, built_in.text

@@ -199,6 +199,25 @@ def test_a_job_marked_suspended_without_active_pods_may_change_its_template(
         immutable_template_cause(response, name="marked", field="spec.template")
 
 
+def test_a_suspended_job_with_active_pods_keeps_its_template_after_its_start_time_is_cleared(
+    kube: KubeTarget, namespace: str
+) -> None:
+    """Kueue stopping a started Job: suspend, clear ``startTime``; the pods are still being deleted."""
+    create_job(kube.client, namespace, "stopping", suspend=False)
+    running = {"status": {"startTime": NOW, "active": 1}}
+    assert patch_job(kube.client, namespace, "stopping", running, status=True).status_code == 200
+    assert patch_job(kube.client, namespace, "stopping", {"spec": {"suspend": True}}).status_code == 200
+    cleared = {"status": {"startTime": None}}
+    assert patch_job(kube.client, namespace, "stopping", cleared, status=True).status_code == 200
+    change = template_patch(SCHEDULING_CHANGES["nodeSelector"])
+    response = patch_job(kube.client, namespace, "stopping", change)
+    immutable_template_cause(response, name="stopping", field="spec.template")
+    gone = {"status": {"active": 0}}
+    assert patch_job(kube.client, namespace, "stopping", gone, status=True).status_code == 200
+    response = patch_job(kube.client, namespace, "stopping", change)
+    assert response.status_code == 200, response.text
+
+
 # --- the other spec fields ---------------------------------------------------------------------------
 
 INDEXED: dict[str, Any] = {"completionMode": "Indexed", "completions": 2, "parallelism": 2}

@@ -91,36 +91,94 @@ def test_json_patch_replace_of_a_missing_key_adds_it(kube: KubeTarget, namespace
     )
 
 
-def test_strategic_merge_patch_merges_containers_and_env_by_name(kube: KubeTarget, namespace: str) -> None:
+def test_strategic_merge_patch_merges_containers_by_name(kube: KubeTarget, namespace: str) -> None:
     url = f"/api/v1/namespaces/{namespace}/pods"
-    kube.client.post(url, json=_pod("smp"))
-    patch = {
-        "spec": {"containers": [{"name": "one", "image": "busybox:9", "env": [{"name": "Y", "value": "3"}]}]}
+    assert kube.client.post(url, json=_pod("smp")).status_code == 201
+    patch = {"spec": {"containers": [{"name": "two", "image": "busybox:9"}]}}
+    patched = kube.client.patch(f"{url}/smp", json=patch, headers=STRATEGIC)
+    assert patched.status_code == 200, patched.text
+    one, two = patched.json()["spec"]["containers"]
+    assert (one["name"], one["image"], two["name"], two["image"]) == ("one", "busybox:1", "two", "busybox:9")
+    assert one["env"] == [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}]
+
+
+def test_pod_spec_is_immutable_but_for_images_and_a_few_fields(kube: KubeTarget, namespace: str) -> None:
+    url = f"/api/v1/namespaces/{namespace}/pods"
+    assert kube.client.post(url, json=_pod("fixed")).status_code == 201
+    env = {"spec": {"containers": [{"name": "one", "env": [{"name": "Y", "value": "3"}]}]}}
+    refused = kube.client.patch(f"{url}/fixed", json=env, headers=STRATEGIC)
+    assert refused.status_code == 422
+    [cause] = status_of(refused)["details"]["causes"]
+    assert (cause["field"], cause["reason"]) == ("spec", "FieldValueForbidden")
+    assert cause["message"].startswith(
+        "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+        "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions "
+        "to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
+        "previously negative)\n"
+    )
+    removed = kube.client.patch(
+        f"{url}/fixed",
+        json={"spec": {"containers": [{"name": "two", "$patch": "delete"}]}},
+        headers=STRATEGIC,
+    )
+    assert removed.status_code == 422
+    assert status_of(removed)["message"] == (
+        'Pod "fixed" is invalid: spec.containers: Forbidden: pod updates may not add or remove containers'
+    )
+    deadline = kube.client.patch(
+        f"{url}/fixed", json={"spec": {"activeDeadlineSeconds": 5}}, headers=STRATEGIC
+    )
+    assert deadline.status_code == 200, deadline.text
+    assert deadline.json()["spec"]["activeDeadlineSeconds"] == 5
+
+
+def test_strategic_merge_patch_merges_conditions_by_type_in_kubes_order(
+    kube: KubeTarget, namespace: str
+) -> None:
+    url = f"/api/v1/namespaces/{namespace}/pods/cond/status"
+    assert kube.client.post(f"/api/v1/namespaces/{namespace}/pods", json=_pod("cond")).status_code == 201
+    first = {
+        "status": {
+            "conditions": [{"type": "PodScheduled", "status": "False"}, {"type": "Ready", "status": "False"}]
+        }
     }
-    pod = kube.client.patch(f"{url}/smp", json=patch, headers=STRATEGIC).json()
-    one, two = pod["spec"]["containers"]
-    assert (one["name"], one["image"], two["name"]) == ("one", "busybox:9", "two")
-    assert one["env"] == [{"name": "X", "value": "1"}, {"name": "Y", "value": "3"}]
+    assert kube.client.patch(url, json=first, headers=STRATEGIC).status_code == 200
+    second = {
+        "status": {"conditions": [{"type": "Custom", "status": "True"}, {"type": "Ready", "status": "True"}]}
+    }
+    merged = kube.client.patch(url, json=second, headers=STRATEGIC).json()["status"]["conditions"]
+    # the patch's items in its order; a new one goes before the live-only items after it
+    assert [(c["type"], c["status"]) for c in merged] == [
+        ("Custom", "True"),
+        ("PodScheduled", "False"),
+        ("Ready", "True"),
+    ]
+    delete = {"status": {"conditions": [{"type": "PodScheduled", "$patch": "delete"}]}}
+    remaining = kube.client.patch(url, json=delete, headers=STRATEGIC).json()["status"]["conditions"]
+    assert [c["type"] for c in remaining] == ["Custom", "Ready"]
 
 
-def test_strategic_merge_patch_directives(kube: KubeTarget, namespace: str) -> None:
+def test_strategic_merge_patch_replace_directive(kube: KubeTarget, namespace: str) -> None:
     url = f"/api/v1/namespaces/{namespace}/pods"
-    kube.client.post(url, json=_pod("dir"))
-    delete_two = {"spec": {"containers": [{"name": "two", "$patch": "delete"}]}}
-    pod = kube.client.patch(f"{url}/dir", json=delete_two, headers=STRATEGIC).json()
-    assert [c["name"] for c in pod["spec"]["containers"]] == ["one"]
+    assert kube.client.post(url, json=_pod("dir")).status_code == 201
     replace_labels = {"metadata": {"labels": {"$patch": "replace", "only": "this"}}}
     pod = kube.client.patch(f"{url}/dir", json=replace_labels, headers=STRATEGIC).json()
     assert pod["metadata"]["labels"] == {"only": "this"}
 
 
-def test_strategic_merge_patch_unions_finalizers(kube: KubeTarget, namespace: str) -> None:
+def test_strategic_merge_patch_unions_finalizers_new_first(kube: KubeTarget, namespace: str) -> None:
     url = f"/api/v1/namespaces/{namespace}/configmaps"
     kube.client.post(url, json=configmap("f", finalizers=["a.example.com/x"]))
     patched = kube.client.patch(
         f"{url}/f", json={"metadata": {"finalizers": ["b.example.com/y"]}}, headers=STRATEGIC
     ).json()
-    assert patched["metadata"]["finalizers"] == ["a.example.com/x", "b.example.com/y"]
+    assert patched["metadata"]["finalizers"] == ["b.example.com/y", "a.example.com/x"]
+    again = kube.client.patch(
+        f"{url}/f",
+        json={"metadata": {"finalizers": ["a.example.com/x", "c.example.com/z"]}},
+        headers=STRATEGIC,
+    ).json()
+    assert again["metadata"]["finalizers"] == ["b.example.com/y", "a.example.com/x", "c.example.com/z"]
     kube.client.patch(f"{url}/f", json={"metadata": {"finalizers": None}}, headers=MERGE)
 
 

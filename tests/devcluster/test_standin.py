@@ -21,7 +21,14 @@ import yaml
 
 from devcluster.standin.client import ApiClient, Resource
 from devcluster.standin.jobrunner import JOBS, DeclarativeCompletion, JobRunner
-from devcluster.standin.kueue import CLUSTER_QUEUES, LOCAL_QUEUES, WORKLOADS, KueueStandin, start_addons
+from devcluster.standin.kueue import (
+    CLUSTER_QUEUES,
+    LOCAL_QUEUES,
+    RESOURCE_FLAVORS,
+    WORKLOADS,
+    KueueStandin,
+    start_addons,
+)
 
 Key = tuple[str, str, str]
 APPWRAPPERS = Resource("workload.codeflare.dev", "v1beta2", "appwrappers")
@@ -77,6 +84,21 @@ class FakeApi:
     def get(self, resource: Resource, name: str, namespace: str = "") -> dict[str, Any]:
         return self.objects[_key(resource)][(namespace, name)]
 
+    @classmethod
+    def with_flavors(cls, *names: str) -> FakeApi:
+        """A fake API server that has the ResourceFlavors the tests' queues name (Kueue admits only
+        through ClusterQueues whose flavors exist)."""
+        api = cls()
+        for name in names or ("spot", "golden-spot"):
+            flavor = {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "ResourceFlavor",
+                "metadata": {"name": name},
+            }
+            api.put(RESOURCE_FLAVORS, flavor)
+        api._version = 0  # the tests' timestamps count their own objects from 02:34:01
+        return api
+
     def handle(self, request: httpx.Request) -> httpx.Response:
         parts = request.url.path.strip("/").split("/")
         if parts[0] == "api":
@@ -113,6 +135,11 @@ class FakeApi:
                 stored["status"] = body.get("status", {})
             else:
                 stored["spec"] = body.get("spec", {})
+                finalizers = body["metadata"].get("finalizers")
+                if finalizers:
+                    stored["metadata"]["finalizers"] = finalizers
+                else:
+                    stored["metadata"].pop("finalizers", None)
         elif rest[-1] == "status":
             _merge(stored, {"status": body.get("status", {})})
         else:
@@ -124,7 +151,7 @@ class FakeApi:
 
 @pytest.fixture
 def api() -> FakeApi:
-    return FakeApi()
+    return FakeApi.with_flavors()
 
 
 @pytest.fixture

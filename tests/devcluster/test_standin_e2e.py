@@ -59,6 +59,11 @@ async def test_workload_is_admitted_and_job_completes(
         await _create(
             http, "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "e2e"}}
         )
+        await _create(
+            http,
+            f"{KUEUE}/resourceflavors",
+            {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "spot"}},
+        )
         flavor = {
             "name": "spot",
             "resources": [{"name": "cpu", "nominalQuota": 4}, {"name": "memory", "nominalQuota": "4Gi"}],

@@ -35,7 +35,7 @@ from tests.devcluster.test_standin import (
 
 @pytest.fixture
 def api() -> FakeApi:
-    return FakeApi()
+    return FakeApi.with_flavors()
 
 
 @pytest.fixture

@@ -152,7 +152,14 @@ def test_include_object_metadata_object_and_none(kube: KubeTarget, gadgets: str)
     assert bare["object"] is None
     response = kube.client.get(gadgets, params={"includeObject": "All"}, headers={"Accept": KUBECTL_ACCEPT})
     assert response.status_code == 400
-    assert status_of(response)["message"] == 'unrecognized includeObject value: "All"'
+    assert status_of(response)["message"] == (
+        'Unable to convert to Table as requested: includeObject: Invalid value: "All": '
+        "must be 'Metadata', 'Object', 'None', or empty"
+    )
+    empty = kube.client.get(
+        f"{gadgets}?labelSelector=none", params={"includeObject": "All"}, headers={"Accept": KUBECTL_ACCEPT}
+    )
+    assert empty.status_code == 400, "checked before any row is printed"
 
 
 def test_single_get_list_metadata_and_negotiation(kube: KubeTarget, gadgets: str) -> None:

@@ -26,6 +26,7 @@ import yaml
 
 from devcluster.standin.jobrunner import DeclarativeCompletion
 from devcluster.standin.kueue import start_addons
+from devrun.proxy import CuttableProxy
 from multikueue.manager import ManagerOptions, MultiKueueManager
 from reconciler.manager import ReconcilerManager, settings_from_config
 from shared.config import Configuration, parse_config
@@ -114,50 +115,6 @@ def new_job(
         },
         "spec": spec,
     }
-
-
-class CuttableProxy:
-    """A TCP relay to ``target``; ``cut()`` drops every connection and refuses new ones."""
-
-    def __init__(self, target_host: str, target_port: int) -> None:
-        self._target = (target_host, target_port)
-        self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
-        self.port = 0
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def cut(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
-        for writer in list(self._writers):
-            writer.close()
-        self._writers.clear()
-
-    async def restore(self) -> None:
-        await self.start()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            up_reader, up_writer = await asyncio.open_connection(*self._target)
-        except OSError:
-            writer.close()
-            return
-        self._writers |= {writer, up_writer}
-
-        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
-            with contextlib.suppress(OSError, asyncio.CancelledError):
-                while data := await source.read(65536):
-                    sink.write(data)
-                    await sink.drain()
-            sink.close()
-
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
-        self._writers -= {writer, up_writer}
 
 
 @dataclass

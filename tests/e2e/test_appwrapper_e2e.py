@@ -395,8 +395,12 @@ async def test_sigkill_during_the_retry_pause_resumes_at_the_stored_deadline(
     cluster: ThreadedDevCluster, tmp_path: Path
 ) -> None:
     """The ``appwrapper`` process is SIGKILLed while an AppWrapper pauses before its retry; the next
-    process (a new identity, after the dead one's Lease expired) resumes it when the *stored*
-    deadline (Unhealthy's transition + retryPausePeriodDuration) passes, not a fresh pause later."""
+    process (a new identity, after the dead one's Lease expired) resumes it, never before the
+    *stored* deadline (Unhealthy's transition + retryPausePeriodDuration). How late it resumes
+    depends on the Lease takeover (up to its 15 s duration) and on the machine's load, so no upper
+    bound is asserted here; that a new process measures the pause from the stored transition (not
+    afresh) is checked on a fake clock in
+    tests/unit/appwrapper/test_phases.py::test_retry_pause_is_measured_from_the_stored_unhealthy_transition."""
     pause = 10
     annotations = {
         "workload.codeflare.dev.appwrapper/retryLimit": "1",
@@ -434,7 +438,7 @@ async def test_sigkill_during_the_retry_pause_resumes_at_the_stored_deadline(
                         and deployed[0] == "False"
                     )
 
-                paused = await phase_of(client, ns, "crash", pausing, within=30)
+                paused = await phase_of(client, ns, "crash", pausing, within=120)
                 first.kill()
                 assert first.wait() == -9
             second = controller("after-crash")
@@ -446,17 +450,15 @@ async def test_sigkill_during_the_retry_pause_resumes_at_the_stored_deadline(
                     lambda o: (
                         condition(o, "ResourcesDeployed") == ("True", "Resuming", "Reset complete; resuming")
                     ),
-                    within=30,
+                    within=120,  # a safety net: the Lease takeover alone may take its 15 s, or more when loaded
                 )
-                failed = await phase_of(client, ns, "crash", "Failed", within=30)
+                failed = await phase_of(client, ns, "crash", "Failed", within=120)
                 lease = await client.get(LEASE, "kueue-bridge-appwrapper", namespace="kueue-system")
                 assert lease["spec"]["holderIdentity"] == "after-crash"
                 second.terminate()
                 assert second.wait() == 0, second.log()
         waited = (transition(resumed, "ResourcesDeployed") - transition(paused, "Unhealthy")).total_seconds()
-        assert pause <= waited < pause + 3, (
-            f"resumed {waited}s after the failure: the stored pause was not kept"
-        )
+        assert waited >= pause, f"resumed {waited}s after the failure, before the stored {pause}s pause ended"
         assert failed["status"]["resettingCount"] == 1
 
 

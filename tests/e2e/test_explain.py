@@ -269,7 +269,13 @@ async def test_quota_in_use_with_the_reconciler(client: KubeClient) -> None:
         )
     assert explanation.section("Quota").rows == [("cq-quota-flavor", "cpu", "1", "1", "-", "1")]
     assert (
-        fields(explanation, "ClusterQueue")["position"] == "1 of 1 pending (by priority, then creation time)"
+        fields(explanation, "ClusterQueue")["position"]
+        == "1 of 1 pending in the ClusterQueue, 1 of 1 in LocalQueue ex-quota/q"
+    )
+    assert (
+        explanation.section("ClusterQueue")
+        .notes[0]
+        .startswith("position: estimated (Kueue's visibility API is not served) in Kueue's order")
     )
     conditions = {row[0]: row for row in explanation.section("Workload").rows}
     assert conditions["QuotaReserved"][1:3] == ("False", "WaitingForQuota")
@@ -359,13 +365,17 @@ async def test_strict_fifo_position(client: KubeClient) -> None:
         cpu="1",
         cluster_queue_spec={"queueingStrategy": "StrictFIFO"},
     )
-    for name, cpu in (("big", "1"), ("blocked", "1"), ("small", "500m")):
-        await create_workload(client, await client.create(JOB, batch_job(name, namespace="ex-fifo", cpu=cpu)))
+    # created within a second of each other: Kueue breaks equal creation times by UID, so the
+    # priorities pin the order (big, then blocked, then small)
+    for name, cpu, priority in (("big", "1", 2), ("blocked", "1", 1), ("small", "500m", 0)):
+        job = await client.create(JOB, batch_job(name, namespace="ex-fifo", cpu=cpu))
+        await create_workload(client, job, priority=priority)
     await wait_for_verdict(
         client, "big", namespace="ex-fifo", verdict="Admitted: admitted by ClusterQueue cq-fifo"
     )
     explanation = await wait_for_verdict(client, "small", namespace="ex-fifo", verdict="Pending:")
     assert fields(explanation, "ClusterQueue")["position"].startswith("2 of 2 pending")
+    assert "StrictFIFO: the Workloads ahead block this one" in explanation.section("ClusterQueue").notes
 
 
 # --- reserved, admitted, evicted, finished ------------------------------------------------------------

@@ -78,7 +78,7 @@ def dev_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevRun]:
     workdir = tmp_path_factory.mktemp("make-dev")
     command = [sys.executable, "-m", "kueue_bridge.cli", "dev", "--port", "0", "--no-tty", "--exit-when-done"]
     done = subprocess.run(
-        [*command, "--timeout", "60"], cwd=workdir, env=_env(), capture_output=True, text=True, timeout=120
+        [*command, "--timeout", "240"], cwd=workdir, env=_env(), capture_output=True, text=True, timeout=360
     )
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     kubeconfig = workdir / "served.kubeconfig"

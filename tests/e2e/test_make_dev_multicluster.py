@@ -64,12 +64,12 @@ class FleetRun:
 def fleet_run(tmp_path_factory: pytest.TempPathFactory) -> FleetRun:
     workdir = tmp_path_factory.mktemp("dev-multicluster")
     done = subprocess.run(
-        [*COMMAND, "--exit-when-done", "--timeout", "75"],
+        [*COMMAND, "--exit-when-done", "--timeout", "300"],  # a safety net, not a speed bound
         cwd=workdir,
         env=env_for(workdir),
         capture_output=True,
         text=True,
-        timeout=150,
+        timeout=420,
     )
     return FleetRun(workdir, done.returncode, done.stdout, done.stderr)
 

@@ -191,7 +191,7 @@ async def run_watch(
         logs=".dev/<cluster>/logs/",
         workers={"worker-1": cast(KubeClient, FakeClient()), "worker-2": cast(KubeClient, FakeClient())},
     )
-    code = await asyncio.wait_for(watch(session, watched), timeout=10)
+    code = await asyncio.wait_for(watch(session, watched), timeout=120)  # a safety net against a hang
     return code, out.getvalue()
 
 

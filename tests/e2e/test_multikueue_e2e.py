@@ -95,6 +95,19 @@ async def test_dispatch_first_admitted_wins_status_mirrored_and_finish(
         await eventually(cleaned, what="remote objects removed after the finish", within_seconds=30)
 
 
+async def test_the_nomination_is_cleared_once_admitted(devcluster_factory: Any, shared_dir: Path) -> None:
+    async with fleet(devcluster_factory, shared_dir) as f:
+        await f.manager.create(JOB, new_job("hello", run_seconds=60), namespace=NAMESPACE)
+
+        async def ready() -> dict[str, Any] | None:
+            check = await f.check_of("hello")
+            return check if check and check["state"] == "Ready" else None
+
+        await eventually(ready, what="the MultiKueue check Ready", within_seconds=40)
+        local = await f.workload_of("hello")
+        assert local is not None and "nominatedClusterNames" not in local["status"]
+
+
 async def record_workloads(client: Any, seen: list[dict[str, Any]]) -> None:
     """Every version of every Workload in the namespace (a test cannot poll for a transient state)."""
     async for event in Watch(client, WORKLOAD, namespace=NAMESPACE).events():
@@ -485,7 +498,7 @@ async def test_bad_clusters_and_checks_leave_the_good_workers_working(
                 "InsecureKubeConfig",
                 "load client config failed: insecure TLS verification is not allowed for cluster devcluster",
             ),
-            "nosecret": ("False", "BadKubeConfig", 'load client config failed: secrets "absent" not found'),
+            "nosecret": ("False", "BadKubeConfig", 'load client config failed: Secret "absent" not found'),
         }
         for name, wanted in expected.items():
 

@@ -67,17 +67,24 @@ async def test_probes_lease_standby_and_sigterm_handover(
         first = multikueue_process(tmp_path, devcluster, "replica-a")
         second = multikueue_process(tmp_path, devcluster, "replica-b")
         with running_processes(first):
+            # the deadlines here are safety nets: starting a process on a loaded machine takes long
             port = await eventually(
-                lambda: asyncio.sleep(0, first.probe_port()), what="the probe port in the log"
+                lambda: asyncio.sleep(0, first.probe_port()),
+                what="the probe port in the log",
+                within_seconds=120,
             )
-            await eventually(lambda: _holder_is(client, "replica-a"), what="replica-a holding the Lease")
+            await eventually(
+                lambda: _holder_is(client, "replica-a"),
+                what="replica-a holding the Lease",
+                within_seconds=120,
+            )
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
                 assert (await http.get("/healthz")).status_code == 200
 
                 async def ready() -> bool:
                     return (await http.get("/readyz")).status_code == 200
 
-                await eventually(ready, what="/readyz once the caches synced")
+                await eventually(ready, what="/readyz once the caches synced", within_seconds=120)
                 metrics = (await http.get("/metrics")).text
                 assert (
                     'kueue_bridge_leader_election_master_status{name="kueue-bridge-multikueue"} 1.0'
@@ -86,15 +93,20 @@ async def test_probes_lease_standby_and_sigterm_handover(
                 assert "kueue_bridge_rest_client_requests_total" in metrics
             with running_processes(second):
                 await eventually(
-                    lambda: asyncio.sleep(0, second.probe_port()), what="the standby's probe port"
+                    lambda: asyncio.sleep(0, second.probe_port()),
+                    what="the standby's probe port",
+                    within_seconds=120,
                 )
                 assert await lease_holder(client) == "replica-a"
                 first.terminate()
                 assert await asyncio.to_thread(first.wait) == 0
+                # released on the way out: never still held by the process that exited (the standby
+                # may already have taken it); how soon the standby takes it depends on the load
+                assert await lease_holder(client) in ("", "replica-b")
                 await eventually(
                     lambda: _holder_is(client, "replica-b"),
                     what="the standby taking the Lease",
-                    within_seconds=10,
+                    within_seconds=120,
                 )
                 second.terminate()
                 assert await asyncio.to_thread(second.wait) == 0

@@ -1,13 +1,15 @@
-"""The README's ``kueue-bridge explain`` and ``kueue-bridge adapter test`` examples are real output.
+"""The README's ``explain``, ``preflight`` and ``adapter test`` examples are real output.
 
 Each example is a fenced block whose first line is ``$ kueue-bridge ...``; the rest is what the
 command prints. The test recreates the situation the README describes and runs the command:
 
 * ``explain``: the ``make dev`` queues and samples (``examples/dev``) on a devcluster with the Kueue
   stand-in and a real ``kueue-bridge reconciler`` process, created one by one so that ``hello`` and
-  ``pi`` hold the ClusterQueue's 2 CPUs and ``report`` waits. Ages and the hash suffix of Workload
-  names differ from run to run (the hash covers the job's UID), so both are masked, and runs of
+  ``pi`` hold the ClusterQueue's 2 CPUs and ``report`` waits. Ages, the hash suffix of Workload
+  names (the hash covers the job's UID) and the queue position among jobs created in the same
+  second (Kueue breaks that tie by UID) differ from run to run, so they are masked, and runs of
   blanks are compared as one (a longer age widens a column);
+* ``preflight``: in the same situation; only the webhook's port is masked;
 * ``adapter test``: the worked example's configuration and object, compared byte for byte.
 """
 
@@ -25,8 +27,11 @@ import yaml
 
 from bridge_tools.adapter_cli import main as adapter_main
 from bridge_tools.explain_cli import main as explain_main
+from bridge_tools.preflight_cli import main as preflight_main
+from certs import generate_ca
 from devcluster.apiserver import ServerOptions
 from devcluster.server import ThreadedDevCluster
+from devrun.cluster import publish_standin_configuration
 from devrun.samples import apply_queues, crd_files, install_crds, load_manifests
 from shared.config import Configuration, load_config
 from shared.frameworks.registry import gvk_of
@@ -34,6 +39,7 @@ from tests.conftest import REPO_ROOT
 from tests.e2e.conftest import kube_client
 from tests.e2e.explain_support import explained
 from tests.e2e.test_reconciler_support import ReconcilerProcess, running_processes
+from tests.e2e.test_webhook_e2e import issue, readyz, register, running_webhook
 from tests.polling import eventually
 from tests.unit.frameworks.test_readme_example import readme_examples
 
@@ -56,9 +62,25 @@ def examples(command: str) -> list[tuple[list[str], str]]:
 
 
 def masked(text: str) -> list[str]:
+    """Names' hashes and ages masked, spaces collapsed, and each CONDITION table's rows sorted: they
+    are in stored order, which depends on whether the reconciler's PodsReady or the stand-in's
+    QuotaReserved was written first (a race a loaded machine decides either way)."""
     text = re.sub(r"\b((?:job|samplejob)-[a-z0-9.-]+?)-[0-9a-f]{5}\b", r"\1-HASH", text)
     text = re.sub(r"\b\d+(?:h\d+m|h|m\d+s|m|s)\b", "AGE", text)
-    return [" ".join(line.split()) for line in text.splitlines()]
+    # report, train-small and train-large are often created within one second: Kueue then orders
+    # them by UID, so the estimated position among them differs from run to run
+    text = re.sub(
+        r"^(\s*position\s+)\d+ of 3 pending in the ClusterQueue, \d+ of 3",
+        r"\1N of 3 pending in the ClusterQueue, N of 3",
+        text,
+        flags=re.M,
+    )
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    for start, line in enumerate(lines):
+        if line.startswith("CONDITION "):
+            end = next((i for i in range(start + 1, len(lines)) if not lines[i]), len(lines))
+            lines[start + 1 : end] = sorted(lines[start + 1 : end])
+    return lines
 
 
 def run(main: Callable[..., int], argv: list[str]) -> tuple[int, str, str]:
@@ -100,7 +122,7 @@ async def _make_dev_situation(kubeconfig: Path) -> None:
                 explanation.verdict.startswith("Pending: ClusterQueue dev-cluster-queue has 2/2 cpu")
                 and {"QuotaReserved", "PodsReady"} <= conditions
                 and "CreatedWorkload" in events
-                and position.startswith("1 of 3")
+                and " of 3 pending in the ClusterQueue" in position
             )
 
         await eventually(settled, what="report waiting for quota", within_seconds=30)
@@ -110,8 +132,44 @@ def _dev_config() -> Configuration:
     return load_config(EXAMPLES / "config.yaml")
 
 
-def test_readme_explain_example_is_real_output(shared_dir: Path, tmp_path: Path) -> None:
-    [(argv, expected)] = examples("explain")
+async def _as_on_make_dev(
+    kubeconfig: Path, commands: list[tuple[Callable[..., int], list[str]]], cert_dir: Path
+) -> list[tuple[int, str, str]]:
+    """``make dev``'s situation, then the commands, with what ``make dev`` has besides: the Kueue
+    stand-in's published Configuration and the webhook registered (explain's Preflight section,
+    preflight's webhook checks)."""
+    await _make_dev_situation(kubeconfig)
+    ca = generate_ca()
+    issue(cert_dir, ca)
+    async with kube_client(kubeconfig) as client:
+        await publish_standin_configuration(client, config=EXAMPLES / "config.yaml")
+        async with running_webhook(_dev_config(), kubeconfig=kubeconfig, cert_dir=cert_dir) as webhook:
+            url = f"https://127.0.0.1:{webhook.server.port}"
+
+            async def ready() -> bool:
+                return (await readyz(url, ca)).status_code == 200
+
+            await eventually(ready, what="webhook /readyz 200")
+            await register(client, _dev_config(), url=url, ca_pem=ca.cert_pem)
+            results = []
+            for main, argv in commands:
+                # the commands run their own event loop; the in-process webhook needs this one
+                results.append(await asyncio.to_thread(run, main, [*argv, "--kubeconfig", str(kubeconfig)]))
+            return results
+
+
+def _repo_paths(argv: list[str]) -> list[str]:
+    return [str(REPO_ROOT / a) if a.startswith("examples/") else a for a in argv]
+
+
+def masked_preflight(text: str) -> list[str]:
+    text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text)
+    return [" ".join(line.split()) for line in text.splitlines()]
+
+
+def test_readme_explain_and_preflight_examples_are_real_output(shared_dir: Path, tmp_path: Path) -> None:
+    [(explain_argv, explain_expected)] = examples("explain")
+    [(preflight_argv, preflight_expected)] = examples("preflight")
     cluster = ThreadedDevCluster(options=ServerOptions(kueue_standin=True)).start()
     try:
         reconciler = ReconcilerProcess(
@@ -121,14 +179,22 @@ def test_readme_explain_example_is_real_output(shared_dir: Path, tmp_path: Path)
             log_path=tmp_path / "reconciler.log",
         )
         with running_processes(reconciler):
-            asyncio.run(_make_dev_situation(cluster.kubeconfig_path))
-            argv = [str(REPO_ROOT / a) if a.startswith("examples/") else a for a in argv]
-            code, out, err = run(explain_main, [*argv, "--kubeconfig", str(cluster.kubeconfig_path)])
+            commands = [
+                (explain_main, _repo_paths(explain_argv)),
+                (preflight_main, _repo_paths(preflight_argv)),
+            ]
+            (code, out, err), (preflight_code, preflight_out, preflight_err) = asyncio.run(
+                _as_on_make_dev(cluster.kubeconfig_path, commands, tmp_path / "certs")
+            )
     finally:
         cluster.stop()
     assert (code, err) == (0, "")
-    assert masked(out) == masked(expected), (
+    assert masked(out) == masked(explain_expected), (
         f"the README's explain example is stale; the command printed:\n{out}"
+    )
+    assert (preflight_code, preflight_err) == (0, "")
+    assert masked_preflight(preflight_out) == masked_preflight(preflight_expected), (
+        f"the README's preflight example is stale; the command printed:\n{preflight_out}"
     )
 
 

@@ -78,7 +78,9 @@ async def test_standby_takes_over_after_the_leader_is_killed(
                     return await lease_holder(client) == "replica-b"
 
                 await eventually(
-                    held_by_second, what="replica-b to take the Lease over", within_seconds=4 * LEASE_SECONDS
+                    held_by_second,
+                    what="replica-b to take the Lease over",
+                    within_seconds=60,  # a safety net: the take-over time is printed, not asserted
                 )
                 print(f"take-over {loop.time() - killed_at:.2f}s after SIGKILL (lease {LEASE_SECONDS}s)")
 

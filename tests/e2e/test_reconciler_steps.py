@@ -178,8 +178,9 @@ async def test_preemption_stops_a_started_job_in_the_order_kube_apiserver_accept
     cluster: ThreadedDevCluster, ns: str
 ) -> None:
     """As above, but the job controller had started the Job (``status.startTime``, an active pod):
-    kube-apiserver then refuses any template change until the Job is suspended *and* has no
-    ``startTime`` (or ``Suspended=True`` with no active pods), so the stop must go in that order."""
+    kube-apiserver then refuses any template change until the Job is suspended, has no active pod
+    *and* has no ``startTime`` (or ``Suspended=True``), so the stop must go in that order, the
+    restore once the job controller reports the pod gone."""
     async with kube_client(cluster.kubeconfig_path) as client:
         await client.create(JOB, user_job(ns), namespace=ns)
         async with running_reconciler(client, RecordedEvents()):
@@ -191,6 +192,13 @@ async def test_preemption_stops_a_started_job_in_the_order_kube_apiserver_accept
                 namespace=ns,
             )
             await write_eviction(client, workload, reason="Preempted", message="Preempted")
+
+            def held(job: dict[str, Any]) -> bool:
+                return job["spec"]["suspend"] is True and "startTime" not in job["status"]
+
+            job = await job_where(client, ns, held, what="the started job suspended, startTime cleared")
+            assert job["metadata"]["annotations"][STOPPING_ANNOTATION] == "true", "the restore waits"
+            await client.patch_status(JOB, "sample", {"status": {"active": 0, "ready": 0}}, namespace=ns)
             job = await job_where(
                 client, ns, stopped_and_restored, what="the started job stopped and restored"
             )

@@ -2,7 +2,7 @@
 
 Our webhook (``webhook.runtime.build_webhook``, the wiring ``kueue-bridge webhook`` runs) serves on
 a free 127.0.0.1 port with a certificate from ``certs``; its informers watch the devcluster. The
-Mutating/ValidatingWebhookConfigurations are rendered by ``webhook.manifests`` (url form) with the
+Mutating/ValidatingWebhookConfigurations are rendered by ``shared.webhook_configurations`` (url form) with the
 CA injected as ``caBundle``; every assertion is made through the API server.
 """
 
@@ -37,6 +37,7 @@ from shared.kube import (
     WatchSettings,
     static_connection,
 )
+from shared.webhook_configurations import render_webhook_configurations
 from tests.e2e.conftest import eventually, install_crds, kube_client
 from webhook.informer_lookups import (
     ADMISSION_CHECK_GVK,
@@ -44,7 +45,6 @@ from webhook.informer_lookups import (
     LOCAL_QUEUE_GVK,
     NAMESPACE_GVK,
 )
-from webhook.manifests import render_webhook_configurations
 from webhook.registration import register_webhook_configurations
 from webhook.runtime import WebhookProcess, build_webhook
 from webhook.wiring import settings_from_config

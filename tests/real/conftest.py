@@ -6,13 +6,18 @@ folder out of every other pytest run. Fixtures:
 
 * ``kueue_version``: each Kueue version of ``KUEUE_BRIDGE_REAL_KUEUE_VERSIONS`` in turn (session
   parameter, so every test runs once per version and each version's clusters start once);
-* ``start_real_cluster``: ``start(name, kueue_mode=..., ...)`` -> a started :class:`RealCluster`,
+* ``start_real_cluster``: ``start(name, kueue_mode=..., apply_kueue_crds=..., ...)`` -> a started :class:`RealCluster`,
   stopped at the end of the session (Kueue before its apiserver);
 * ``bridge``: one cluster per Kueue version with real Kueue in external-framework mode (Kueue
-  schedules; the kinds of ``examples/dev/config.yaml`` are its ``externalFrameworks``) and our
-  webhook, reconciler and AppWrapper controller running as ``kueue-bridge`` processes, started the
-  way ``make dev`` starts them (``devrun.cluster.start_components``);
-* ``namespace``: a fresh namespace with the ``default`` ServiceAccount, per test, in ``bridge``.
+  schedules; the kinds of ``tests/real/bridge-config.yaml`` are its ``externalFrameworks``: batch
+  Jobs, AppWrappers and the tests' JobSet-shaped ``JobGroup`` CRD, ``crds/jobgroup.yaml``, through a
+  declarative adapter) and our webhook, reconciler and AppWrapper controller running as
+  ``kueue-bridge`` processes, started the way ``make dev`` starts them
+  (``devrun.cluster.start_components``);
+* ``namespace``: a fresh namespace with the ``default`` ServiceAccount, per test, in ``bridge``;
+* ``dev_twin``: one devcluster for the session, started as ``make dev`` starts it (Kueue stand-in,
+  job runner) with the same configuration and components as ``bridge``, for the tests that run the
+  same steps on both and compare what Kueue's own client (kueuectl) shows.
 
 Every async test and fixture here runs on the session's event loop: the component processes are
 children of that loop.
@@ -28,12 +33,11 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_asyncio
 
-from devrun.cluster import ClusterRun, Session, start_components
+from devrun.cluster import ClusterRun, Session, start_cluster, start_components
 from devrun.components import ComponentProcess
 from devrun.real_cluster import KUEUE_VERSIONS, Kit, KueueMode, RealCluster, find_kit
 from devrun.samples import EXAMPLES_DIR
@@ -41,7 +45,7 @@ from shared.config import load_config
 from shared.kube import GroupVersionKind, KubeClient, load_kubeconfig
 from tests.e2e.conftest import install_crds, wait_served
 
-__all__ = ["NAMESPACE_GVK", "Bridge", "job_status_succeeded"]
+__all__ = ["JOBGROUP", "NAMESPACE_GVK", "SERVICE_ACCOUNT_GVK", "Bridge", "DevTwin"]
 
 REAL_ROOT = os.environ.get("KUEUE_BRIDGE_REAL_ROOT")
 VERSIONS = [
@@ -49,14 +53,16 @@ VERSIONS = [
 ]
 NAMESPACE_GVK = GroupVersionKind("", "v1", "Namespace")
 SERVICE_ACCOUNT_GVK = GroupVersionKind("", "v1", "ServiceAccount")
-BRIDGE_CONFIG = EXAMPLES_DIR / "config.yaml"
+HERE = Path(__file__).resolve().parent
+BRIDGE_CONFIG = HERE / "bridge-config.yaml"
+JOBGROUP_CRD = HERE / "crds" / "jobgroup.yaml"
+JOBGROUP = GroupVersionKind("e2e.kueue-bridge.dev", "v1alpha1", "JobGroup")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # A session-wide hook: it sees every item of the run, so it touches only this folder's tests.
-    here = Path(__file__).parent
+    """tests/real's async tests on the session's loop (a conftest's hook sees every item of the run)."""
     for item in items:
-        if pytest_asyncio.is_async_test(item) and here in item.path.parents:
+        if item.path.is_relative_to(HERE) and pytest_asyncio.is_async_test(item):
             item.add_marker(pytest.mark.asyncio(loop_scope="session"), append=False)
 
 
@@ -92,6 +98,7 @@ def start_real_cluster(kit: Kit, real_root: Path) -> Iterator[Callable[..., Real
         watch_cache: bool = True,
         kueue_config_extra: str | None = None,
         external_frameworks: tuple[str, ...] | None = None,
+        apply_kueue_crds: bool = True,
     ) -> RealCluster:
         cluster = RealCluster(
             kit=kit,
@@ -101,7 +108,7 @@ def start_real_cluster(kit: Kit, real_root: Path) -> Iterator[Callable[..., Real
             watch_cache=watch_cache,
         )
         started.append(cluster)
-        cluster.start_apiserver()
+        cluster.start_apiserver(apply_kueue_crds=apply_kueue_crds)
         if kueue_mode is not None:
             cluster.start_kueue(
                 mode=kueue_mode, config_extra=kueue_config_extra, external_frameworks=external_frameworks
@@ -147,6 +154,8 @@ class Bridge:
 def _shared_crds(shared_dir: Path) -> list[Path]:
     return [
         *sorted((shared_dir / "crds" / "appwrapper").glob("*.yaml")),
+        JOBGROUP_CRD,
+        # not a managed kind here: an object of a CRD an AppWrapper may wrap (test_appwrapper_ownership)
         EXAMPLES_DIR / "crds" / "samplejob.yaml",
     ]
 
@@ -170,6 +179,7 @@ async def bridge(
             [
                 GroupVersionKind("workload.codeflare.dev", "v1beta2", "AppWrapper"),
                 GroupVersionKind("samples.kueue-bridge.dev", "v1alpha1", "SampleJob"),
+                JOBGROUP,
             ],
         )
         session = Session(
@@ -193,10 +203,28 @@ async def namespace(bridge: Bridge) -> AsyncIterator[str]:
     # No namespace controller here: the namespace would stay Terminating; the cluster is swept anyway.
 
 
-def job_status_succeeded(*, now: str) -> dict[str, Any]:
-    """A batch Job's status as the job controller of 1.36 writes it when the Job succeeds (no kubelet here)."""
-    conditions = [
-        {"type": kind, "status": "True", "lastTransitionTime": now, "lastProbeTime": now}
-        for kind in ("SuccessCriteriaMet", "Complete")
-    ]
-    return {"startTime": now, "completionTime": now, "succeeded": 1, "conditions": conditions}
+@dataclass
+class DevTwin:
+    """A devcluster run the ``make dev`` way, with the components and configuration of ``bridge``."""
+
+    run: ClusterRun
+
+    @property
+    def client(self) -> KubeClient:
+        return self.run.client
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.run.kubeconfig
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def dev_twin(real_root: Path) -> AsyncIterator[DevTwin]:
+    state = real_root / f"dev-twin-{secrets.token_hex(3)}"
+    session = Session(args=argparse.Namespace(start_timeout=90.0), out=sys.stdout, state=state, components=[])
+    async with contextlib.AsyncExitStack() as stack:
+        run = await start_cluster(session, stack, name="devcluster", state=state, port=0)
+        await install_crds(run.client, [JOBGROUP_CRD])
+        await wait_served(run.client, [JOBGROUP])
+        await start_components(session, stack, run, source=BRIDGE_CONFIG)
+        yield DevTwin(run=run)

@@ -16,7 +16,7 @@ from shared.constants import QUEUE_LABEL
 from shared.kube import GroupVersionKind, KubeClient, NotFound
 from tests.polling import eventually
 from tests.real.conftest import Bridge
-from tests.real.test_batch_job import JOB, queues
+from tests.real.support import JOB, apply_queues
 
 APPWRAPPER = GroupVersionKind("workload.codeflare.dev", "v1beta2", "AppWrapper")
 CONFIG_MAP = GroupVersionKind("", "v1", "ConfigMap")
@@ -61,7 +61,7 @@ async def test_a_same_named_object_of_someone_else_survives_the_failure_and_the_
     bridge: Bridge, namespace: str, kind: str
 ) -> None:
     client = bridge.client
-    await queues(bridge, namespace)
+    await apply_queues(client, namespace)
     gvk, users = _users_object(kind)
     before = await client.create(gvk, users, namespace=namespace)
     wrapped_job = {

@@ -128,11 +128,6 @@ async def test_server_side_apply_creates_then_merges_and_records_the_manager(
     assert {"one", "two"} <= managers
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="devcluster difference: server-side apply has no field ownership, so a second manager "
-    "changing a field owned by another gets 200 instead of 409 Conflict (devcluster/apiserver/patching.py)",
-)
 async def test_server_side_apply_conflict_without_force(client: KubeClient, namespace: str) -> None:
     await client.apply(
         CONFIGMAP, {"metadata": {"name": "c"}, "data": {"a": "1"}}, field_manager="one", namespace=namespace

@@ -333,8 +333,9 @@ def test_restore_keeps_the_live_job_controller_labels() -> None:
 # --- Stop (three steps) --------------------------------------------------------------------------
 
 
-def running_job() -> tuple[dict[str, Any], PodSetInfo]:
-    job = make_job(parallelism=2, status={"startTime": "2026-01-01T00:00:00Z", "active": 2})
+def running_job(*, active: int = 0) -> tuple[dict[str, Any], PodSetInfo]:
+    """A started Job (its pods already gone unless ``active``) with the admission merged in."""
+    job = make_job(parallelism=2, status={"startTime": "2026-01-01T00:00:00Z", "active": active})
     job["spec"]["suspend"] = True
     stored = restore_info_for(job)
     BatchJobAdapter(job).run_with_pod_sets_info([admission_info()])
@@ -361,6 +362,24 @@ def test_stop_steps_are_suspend_then_clear_start_time_then_restore() -> None:
     assert "startTime" not in job["status"]
     assert job["spec"]["template"]["metadata"]["labels"] == {"app": "sample"}
     assert BatchJobAdapter(job).stop_steps([stored]) == []
+
+
+def test_the_restore_waits_until_no_pod_is_active() -> None:
+    """kube-apiserver 1.36 refuses a template change while ``status.active`` > 0 (measured)."""
+    job, stored = running_job(active=2)
+    steps = BatchJobAdapter(job).stop_steps([stored])
+    assert [step.phase for step in steps] == ["suspend", "reset-status"]
+    for step in steps:
+        job = apply_merge_patch(job, step.merge_patch)
+    assert BatchJobAdapter(job).is_suspended() is False, "the stopping mark stays until the restore"
+    assert [step.phase for step in BatchJobAdapter(job).stop_steps([stored])] == ["suspend"]
+    job["status"]["active"] = 0
+    steps = BatchJobAdapter(job).stop_steps([stored])
+    assert [step.phase for step in steps] == ["suspend", "restore"]
+    for step in steps:
+        job = apply_merge_patch(job, step.merge_patch)
+    assert BatchJobAdapter(job).is_suspended() is True
+    assert job["spec"]["template"]["metadata"]["labels"] == {"app": "sample"}
 
 
 @pytest.mark.parametrize("crash_after", [1, 2])

@@ -3,7 +3,8 @@
 It implements just enough of the real server's contract to test the client runtime against
 behaviour rather than against canned responses: discovery from registered resources (register one
 later and it appears, like an installed CRD), CRUD with resourceVersion/uid/generation, optimistic
-concurrency (409 Conflict), merge/JSON/apply patches, delete preconditions, the status subresource,
+concurrency (409 Conflict), merge/JSON/apply patches (an apply removes what only its own manager
+applied before: ``fake_ssa``), delete preconditions, the status subresource,
 label/field selectors, limit/continue pagination, and watches fed from an event history with
 bookmarks, compaction (410 Gone as HTTP status or ERROR event), injected garbage and disconnects.
 
@@ -27,6 +28,7 @@ import orjson
 
 from shared.kube import GroupVersionKind
 from shared.kube.discovery import ResourceInfo
+from tests.unit.kube.fake_ssa import FieldOwnership
 
 __all__ = ["FailureRule", "FakeApi", "RecordedRequest", "lease_info", "status_body"]
 
@@ -83,6 +85,11 @@ def _merge(target: Any, patch: Any) -> Any:
         else:
             result[key] = _merge(result.get(key), value)
     return result
+
+
+def _manager(req: RecordedRequest) -> str:
+    """The request's field manager: ``fieldManager``, else its user agent's first word (as the server)."""
+    return req.params.get("fieldManager") or req.headers.get("user-agent", "").split("/", 1)[0]
 
 
 def _match_labels(selector: str, labels: dict[str, str]) -> bool:
@@ -167,6 +174,7 @@ class FakeApi:
         for info in resources or [CONFIGMAP]:
             self.register(info)
         self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}  # (resource, ns, name)
+        self.ownership = FieldOwnership()  # who may remove what with an apply (fake_ssa)
         self.history: list[tuple[int, str, str, dict[str, Any]]] = []  # (rv, resource, type, obj)
         self.compacted_rv = 0
         self.rv = 100
@@ -233,6 +241,7 @@ class FakeApi:
 
     def remove_object(self, resource: str, namespace: str, name: str, *, record: bool = True) -> None:
         obj = self.objects.pop((resource, namespace, name))
+        self.ownership.forget((resource, namespace, name))
         self.rv += 1
         obj = copy.deepcopy(obj)
         obj["metadata"]["resourceVersion"] = str(self.rv)
@@ -371,7 +380,7 @@ class FakeApi:
                 )
             return _json(200, obj)
         if req.method == "PUT":
-            return self._update(info, key, orjson.loads(req.body), sub=sub)
+            return self._update(info, key, orjson.loads(req.body), sub=sub, manager=_manager(req))
         if req.method == "PATCH":
             return self._patch(info, key, req, sub=sub)
         if req.method == "DELETE":
@@ -445,7 +454,10 @@ class FakeApi:
         *,
         sub: str | None,
         check_rv: bool = True,
+        manager: str | None = None,
     ) -> httpx.Response:
+        """``manager``: the field manager of an update (its changed fields become its own);
+        ``None`` for an apply, whose ownership ``_patch`` recorded."""
         old = self.objects.get(key)
         if old is None:
             return _status(404, "NotFound", f'{info.plural} "{key[2]}" not found')
@@ -471,6 +483,8 @@ class FakeApi:
                 merged["status"] = status
             if merged.get("spec") != old.get("spec"):
                 merged["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
+        if manager is not None:
+            self.ownership.update(key, manager, old, merged, subresource=sub)
         return _json(200, copy.deepcopy(self.put_object(key[0], merged)))
 
     def _patch(
@@ -485,18 +499,23 @@ class FakeApi:
                 metadata["namespace"] = key[1] or metadata.get("namespace", "")
                 return _json(201, copy.deepcopy(self.put_object(key[0], patch)))
             return _status(404, "NotFound", f'{info.plural} "{key[2]}" not found')
+        applying = content_type.startswith("application/apply-patch")
         if content_type.startswith("application/json-patch"):
             try:
                 new = jsonpatch.apply_patch(old, patch)
             except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
                 return _status(422, "Invalid", str(exc))
+        elif applying:
+            new = self.ownership.apply(key, _manager(req) or "", old, patch, subresource=sub)
         else:
             new = _merge(old, patch)
         sent_rv = patch.get("metadata", {}).get("resourceVersion") if isinstance(patch, dict) else None
         if sent_rv and sent_rv != old["metadata"]["resourceVersion"]:
             return _status(409, "Conflict", "the object has been modified")
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
-        return self._update(info, key, new, sub=sub, check_rv=False)
+        return self._update(
+            info, key, new, sub=sub, check_rv=False, manager=None if applying else _manager(req)
+        )
 
     def _delete(self, key: tuple[str, str, str], req: RecordedRequest) -> httpx.Response:
         obj = self.objects.get(key)

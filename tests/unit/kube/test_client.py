@@ -119,6 +119,27 @@ async def test_writes_whose_answer_is_dropped_return_nothing_but_still_fail_as_u
         await client.create(CM, configmap("quiet"), namespace="ns", decode=False)
 
 
+async def test_writes_whose_answer_is_dropped_ask_for_metadata_only(
+    client: KubeClient, fake_api: FakeApi
+) -> None:
+    metadata_only = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json"
+    await client.create(CM, configmap("m"), namespace="ns", decode=False)
+    await client.patch(CM, "m", {"data": {"a": "2"}}, namespace="ns", decode=False)
+    await client.patch(CM, "m", {"data": {"a": "3"}}, namespace="ns")
+    await client.get(CM, "m", namespace="ns")
+    accepts = [
+        (r.method, r.headers.get("accept"))
+        for r in fake_api.requests
+        if r.path.endswith("configmaps/m") or r.method == "POST"
+    ]
+    assert accepts == [
+        ("POST", metadata_only),
+        ("PATCH", metadata_only),
+        ("PATCH", "application/json"),  # read back: the whole object
+        ("GET", "application/json"),
+    ]
+
+
 async def test_update_requires_a_resource_version(client: KubeClient) -> None:
     with pytest.raises(ValueError, match=r"metadata\.resourceVersion is required"):
         await client.update(CM, configmap("a"))

@@ -156,6 +156,24 @@ async def test_graceful_shutdown_releases_the_lease_for_a_fast_handover(
     assert api.objects[LEASE_KEY]["spec"]["leaseTransitions"] == 1
 
 
+async def test_release_survives_a_renewal_it_never_heard_back_from(
+    api: FakeApi, clock: FakeClock, make_candidate: MakeCandidate
+) -> None:
+    """A renewal cancelled in flight can be stored with a resourceVersion the leader never saw:
+    the release's update conflicts, and the lease is read again and still released."""
+    a = make_candidate("a", 1)
+    await clock.advance_in_steps(3, step=0.25)
+    assert a.elector.is_leader
+    stored = api.objects[LEASE_KEY]
+    stored["metadata"]["resourceVersion"] = str(int(stored["metadata"]["resourceVersion"]) + 100)
+    assert a.task is not None
+    a.task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await a.task
+    spec = api.objects[LEASE_KEY]["spec"]
+    assert (spec["holderIdentity"], spec["leaseDurationSeconds"]) == ("", 1)
+
+
 async def test_takes_over_an_expired_lease_left_by_a_dead_holder(
     api: FakeApi, clock: FakeClock, make_candidate: MakeCandidate
 ) -> None:

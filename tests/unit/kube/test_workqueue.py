@@ -136,3 +136,74 @@ async def test_metrics_track_depth_and_latency(clock: FakeClock, registry: Colle
         registry.get_sample_value("kueue_bridge_workqueue_work_duration_seconds_sum", {"name": "test"}) == 1.0
     )
     assert registry.get_sample_value("kueue_bridge_workqueue_adds_total", {"name": "test"}) == 2.0
+
+
+async def test_higher_priorities_are_handed_out_first_fifo_within_each(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    for key in ["a", "b"]:
+        queue.add(key)
+    queue.add("u1", priority=1)
+    queue.add("c")
+    queue.add("top", priority=2)
+    queue.add("u2", priority=1)
+    assert len(queue) == 6
+    assert [await queue.get() for _ in range(6)] == ["top", "u1", "u2", "a", "b", "c"]
+
+
+async def test_a_queued_key_moves_up_never_down_and_is_still_deduplicated(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    for key in ["a", "b", "c"]:
+        queue.add(key)
+    queue.add("c", priority=1)
+    queue.add("c", priority=1)
+    queue.add("c")  # a later ordinary add does not move it down
+    queue.add("b", priority=2)
+    queue.add("b", priority=1)
+    assert len(queue) == 3
+    assert [await queue.get() for _ in range(3)] == ["b", "c", "a"]
+
+
+async def test_a_priority_add_while_processing_requeues_the_key_in_that_lane(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    queue.add("a")
+    key = await queue.get()
+    queue.add("b")
+    queue.add("a", priority=1)
+    queue.done(key)
+    assert [await queue.get(), await queue.get()] == ["a", "b"]
+    queue.done("a")
+    queue.done("b")
+    queue.add("a")  # a priority does not stick to a key once it was handed out
+    queue.add("c")
+    queue.add("b", priority=1)
+    assert [await queue.get() for _ in range(3)] == ["b", "a", "c"]
+
+
+async def test_shut_down_drops_every_lane(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    queue.add("a", priority=1)
+    queue.add("b")
+    queue.shut_down()
+    assert len(queue) == 0
+    with pytest.raises(QueueShutDown):
+        await queue.get()
+
+
+async def test_a_retry_keeps_the_priority_the_key_was_handed_out_with(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    queue.add("start", priority=2)
+    key = await queue.get()
+    queue.add_rate_limited(key)  # the reconcile hit a conflict
+    queue.done(key)
+    for name in ["a", "b", "c"]:
+        queue.add(name)
+    await clock.advance(1)
+    assert queue.waiting == 0
+    assert [await queue.get() for _ in range(4)] == ["start", "a", "b", "c"]
+    for name in ["start", "a", "b", "c"]:
+        queue.done(name)
+    queue.add_after("later", 5)  # not being processed: ordinary unless told
+    queue.add_after("told", 5, priority=1)
+    queue.add("x")
+    await clock.advance(6)
+    assert [await queue.get() for _ in range(3)] == ["told", "x", "later"]

@@ -63,7 +63,7 @@ def active_of(manager: FakeCluster) -> tuple[str, str, str]:
         (params(name=""), "empty name: bad parameters reference"),
         (params(group="x.io"), 'wrong group "x.io", expecting "kueue.x-k8s.io": bad parameters reference'),
         (params(kind="Other"), 'wrong kind "Other", expecting "MultiKueueConfig": bad parameters reference'),
-        (params(name="absent"), 'multikueueconfigs.kueue.x-k8s.io "absent" not found'),
+        (params(name="absent"), 'MultiKueueConfig.kueue.x-k8s.io "absent" not found'),
     ],
 )
 async def test_bad_parameters(manager: FakeCluster, parameters: Any, why: str) -> None:

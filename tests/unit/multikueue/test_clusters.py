@@ -29,16 +29,21 @@ WALL = datetime(2026, 1, 1, tzinfo=UTC)
 
 class Harness:
     def __init__(
-        self, *, kinds: tuple[GroupVersionKind, ...] = (JOB.gvk,), path_prefix: str = "/nonexistent"
+        self,
+        *,
+        kinds: tuple[GroupVersionKind, ...] = (JOB.gvk,),
+        path_prefix: str = "/nonexistent",
+        on_active: Any = lambda name, active: None,
     ) -> None:
         self.clock = FakeClock(wall_start=WALL)
         self.manager = FakeCluster("manager", clock=self.clock)
         self.workers = {"w1": FakeCluster("w1", clock=self.clock, kinds=WORKER_KINDS)}
         self.events: list[tuple[str, str]] = []
         self.lost: list[str] = []
+        self.deleted: set[str] = set()
         self.reconciler = ClusterReconciler(
             client=self.manager.client,
-            clusters=lambda name: self.manager.get(MK_CLUSTER, name),
+            clusters=lambda name: None if name in self.deleted else self.manager.get(MK_CLUSTER, name),
             secrets=lambda name: self.manager.get(SECRET, name, "kueue-system"),
             new_remote=lambda name: RemoteCluster(
                 name=name,
@@ -51,6 +56,7 @@ class Harness:
             ),
             now=self.clock.wall,
             path_prefix=path_prefix,
+            on_active=on_active,
         )
 
     def add_cluster(self, name: str = "w1", *, secret: str = "w1-secret") -> None:
@@ -130,7 +136,7 @@ async def test_missing_secret_is_not_retried_and_its_creation_connects() -> None
         "type": "Active",
         "status": "False",
         "reason": "BadKubeConfig",
-        "message": 'load client config failed: secrets "w1-secret" not found',
+        "message": 'load client config failed: Secret "w1-secret" not found',
     }
     harness.manager.put(SECRET, {"metadata": {"name": "w1-secret", "namespace": "kueue-system"}, "data": {}})
     assert await harness.reconciler.reconcile("w1") == Result.again()

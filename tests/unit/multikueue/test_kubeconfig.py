@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 import yaml
 
-from multikueue.kubeconfig import (
+from shared.models.multikueue import MultiKueueCluster
+from shared.multikueue_kubeconfig import (
     KubeConfigError,
     load_cluster_kubeconfig,
     validate_kubeconfig,
     validate_kubeconfig_path,
 )
-from shared.models.multikueue import MultiKueueCluster
 from tests.unit.multikueue.fakes import kubeconfig_for, secret_for
 
 TOKEN = "secret-token-value"
@@ -98,7 +98,7 @@ def test_secret_source_missing_secret_missing_key_and_garbage() -> None:
     missing = load({})
     assert (missing.reason, missing.message, missing.not_found) == (
         "BadKubeConfig",
-        'load client config failed: secrets "w1-secret" not found',
+        'load client config failed: Secret "w1-secret" not found',
         True,
     )
     no_key = load({"w1-secret": {"data": {"config": "eA=="}}})
@@ -154,3 +154,23 @@ def test_path_must_resolve_under_the_prefix(tmp_path: Path) -> None:
     assert caught.value.message.startswith(
         "load client config failed: kubeconfig path is not under the allowed prefix"
     )
+
+
+def test_unreadable_paths_are_named_as_go_names_them(tmp_path: Path) -> None:
+    prefix = tmp_path / "kubeconfigs"
+    prefix.mkdir()
+    (prefix / "dir.yaml").mkdir()
+    for location, message in [
+        # EvalSymlinks stops at the first component that does not exist
+        (
+            f"{prefix}/team/w1.yaml",
+            f"cannot resolve kubeconfig path symlinks: lstat {prefix}/team: no such file or directory",
+        ),
+        # os.ReadFile of the resolved path (a directory opens, then fails to read), errno as Go prints it
+        (f"{prefix}/dir.yaml", f"read {prefix}/dir.yaml: is a directory"),
+    ]:
+        with pytest.raises(KubeConfigError) as caught:
+            load_cluster_kubeconfig(
+                cluster(location, "Path"), secrets=lambda name: None, path_prefix=str(prefix)
+            )
+        assert caught.value.message == f"load client config failed: {message}"

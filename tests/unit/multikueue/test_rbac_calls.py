@@ -157,7 +157,7 @@ async def test_every_request_is_granted_by_the_shipped_rbac() -> None:
             await task
     manager_used, worker_used = used(manager), used(worker)
     assert {
-        ("kueue.x-k8s.io", "workloads/status", "update"),
+        ("kueue.x-k8s.io", "workloads/status", "patch"),
         ("batch", "jobs/status", "patch"),
     } <= manager_used
     assert {("batch", "jobs", "create"), ("kueue.x-k8s.io", "workloads", "delete")} <= worker_used

@@ -55,13 +55,14 @@ def check_batch_job_write(old: WireDict, new: WireDict, *, subresource: str | No
         started = old_status.get("startTime")
         if started and (new.get("status") or {}).get("startTime") != started and not suspended:
             raise InvalidError(
-                f'Job.batch "{name}" is invalid: status.startTime: Required value: '
-                "startTime cannot be removed for unsuspended job",
+                f'Job.batch "{name}" is invalid: status.startTime: Invalid value: null: '
+                "field is immutable for unsuspended job once set",
                 fields=("status.startTime",),
             )
         return
     old_template, new_template = old["spec"]["template"], new["spec"]["template"]
-    if suspended and not old_status.get("startTime"):
+    # kube-apiserver 1.36.2 (measured): suspended, no active pod, and never started or Suspended=True
+    if suspended and not old_status.get("active") and not old_status.get("startTime"):
         old_template, new_template = (
             _template_without_directives(old_template),
             _template_without_directives(new_template),

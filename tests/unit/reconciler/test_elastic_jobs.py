@@ -15,6 +15,7 @@ import pytest
 
 from reconciler.job_reconciler import JobReconciler
 from reconciler.manager import settings_from_config
+from reconciler.ports import JobStillActiveError
 from reconciler.workload_sync import NoMatchingWorkloadsError
 from shared.config import parse_config
 from shared.frameworks.base import GenericJob
@@ -253,9 +254,18 @@ async def test_with_the_gate_off_a_scale_up_is_an_ordinary_mismatch(
     admit_slice(cluster, PLAIN)
     await converge(reconciler)
     scale(cluster, parallelism=4, active=2)
-    with pytest.raises(NoMatchingWorkloadsError):  # Kueue returns ErrNoMatchingWorkloads: requeued
+    # the template is restored (and Stopped recorded) once the job controller reports no active
+    # pod; until then the stop fails as Kueue's restore write does, before the Workload is deleted
+    with pytest.raises(JobStillActiveError):
         await reconciler.reconcile(job_key())
     assert job_of(cluster)["spec"]["suspend"] is True
+    assert job_of(cluster)["metadata"]["annotations"]["kueue.x-k8s.io/stopping"] == "true"
+    assert not [e for e in cluster.events if e.reason == "Stopped"]
+    assert list(workloads(cluster)) == [PLAIN], "the Workload to restore from is kept"
+    scale(cluster, parallelism=4, active=0)
+    with pytest.raises(NoMatchingWorkloadsError):  # Kueue returns ErrNoMatchingWorkloads: requeued
+        await reconciler.reconcile(job_key())
+    assert "kueue.x-k8s.io/stopping" not in (job_of(cluster)["metadata"].get("annotations") or {})
     assert [e.message for e in cluster.events if e.reason == "Stopped"] == [
         "No matching Workload; restoring pod templates according to existent Workload"
     ]

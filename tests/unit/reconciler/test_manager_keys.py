@@ -1,6 +1,15 @@
 from __future__ import annotations
 
-from reconciler.manager import CONTROLLER_UID_INDEX, ReconcilerManager
+from reconciler.cluster import workload_owner_keys
+from reconciler.manager import (
+    CONTROLLER_UID_INDEX,
+    START_PRIORITY,
+    UNBLOCK_PRIORITY,
+    WORKLOAD_OWNER_INDEX,
+    ReconcilerManager,
+)
+from shared.config import ManagedKind
+from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import GroupVersionKind
 from shared.kube.informer import Store, StoreView, index_by_controller_uid
 
@@ -50,3 +59,70 @@ def test_workload_event_wakes_child_jobs_of_its_owner() -> None:
     unrelated = {"metadata": {"name": "other", "namespace": "ns"}}
     keys = ReconcilerManager._job_keys_for_workload(JOB, jobs_store(child, unrelated))
     assert keys(workload_owned_by("jobset.x-k8s.io/v1alpha2", "JobSet", "parent", "p-uid")) == ["ns/child"]
+
+
+def admitted_workload(*conditions: str) -> dict:
+    workload = workload_owned_by("batch/v1", "Job", "sample", "u1")
+    workload["status"] = {
+        "conditions": [{"type": kind, "status": "True", "reason": kind, "message": ""} for kind in conditions]
+    }
+    return workload
+
+
+def test_a_start_waiting_on_an_admitted_workload_goes_first() -> None:
+    registry = FrameworkRegistry.from_managed_kinds([ManagedKind(JOB, "jobs", "batch/job", None)])
+
+    def job(suspend: bool) -> StoreView:
+        return jobs_store(
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": "sample", "namespace": "ns"},
+                "spec": {"suspend": suspend},
+            }
+        )
+
+    waiting = ReconcilerManager._start_waits(registry, job(suspend=True))
+    assert waiting(admitted_workload("QuotaReserved", "Admitted"), "ns/sample") == START_PRIORITY
+    assert waiting(admitted_workload("QuotaReserved"), "ns/sample") == 0  # not admitted yet
+    assert waiting(admitted_workload("Admitted", "Finished"), "ns/sample") == 0
+    assert waiting(admitted_workload("QuotaReserved", "Admitted"), "ns/gone") == 0  # job not cached
+    started = ReconcilerManager._start_waits(registry, job(suspend=False))
+    assert started(admitted_workload("QuotaReserved", "Admitted"), "ns/sample") == 0  # already running
+    broken = ReconcilerManager._start_waits(
+        registry, jobs_store({"metadata": {"name": "sample", "namespace": "ns"}})
+    )
+    assert (
+        broken(admitted_workload("Admitted"), "ns/sample") == 0
+    )  # unreadable: ordinary lane, never an error
+
+
+def test_a_job_change_that_unblocks_kueue_goes_before_bookkeeping() -> None:
+    registry = FrameworkRegistry.from_managed_kinds([ManagedKind(JOB, "jobs", "batch/job", None)])
+    workloads = Store({WORKLOAD_OWNER_INDEX: workload_owner_keys})
+    rule = ReconcilerManager._job_change_unblocks(registry, JOB, StoreView(workloads))
+
+    def job(*conditions: str) -> dict:
+        status = {"conditions": [{"type": kind, "status": "True"} for kind in conditions]}
+        return {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "sample", "namespace": "ns", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+            "spec": {"suspend": True},
+            "status": status,
+        }
+
+    assert rule(job(), "ns/sample") == UNBLOCK_PRIORITY  # no Workload yet: nothing can be admitted
+    unqueued = job()
+    del unqueued["metadata"]["labels"]
+    assert rule(unqueued, "ns/sample") == 0  # not Kueue's (manageJobsWithoutQueueName is off)
+    everyone = ReconcilerManager._job_change_unblocks(registry, JOB, StoreView(workloads), queued_only=False)
+    assert everyone(unqueued, "ns/sample") == UNBLOCK_PRIORITY
+    assert rule(job("Complete"), "ns/sample") == 0  # finished before it had one: nothing to unblock
+    workloads.upsert(admitted_workload("QuotaReserved", "Admitted"))
+    assert rule(job(), "ns/sample") == 0  # bookkeeping (PodsReady, echoes)
+    assert rule(job("Complete"), "ns/sample") == UNBLOCK_PRIORITY  # its quota waits for Finished
+    workloads.upsert(admitted_workload("Admitted", "Finished"))
+    assert rule(job("Complete"), "ns/sample") == 0
+    assert rule({"metadata": {"name": "sample", "namespace": "ns"}}, "ns/sample") == 0  # unreadable
+    assert START_PRIORITY > UNBLOCK_PRIORITY > 0

@@ -1,10 +1,11 @@
 """Stopping a Job that has started, under kube-apiserver's rules (issue: preemption never completed).
 
-kube-apiserver lets a Job's pod template change only while the stored Job is suspended *and* has no
-``status.startTime``, and removes ``startTime`` only from a suspended Job. The fake cluster enforces
-both (``fakes.check_batch_job_write``), so every stop reason here must go Kueue's way: suspend (with
-the ``kueue.x-k8s.io/stopping`` mark), clear ``startTime`` on ``/status``, then restore the template,
-then the ``Stopped`` event with the stop message (``pkg/controller/jobs/job``: ``Job.Stop``).
+kube-apiserver lets a Job's pod template change only while the stored Job is suspended, has no
+active pod *and* has no ``status.startTime``, and removes ``startTime`` only from a suspended Job.
+The fake cluster enforces both (``fakes.check_batch_job_write``), so every stop reason here must go
+Kueue's way: suspend (with the ``kueue.x-k8s.io/stopping`` mark), clear ``startTime`` on ``/status``,
+then, once the job controller reports no active pod, restore the template, then the ``Stopped``
+event with the stop message (``pkg/controller/jobs/job``: ``Job.Stop``).
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from typing import Any
 
 import pytest
 
+from reconciler.job_control import JobControl
 from reconciler.job_reconciler import JobReconciler
-from reconciler.ports import ConflictError, InvalidError
+from reconciler.ports import ConflictError, InvalidError, JobStillActiveError
 from reconciler.workload_sync import NoMatchingWorkloadsError
+from shared.frameworks.tekton import PipelineRunAdapter
 from tests.unit.reconciler.conftest import golden_job, job_key
 from tests.unit.reconciler.fakes import FakeCluster, Write
 from tests.unit.reconciler.test_job_lifecycle import (
@@ -47,10 +50,18 @@ def job_writes(cluster: FakeCluster, since: int) -> list[tuple[str, str | None]]
     return [(w.verb, w.subresource) for w in cluster.writes[since:] if w.kind == "Job"]
 
 
-async def start_and_run(cluster: FakeCluster, reconciler: JobReconciler) -> dict[str, Any]:
+async def start_and_run(
+    cluster: FakeCluster, reconciler: JobReconciler, *, active: int = 1
+) -> dict[str, Any]:
     original = await run_admitted_golden_job(cluster, reconciler)
-    set_job_status(cluster, {"startTime": STARTED, "active": 1})
+    set_job_status(cluster, {"startTime": STARTED, "active": active})
     return original
+
+
+def pods_gone(cluster: FakeCluster) -> None:
+    """The job controller deleted the suspended Job's pods and says so (``status.active`` 0)."""
+    job = cluster.objects[_job_key_tuple(cluster)]
+    set_job_status(cluster, {**job["status"], "active": 0})
 
 
 def _admission_lost(cluster: FakeCluster) -> None:
@@ -97,16 +108,30 @@ async def test_every_stop_reason_stops_a_started_job_in_kueues_order(
     trigger(cluster)
     before = len(cluster.writes)
 
-    try:
-        await reconciler.reconcile(job_key())
-    except NoMatchingWorkloadsError:
-        assert reason == "no matching workload", "Kueue too deletes the Workload and returns an error"
+    async def reconcile() -> None:
+        try:
+            await reconciler.reconcile(job_key())
+        except NoMatchingWorkloadsError:
+            assert reason == "no matching workload", "Kueue too deletes the Workload and returns an error"
 
-    assert job_writes(cluster, before) == [("patch", None), ("patch", "status"), ("patch", None)]
-    suspend, reset, restore = (w for w in cluster.writes[before:] if w.kind == "Job")
+    with pytest.raises(JobStillActiveError):  # where Kueue's refused restore returns its error
+        await reconciler.reconcile(job_key())
+    assert job_writes(cluster, before) == [("patch", None), ("patch", "status")]
+    suspend, reset = (w for w in cluster.writes[before:] if w.kind == "Job")
     assert suspend.body["spec"] == {"suspend": True}
     assert suspend.body["metadata"]["annotations"] == {STOPPING: "true"}
     assert reset.body["status"] == {"startTime": None}
+    held = cluster.find("Job", "golden", "sample")
+    assert held is not None
+    assert held["metadata"]["annotations"][STOPPING] == "true", "the restore waits for the pod"
+    assert not [e for e in cluster.events if e.reason == "Stopped"], "no stop until the restore"
+
+    pods_gone(cluster)
+    before = len(cluster.writes)
+    await reconcile()
+    # Kueue "suspends again" while the mark is there: a write that would change nothing, not sent
+    assert job_writes(cluster, before) == [("patch", None)]
+    [restore] = (w for w in cluster.writes[before:] if w.kind == "Job")
     assert "template" in restore.body["spec"]
     job = cluster.find("Job", "golden", "sample")
     assert job is not None
@@ -128,7 +153,7 @@ async def test_a_job_unsuspended_by_hand_without_admission_is_stopped_even_after
     await converge(reconciler)
     job = cluster.objects[_job_key_tuple(cluster)]
     job["spec"]["suspend"] = False
-    set_job_status(cluster, {"startTime": STARTED, "active": 1})
+    set_job_status(cluster, {"startTime": STARTED, "active": 0})
     before = len(cluster.writes)
 
     await reconciler.reconcile(job_key())
@@ -154,11 +179,9 @@ async def test_preempted_started_job_keeps_quota_while_pods_run_then_releases_it
     workload = cluster.find("Workload", "golden", WORKLOAD)
     assert workload is not None
     assert "admission" in workload["status"], "quota is kept while the Job has active pods"
-    assert [e.reason for e in cluster.events].count("Stopped") == 1
+    assert [e.reason for e in cluster.events].count("Stopped") == 0, "recorded once the template is back"
 
-    job = cluster.find("Job", "golden", "sample")
-    assert job is not None
-    set_job_status(cluster, {**job["status"], "active": 0})
+    pods_gone(cluster)
     await converge(reconciler)
 
     workload = cluster.find("Workload", "golden", WORKLOAD)
@@ -181,7 +204,7 @@ async def test_reset_is_decided_on_the_servers_answer_not_on_the_read(
         result = await original_patch(gvk, namespace, name, patch, subresource=subresource)
         if gvk.kind == "Job" and patch.get("spec", {}).get("suspend") is True:
             key = _job_key_tuple(cluster)
-            cluster.objects[key]["status"] = {"startTime": STARTED, "active": 1}
+            cluster.objects[key]["status"] = {"startTime": STARTED}
             result = copy.deepcopy(cluster.objects[key])
         return result if read_back else {}
 
@@ -216,6 +239,7 @@ async def test_a_stop_interrupted_after_suspending_resumes_and_records_stopped_l
     assert job["metadata"]["annotations"][STOPPING] == "true", "the mark makes the next pass resume"
     assert [e.reason for e in cluster.events].count("Stopped") == 1
 
+    pods_gone(cluster)
     await reconciler.reconcile(job_key())
     job = cluster.find("Job", "golden", "sample")
     assert job is not None
@@ -228,7 +252,7 @@ async def test_a_stop_interrupted_after_suspending_resumes_and_records_stopped_l
 async def test_a_rejected_restore_is_a_warning_naming_the_field_and_no_stopped_event(
     cluster: FakeCluster, reconciler: JobReconciler
 ) -> None:
-    await start_and_run(cluster, reconciler)
+    await start_and_run(cluster, reconciler, active=0)
     evict(cluster, reason="Preempted", message="Preempted to accommodate a workload")
     original_patch = cluster.merge_patch
 
@@ -246,3 +270,22 @@ async def test_a_rejected_restore_is_a_warning_naming_the_field_and_no_stopped_e
     assert warnings[0].message.startswith("The API server rejected a write to spec.template: ")
     assert 'Job.batch "sample" is invalid: spec.template' in warnings[0].message
     assert "Stopped" not in [e.reason for e in cluster.events], "Kueue: a failed restore is no stop"
+
+
+async def test_a_custom_stop_that_leaves_no_stopping_mark_is_done_at_once(cluster: FakeCluster) -> None:
+    """Only a stop that keeps Kueue's stopping mark waits (a batch Job's restore); a PipelineRun's
+    one-write stop (``spec.status: StoppedRunFinally``) is finished, and recorded, right away."""
+    stored = cluster.add(
+        {
+            "apiVersion": "tekton.dev/v1",
+            "kind": "PipelineRun",
+            "metadata": {"name": "build", "namespace": "golden"},
+            "spec": {"pipelineRef": {"name": "p"}},
+            "status": {"startTime": STARTED},
+        }
+    )
+    control = JobControl(writer=cluster, events=cluster)
+    assert await control.stop(PipelineRunAdapter(stored), workload=None, message="Preempted") is True
+    run = cluster.find("PipelineRun", "golden", "build")
+    assert run is not None and run["spec"]["status"] == "StoppedRunFinally"
+    assert [(e.reason, e.message) for e in cluster.events] == [("Stopped", "Preempted")]

@@ -22,11 +22,13 @@ class FakeView(ClusterView):
         objects: dict[GroupVersionKind, list[WireDict]],
         *,
         pending: dict[str, list[WireDict]] | None = None,
+        local_pending: dict[str, list[WireDict]] | None = None,
         unserved: frozenset[GroupVersionKind] = frozenset(),
         events: list[WireDict] = (),  # type: ignore[assignment]
     ) -> None:
         self.objects = objects
         self.pending = pending
+        self.local_pending = local_pending
         self.unserved = unserved
         self.events = list(events)
 
@@ -50,5 +52,19 @@ class FakeView(ClusterView):
     async def events_about(self, *, uid: str, namespace: str) -> list[WireDict]:
         return [event for event in self.events if (event.get("involvedObject") or {}).get("uid") == uid]
 
-    async def pending_workloads(self, cluster_queue: str) -> list[WireDict] | None:
-        return None if self.pending is None else self.pending.get(cluster_queue, [])
+    async def pending_workloads(
+        self, cluster_queue: str, *, offset: int = 0, limit: int = 1000
+    ) -> list[WireDict] | None:
+        if self.pending is None:
+            return None
+        return self.pending.get(cluster_queue, [])[offset : offset + limit]
+
+    async def local_queue_pending_workloads(
+        self, namespace: str, local_queue: str, *, offset: int = 0, limit: int = 1000
+    ) -> list[WireDict] | None:
+        if self.local_pending is None:
+            return None
+        return self.local_pending.get(f"{namespace}/{local_queue}", [])[offset : offset + limit]
+
+    def visibility_problem(self, cluster_queue: str) -> str:
+        return "Kueue's visibility API is not served"

@@ -26,8 +26,9 @@ from bridge_tools.cluster_view import (
     ClusterView,
 )
 from bridge_tools.explain import ExplainSettings, explain_job
-from bridge_tools.explain_queues import cluster_queue_inactive_message, pending_order
+from bridge_tools.explain_queues import cluster_queue_inactive_message
 from bridge_tools.kinds import KindError, parse_object_ref, resolve_kind
+from bridge_tools.queue_position import QueueOrdering, kueue_queue_order
 from bridge_tools.quota import quota_report, reserved_usage
 from bridge_tools.verdict import Explanation, Section, State, render_json, render_text
 from shared.config import default_config
@@ -245,12 +246,13 @@ def test_pending_order_is_priority_then_age() -> None:
             "spec": {"priority": priority},
         }
 
-    ordered = pending_order(
+    ordered = kueue_queue_order(
         [
             workload("young-high", 10, "2026-01-02T00:00:00Z"),
             workload("old-low", 0, "2026-01-01T00:00:00Z"),
             workload("old-high", 10, "2026-01-01T00:00:00Z"),
-        ]
+        ],
+        ordering=QueueOrdering(),
     )
     assert [w["metadata"]["name"] for w in ordered] == ["old-high", "young-high", "old-low"]
 
@@ -382,7 +384,11 @@ async def test_quota_verdict_from_kueues_status_and_position_from_the_visibility
     )
     cq = dict(explanation.section("ClusterQueue").fields)
     assert cq["Active"] == "True (Ready: Can admit new workloads)"
-    assert cq["position"] == "2 of 2 pending (visibility API)"
+    assert cq["position"] == "2 of 2 pending in the ClusterQueue"
+    assert explanation.section("ClusterQueue").notes[:2] == [
+        "position: Kueue's visibility API",
+        "BestEffortFIFO: a Workload ahead that does not fit does not block this one",
+    ]
     assert explanation.section("Quota").notes == ["USED: ClusterQueue status.flavorsReservation"]
     assert dict(explanation.section("Workload").fields)["requests"] == "cpu=2"
 
@@ -489,7 +495,7 @@ async def test_in_a_cohort_a_job_fits_by_borrowing_the_siblings_unused_quota() -
     explanation = await run_chain(FakeView(cohort_state(sibling_used="0")))
     assert explanation.verdict == (
         "Pending: fits by borrowing from cohort pool; waiting for Kueue's scheduler "
-        "(position 1 of 1 in ClusterQueue cq)"
+        "(position 1 of 1 in ClusterQueue cq, estimated)"
     )
     assert explanation.section("Quota").rows == [("default", "cpu", "8", "8", "-", "-", "4", "2")]
     assert "this job fits only by borrowing from cohort pool" in explanation.section("ClusterQueue").notes
@@ -522,7 +528,7 @@ async def test_a_cohort_tree_with_a_cycle_is_not_computed_and_says_so() -> None:
     assert quota.columns[-1] == "THIS JOB" and "AVAILABLE" not in quota.columns
     assert explanation.verdict == (
         "Pending: fits by borrowing from cohort pool; waiting for Kueue's scheduler "
-        "(position 1 of 1 in ClusterQueue cq)"
+        "(position 1 of 1 in ClusterQueue cq, estimated)"
     )
 
 

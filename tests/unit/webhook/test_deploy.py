@@ -21,7 +21,7 @@ from multikueue.adapters import MultiKueueAdapters
 from reconciler.ancestry import REPLICA_SET_KIND
 from reconciler.manager import KUEUE_KNOWN_OWNER_KINDS
 from shared.config import load_config
-from webhook.manifests import render_webhook_configurations
+from shared.webhook_configurations import render_webhook_configurations
 from webhook.wiring import settings_from_config
 
 REPO = Path(__file__).resolve().parents[3]
@@ -29,6 +29,8 @@ DEPLOY = REPO / "deploy"
 BASE = DEPLOY / "base"
 NAMESPACE = "kueue-bridge-system"
 ALLOWED_VERBS = {"get", "list", "watch", "create", "update", "patch", "delete"}
+#: every component lists the mutating webhooks at start: is a managed kind also Kueue's own integration?
+START_UP_CHECK = {("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "list")}
 
 
 def load_all(path: Path) -> list[dict[str, Any]]:
@@ -189,6 +191,9 @@ def test_webhook_rbac_is_read_only_except_its_own_secret_and_configurations() ->
         ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
     }
     for kind, rule in rules_of("kueue-bridge-webhook"):
+        if rule["verbs"] == ["list"]:
+            assert rule["resources"] == ["mutatingwebhookconfigurations"]  # START_UP_CHECK
+            continue
         if set(rule["resources"]) & {
             "secrets",
             "mutatingwebhookconfigurations",
@@ -223,6 +228,7 @@ def test_reconciler_rbac_covers_what_it_does_and_no_more() -> None:
         | {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
         # the ancestor walk reads controller owners of every kind Kueue knows (plurals are kind + "s")
         | {(group, kind.lower() + "s", "get") for group, kind in KUEUE_KNOWN_OWNER_KINDS | {REPLICA_SET_KIND}}
+        | START_UP_CHECK
     )
     assert granted == expected
     assert not {g for g in granted if g[1] == "secrets"}
@@ -250,14 +256,14 @@ def multikueue_expected_grants() -> set[tuple[str, str, str]]:
             for r in ("admissionchecks", "multikueueconfigs", "multikueueclusters", "workloads")
             for v in ("get", "list", "watch")
         }
-        | {
-            ("kueue.x-k8s.io", f"{r}/status", "update")
-            for r in ("admissionchecks", "multikueueclusters", "workloads")
-        }
+        | {("kueue.x-k8s.io", f"{r}/status", "update") for r in ("admissionchecks", "multikueueclusters")}
+        # the Workload's admission state: forced server-side applies as kueue-admission
+        | {("kueue.x-k8s.io", "workloads/status", "patch")}
         | jobs
         | {(g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "patch")}
         | {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
         | {("", "secrets", v) for v in ("get", "list", "watch")}
+        | START_UP_CHECK
     )
 
 
@@ -295,8 +301,9 @@ def worker_grants() -> set[tuple[str, str, str]]:
 def test_worker_rbac_is_what_multikueue_does_on_a_worker() -> None:
     assert worker_grants() == (
         {("kueue.x-k8s.io", "workloads", v) for v in ("get", "list", "watch", "create", "update", "delete")}
-        | {("kueue.x-k8s.io", "workloads/status", "update")}
+        | {("kueue.x-k8s.io", "workloads/status", "patch")}  # DeactivationTarget, applied
         | {("batch", "jobs", v) for v in ("get", "list", "watch", "create", "delete")}
+        | {("kueue.x-k8s.io", "localqueues", "get")}  # kueue-bridge preflight reads them
     )
 
 
@@ -435,6 +442,7 @@ def test_appwrapper_rbac_covers_what_the_controller_does_and_no_more() -> None:
         # informers on the labelled Jobs and Pods; the pod list also confirms every pod is gone
         | {(g, r, v) for g, r in (("", "pods"), ("batch", "jobs")) for v in ("list", "watch")}
         | {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
+        | START_UP_CHECK
     )
     assert overlay_grants("kueue-bridge-appwrapper") == expected
 

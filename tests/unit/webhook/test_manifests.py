@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import yaml
 
+from shared.webhook_configurations import render_webhook_configurations
 from tests.unit.webhook.helpers import BATCH_JOB
 from webhook.__main__ import main
-from webhook.manifests import render_webhook_configurations
 
 
 def test_one_rule_set_per_framework_with_kueue_policies() -> None:

@@ -40,7 +40,8 @@ from urllib.parse import urlsplit
 import yaml
 
 from shared.constants import MULTIKUEUE_CONFIG_SECRET_KEY
-from shared.kube import ConnectionConfig, kubeconfig_from_dict
+from shared.kube import ConnectionConfig, cache_miss_message, kubeconfig_from_dict
+from shared.kube.kinds import SECRET_GVK
 from shared.models.multikueue import KUBECONFIG_LOCATION_PATH, MultiKueueCluster
 from shared.validation_k8s import is_dns1123_subdomain
 
@@ -100,7 +101,7 @@ def validate_kubeconfig_path(raw_path: str, *, allowed_prefix: str) -> Path:
     resolved_prefix = os.path.realpath(prefix)
     if not os.path.exists(cleaned):
         raise ValueError(
-            f"cannot resolve kubeconfig path symlinks: lstat {cleaned}: no such file or directory"
+            f"cannot resolve kubeconfig path symlinks: lstat {_first_missing(cleaned)}: no such file or directory"
         )
     resolved = os.path.realpath(cleaned)
     if not (resolved + os.sep).startswith(resolved_prefix + os.sep):
@@ -108,10 +109,28 @@ def validate_kubeconfig_path(raw_path: str, *, allowed_prefix: str) -> Path:
     return Path(resolved)
 
 
+def _first_missing(path: str) -> str:
+    """The first component of ``path`` that does not exist: what Go's ``EvalSymlinks`` names when it
+    fails (its ``lstat`` stops there)."""
+    parts = path.split(os.sep)
+    for end in range(2, len(parts) + 1):
+        prefix = os.sep.join(parts[:end])
+        if not os.path.lexists(prefix):
+            return prefix
+    return path
+
+
+def go_errno_text(exc: OSError) -> str:
+    """An OS error as Go's ``syscall.Errno`` prints it: ``no such file or directory`` where Python's
+    ``strerror`` says ``No such file or directory``."""
+    text = exc.strerror or str(exc)
+    return text[:1].lower() + text[1:]
+
+
 def _from_secret(name: str, secrets: SecretLookup) -> bytes:
     secret = secrets(name)
     if secret is None:
-        raise KubeConfigError(BAD_KUBECONFIG, f'secrets "{name}" not found', not_found=True)
+        raise KubeConfigError(BAD_KUBECONFIG, cache_miss_message(SECRET_GVK, name), not_found=True)
     data = secret.get("data") or {}
     encoded = data.get(MULTIKUEUE_CONFIG_SECRET_KEY) if isinstance(data, Mapping) else None
     if not isinstance(encoded, str):
@@ -127,17 +146,17 @@ def _from_secret(name: str, secrets: SecretLookup) -> bytes:
 
 
 def _from_path(location: str, *, allowed_prefix: str, validate_path: bool) -> bytes:
+    path = Path(location)
     try:
-        path = (
-            validate_kubeconfig_path(location, allowed_prefix=allowed_prefix)
-            if validate_path
-            else Path(location)
-        )
+        if validate_path:
+            path = validate_kubeconfig_path(location, allowed_prefix=allowed_prefix)
         return path.read_bytes()
     except ValueError as exc:
         raise KubeConfigError(BAD_KUBECONFIG, str(exc)) from None
     except OSError as exc:
-        raise KubeConfigError(BAD_KUBECONFIG, f"open {location}: {exc.strerror or exc}") from None
+        # Go's os.ReadFile opens a directory and fails on the read
+        step = "read" if isinstance(exc, IsADirectoryError) else "open"
+        raise KubeConfigError(BAD_KUBECONFIG, f"{step} {path}: {go_errno_text(exc)}") from None
 
 
 def load_cluster_kubeconfig(

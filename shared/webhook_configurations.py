@@ -5,26 +5,63 @@ removed from the configuration without touching the others:
 
 * mutating on CREATE (Kueue's job webhooks), validating on CREATE and UPDATE;
 * ``failurePolicy: Fail`` (an unqueued job must not slip past Kueue), ``sideEffects: None``,
-  ``timeoutSeconds: 10`` (the API server's maximum), ``admissionReviewVersions: [v1]``,
+  ``timeoutSeconds``: :data:`WEBHOOK_TIMEOUT_SECONDS` (see there for the figures it comes from),
+  ``admissionReviewVersions: [v1]``,
   ``matchPolicy: Equivalent`` (a request for another served version of the kind is converted to the
   one we serve);
 * ``namespaceSelector`` excluding ``kube-system`` and our own namespace (Kueue's kustomization does
   the same), so a broken webhook can never block the control plane or its own recovery;
 * ``clientConfig`` is a Service (in-cluster) or a URL (local runs against the devcluster); the
   ``caBundle`` is injected later by the cert rotator or ``kueue-bridge certs inject``.
+
+It lives in ``shared`` because three parties render or read the same objects: ``kueue-bridge webhook
+manifests`` (the webhook's own command), ``kueue-bridge manifests`` and ``kueue-bridge preflight``
+(which compares what is registered with what should be).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final, Protocol
 
-from webhook.settings import Framework
+from shared.kube import GroupVersionKind
 
-__all__ = ["MUTATING_CONFIGURATION_NAME", "VALIDATING_CONFIGURATION_NAME", "render_webhook_configurations"]
+__all__ = [
+    "MUTATING_CONFIGURATION_NAME",
+    "VALIDATING_CONFIGURATION_NAME",
+    "WEBHOOK_NAME_SUFFIX",
+    "WEBHOOK_TIMEOUT_SECONDS",
+    "WebhookKind",
+    "render_webhook_configurations",
+    "webhook_name",
+]
 
-MUTATING_CONFIGURATION_NAME = "kueue-bridge-mutating-webhook-configuration"
-VALIDATING_CONFIGURATION_NAME = "kueue-bridge-validating-webhook-configuration"
+MUTATING_CONFIGURATION_NAME: Final = "kueue-bridge-mutating-webhook-configuration"
+VALIDATING_CONFIGURATION_NAME: Final = "kueue-bridge-validating-webhook-configuration"
+#: Every webhook we register is named ``<m|v><kind>.<group or core>`` + this suffix.
+WEBHOOK_NAME_SUFFIX: Final = ".kueue-bridge.x-k8s.io"
+#: ``timeoutSeconds`` of every webhook (the API server allows 1 to 30). Measured (README "Deploying",
+#: bench/webhook.py): p99 14 ms at saturation (about 2,000 admissions/s) and 26 ms at half that rate
+#: on a busy 2-core host; the slowest path, an AppWrapper's SubjectAccessReviews, has a deadline of its
+#: own of 5 s (webhook.admission.ACCESS_REVIEW_TIMEOUT). 10 s is twice that deadline: an answer always
+#: arrives before the API server gives up, and an unreachable webhook fails a create within 10 s
+#: rather than the maximum 30.
+WEBHOOK_TIMEOUT_SECONDS: Final = 10
+
+
+class WebhookKind(Protocol):
+    """A kind to register webhooks for: its GVK and plural resource name."""
+
+    @property
+    def gvk(self) -> GroupVersionKind: ...
+
+    @property
+    def plural(self) -> str: ...
+
+
+def webhook_name(gvk: GroupVersionKind, *, mutating: bool) -> str:
+    """``mjob.batch.kueue-bridge.x-k8s.io``: our webhook's name for ``gvk``."""
+    return f"{'m' if mutating else 'v'}{gvk.kind.lower()}.{gvk.group or 'core'}{WEBHOOK_NAME_SUFFIX}"
 
 
 def _client_config(
@@ -36,19 +73,16 @@ def _client_config(
 
 
 def _webhook(
-    framework: Framework, *, mutating: bool, client_config: dict[str, Any], namespace: str
+    framework: WebhookKind, *, mutating: bool, client_config: dict[str, Any], namespace: str, timeout: int
 ) -> dict[str, Any]:
-    kind = framework.gvk.kind.lower()
-    group = framework.gvk.group or "core"
-    prefix = "m" if mutating else "v"
     return {
-        "name": f"{prefix}{kind}.{group}.kueue-bridge.x-k8s.io",
+        "name": webhook_name(framework.gvk, mutating=mutating),
         "admissionReviewVersions": ["v1"],
         "clientConfig": client_config,
         "failurePolicy": "Fail",
         "matchPolicy": "Equivalent",
         "sideEffects": "None",
-        "timeoutSeconds": 10,
+        "timeoutSeconds": timeout,
         "namespaceSelector": {
             "matchExpressions": [
                 {
@@ -71,12 +105,13 @@ def _webhook(
 
 
 def render_webhook_configurations(
-    frameworks: Sequence[Framework],
+    frameworks: Sequence[WebhookKind],
     *,
     namespace: str,
     url: str | None = None,
     service: str | None = None,
     port: int = 443,
+    timeout_seconds: int = WEBHOOK_TIMEOUT_SECONDS,
 ) -> list[dict[str, Any]]:
     """[MutatingWebhookConfiguration, ValidatingWebhookConfiguration] as dicts."""
     if (url is None) == (service is None):
@@ -93,7 +128,13 @@ def render_webhook_configurations(
                 "kind": kind,
                 "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "kueue-bridge"}},
                 "webhooks": [
-                    _webhook(f, mutating=mutating, client_config=client_config, namespace=namespace)
+                    _webhook(
+                        f,
+                        mutating=mutating,
+                        client_config=client_config,
+                        namespace=namespace,
+                        timeout=timeout_seconds,
+                    )
                     for f in frameworks
                 ],
             }

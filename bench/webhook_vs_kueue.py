@@ -1,0 +1,203 @@
+"""``bench/webhook.py --kueue``: closed-loop admission throughput, ours against real Kueue's Go webhook.
+
+Both webhooks serve the same cluster (the kit's kube-apiserver, ``bench.real_cluster``, Kueue in its
+normal mode so that its batch/job webhook is up) and answer the same request: the AdmissionReview
+of a batch Job created with kubectl that ``../shared/fixtures`` captured from a real API server,
+queued (``kueue.x-k8s.io/queue-name``) to a LocalQueue that exists, in a namespace both caches know.
+Our webhook is ``kueue-bridge webhook`` as deployed (informer lookups against the cluster); it is
+not registered with the API server (one set of Job webhooks per API server), only called directly.
+
+The load is ``wrk -t1 -c16`` (one thread, 16 kept-alive HTTPS connections, closed loop: each
+connection sends its next request when the answer to the last one has arrived) for ``--seconds``.
+Each server is pinned to one core with ``taskset`` (all its threads: Kueue's Go runtime would
+otherwise spread over both), wrk to the other; rounds are interleaved (ours, Kueue's, ours, ...) so
+that both see the same machine. wrk comes from Debian's packages (``apt-get install wrk``).
+Prints requests/s and p50/p99 latency per round, their medians and ranges, and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.real_cluster import bench_cluster, cluster_pids, fresh
+from bench.reconciler_cpu import BENCH_NAMESPACE, client_for, setup_queues, write_config
+from devrun.components import ComponentProcess, free_port, generate_certs
+from devrun.samples import shared_dir
+
+__all__ = ["main_vs_kueue", "queued_review"]
+
+FIXTURE = "fixtures/admissionreview-job-create.json"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_PATHS = {"mutate": "/mutate-batch-v1-job", "validate": "/validate-batch-v1-job"}
+SERVER_CORE, CLIENT_CORE = "1", "0"
+
+
+def queued_review(*, namespace: str, queue: str) -> bytes:
+    """The captured AdmissionReview of a Job create, queued to ``queue`` in ``namespace``."""
+    review: dict[str, Any] = json.loads((shared_dir() / FIXTURE).read_text())
+    request = review["request"]
+    request["namespace"] = namespace
+    metadata = request["object"]["metadata"]
+    metadata["namespace"] = namespace
+    metadata.setdefault("labels", {})[QUEUE_LABEL] = queue
+    return json.dumps(review).encode()
+
+
+@dataclass(frozen=True)
+class WrkResult:
+    requests_per_second: float
+    p50_ms: float
+    p99_ms: float
+
+
+_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def _millis(text: str) -> float:
+    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text.strip()).groups()  # type: ignore[union-attr]
+    return float(number) * _UNITS[unit]
+
+
+def parse_wrk(output: str) -> WrkResult:
+    """Requests/s and the 50th/99th latency percentiles from ``wrk --latency``'s report; refuses a
+    run with errors or non-2xx answers (a denial is a 200; anything else means a broken setup)."""
+    if "Non-2xx" in output or "Socket errors" in output:
+        raise RuntimeError(f"wrk saw failed requests:\n{output}")
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", output)
+    p50 = re.search(r"^\s+50%\s+(\S+)", output, re.MULTILINE)
+    p99 = re.search(r"^\s+99%\s+(\S+)", output, re.MULTILINE)
+    if rate is None or p50 is None or p99 is None:
+        raise RuntimeError(f"unexpected wrk output:\n{output}")
+    return WrkResult(float(rate.group(1)), _millis(p50.group(1)), _millis(p99.group(1)))
+
+
+def run_wrk(url: str, body_file: Path, *, seconds: float, connections: int, script_dir: Path) -> WrkResult:
+    script = script_dir / "post.lua"
+    script.write_text(
+        'wrk.method = "POST"\n'
+        'wrk.headers["Content-Type"] = "application/json"\n'
+        f'local f = io.open("{body_file}", "rb")\n'
+        'wrk.body = f:read("*all")\n'
+        "f:close()\n"
+    )
+    command = ["taskset", "-c", CLIENT_CORE, "wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s"]
+    command += ["--latency", "-s", str(script), url]
+    completed = subprocess.run(command, capture_output=True, text=True, check=True)
+    return parse_wrk(completed.stdout)
+
+
+def pin(pid: int) -> None:
+    """Every thread of ``pid`` on the server core (Go starts threads later too: ``-a`` covers those
+    that exist, and new ones inherit the mask of the thread that makes them)."""
+    subprocess.run(["taskset", "-a", "-cp", SERVER_CORE, str(pid)], capture_output=True, check=True)
+
+
+async def _check_answer(url: str, body: bytes) -> None:
+    async with httpx.AsyncClient(verify=False, timeout=10.0) as http:
+        response = await http.post(url, content=body, headers={"Content-Type": "application/json"})
+    answer = response.json().get("response") or {}
+    if response.status_code != 200 or answer.get("allowed") is not True:
+        raise RuntimeError(f"{url} did not admit the review: {response.status_code} {response.text[:300]}")
+
+
+async def _measure(args: argparse.Namespace, tmp: Path) -> dict[str, list[WrkResult]]:
+    cluster = bench_cluster(args.state)
+    await asyncio.to_thread(fresh, cluster, kueue_mode="normal")
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            client = await stack.enter_async_context(client_for(cluster.kubeconfig))
+            await setup_queues(client, jobs=10, install=False)
+            cert_dir = tmp / "certs"
+            generate_certs(cert_dir)
+            port = free_port()
+            config = write_config(
+                tmp / "config.yaml", webhook_port=port, cert_dir=cert_dir, probe_port=free_port(), qps=None
+            )
+            ours = ComponentProcess(
+                name="webhook",
+                args=("webhook", "--config", str(config), "--kubeconfig", str(cluster.kubeconfig)),
+                log_path=tmp / "webhook.log",
+                health_url=f"https://127.0.0.1:{port}/readyz",
+                env={**os.environ, "KUBECONFIG": str(cluster.kubeconfig)},
+            )
+            stack.push_async_callback(ours.stop)
+            await ours.start()
+            assert ours.pid is not None
+            kueue_port = cluster.ports.kueue_webhook
+            urls = {
+                "kueue-bridge": f"https://127.0.0.1:{port}/{args.operation}",
+                "kueue": f"https://127.0.0.1:{kueue_port}{KUEUE_PATHS[args.operation]}",
+            }
+            body_file = tmp / "review.json"
+            body_file.write_bytes(queued_review(namespace=BENCH_NAMESPACE, queue="bench"))
+            for url in urls.values():
+                await _check_answer(url, body_file.read_bytes())
+            pin(ours.pid)
+            pin(cluster_pids(cluster)["kueue-manager"])
+            results: dict[str, list[WrkResult]] = {name: [] for name in urls}
+            for url in urls.values():  # warm-up: connections, caches, Go's and our allocators
+                await asyncio.to_thread(
+                    run_wrk, url, body_file, seconds=2, connections=args.connections, script_dir=tmp
+                )
+            for number in range(1, args.rounds + 1):
+                for name, url in urls.items():
+                    result = await asyncio.to_thread(
+                        run_wrk,
+                        url,
+                        body_file,
+                        seconds=args.seconds,
+                        connections=args.connections,
+                        script_dir=tmp,
+                    )
+                    results[name].append(result)
+                    print(
+                        f"round {number} {name:<13} {result.requests_per_second:8.0f} req/s   "
+                        f"p50 {result.p50_ms:6.2f} ms   p99 {result.p99_ms:6.2f} ms",
+                        flush=True,
+                    )
+            return results
+    finally:
+        cluster.stop()
+
+
+def _spread(values: list[float], digits: int = 0) -> str:
+    return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
+
+
+def main_vs_kueue(args: argparse.Namespace) -> int:
+    if shutil.which("wrk") is None or shutil.which("taskset") is None:
+        print("wrk and taskset are needed (apt-get install wrk util-linux)")
+        return 2
+    with tempfile.TemporaryDirectory(prefix="bench-webhook-kueue-") as tmp:
+        if args.state is None:
+            args.state = Path(tmp) / "cluster"
+        results = asyncio.run(_measure(args, Path(tmp)))
+    ours, kueue = results["kueue-bridge"], results["kueue"]
+    print(
+        f"\n{args.operation} of a queued batch Job, wrk -t1 -c{args.connections}, {args.seconds:g}s x "
+        f"{args.rounds} interleaved rounds, each server on core {SERVER_CORE}, median (range):"
+    )
+    for name, values in (("kueue-bridge", ours), ("Kueue (Go)", kueue)):
+        print(
+            f"  {name:<13} {_spread([r.requests_per_second for r in values])} req/s, "
+            f"p50 {_spread([r.p50_ms for r in values], 2)} ms, p99 {_spread([r.p99_ms for r in values], 2)} ms"
+        )
+    ratio = statistics.median(r.requests_per_second for r in ours) / statistics.median(
+        r.requests_per_second for r in kueue
+    )
+    print(f"  throughput ratio kueue-bridge / Kueue: {ratio:.2f}x (target >= 3x)")
+    return 0

@@ -1,0 +1,162 @@
+"""Kueue's Workload status writes as server-side applies: ``PatchAdmissionStatus`` and ``PatchStatus``.
+
+Kueue writes a Workload's admission state (``pkg/workload/patching``) as a *forced server-side
+apply of the status subresource*, never as an update, and the field manager is part of the
+contract:
+
+* ``PatchAdmissionStatus`` applies as ``kueue-admission`` (``constants.AdmissionName``) the body
+  that ``prepareWorkloadPatch`` builds -- :func:`admission_status_apply` -- whatever the caller
+  changed: the scheduler, the workload controller's eviction (``pkg/workload/evict``), finishing
+  (``pkg/workload/finish``), and MultiKueue's nominations, ``Ready``/``clusterName`` and the
+  worker-eviction ``Retry``.
+* ``PatchStatus`` applies as the caller's own manager a body with nothing but what the caller set
+  on an empty base -- for MultiKueue's ``updateACS`` one admission-check entry
+  (:func:`check_state_apply`).
+
+Why it matters: an apply removes a field its manager applied before and leaves out now *only if
+no other manager owns it*. Eviction clears ``clusterName`` and ``nominatedClusterNames`` by
+leaving them out of a ``kueue-admission`` apply, so whoever sets them must set them as
+``kueue-admission`` through an apply too; a field set by an update (or an apply under another
+name) survives every eviction and the Workload is never dispatched again.
+
+And why the body holds *every* admission field and not only the changed one: the fields of the
+previous ``kueue-admission`` apply that a new one leaves out are removed. ``prepareWorkloadPatch``
+therefore carries the whole admission state as read: ``admission``, ``requeueState`` (when it says
+something), ``resourceRequests`` (only without an admission), the conditions Kueue's admission
+manages, ``accumulatedPastExecutionTimeSeconds``, ``schedulingStats.evictions``, ``clusterName``,
+``nominatedClusterNames``, ``unhealthyNodes``, ``status.preemptionGates`` and every admission check.
+
+Both bodies carry the object's identity as ``baseSSAWorkload`` does (uid, name, namespace,
+generation, labels, annotations) and, strict by default, its ``resourceVersion``: a write based on
+a stale read is a ``Conflict`` (retried by the caller's reconcile), as Kueue's strict apply is. An
+empty value is left out, as Go's ``omitempty`` leaves it out of Kueue's JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from shared.constants import WORKLOAD_GVK, Condition
+from shared.jsontree import json_tree_copy
+from shared.kube import KubeClient
+
+__all__ = [
+    "ADMISSION_FIELD_MANAGER",
+    "ADMISSION_MANAGED_CONDITIONS",
+    "admission_status_apply",
+    "apply_admission_status",
+    "apply_check_state",
+    "check_state_apply",
+]
+
+#: ``constants.AdmissionName``: the field manager of every ``PatchAdmissionStatus``
+ADMISSION_FIELD_MANAGER: Final = "kueue-admission"
+#: ``admissionManagedConditions``: the conditions a ``kueue-admission`` apply carries
+ADMISSION_MANAGED_CONDITIONS: Final = (
+    Condition.QUOTA_RESERVED,
+    "BlockedOnPreemptionGates",
+    Condition.EVICTED,
+    Condition.ADMITTED,
+    Condition.PREEMPTED,
+    Condition.REQUEUED,
+    Condition.DEACTIVATION_TARGET,
+    Condition.FINISHED,
+    Condition.PODS_READY,
+)
+#: status fields copied as they are when set (``omitempty`` pointers and lists)
+_COPIED_WHEN_SET: Final = (
+    "accumulatedPastExecutionTimeSeconds",
+    "clusterName",
+    "nominatedClusterNames",
+    "unhealthyNodes",
+    "preemptionGates",
+)
+
+
+def _base(workload: Mapping[str, Any], *, strict: bool) -> dict[str, Any]:
+    """``baseSSAWorkload``: the identity of the object, and its resourceVersion when strict."""
+    metadata = workload.get("metadata") or {}
+    base_meta: dict[str, Any] = {
+        key: metadata[key]
+        for key in ("name", "namespace", "uid", "generation", "labels", "annotations")
+        if metadata.get(key)
+    }
+    if strict and metadata.get("resourceVersion"):
+        base_meta["resourceVersion"] = metadata["resourceVersion"]
+    return {"apiVersion": WORKLOAD_GVK.api_version, "kind": WORKLOAD_GVK.kind, "metadata": base_meta}
+
+
+def admission_status_apply(workload: Mapping[str, Any], *, strict: bool = True) -> dict[str, Any]:
+    """``prepareWorkloadPatch``: the ``kueue-admission`` apply body for ``workload`` as it should be."""
+    status: Mapping[str, Any] = workload.get("status") or {}
+    body = _base(workload, strict=strict)
+    applied: dict[str, Any] = {}
+    if status.get("admission"):
+        applied["admission"] = status["admission"]
+    elif status.get("resourceRequests"):
+        # with an admission the pod set assignments' usage supersedes the requests (left out)
+        applied["resourceRequests"] = status["resourceRequests"]
+    requeue = status.get("requeueState") or {}
+    if requeue.get("count") is not None or requeue.get("requeueAt") is not None:
+        applied["requeueState"] = requeue
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    managed = [
+        found for kind in ADMISSION_MANAGED_CONDITIONS for found in conditions if found.get("type") == kind
+    ]
+    if managed:
+        applied["conditions"] = managed
+    for key in _COPIED_WHEN_SET:
+        value = status.get(key)
+        if value is not None and value != [] and value != "":
+            applied[key] = value
+    stats = status.get("schedulingStats")
+    if isinstance(stats, dict):
+        evictions = stats.get("evictions") or []
+        applied["schedulingStats"] = {"evictions": evictions} if evictions else {}
+    checks = [c for c in status.get("admissionChecks") or [] if isinstance(c, dict)]
+    if checks:
+        applied["admissionChecks"] = checks
+    body["status"] = applied
+    return json_tree_copy(body)
+
+
+def check_state_apply(
+    workload: Mapping[str, Any], check: Mapping[str, Any], *, strict: bool = True
+) -> dict[str, Any]:
+    """``PatchStatus`` + ``SetAdmissionCheckState`` on an empty base: one admission check entry."""
+    body = _base(workload, strict=strict)
+    body["status"] = {"admissionChecks": [dict(check)]}
+    return json_tree_copy(body)
+
+
+async def apply_admission_status(
+    client: KubeClient, workload: Mapping[str, Any], *, strict: bool = True
+) -> dict[str, Any]:
+    """``PatchAdmissionStatus``: force-apply ``workload``'s admission state as ``kueue-admission``;
+    returns the stored Workload."""
+    return await client.apply(
+        WORKLOAD_GVK,
+        admission_status_apply(workload, strict=strict),
+        field_manager=ADMISSION_FIELD_MANAGER,
+        force=True,
+        subresource="status",
+    )
+
+
+async def apply_check_state(
+    client: KubeClient,
+    workload: Mapping[str, Any],
+    check: Mapping[str, Any],
+    *,
+    field_manager: str,
+    strict: bool = True,
+) -> dict[str, Any]:
+    """``PatchStatus`` of one admission check as ``field_manager``; returns the stored Workload."""
+    return await client.apply(
+        WORKLOAD_GVK,
+        check_state_apply(workload, check, strict=strict),
+        field_manager=field_manager,
+        force=True,
+        subresource="status",
+    )

@@ -1,0 +1,96 @@
+"""What the API server answers when it cannot call a webhook (conformance: devcluster and real).
+
+``kueue-bridge preflight`` probes our webhooks with a dry-run create and reads these answers: a
+``failurePolicy: Fail`` webhook the API server cannot call makes the request fail with
+``Internal error occurred: failed calling webhook "<name>": <cause>``, whether the ``caBundle`` is
+not PEM (kube-apiserver cannot even build a client) or nothing listens.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.devcluster.conftest import KubeTarget
+
+PATH = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+
+
+def configuration(name: str, namespace: str, client_config: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": name},
+        "webhooks": [
+            {
+                "name": "mcall.conformance.example.com",
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "failurePolicy": "Fail",
+                "clientConfig": client_config,
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+                "rules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": ["configmaps"],
+                    }
+                ],
+            }
+        ],
+    }
+
+
+@pytest.fixture
+def registered(kube: KubeTarget, namespace: str) -> Iterator[Any]:
+    names: list[str] = []
+
+    def register(client_config: dict[str, Any]) -> None:
+        name = f"conf-call-{secrets.token_hex(4)}"
+        response = kube.client.post(PATH, json=configuration(name, namespace, client_config))
+        assert response.status_code == 201, response.text
+        names.append(name)
+
+    yield register
+    for name in names:
+        kube.client.delete(f"{PATH}/{name}")
+
+
+def dry_run_create(kube: KubeTarget, namespace: str) -> dict[str, Any]:
+    response = kube.client.post(
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        params={"dryRun": "All"},
+        json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "probe"}},
+    )
+    assert response.status_code == 500, response.text
+    status: dict[str, Any] = response.json()
+    assert status["reason"] == "InternalError"
+    return status
+
+
+def test_a_cabundle_that_is_not_pem_fails_the_call_before_dialing(
+    kube: KubeTarget, namespace: str, registered: Any
+) -> None:
+    not_pem = base64.b64encode(b"not a certificate").decode()
+    registered({"url": "https://127.0.0.1:1/mutate", "caBundle": not_pem})
+    status = dry_run_create(kube, namespace)
+    assert status["message"] == (
+        'Internal error occurred: failed calling webhook "mcall.conformance.example.com": '
+        "could not get REST client: unable to load root certificates: unable to parse bytes as PEM block"
+    )
+
+
+def test_nothing_listening_fails_the_call_with_the_dial_error(
+    kube: KubeTarget, namespace: str, registered: Any
+) -> None:
+    registered({"url": "https://127.0.0.1:1/mutate"})
+    status = dry_run_create(kube, namespace)
+    assert status["message"] == (
+        'Internal error occurred: failed calling webhook "mcall.conformance.example.com": failed to call webhook: '
+        'Post "https://127.0.0.1:1/mutate?timeout=10s": dial tcp 127.0.0.1:1: connect: connection refused'
+    )

@@ -1,0 +1,61 @@
+"""``bench/multikueue.py --real`` stays runnable, its chaos included: a small run on three real clusters.
+
+Eight jobs, our multikueue killed with ``kill -9`` (and restarted) when half of them reached a worker;
+the run must print every figure and pass its own checks (every job finished, none on two workers at
+once, nothing left on the workers). The targets are not asserted: speed belongs to the benchmark on
+a quiet machine. The benchmark starts and stops its own fleet (Kueue ff69552), so this runs once,
+not once per Kueue version.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT
+
+
+def test_the_real_benchmark_prints_its_figures_and_passes_its_checks(shared_dir: Path) -> None:
+    finished = subprocess.run(
+        [
+            sys.executable,
+            str(REPO_ROOT / "bench" / "multikueue.py"),
+            "--real",
+            *(
+                "--jobs",
+                "8",
+                "--rate",
+                "4",
+                "--run-seconds",
+                "0.5",
+                "--gc-interval",
+                "5s",
+                "--kill-at",
+                "0.5",
+            ),
+        ],
+        cwd=REPO_ROOT,
+        env={**os.environ, "KUEUE_BRIDGE_SHARED_DIR": str(shared_dir)},
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    output = finished.stdout
+    assert finished.returncode == 0, output[-3000:] + finished.stderr[-3000:]
+    for label in (
+        "fleet (kueue-bridge multikueue, Kueue ff69552) ready in ",
+        "8 jobs (at 4 jobs/s), 0.5 s each, two workers: 8 finished in ",
+        "kill -9 multikueue (pid ",
+        "CPU seconds in that time: manager etcd ",
+        ", manager multikueue ",
+        "admission on the manager -> job on the winning worker: p50 ",
+        "  of which: copy Admitted -> job created there (MultiKueue): p50 ",
+        "remote status change (Complete) -> manager job status: p50 ",
+        "check: 8 of 8 jobs finished; completed on two workers: 0",
+        "check: jobs on two workers at the same time: 0",
+        "(gcInterval 5s): 0",
+    ):
+        assert label in output, output
