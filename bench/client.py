@@ -50,7 +50,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from shared.kube import (
     ClientSettings,
     ConnectionConfig,
-    GroupVersionKind,
     HttpxTransport,
     Informer,
     KubeClient,
@@ -59,9 +58,9 @@ from shared.kube import (
     static_connection,
     strip_managed_fields,
 )
-from shared.kube.kinds import JOB_GVK
+from shared.kube.kinds import CONFIG_MAP_GVK, JOB_GVK, NAMESPACE_GVK
 
-CONFIGMAP = GroupVersionKind("", "v1", "ConfigMap")
+CONFIGMAP = CONFIG_MAP_GVK
 JOB = JOB_GVK
 OPS = ("create", "get", "patch")
 
@@ -393,7 +392,7 @@ def job(i: int) -> dict[str, Any]:
 
 async def served_job_list(connection: ConnectionConfig, count: int, concurrency: int) -> bytes:
     """Create ``count`` Jobs on the server and return its JobList as served (one unpaginated list)."""
-    namespace = GroupVersionKind("", "v1", "Namespace")
+    namespace = NAMESPACE_GVK
     async with KubeClient.from_connection(connection, settings=ClientSettings(qps=0, burst=1)) as client:
         for n in range(50):
             await client.create(namespace, {"metadata": {"name": f"ns-{n}"}})

@@ -12,16 +12,14 @@ status fields on stop (``resetOnStop``, batch/v1 Job), for a ``status`` subresou
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
 
 from shared.config import ManagedKind
 from shared.frameworks.batch_job import BATCH_JOB_GVK
-from shared.kube import Forbidden, GroupVersionKind, KubeClient, KubeError, NotFound, UnknownKindError
+from shared.kube import Forbidden, KubeClient, KubeError, NotFound, UnknownKindError
+from shared.kube.kinds import CRD_GVK
 from shared.preflight.findings import Finding, Verdict
 
 __all__ = ["CRD_GVK", "check_kinds_served"]
-
-CRD_GVK: Final = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 
 
 async def _why_not_served(client: KubeClient, kind: ManagedKind) -> tuple[str, str]:

@@ -40,6 +40,7 @@ from shared.kube import (
     NotFound,
     UnknownKindError,
 )
+from shared.kube.kinds import CONFIG_MAP_GVK, DEPLOYMENT_GVK, MUTATING_WEBHOOK_CONFIGURATION_GVK
 from shared.kueue_integrations import KueueIntegration, kueue_integration_for
 from shared.preflight.findings import Finding, Verdict
 
@@ -57,11 +58,6 @@ __all__ = [
     "read_kueue_setup",
 ]
 
-CONFIG_MAP_GVK: Final = GroupVersionKind("", "v1", "ConfigMap")
-DEPLOYMENT_GVK: Final = GroupVersionKind("apps", "v1", "Deployment")
-MUTATING_WEBHOOK_CONFIGURATION_GVK: Final = GroupVersionKind(
-    "admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration"
-)
 KUEUE_DEPLOYMENT: Final = "kueue-controller-manager"
 #: AdmissionCheck controllers Kueue runs itself -> the feature gate that turns it off (None: always on)
 KUEUE_OWN_CHECK_CONTROLLERS: Final[dict[str, str | None]] = {

@@ -37,6 +37,7 @@ from cryptography import x509
 from shared.config import Configuration
 from shared.frameworks.registry import Framework, FrameworkRegistry
 from shared.kube import ApiError, GroupVersionKind, KubeClient, KubeError, NotFound, UnknownKindError
+from shared.kube.kinds import ENDPOINT_SLICE_GVK, SERVICE_GVK
 from shared.labelselector import LabelSelector
 from shared.preflight.findings import Finding, Verdict
 from shared.preflight.webhook_probe import dry_run_probe, local_queue_in, probe_namespace
@@ -54,8 +55,6 @@ __all__ = [
     "check_webhooks",
 ]
 
-SERVICE_GVK: Final = GroupVersionKind("", "v1", "Service")
-ENDPOINT_SLICE_GVK: Final = GroupVersionKind("discovery.k8s.io", "v1", "EndpointSlice")
 _CONFIGURATIONS: Final = (
     (MUTATING_CONFIGURATION_NAME, "MutatingWebhookConfiguration", True),
     (VALIDATING_CONFIGURATION_NAME, "ValidatingWebhookConfiguration", False),
