@@ -31,7 +31,7 @@ from typing import TextIO
 
 import yaml
 
-from bridge_tools.manifests_render import kueue_configuration_fragment
+from bridge_tools.manifests.render import kueue_configuration_fragment
 from devcluster.apiserver import ServerOptions
 from devcluster.server import DevClusterServer
 from devcluster.standin import start_addons

@@ -28,8 +28,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bridge_tools.cluster_view import ClusterView
-from bridge_tools.explain import ExplainSettings, reason_for
+from bridge_tools.explain.cluster_view import ClusterView
+from bridge_tools.explain.diagnosis import ExplainSettings, reason_for
 from devcluster.standin import WORKLOADS
 from devrun.cluster import Session
 from devrun.progress import JobRow, TableDisplay, job_row

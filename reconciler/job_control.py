@@ -30,10 +30,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reconciler.ports import ClusterWriter, EventSink, JobStillActiveError
-from reconciler.shared_job import CopyOnWriteJob
 from shared.constants import STOPPING_ANNOTATION, EventReason
 from shared.frameworks.base import STOP_PHASE_ORDER, GenericJob, JobWithCustomStop, StopStep
 from shared.frameworks.capabilities import has_custom_stop
+from shared.frameworks.copy_on_write import CopyOnWriteJob
 from shared.jsontree import copy_json
 from shared.merge_patch import apply_merge_patch, create_merge_patch, with_optimistic_lock
 from shared.models.base import WireDict

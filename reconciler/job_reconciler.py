@@ -43,11 +43,11 @@ from reconciler.ancestry import (
 from reconciler.job_control import JobControl
 from reconciler.ports import ClusterReader, ClusterWriter, EventSink, InvalidError, JobKey, NotFoundError
 from reconciler.retention import DELETED_JOB_MESSAGE, DeactivationRetention
-from reconciler.shared_job import copy_on_write
 from reconciler.workload_sync import WorkloadSync, is_deleting
 from shared.constants import Condition, EventReason, Reason
 from shared.frameworks.base import AdapterError, GenericJob, JobWithReclaimablePods
 from shared.frameworks.capabilities import has_reclaimable_pods
+from shared.frameworks.copy_on_write import copy_on_write
 from shared.jobmeta import queue_name
 from shared.kube.kinds import NAMESPACE_GVK
 from shared.models.base import WireDict
@@ -214,7 +214,7 @@ class JobReconciler:
             raise
 
     def _adapter(self, obj: WireDict) -> GenericJob:
-        """The job's adapter; ``obj`` may be the informer's cached object (``reconciler.shared_job``
+        """The job's adapter; ``obj`` may be the informer's cached object (``shared.frameworks.copy_on_write``
         copies it before the first change)."""
         try:
             return copy_on_write(self._adapters.adapter_for(obj), self._adapters.adapter_for)

@@ -14,7 +14,7 @@ Invariants:
 * Cached objects are shared with the informer and never changed: ``InformerReader`` hands out deep
   copies, except of the kinds the reconciler only reads or parses (Namespaces, ResourceFlavors,
   Workloads) and of the managed jobs, whose adapters it wraps copy-on-write
-  (``reconciler.shared_job``).
+  (``shared.frameworks.copy_on_write``).
 * Reconciles that unblock Kueue are queued ahead of bookkeeping (work-queue priorities): first a
   job whose Workload was just admitted while the job is still suspended (its reserved quota waits
   for the start), then a queued job without a Workload (nothing can be admitted before it exists) and
@@ -115,11 +115,11 @@ class InformerReader(CachedReader):
 
     * objects only read (Namespaces, ResourceFlavors);
     * the managed jobs, which the job reconciler wraps in a copy-on-write adapter
-      (``reconciler.shared_job``) and never changes in place;
+      (``shared.frameworks.copy_on_write``) and never changes in place;
     * Workloads, which the reconciler only parses (``Workload.from_wire``: the model's own fields
       are new objects; its raw JSON parts, pod templates above all, are shared with the cache and
       are only read or replaced, never changed in place -- ``tests/unit/reconciler/
-      test_shared_job.py`` holds every reconcile of a life to that).
+      test_cached_objects.py`` holds every reconcile of a life to that).
 
     Copying the job and its Workloads on every pass was a sixth of the reconciler's CPU."""
 

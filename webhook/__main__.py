@@ -36,7 +36,7 @@ from shared.webhook_configurations import (
     VALIDATING_CONFIGURATION_NAME,
     render_webhook_configurations,
 )
-from webhook.wiring import settings_from_config
+from webhook.settings_from_config import settings_from_config
 
 __all__ = ["main"]
 
@@ -109,7 +109,7 @@ async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Pat
     from certs.rotation import CertRotator, RotationSettings
     from shared.kube import ClientSettings, KubeClient, load_connection
     from shared.preflight import check_before_start
-    from webhook.runtime import build_webhook
+    from webhook.process import build_webhook
 
     settings = settings_from_config(config)
     connection = load_connection(kubeconfig=kubeconfig)

@@ -49,8 +49,8 @@ from shared.constants import (
 )
 from shared.kube import GroupVersionKind, Informer, KubeClient, UnknownKindError, WatchSettings
 from shared.kube.kinds import NAMESPACE_GVK
-from webhook.lookups import ObjectKey
-from webhook.settings import WebhookSettings
+from webhook.rules.lookups import ObjectKey
+from webhook.rules.settings import WebhookSettings
 
 __all__ = [
     "ADMISSION_CHECK_GVK",

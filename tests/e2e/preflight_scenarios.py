@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from bridge_tools.manifests_render import (
+from bridge_tools.manifests.render import (
     RenderOptions,
     kueue_configuration_fragment,
     render_manifests,

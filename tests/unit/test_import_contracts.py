@@ -41,6 +41,9 @@ DEVRUN_NO_COMPONENTS = "The dev runner starts the components as processes"
 PRODUCTION = "Production components never import the devcluster"
 TOOLS = "Operator tools read the cluster through shared only"
 NOBODY_IMPORTS_TOOLS = "Production components and the devcluster never import the operator tools"
+TOOLS_APART = "The operator tools never import each other"
+WEBHOOK_LAYERS = "The webhook's layers"
+WEBHOOK_RULES = "The webhook's rules use no web framework"
 INDEPENDENT = "Components never import each other"
 FLOORS = "shared's floors"
 KUBE_LEAF = "shared.kube is a leaf library"
@@ -124,7 +127,7 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
         ),
         pytest.param(
             "devrun/samples.py",
-            "import webhook.admission",
+            "import webhook.serving.admission_review",
             {DEVRUN_NO_COMPONENTS},
             id="runner-imports-a-component",
         ),
@@ -148,9 +151,15 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
         ),
         pytest.param(
             "webhook/__init__.py",
-            "import bridge_tools.explain",
+            "import bridge_tools.explain.diagnosis",
             {NOBODY_IMPORTS_TOOLS},
             id="component-imports-tools",
+        ),
+        pytest.param(
+            "bridge_tools/adapter/dry_run.py",
+            "from bridge_tools.explain.verdict import Explanation",
+            {TOOLS_APART},
+            id="one-tool-imports-another",
         ),
         pytest.param(
             "devcluster/standin/client.py",
@@ -219,13 +228,31 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
             id="a-circle-inside-shared-kube",
         ),
         pytest.param(
+            "webhook/rules/patch.py",
+            "import fastapi",
+            {WEBHOOK_RULES},
+            id="the-webhook-rules-see-http",
+        ),
+        pytest.param(
+            "webhook/registration.py",
+            "import webhook.informer_lookups",
+            {WEBHOOK_LAYERS},
+            id="webhook-siblings-of-one-layer-import-each-other",
+        ),
+        pytest.param(
+            "webhook/rules/settings.py",
+            "import webhook.settings_from_config",
+            {WEBHOOK_LAYERS, ACYCLIC},  # settings_from_config builds the rules' settings: a circle too
+            id="the-webhook-rules-import-the-assembly",
+        ),
+        pytest.param(
             "certs/kubeapi.py",
             "import httpx",
             {ONE_CLIENT},
             id="certs-opens-a-second-client",
         ),
         pytest.param(
-            "webhook/access_review.py",
+            "webhook/rules/access_review.py",
             "from kubernetes import client",
             {ONE_CLIENT},
             id="webhook-uses-the-kubernetes-package",

@@ -52,10 +52,10 @@ from shared.workload_state import truncate_condition_message, truncate_event_mes
 from tests.unit.reconciler.conftest import Adapters, FakeClock, admit, golden_job, job_key, set_condition
 from tests.unit.reconciler.fakes import FakeCluster
 from tests.unit.webhook.helpers import BATCH_JOB, job, review
-from webhook.admission import AdmissionHandler
-from webhook.lookups import InMemoryLookups
-from webhook.metrics import WebhookMetrics
-from webhook.settings import Framework, WebhookSettings
+from webhook.rules.lookups import InMemoryLookups
+from webhook.rules.settings import Framework, WebhookSettings
+from webhook.serving.admission_review import AdmissionHandler
+from webhook.serving.metrics import WebhookMetrics
 
 # A CRD kind Kueue has no built-in integration for (the batch adapter reads it; only the GVK matters)
 OTHER = Framework(

@@ -23,7 +23,7 @@ from appwrapper.__main__ import phase_counter
 from multikueue.metrics import multikueue_metrics
 from reconciler.event_reporting import workload_event_counter
 from shared.kube import KubeMetrics
-from webhook.metrics import WebhookMetrics
+from webhook.serving.metrics import WebhookMetrics
 
 OBSERVABILITY = Path(__file__).resolve().parents[2] / "deploy" / "observability"
 DASHBOARD = OBSERVABILITY / "kueue-bridge-dashboard.json"

@@ -6,8 +6,8 @@ from typing import Any
 
 import httpx
 
-from bridge_tools.cluster_view import LOCAL_QUEUE, WORKLOAD, ClusterView
-from bridge_tools.queue_position import (
+from bridge_tools.explain.cluster_view import LOCAL_QUEUE, WORKLOAD, ClusterView
+from bridge_tools.explain.queue_position import (
     QueueOrdering,
     is_queued,
     kueue_queue_order,

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from bridge_tools.cluster_view import LOCAL_QUEUE, WORKLOAD, ClusterView
+from bridge_tools.explain.cluster_view import LOCAL_QUEUE, WORKLOAD, ClusterView
 from shared.config import Configuration
 from shared.constants import Condition
 from shared.kube.conditions import object_condition

@@ -25,8 +25,8 @@ from fastapi import FastAPI
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.responses import PlainTextResponse, Response
 
-from webhook.admission import AdmissionHandler
-from webhook.fastpath import FastAnswer
+from webhook.serving.admission_review import AdmissionHandler
+from webhook.serving.fastpath import FastAnswer
 
 __all__ = ["ASGIApp", "WebhookApp", "create_app"]
 
@@ -85,7 +85,7 @@ class WebhookApp:
 
     @property
     def fast_routes(self) -> dict[bytes, FastAnswer]:
-        """The admission routes for ``webhook.fastpath``: the same handler methods as the ASGI path,
+        """The admission routes for ``webhook.serving.fastpath``: the same handler methods as the ASGI path,
         answered synchronously (``None``: the request needs the ASGI path's await)."""
         return {b"/mutate": self.handler.mutate, b"/validate": self.handler.validate_now}
 

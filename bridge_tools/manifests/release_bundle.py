@@ -1,6 +1,6 @@
 """``make release-manifests``: one YAML per install flavour, built from ``deploy/``, image tag pinned.
 
-``python -m bridge_tools.release_bundle --out dist [--image kueue-bridge:0.1.0]`` writes
+``python -m bridge_tools.manifests.release_bundle --out dist [--image kueue-bridge:0.1.0]`` writes
 
 * ``kueue-bridge-<version>.yaml``: ``deploy/base`` + ``deploy/kueue`` (what kueue-bridge may read in
   Kueue's namespace);
@@ -30,7 +30,7 @@ from typing import Any, Final
 
 import yaml
 
-from bridge_tools.manifests_cli import default_image, dump_documents
+from bridge_tools.manifests.cli import default_image, dump_documents
 
 __all__ = ["BUNDLES", "KustomizeError", "build_bundles", "main", "resolve_kustomization"]
 
@@ -165,8 +165,8 @@ def build_bundles(deploy: Path, *, image: str) -> dict[str, list[WireDict]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bridge_tools.release_bundle")
-    parser.add_argument("--deploy", type=Path, default=Path(__file__).resolve().parent.parent / "deploy")
+    parser = argparse.ArgumentParser(prog="python -m bridge_tools.manifests.release_bundle")
+    parser.add_argument("--deploy", type=Path, default=Path(__file__).resolve().parents[2] / "deploy")
     parser.add_argument("--out", type=Path, default=Path("dist"))
     parser.add_argument("--image", default=None, help=f"image to pin (default: {default_image()})")
     args = parser.parse_args(argv)

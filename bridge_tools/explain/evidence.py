@@ -19,15 +19,15 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Final
 
-from bridge_tools.cluster_view import (
+from bridge_tools.explain.cluster_view import (
     LEASE,
     MUTATING_WEBHOOK_CONFIGURATION,
     PRIORITY_CLASS,
     WORKLOAD_PRIORITY_CLASS,
     ClusterView,
 )
+from bridge_tools.explain.verdict import Section
 from bridge_tools.quota import format_amount
-from bridge_tools.verdict import Section
 from shared.config import Configuration
 from shared.kube.times import age_since, human_duration, parse_time
 from shared.models.base import WireDict

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from shared.frameworks.base import FieldError
-from webhook.fielderrors import INVALID, REQUIRED
+from webhook.rules.fielderrors import INVALID, REQUIRED
 
 __all__ = ["check_object_shape"]
 

@@ -3,7 +3,7 @@
 Prints YAML to stdout, for ``kubectl apply --server-side -f -``:
 
 * ``deploy`` (default): everything that runs kueue-bridge with this configuration on the cluster
-  where jobs are created (:func:`bridge_tools.manifests_render.render_manifests`), preceded by a
+  where jobs are created (:func:`bridge_tools.manifests.render.render_manifests`), preceded by a
   comment with the fragment to merge into Kueue's own Configuration;
 * ``worker``: what a MultiKueue worker cluster needs for this manager to dispatch to it;
 * ``kueue-config``: only that Kueue Configuration fragment, as YAML.
@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 import yaml
 
-from bridge_tools.manifests_render import (
+from bridge_tools.manifests.render import (
     RenderOptions,
     kueue_configuration_fragment,
     kueue_frameworks_to_remove,

@@ -26,7 +26,7 @@ from shared.constants import ADMISSION_GATED_BY_ANNOTATION
 from shared.frameworks.base import FieldError
 from shared.jobmeta import annotations_of
 from shared.validation_k8s import byte_length, is_domain_prefixed_path
-from webhook.fielderrors import FORBIDDEN, INVALID, REQUIRED, TOO_LONG
+from webhook.rules.fielderrors import FORBIDDEN, INVALID, REQUIRED, TOO_LONG
 
 __all__ = [
     "ADMISSION_GATED_BY_PATH",

@@ -1,8 +1,8 @@
 """``kueue-bridge explain KIND/NAME [-n NS] [--kubeconfig F] [--config F] [-o text|json]``.
 
 Prints why a job is (not) running: the verdict on the first line, then the evidence (see
-:mod:`bridge_tools.explain`), then the preflight findings about the job
-(:mod:`bridge_tools.explain_preflight`; ``--no-preflight`` skips them). ``KIND`` is any kind the configuration manages, spelled as kubectl
+:mod:`bridge_tools.explain.diagnosis`), then the preflight findings about the job
+(:mod:`bridge_tools.explain.preflight`; ``--no-preflight`` skips them). ``KIND`` is any kind the configuration manages, spelled as kubectl
 would (``job``, ``jobs.batch``, ``Job.v1.batch``, ``trainingrun``...); without ``--config`` the
 configuration is Kueue's default (batch Jobs only). Pass the file the components run with so the
 namespace selector, ``manageJobsWithoutQueueName`` and the declarative adapters are theirs.
@@ -23,11 +23,11 @@ import json
 from datetime import UTC, datetime
 from typing import TextIO
 
-from bridge_tools.cluster_view import ClusterView
-from bridge_tools.explain import ExplainSettings, ObjectNotFound, explain
-from bridge_tools.explain_preflight import add_preflight_findings
+from bridge_tools.explain.cluster_view import ClusterView
+from bridge_tools.explain.diagnosis import ExplainSettings, ObjectNotFound, explain
+from bridge_tools.explain.preflight import add_preflight_findings
+from bridge_tools.explain.verdict import Explanation, render_json, render_text
 from bridge_tools.kinds import KindError, parse_object_ref
-from bridge_tools.verdict import Explanation, render_json, render_text
 from shared.cli_args import EXIT_USAGE, load_config_or_report, parse_command
 from shared.component_access import KUEUE_NAMESPACE_DEFAULT
 from shared.config import default_config

@@ -18,7 +18,7 @@ from shared.frameworks.registry import FrameworkRegistry
 from shared.frameworks.tekton import PIPELINERUN_GVK
 from shared.labelselector import selector_from_label_selector
 from shared.workload_slicing import FEATURE_GATE, FEATURE_GATE_DEFAULT
-from webhook.settings import Framework, WebhookSettings
+from webhook.rules.settings import Framework, WebhookSettings
 
 __all__ = ["frameworks_from_config", "settings_from_config"]
 

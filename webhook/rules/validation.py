@@ -7,7 +7,7 @@ Create (``ValidateJobOnCreate``), with Kueue's field paths and messages:
   label) must be a DNS-1123 subdomain, and is only supported for Kueue's allow-listed kinds;
 * ``kueue.x-k8s.io/max-exec-time-seconds`` must parse with ``strconv.Atoi`` and be > 0;
 * the elastic-job annotation only on kinds that support it;
-* the ``kueue.x-k8s.io/admission-gated-by`` format (``webhook.admission_gates``).
+* the ``kueue.x-k8s.io/admission-gated-by`` format (``webhook.rules.admission_gates``).
 
 Update (``ValidateJobOnUpdate``):
 
@@ -19,7 +19,7 @@ Update (``ValidateJobOnUpdate``):
 * WorkloadPriorityClass label cannot be added to a running job, nor ever removed;
 * elastic-job enablement cannot flip;
 * ``kueue.x-k8s.io/admission-gated-by``: no gate added after creation, gates only removed
-  (``webhook.admission_gates``, which also holds the format rule run on create);
+  (``webhook.rules.admission_gates``, which also holds the format rule run on create);
 * ``spec.managedBy`` immutable (the message Kubernetes' own validation uses for batch Jobs).
 
 Then the adapter's ``JobWithValidation`` rules (e.g. batch Job partial admission). batch/v1 Job's
@@ -48,13 +48,13 @@ from shared.frameworks.capabilities import has_managed_by, has_validation
 from shared.frameworks.strconv import GoParseError, atoi, quote
 from shared.jobmeta import annotations_of, job_namespace, labels_of, prebuilt_workload_name, queue_name
 from shared.validation_k8s import is_dns1123_subdomain
-from webhook.admission_gates import (
+from webhook.rules.admission_gates import (
     validate_admission_gated_by_on_create,
     validate_admission_gated_by_on_update,
 )
-from webhook.fielderrors import FORBIDDEN, IMMUTABLE, INVALID
-from webhook.lookups import Lookups
-from webhook.settings import Framework
+from webhook.rules.fielderrors import FORBIDDEN, IMMUTABLE, INVALID
+from webhook.rules.lookups import Lookups
+from webhook.rules.settings import Framework
 
 __all__ = ["validate_create", "validate_update"]
 

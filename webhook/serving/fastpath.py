@@ -15,7 +15,7 @@ still goes through the ASGI application.
 Invariants, and why:
 
 * **Same answers as the ASGI path.** The fast path calls the same ``AdmissionHandler`` methods
-  ``webhook.app.WebhookApp`` calls, with the same body limit rule (an oversized body is replaced by
+  ``webhook.serving.asgi_app.WebhookApp`` calls, with the same body limit rule (an oversized body is replaced by
   one the handler refuses with its uniform 400 reason), the same status codes and content types.
 * **Never out of order.** A request whose predecessor on the same connection is still being
   answered by the ASGI path (HTTP pipelining), or that asks for ``Expect: 100-continue``, takes the

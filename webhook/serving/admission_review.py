@@ -2,7 +2,7 @@
 
 This is the latency-critical code, so it stays framework-free: the body is parsed once with orjson,
 the envelope is checked by hand (no model construction per request), the rules run on the raw dict
-and the answer is serialised with orjson. The HTTP layer (``webhook.app``) only moves bytes.
+and the answer is serialised with orjson. The HTTP layer (``webhook.serving.asgi_app``) only moves bytes.
 
 Outcomes, and why:
 
@@ -17,13 +17,13 @@ Outcomes, and why:
 
   - code 400, no reason (``Errored(400)``, what a failed decode gets) naming the field when the
     object is malformed (``metadata.labels`` not a map of strings, ``spec.suspend`` not a boolean,
-    ...: ``webhook.objectshape`` for metadata, ``AdapterError`` for spec fields - what a typed
+    ...: ``webhook.rules.objectshape`` for metadata, ``AdapterError`` for spec fields - what a typed
     decoding would refuse); the text is ours, Kueue's would be a Go JSON decoder error. An UPDATE without
     ``oldObject`` gets the decoder's own ``there is no content to decode``;
   - code 403 reason ``Forbidden`` with the aggregated field errors for a validation failure, or with
     a plain defaulting error (``cyclic ownership``);
   - the cached client's NotFound Status (code 404 reason ``NotFound``, ``details``) when defaulting
-    looked up an owner or the namespace that is not there (``webhook.defaulting``);
+    looked up an owner or the namespace that is not there (``webhook.rules.defaulting``);
   - code 500 if a rule itself raises unexpectedly (``Errored(500)`` after a recovered panic) -
     logged at ERROR with the traceback, fail closed, never a crash. That one is a bug by
     definition: the fuzz test and ``bench/fuzz_webhook.py`` count it as a failure, so it is a
@@ -32,9 +32,9 @@ Outcomes, and why:
   ``result="skipped"``) and for DELETE/CONNECT (controller-runtime skips those for custom webhooks).
 * **Allowed with a JSON patch** when defaulting changed something; no ``patch`` at all otherwise.
 
-AppWrappers also get the AppWrapper operator's own rules (``webhook.appwrapper_rules``); on create
+AppWrappers also get the AppWrapper operator's own rules (``webhook.rules.appwrapper``); on create
 that includes one SubjectAccessReview per wrapped component for ``request.userInfo``
-(``webhook.access_review``), the only admission rule that waits for the API server.
+(``webhook.rules.access_review``), the only admission rule that waits for the API server.
 
 Response shapes follow controller-runtime: a mutation without changes is ``{"allowed": true}``; an
 allowed validation carries ``status.code: 200``.
@@ -54,20 +54,20 @@ import orjson
 
 from shared.frameworks.base import AdapterError, FieldError, GenericJob
 from shared.frameworks.capabilities import has_managed_by
-from webhook.access_review import AccessReviewer, review_components
-from webhook.appwrapper_rules import (
+from webhook.rules.access_review import AccessReviewer, review_components
+from webhook.rules.appwrapper import (
     stamp_user_labels,
     validate_appwrapper_create,
     validate_appwrapper_update,
     wrapped_kinds,
 )
-from webhook.defaulting import DefaultingError, default_job
-from webhook.fielderrors import format_field_error, to_aggregate
-from webhook.lookups import Lookups
-from webhook.metrics import WebhookMetrics
-from webhook.objectshape import check_object_shape
-from webhook.settings import Framework, WebhookSettings
-from webhook.validation import validate_create, validate_update
+from webhook.rules.defaulting import DefaultingError, default_job
+from webhook.rules.fielderrors import format_field_error, to_aggregate
+from webhook.rules.lookups import Lookups
+from webhook.rules.objectshape import check_object_shape
+from webhook.rules.settings import Framework, WebhookSettings
+from webhook.rules.validation import validate_create, validate_update
+from webhook.serving.metrics import WebhookMetrics
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "AdmissionHandler", "BadRequest", "ReviewRequest", "parse_review"]
 
@@ -259,7 +259,7 @@ class AdmissionHandler:
     def validate_now(self, body: bytes) -> tuple[int, bytes] | None:
         """``validate_async``'s answer when it needs no API call (every admission but the validation
         of an AppWrapper create, which asks for access reviews first); ``None``: call
-        ``validate_async``. For a server answering in its protocol callbacks (``webhook.fastpath``)."""
+        ``validate_async``. For a server answering in its protocol callbacks (``webhook.serving.fastpath``)."""
         started = self._timer()
         routed = self._route("validate", body, started)
         if isinstance(routed, _Answer):

@@ -31,7 +31,7 @@ from typing import Any, Final, Protocol
 from shared.frameworks.base import FieldError
 from shared.kube import ApiError, GroupVersionKind, KubeClient, KubeError, UnknownKindError
 from shared.kube.kinds import SUBJECT_ACCESS_REVIEW_GVK
-from webhook.appwrapper_rules import INTERNAL, WrappedKind, not_authorized, not_served
+from webhook.rules.appwrapper import INTERNAL, WrappedKind, not_authorized, not_served
 
 __all__ = ["SAR_GVK", "AccessDecision", "AccessReviewer", "KubeAccessReviewer", "review_components"]
 

@@ -60,9 +60,9 @@ from shared.frameworks.capabilities import has_managed_by
 from shared.frameworks.strconv import quote
 from shared.jobmeta import controller_owner_ref, job_namespace, labels_of, queue_name
 from shared.kube import GroupVersionKind
-from webhook.lookups import Lookups, ObjectKey
-from webhook.patch import diff_ops
-from webhook.settings import Framework, WebhookSettings
+from webhook.rules.lookups import Lookups, ObjectKey
+from webhook.rules.patch import diff_ops
+from webhook.rules.settings import Framework, WebhookSettings
 
 __all__ = [
     "DefaultingError",

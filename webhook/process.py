@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from shared.kube import KubeClient, WatchSettings
-from webhook.access_review import KubeAccessReviewer
-from webhook.admission import AdmissionHandler
-from webhook.app import create_app
 from webhook.informer_lookups import InformerLookups
-from webhook.metrics import WebhookMetrics
-from webhook.server import WebhookServer
-from webhook.settings import WebhookSettings
+from webhook.rules.access_review import KubeAccessReviewer
+from webhook.rules.settings import WebhookSettings
+from webhook.serving.admission_review import AdmissionHandler
+from webhook.serving.asgi_app import create_app
+from webhook.serving.metrics import WebhookMetrics
+from webhook.serving.tls_server import WebhookServer
 
 __all__ = ["WebhookProcess", "build_webhook"]
 

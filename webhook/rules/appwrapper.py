@@ -1,6 +1,6 @@
 """The AppWrapper operator's admission rules (``internal/webhook/appwrapper_webhook.go``), on raw dicts.
 
-Kueue validates an AppWrapper like any job (``webhook.validation``); the AppWrapper operator's own
+Kueue validates an AppWrapper like any job (``webhook.rules.validation``); the AppWrapper operator's own
 webhook adds rules about what is wrapped, which kueue-bridge applies in the same ``/validate`` call.
 On **create**, for every component ``spec.components[i]``, with the operator's paths and messages:
 
@@ -42,7 +42,7 @@ from shared.frameworks.appwrapper import APPWRAPPER_GVK, AppWrapperAdapter, Reso
 from shared.frameworks.base import AdapterError, FieldError
 from shared.frameworks.strconv import GoParseError, atoi
 from shared.jsontree import copy_json
-from webhook.fielderrors import FORBIDDEN, INVALID, REQUIRED
+from webhook.rules.fielderrors import FORBIDDEN, INVALID, REQUIRED
 
 __all__ = [
     "INTERNAL",

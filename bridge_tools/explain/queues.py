@@ -10,11 +10,11 @@ namespace; a requested resource has no quota; no flavor has room. Texts that Kue
 
 When nothing blocks, the Workload's position in its ClusterQueue and LocalQueue comes from Kueue's
 visibility API when it is served, else it is estimated the way Kueue orders its queue
-(:mod:`bridge_tools.queue_position`) -- and the output says which.
+(:mod:`bridge_tools.explain.queue_position`) -- and the output says which.
 
 Admission checks are listed with their state and message. ``check_details`` maps an AdmissionCheck
 ``controllerName`` to a ``CheckDetail`` adding controller-specific evidence and answering a
-``CheckEvidence`` for the verdict: ``explain`` passes :mod:`bridge_tools.explain_multikueue`'s for
+``CheckEvidence`` for the verdict: ``explain`` passes :mod:`bridge_tools.explain.multikueue`'s for
 every MultiKueue controller name of the configuration (which worker clusters hold copies, where it
 runs). A ClusterQueue inactive because of an inactive AdmissionCheck also shows that check's own
 ``Active`` reason and message (``NoUsableClusters: Inactive clusters: [w1 w2]``).
@@ -29,7 +29,8 @@ from typing import Any, Final, Protocol
 
 from pydantic import ValidationError
 
-from bridge_tools.cluster_view import (
+from bridge_tools.cohort import CohortTree, FlavorResource, build_cohort_tree
+from bridge_tools.explain.cluster_view import (
     ADMISSION_CHECK,
     CLUSTER_QUEUE,
     COHORT,
@@ -38,10 +39,9 @@ from bridge_tools.cluster_view import (
     WORKLOAD,
     ClusterView,
 )
-from bridge_tools.cohort import CohortTree, FlavorResource, build_cohort_tree
-from bridge_tools.queue_position import QueueOrdering, queue_position
+from bridge_tools.explain.queue_position import QueueOrdering, queue_position
+from bridge_tools.explain.verdict import Explanation, Section
 from bridge_tools.quota import QuotaReport, format_amount, quota_report, reserved_usage
-from bridge_tools.verdict import Explanation, Section
 from shared.constants import CheckState
 from shared.labelselector import LabelSelector, format_selector
 from shared.models.base import WireDict

@@ -10,7 +10,7 @@ supported seam, instead of overriding ``Config.load``), so the reloader's ``load
 same object takes effect for new handshakes. Signal handling is left to the caller (``__main__``
 installs its own), because an embedded server must not steal SIGINT from a test runner.
 
-A ``WebhookApp`` is served with ``webhook.fastpath``'s protocol (``Config(http=...)``): admission
+A ``WebhookApp`` is served with ``webhook.serving.fastpath``'s protocol (``Config(http=...)``): admission
 requests are answered in uvicorn's parser callbacks, everything else through the ASGI app.
 """
 
@@ -27,9 +27,9 @@ from typing import Any
 import uvicorn
 
 from shared.probes import bind_listening_socket
-from webhook.app import ASGIApp, WebhookApp
-from webhook.fastpath import admission_protocol
-from webhook.tlsreload import CertificateReloader
+from webhook.serving.asgi_app import ASGIApp, WebhookApp
+from webhook.serving.fastpath import admission_protocol
+from webhook.serving.tlsreload import CertificateReloader
 
 __all__ = ["WebhookServer"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bridge_tools.verdict import Explanation
+from bridge_tools.explain.verdict import Explanation
 from shared.config import Configuration
 from shared.frameworks.registry import Framework
 from shared.kube import KubeClient

@@ -5,7 +5,7 @@
 and the table of served frameworks. ``Framework`` is the webhook's view of one job kind: its GVK, the
 plural resource (for the webhook rules) and a factory wrapping a raw
 object in its ``GenericJob`` adapter. It is built from ``shared.frameworks`` (built-in and
-declarative adapters) by ``webhook.wiring``; tests build it directly.
+declarative adapters) by ``webhook.settings_from_config``; tests build it directly.
 
 Feature gates are at Kueue's defaults for the commit we mirror (LocalQueueDefaulting,
 WorkloadPriorityClassDefaulting, MultiKueue, SkipAncestorCheckForDeletedWorkloads and
@@ -59,7 +59,7 @@ class Framework:
     #: Kueue's ``ElasticJobsViaWorkloadSlices`` feature gate: when off, ``kueue.x-k8s.io/elastic-job``
     #: means nothing (no scheduling gate, no elastic validation rule), as ``workloadslicing.Enabled``
     elastic_jobs: bool = True
-    #: the AppWrapper operator's own admission rules (``webhook.appwrapper_rules``), including a
+    #: the AppWrapper operator's own admission rules (``webhook.rules.appwrapper``), including a
     #: SubjectAccessReview per wrapped component for the requesting user
     appwrapper_rules: bool = False
     #: a kind Kueue knows only as an external framework (a declarative kind, Tekton's PipelineRun):

@@ -6,6 +6,8 @@ must never change, so the reader used to hand out a deep copy on every pass: abo
 reconciler's CPU (``bench/reconciler_cpu.py``), although most passes never change the job.
 ``copy_on_write(adapter, factory)`` wraps an adapter built over the *cached* object; the first call
 of a mutating method (or ``own()``) re-creates the adapter over a deep copy and mutates that.
+It lives beside the adapter contracts (``base``, ``capabilities``) because it must follow them:
+``MUTATORS`` lists every mutating method they declare, and any reader of cached jobs may use it.
 
 Invariants:
 

@@ -1,7 +1,7 @@
 """Reconciles read the informer's cached objects without copying them, and never change them.
 
 ``InformerReader`` hands the managed jobs, Workloads and ResourceFlavors out uncopied; the job
-reconciler wraps each job in ``reconciler.shared_job.CopyOnWriteJob`` and only parses Workloads.
+reconciler wraps each job in ``shared.frameworks.copy_on_write.CopyOnWriteJob`` and only parses Workloads.
 Here the reader hands out the fake cluster's *stored* dicts themselves (as the informer does)
 through whole lives -- create, admit, start, run, evict, the three-write stop, requeue, finish,
 release, delete -- and every dict it handed out must be exactly as it was when handed out.
@@ -17,9 +17,9 @@ import pytest
 
 from reconciler.job_reconciler import JobReconciler
 from reconciler.ports import JobKey, JobStillActiveError
-from reconciler.shared_job import MUTATORS, CopyOnWriteJob, copy_on_write
 from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.capabilities import has_custom_stop, has_managed_by, has_reclaimable_pods
+from shared.frameworks.copy_on_write import MUTATORS, CopyOnWriteJob, copy_on_write
 from shared.frameworks.declarative import DeclarativeFramework
 from shared.frameworks.spec import DeclarativeAdapterSpec
 from shared.kube import GroupVersionKind

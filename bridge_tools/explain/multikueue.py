@@ -37,9 +37,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from bridge_tools.cluster_view import MULTIKUEUE_CLUSTER, MULTIKUEUE_CONFIG, ClusterView
-from bridge_tools.explain_queues import CheckDetail, CheckEvidence
-from bridge_tools.verdict import Explanation
+from bridge_tools.explain.cluster_view import MULTIKUEUE_CLUSTER, MULTIKUEUE_CONFIG, ClusterView
+from bridge_tools.explain.queues import CheckDetail, CheckEvidence
+from bridge_tools.explain.verdict import Explanation
 from shared.constants import API_GROUP, MULTIKUEUE_CLUSTER_ACTIVE, CheckState
 from shared.models.base import WireDict
 from shared.models.workload import AdmissionCheckState, Workload

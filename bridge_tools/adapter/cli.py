@@ -3,7 +3,7 @@
 Loads the configuration (every problem reported as ``config validate`` does), takes the adapter of
 ``--kind`` (built-in or declarative; any spelling ``kueue-bridge explain`` accepts), reads one
 object from ``OBJECT.yaml`` (``-`` for stdin) and prints what kueue-bridge would do with it (see
-:mod:`bridge_tools.adapter_dry_run`) as YAML (default) or JSON.
+:mod:`bridge_tools.adapter.dry_run`) as YAML (default) or JSON.
 
 Exit codes: 0 with a report; 1 when the configuration, the kind, the file or the object has a
 problem, one ``<file>: <path>: <message>`` line per problem on stderr; 2 for usage errors. No input
@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 import yaml
 
-from bridge_tools.adapter_dry_run import DryRunFailed, dry_run
+from bridge_tools.adapter.dry_run import DryRunFailed, dry_run
 from bridge_tools.kinds import KindError, resolve_kind
 from shared.cli_args import EXIT_USAGE, parse_command
 from shared.config import ConfigError, load_config

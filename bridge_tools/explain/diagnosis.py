@@ -12,8 +12,8 @@ first one that stops the job is the verdict:
    kind?), and whether a reconciler holds its Lease;
 4. with a Workload: finished, deactivated, evicted (and requeue backoff), admitted and running or
    waiting to be started, quota reserved but admission checks pending, or pending -- then the
-   queue chain of :mod:`bridge_tools.explain_queues` says why (LocalQueue, ClusterQueue, quota and
-   cohort borrowing, position). A MultiKueue check (:mod:`bridge_tools.explain_multikueue`) turns
+   queue chain of :mod:`bridge_tools.explain.queues` says why (LocalQueue, ClusterQueue, quota and
+   cohort borrowing, position). A MultiKueue check (:mod:`bridge_tools.explain.multikueue`) turns
    "admitted" into "running on worker cluster 'w1'" and says which workers hold copies while none
    has admitted it.
 
@@ -34,12 +34,12 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from bridge_tools.cluster_view import (
+from bridge_tools.explain.cluster_view import (
     NAMESPACE,
     WORKLOAD,
     ClusterView,
 )
-from bridge_tools.explain_evidence import (
+from bridge_tools.explain.evidence import (
     add_events,
     add_eviction_evidence,
     add_workload_evidence,
@@ -47,11 +47,11 @@ from bridge_tools.explain_evidence import (
     priority_problem,
     reconciler_lease_problem,
 )
-from bridge_tools.explain_multikueue import multikueue_check_details
-from bridge_tools.explain_queues import CheckDetail, QueueFindings, analyse_queues, first_unready_check
-from bridge_tools.queue_position import QueueOrdering
+from bridge_tools.explain.multikueue import multikueue_check_details
+from bridge_tools.explain.queue_position import QueueOrdering
+from bridge_tools.explain.queues import CheckDetail, QueueFindings, analyse_queues, first_unready_check
+from bridge_tools.explain.verdict import Explanation, State
 from bridge_tools.quota import workload_requests
-from bridge_tools.verdict import Explanation, State
 from shared.config import Configuration
 from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT, QUEUE_LABEL, Condition
 from shared.frameworks.base import AdapterError, GenericJob
