@@ -150,7 +150,7 @@ async def _admitted(
         workload = await _workload(fleet, namespace, job)
         if workload is None:
             return None
-        cluster = workload["status"].get("clusterName")
+        cluster = (workload.get("status") or {}).get("clusterName")
         if not cluster or cluster == not_on or _check(workload)["state"] != "Ready":
             return None
         if await _get(fleet.workers[cluster].client, JOB, job, namespace) is None:
