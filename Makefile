@@ -47,7 +47,7 @@ dev-multicluster: $(STAMP)
 # `make release-manifests IMAGE=registry.example.com/kueue-bridge:0.1.0`
 IMAGE ?=
 release-manifests: $(STAMP)
-	$(BIN)/python -m bridge_tools.release_bundle --out dist $(if $(IMAGE),--image $(IMAGE))
+	$(BIN)/python -m bridge_tools.manifests.release_bundle --out dist $(if $(IMAGE),--image $(IMAGE))
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

@@ -1,6 +1,6 @@
 """``kueue-bridge appwrapper --config FILE [--kubeconfig FILE]``: AppWrapper's framework controller.
 
-Process life, as the reconciler's: load and validate the configuration (a bad file stops start-up
+Process life, as the reconciler's (``shared.manager.ControllerManager``): load and validate the configuration (a bad file stops start-up
 with one line per error; so does a configuration that does not manage
 ``workload.codeflare.dev/appwrapper`` -- listed in ``integrations.frameworks``, or as
 ``AppWrapper.v1beta2.workload.codeflare.dev`` in ``externalFrameworks`` -- since there would be
@@ -17,10 +17,8 @@ written) and the ``shared.kube`` client, queue and reconcile metrics, on the pro
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
-import os
 import sys
+from typing import Final
 
 from prometheus_client import CollectorRegistry, Counter
 
@@ -28,24 +26,13 @@ from appwrapper.cluster import EventSinkOnRecorder
 from appwrapper.faulttolerance import FaultTolerance
 from appwrapper.manager import AppWrapperManager
 from appwrapper.model import APPWRAPPER_GVK
-from shared.cli_args import (
-    controller_parser,
-    default_identity,
-    load_config_or_report,
-    positive_int,
-    run_component,
-)
+from shared.cli_args import controller_config, controller_parser, run_component
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
-from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
-from shared.kube.events import EventRecorder, EventSettings
-from shared.leading import leader_elector_for, serve_while_leading, stop_event_recorder
-from shared.preflight import check_before_start
-from shared.probes import ProbeServer, parse_bind_address
+from shared.manager import ControllerManager
 
-__all__ = ["main", "phase_counter", "run_appwrapper_controller"]
+__all__ = ["main", "phase_counter"]
 
-logger = logging.getLogger("appwrapper")
-COMPONENT = "appwrapper"
+COMPONENT: Final = "appwrapper"
 #: the operator's event source (``mgr.GetEventRecorderFor("appwrappers")``)
 REPORTING_CONTROLLER = "appwrappers"
 NOT_CONFIGURED = (
@@ -55,14 +42,12 @@ NOT_CONFIGURED = (
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = controller_parser(prog="kueue-bridge appwrapper", description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--workers",
-        type=positive_int,
-        help="concurrent reconciles (default: controller.groupKindConcurrency[AppWrapper.workload.codeflare.dev], "
-        f"else {DEFAULT_RECONCILE_CONCURRENCY})",
+    return controller_parser(
+        prog="kueue-bridge appwrapper",
+        description=__doc__.splitlines()[0],
+        workers_default="controller.groupKindConcurrency[AppWrapper.workload.codeflare.dev], "
+        f"else {DEFAULT_RECONCILE_CONCURRENCY}",
     )
-    return parser
 
 
 def phase_counter(registry: CollectorRegistry) -> Counter:
@@ -79,87 +64,34 @@ def manages_appwrappers(config: Configuration) -> bool:
     return any(kind.gvk == APPWRAPPER_GVK for kind in config.managed_kinds())
 
 
-async def run_appwrapper_controller(
-    *,
-    config: Configuration,
-    kubeconfig: str | None,
-    identity: str,
-    probe_address: str,
-    workers: int | None,
-    stop: asyncio.Event,
-    fault_tolerance: FaultTolerance | None = None,
-) -> None:
-    registry = CollectorRegistry()
-    metrics = KubeMetrics(registry)
-    phases = phase_counter(registry)
-    connection = load_connection(kubeconfig=kubeconfig)
-    settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
-    host, port = parse_bind_address(probe_address)
-    probes = ProbeServer(registry=registry, ready=lambda: True, host=host, port=port)
-    await probes.start()
-    logger.info("probes and metrics listening", extra={"port": probes.port})
-    try:  # after the probes: a taken port is the first thing a user must hear about
-        await check_before_start(connection, config, component="appwrapper", logger=logger, settings=settings)
-    except BaseException:
-        await probes.stop()
-        raise
-    async with KubeClient.from_connection(connection, settings=settings, metrics=metrics) as client:
-        recorder = EventRecorder(
-            client, EventSettings(reporting_controller=REPORTING_CONTROLLER, reporting_instance=identity)
-        )
-        recorder_task = asyncio.create_task(recorder.run(), name="event-recorder")
-        elector = leader_elector_for(
-            client, config=config, component=COMPONENT, identity=identity, metrics=metrics
-        )
-
-        def on_phase(*, namespace: str, phase: str) -> None:
-            phases.labels(namespace, phase).inc()
-
-        def make_manager() -> AppWrapperManager:
-            return AppWrapperManager(
-                client=client,
-                events=EventSinkOnRecorder(recorder),
-                on_phase=on_phase,
-                config=fault_tolerance or FaultTolerance(),
-                field_manager=config.kueue_bridge.field_manager,
-                workers=workers or config.reconcile_concurrency(APPWRAPPER_GVK),
-            )
-
-        try:
-            await serve_while_leading(
-                stop=stop,
-                leader_elect=config.leader_election.leader_elect,
-                elector=elector,
-                make_manager=make_manager,
-                name="appwrapper-manager",
-            )
-        finally:
-            await stop_event_recorder(recorder, recorder_task)
-            await probes.stop()
-
-
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    configure_logging(json=args.log_format == "json")
-    config = load_config_or_report(args.config)
+    config = controller_config(args)
     if config is None:
         return 1
     if not manages_appwrappers(config):
         print(f"{args.config}: {NOT_CONFIGURED}", file=sys.stderr)
         return 1
-    identity = args.identity or default_identity()
-    probe_address = args.probe_address or config.health.health_probe_bind_address
+    manager = ControllerManager.for_process(
+        args, config=config, component=COMPONENT, event_source=REPORTING_CONTROLLER
+    )
+    phases = phase_counter(manager.registry)
+
+    def on_phase(*, namespace: str, phase: str) -> None:
+        phases.labels(namespace, phase).inc()
+
+    def controllers(process: ControllerManager) -> AppWrapperManager:
+        return AppWrapperManager(
+            client=process.client,
+            events=EventSinkOnRecorder(process.recorder),
+            on_phase=on_phase,
+            config=FaultTolerance(),
+            field_manager=config.kueue_bridge.field_manager,
+            workers=args.workers or config.reconcile_concurrency(APPWRAPPER_GVK),
+        )
 
     return run_component(
-        "kueue-bridge appwrapper",
-        lambda stop: run_appwrapper_controller(
-            config=config,
-            kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
-            identity=identity,
-            probe_address=probe_address,
-            workers=args.workers,
-            stop=stop,
-        ),
+        "kueue-bridge appwrapper", lambda stop: manager.run(stop=stop, controllers=controllers)
     )
 
 

@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from appwrapper.model import APPWRAPPER_GVK, APPWRAPPER_LABEL
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import EventRecorder, KubeClient, NotFound, StoreView, UnknownKindError
+from shared.kube import EventRecorder, GroupVersionKind, KubeClient, NotFound, StoreView, UnknownKindError
+from shared.kube.kinds import JOB_GVK, POD_GVK
+from shared.models.base import WireDict
 
 __all__ = [
     "APPWRAPPER_INDEX",
@@ -30,19 +31,10 @@ __all__ = [
     "EventSinkOnRecorder",
     "KubePort",
     "appwrapper_index",
-    "gvk_of",
 ]
 
-WireDict = dict[str, Any]
-POD_GVK: Final = GroupVersionKind("", "v1", "Pod")
-JOB_GVK: Final = GroupVersionKind("batch", "v1", "Job")
 #: pod informer index: "<namespace>/<value of workload.codeflare.dev/appwrapper>"
 APPWRAPPER_INDEX: Final = "appwrapper"
-
-
-def gvk_of(api_version: str, kind: str) -> GroupVersionKind:
-    group, _, version = api_version.rpartition("/")
-    return GroupVersionKind(group, version, kind)
 
 
 def appwrapper_index(obj: Mapping[str, Any]) -> list[str]:
@@ -81,12 +73,14 @@ class KubePort:
         )
 
     async def create(self, obj: WireDict) -> WireDict:
-        gvk = gvk_of(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+        gvk = GroupVersionKind.of(obj)
         return await self._client.create(gvk, obj, field_manager=self._field_manager)
 
     async def get(self, *, api_version: str, kind: str, namespace: str, name: str) -> WireDict | None:
         try:
-            return await self._client.get(gvk_of(api_version, kind), name, namespace=namespace)
+            return await self._client.get(
+                GroupVersionKind.from_api_version(api_version, kind), name, namespace=namespace
+            )
         except (NotFound, UnknownKindError):
             return None
 
@@ -103,7 +97,7 @@ class KubePort:
     ) -> bool:
         try:
             await self._client.delete(
-                gvk_of(api_version, kind),
+                GroupVersionKind.from_api_version(api_version, kind),
                 name,
                 namespace=namespace,
                 uid=uid,

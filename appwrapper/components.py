@@ -36,6 +36,7 @@ from shared.frameworks.appwrapper import AppWrapperAdapter, ResolvedPodSet
 from shared.frameworks.base import AdapterError
 from shared.frameworks.paths import FieldPath, PathSyntaxError, describe_type, parse_path
 from shared.jsontree import copy_json
+from shared.kube import GroupVersionKind
 
 __all__ = [
     "ComponentError",
@@ -229,7 +230,7 @@ def _set_controller(obj: dict[str, Any], aw: Mapping[str, Any], index: int) -> N
     kept: list[dict[str, Any]] = []
     for reference in references:
         same = (
-            str(reference.get("apiVersion", "")).split("/")[0] == APPWRAPPER_GVK.group
+            GroupVersionKind.of(reference).group == APPWRAPPER_GVK.group
             and reference.get("kind") == owner["kind"]
             and reference.get("name") == owner["name"]
         )

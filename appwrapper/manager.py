@@ -17,14 +17,13 @@ Invariants:
 
 * Workers start only after every informer has synced (``Controller.run``).
 * The machine gets a deep copy of the cached AppWrapper (it edits its working copy).
-* ``run`` owns the informer tasks and cancels them when the controller ends (shutdown, or loss of
-  leadership); ``shutdown`` drains in-flight reconciles.
+* It is the process's ``shared.manager.ControllerSet`` for one leadership term: ``run`` owns the
+  informer tasks and cancels them when the controller ends (shutdown, or loss of leadership);
+  ``shutdown`` drains in-flight reconciles.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -36,6 +35,7 @@ from appwrapper.phases import PhaseMachine
 from appwrapper.ports import EventSink, PhaseObserver
 from shared.jsontree import json_tree_copy
 from shared.kube import Controller, Informer, KubeClient, Result
+from shared.manager import ControllerSet
 
 __all__ = ["AppWrapperManager"]
 
@@ -46,7 +46,7 @@ def _labelled_owner(obj: Mapping[str, Any]) -> list[str]:
     return appwrapper_index(obj)
 
 
-class AppWrapperManager:
+class AppWrapperManager(ControllerSet):
     def __init__(
         self,
         *,
@@ -80,10 +80,7 @@ class AppWrapperManager:
         self.controller.watch(self.appwrappers)
         self.controller.watch(self.pods, keys=_labelled_owner)
         self.controller.watch(self.jobs, keys=_labelled_owner)
-
-    @property
-    def informers(self) -> list[Informer]:
-        return [self.appwrappers, self.pods, self.jobs]
+        super().__init__(informers=[self.appwrappers, self.pods, self.jobs], controllers=[self.controller])
 
     async def _reconcile(self, key: str) -> Result:
         cached = self.appwrappers.store.get(key)
@@ -91,20 +88,3 @@ class AppWrapperManager:
             return Result.done()
         requeue = await self.machine.reconcile(json_tree_copy(cached))
         return Result.after(requeue) if requeue is not None and requeue > 0 else Result.done()
-
-    async def run(self) -> None:
-        """Run the informers and the controller until cancelled or shut down."""
-        tasks = [
-            asyncio.create_task(informer.run(), name=f"informer-{informer.gvk.kind.lower()}")
-            for informer in self.informers
-        ]
-        try:
-            await self.controller.run()
-        finally:
-            for task in tasks:
-                task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def shutdown(self, *, drain_seconds: float = 30.0) -> None:
-        await self.controller.shutdown(drain_seconds=drain_seconds)

@@ -194,9 +194,7 @@ class PhaseMachine:
         return None
 
     async def _resuming(self, attempt: Attempt) -> float | None:
-        if attempt.suspend:
-            attempt.event(Phase.SUSPENDING.value, "Externally suspended while in the Resuming phase")
-            await attempt.transition(Phase.SUSPENDING)
+        if await _externally_suspended(attempt, "Resuming"):
             return None
         failure = await create_components(attempt)
         if failure is None:
@@ -246,9 +244,7 @@ class PhaseMachine:
         return components.expected, components.deployed, components.failed, pods
 
     async def _running(self, attempt: Attempt) -> float | None:
-        if attempt.suspend:
-            attempt.event(Phase.SUSPENDING.value, "Externally suspended while in the Running phase")
-            await attempt.transition(Phase.SUSPENDING)
+        if await _externally_suspended(attempt, "Running"):
             return None
         expected, deployed, failed, pods = await self._observe(attempt)
         if deployed != expected:
@@ -313,9 +309,7 @@ class PhaseMachine:
         return None
 
     async def _resetting(self, attempt: Attempt) -> float | None:
-        if attempt.suspend:
-            attempt.event(Phase.SUSPENDING.value, "Externally suspended while in the Resetting phase")
-            await attempt.transition(Phase.SUSPENDING)
+        if await _externally_suspended(attempt, "Resetting"):
             return None
         attempt.clear(PODS_READY, Phase.RESETTING.value)
         if attempt.is_true(RESOURCES_DEPLOYED):
@@ -394,3 +388,13 @@ class PhaseMachine:
             await attempt.transition(Phase.RESETTING)
         else:
             await attempt.transition(Phase.FAILED)
+
+
+async def _externally_suspended(attempt: Attempt, phase: str) -> bool:
+    """A ``spec.suspend`` set while the AppWrapper is in ``phase`` moves it to Suspending (an event
+    says so); whether it did."""
+    if not attempt.suspend:
+        return False
+    attempt.event(Phase.SUSPENDING.value, f"Externally suspended while in the {phase} phase")
+    await attempt.transition(Phase.SUSPENDING)
+    return True

@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-__all__ = ["ClusterPort", "EventSink", "PhaseObserver"]
+from shared.models.base import WireDict
 
-WireDict = dict[str, Any]
+__all__ = ["ClusterPort", "EventSink", "PhaseObserver"]
 
 
 class ClusterPort(Protocol):

@@ -42,11 +42,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from appwrapper.components import ComponentError, build_component
-from appwrapper.conditions import find_condition, is_true, set_condition
 from appwrapper.model import DELETING_RESOURCES, RESOURCES_DEPLOYED
 from appwrapper.state import Attempt
 from shared.jobmeta import controller_owner_ref
 from shared.kube import AlreadyExists, ApiError, Conflict, Invalid, KubeError, UnknownKindError
+from shared.kube.conditions import find_condition, is_condition_true, set_condition
 
 __all__ = ["CreateFailure", "create_components", "delete_components", "error_text"]
 
@@ -154,7 +154,7 @@ async def _create_component(attempt: Attempt, index: int) -> CreateFailure | Non
 async def create_components(attempt: Attempt) -> CreateFailure | None:
     """Create every component not yet deployed, in order; the first failure stops the pass."""
     for index in range(min(len(attempt.components), len(attempt.component_status))):
-        if not is_true(_component_conditions(attempt, index), RESOURCES_DEPLOYED):
+        if not is_condition_true(_component_conditions(attempt, index), RESOURCES_DEPLOYED):
             failure = await _create_component(attempt, index)
             if failure is not None:
                 return failure

@@ -22,12 +22,13 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from appwrapper.conditions import clear_condition, find_condition, is_true, set_condition, transition_time
+from appwrapper.conditions import clear_condition, transition_time
 from appwrapper.faulttolerance import FaultTolerance, Knobs
 from appwrapper.model import UNHEALTHY, Phase
 from appwrapper.ports import ClusterPort, EventSink, PhaseObserver
 from shared.jsontree import copy_json
 from shared.kube import NORMAL
+from shared.kube.conditions import find_condition, is_condition_true, set_condition
 from shared.merge_patch import create_merge_patch
 
 __all__ = ["Attempt"]
@@ -105,7 +106,7 @@ class Attempt:
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
     def is_true(self, condition_type: str) -> bool:
-        return is_true(self.conditions, condition_type)
+        return is_condition_true(self.conditions, condition_type)
 
     def since(self, condition_type: str) -> datetime:
         """When ``condition_type`` last changed status (stored, second precision)."""

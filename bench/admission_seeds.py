@@ -20,10 +20,10 @@ from typing import Any, Final
 
 from shared.config import parse_config
 from shared.constants import ADMISSION_GATED_BY_ANNOTATION, ELASTIC_JOB_ANNOTATION, QUEUE_LABEL
-from webhook.admission import AdmissionHandler
-from webhook.lookups import InMemoryLookups
-from webhook.metrics import WebhookMetrics
-from webhook.wiring import settings_from_config
+from webhook.rules.lookups import InMemoryLookups
+from webhook.serving.admission_review import AdmissionHandler
+from webhook.serving.metrics import WebhookMetrics
+from webhook.settings_from_config import settings_from_config
 
 __all__ = ["FUZZ_CONFIG", "fuzz_handler", "seed_reviews"]
 

@@ -47,10 +47,10 @@ from prometheus_client import CollectorRegistry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from shared.frameworks.base import GroupVersionKind
 from shared.kube import (
     ClientSettings,
     ConnectionConfig,
+    HttpxTransport,
     Informer,
     KubeClient,
     KubeMetrics,
@@ -58,9 +58,10 @@ from shared.kube import (
     static_connection,
     strip_managed_fields,
 )
+from shared.kube.kinds import CONFIG_MAP_GVK, JOB_GVK, NAMESPACE_GVK
 
-CONFIGMAP = GroupVersionKind("", "v1", "ConfigMap")
-JOB = GroupVersionKind("batch", "v1", "Job")
+CONFIGMAP = CONFIG_MAP_GVK
+JOB = JOB_GVK
 OPS = ("create", "get", "patch")
 
 # --- a minimal API imitation ------------------------------------------------------------------
@@ -277,7 +278,8 @@ async def measure_throughput(
     metrics = KubeMetrics(CollectorRegistry())
 
     def client_for(transport: httpx.AsyncBaseTransport | None) -> KubeClient:
-        return KubeClient.from_connection(connection, settings=settings, transport=transport, metrics=metrics)
+        wrapped = HttpxTransport(transport) if transport is not None else None
+        return KubeClient.from_connection(connection, settings=settings, transport=wrapped, metrics=metrics)
 
     ours = client_for(None)
     contenders: dict[str, KubeClient | None] = {
@@ -390,7 +392,7 @@ def job(i: int) -> dict[str, Any]:
 
 async def served_job_list(connection: ConnectionConfig, count: int, concurrency: int) -> bytes:
     """Create ``count`` Jobs on the server and return its JobList as served (one unpaginated list)."""
-    namespace = GroupVersionKind("", "v1", "Namespace")
+    namespace = NAMESPACE_GVK
     async with KubeClient.from_connection(connection, settings=ClientSettings(qps=0, burst=1)) as client:
         for n in range(50):
             await client.create(namespace, {"metadata": {"name": f"ns-{n}"}})
@@ -449,7 +451,7 @@ async def measure_informer_memory(
 
     client = KubeClient(
         server="https://memory.invalid",
-        transport=httpx.MockTransport(handler),
+        transport=HttpxTransport(httpx.MockTransport(handler)),
         settings=ClientSettings(qps=0, burst=1),
     )
     await client.resource(JOB)

@@ -71,19 +71,26 @@ from bench.multikueue_measure import (  # noqa: E402
 )
 from devrun.real_cluster import DEFAULT_KUEUE_VERSION, KUEUE_VERSIONS, KitError, find_kit, stop_all_below  # noqa: E402
 from devrun.real_fleet import Dispatcher, cpu_seconds  # noqa: E402
-from shared.frameworks.base import GroupVersionKind  # noqa: E402
+from shared.constants import (  # noqa: E402
+    ADMISSION_CHECK_GVK,
+    CLUSTER_QUEUE_GVK,
+    LOCAL_QUEUE_GVK,
+    MULTIKUEUE_CLUSTER_GVK,
+    MULTIKUEUE_CONFIG_GVK,
+    RESOURCE_FLAVOR_GVK,
+)
 from shared.kube import AlreadyExists, ClientSettings, KubeClient, load_kubeconfig  # noqa: E402
+from shared.kube.kinds import CRD_GVK, NAMESPACE_GVK, SECRET_GVK  # noqa: E402
 
 SHARED = Path(os.environ.get("KUEUE_BRIDGE_SHARED_DIR") or REPO.parent / "shared")
-CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
-NAMESPACE_GVK = GroupVersionKind("", "v1", "Namespace")
-SECRET = GroupVersionKind("", "v1", "Secret")
-FLAVOR = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ResourceFlavor")
-CLUSTER_QUEUE = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ClusterQueue")
-LOCAL_QUEUE = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "LocalQueue")
-ADMISSION_CHECK = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "AdmissionCheck")
-MK_CONFIG = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "MultiKueueConfig")
-MK_CLUSTER = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "MultiKueueCluster")
+CRD = CRD_GVK
+SECRET = SECRET_GVK
+FLAVOR = RESOURCE_FLAVOR_GVK
+CLUSTER_QUEUE = CLUSTER_QUEUE_GVK
+LOCAL_QUEUE = LOCAL_QUEUE_GVK
+ADMISSION_CHECK = ADMISSION_CHECK_GVK
+MK_CONFIG = MULTIKUEUE_CONFIG_GVK
+MK_CLUSTER = MULTIKUEUE_CLUSTER_GVK
 KUEUE_CRDS = (
     "workloads",
     "resourceflavors",

@@ -23,8 +23,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
-from shared.frameworks.base import GroupVersionKind
+from shared.constants import WORKLOAD_GVK
 from shared.kube import KubeClient, Watch
+from shared.kube.kinds import JOB_GVK
 from shared.kube.watch import EventType
 
 __all__ = [
@@ -45,8 +46,8 @@ __all__ = [
     "summary",
 ]
 
-JOB: Final = GroupVersionKind("batch", "v1", "Job")
-WORKLOAD: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
+JOB: Final = JOB_GVK
+WORKLOAD: Final = WORKLOAD_GVK
 NAMESPACE: Final = "bench"
 PREBUILT: Final = "kueue.x-k8s.io/prebuilt-workload-name"
 

@@ -48,9 +48,7 @@ PARTS = (WATCH, LOGIC, WRITES, EVENTS, INFORMER, LOOP)
 
 _FRAME = re.compile(r"^(?P<function>.*) \((?P<file>[^():]*)(?::(?P<line>\d+))?\)$")
 
-_EVENT_FILES = ("shared/kube/events.py",)
-#: the reconciler's ``EventSink`` lives in its entry module, whose other frames are everyone's roots
-_EVENT_FUNCTIONS = (("record", "reconciler/__main__.py"),)
+_EVENT_FILES = ("shared/kube/events.py", "reconciler/event_reporting.py")
 _WATCH_FILES = ("shared/kube/watch.py",)
 _WRITE_PREFIXES = (
     "shared/kube/client.py",
@@ -70,6 +68,7 @@ _INFORMER_PREFIXES = (
     "shared/kube/observability.py",
     "shared/kube/clock.py",
     "reconciler/manager.py",
+    "shared/manager.py",
 )
 _LOGIC_PREFIXES = ("reconciler/", "shared/", "pydantic", "cel/")
 #: entry points: on the stack only while the loop itself runs (a task's stack starts at its coroutine)
@@ -100,11 +99,7 @@ def classify(frames: list[str]) -> str:
     """The part one stack (outermost frame first) belongs to."""
     split = [_split(frame) for frame in frames]
     files = [path for _, path in split]
-    if any(_in(path, _EVENT_FILES) for path in files) or any(
-        function == name and _in(path, (where,))
-        for function, path in split
-        for name, where in _EVENT_FUNCTIONS
-    ):
+    if any(_in(path, _EVENT_FILES) for path in files):
         return EVENTS
     if any(_in(path, _WATCH_FILES) for path in files):
         return WATCH

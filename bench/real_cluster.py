@@ -42,8 +42,9 @@ from devcluster.standin.client import ApiClient
 from devcluster.standin.jobrunner import JOBS, JobRunner
 from devcluster.standin.objects import WatchedObjects
 from devrun.real_cluster import KueueMode, RealCluster, RealClusterPorts, find_kit
-from shared.frameworks.base import GroupVersionKind
+from shared.constants import WORKLOAD_GVK
 from shared.kube import KubeClient
+from shared.kube.kinds import JOB_GVK
 from shared.kube.watch import EventType, Watch
 
 __all__ = [
@@ -57,8 +58,8 @@ __all__ = [
     "job_finisher",
 ]
 
-JOB = GroupVersionKind("batch", "v1", "Job")
-WORKLOAD = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
+JOB = JOB_GVK
+WORKLOAD = WORKLOAD_GVK
 RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 Census = dict[tuple[str, str], float]
 

@@ -37,13 +37,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from reconciler.ancestry import OwnerKinds
 from reconciler.job_reconciler import JobReconciler, ReconcilerSettings
 from reconciler.ports import ConflictError, JobKey, NotFoundError
-from shared.frameworks.base import GenericJob, GroupVersionKind
+from shared.frameworks.base import GenericJob
 from shared.frameworks.batch_job import BatchJobAdapter
+from shared.kube import GroupVersionKind
+from shared.kube.kinds import JOB_GVK
 from shared.merge_patch import apply_merge_patch
 
 __all__ = ["main"]
 
-JOB = GroupVersionKind("batch", "v1", "Job")
+JOB = JOB_GVK
 NAMESPACE = "bench"
 Key = tuple[str, str, str]  # kind, namespace, name
 WireDict = dict[str, Any]

@@ -57,18 +57,25 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.devcluster import devcluster_process  # noqa: E402
-from shared.frameworks.base import GroupVersionKind  # noqa: E402
-from shared.kube import AlreadyExists, ClientSettings, KubeClient, load_kubeconfig  # noqa: E402
+from shared.constants import RESOURCE_FLAVOR_GVK, WORKLOAD_GVK  # noqa: E402
+from shared.kube import (  # noqa: E402
+    AlreadyExists,
+    ClientSettings,
+    KubeClient,
+    load_kubeconfig,
+)
+from shared.kube.events import EVENTS_V1_EVENT  # noqa: E402
+from shared.kube.kinds import CRD_GVK, JOB_GVK, NAMESPACE_GVK  # noqa: E402
 from shared.kube.watch import EventType, Watch  # noqa: E402
 
 __all__ = ["main"]
 
-JOB = GroupVersionKind("batch", "v1", "Job")
-WORKLOAD = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
-NAMESPACE = GroupVersionKind("", "v1", "Namespace")
-FLAVOR = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ResourceFlavor")
-EVENT = GroupVersionKind("events.k8s.io", "v1", "Event")
-CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+JOB = JOB_GVK
+WORKLOAD = WORKLOAD_GVK
+NAMESPACE = NAMESPACE_GVK
+FLAVOR = RESOURCE_FLAVOR_GVK
+EVENT = EVENTS_V1_EVENT
+CRD = CRD_GVK
 SHARED = REPO.parent / "shared"
 KUEUE_CRDS = ("workloads", "resourceflavors", "workloadpriorityclasses")
 POD_SPEC = {

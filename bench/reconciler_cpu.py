@@ -74,18 +74,24 @@ from devrun.components import (  # noqa: E402
     render_webhook_manifests,
 )
 from devrun.samples import crd_files, install_crds  # noqa: E402
-from shared.frameworks.base import GroupVersionKind  # noqa: E402
-from shared.kube import ClientSettings, KubeClient, load_kubeconfig  # noqa: E402
+from shared.constants import CLUSTER_QUEUE_GVK, LOCAL_QUEUE_GVK, RESOURCE_FLAVOR_GVK, WORKLOAD_GVK  # noqa: E402
+from shared.kube import (  # noqa: E402
+    ClientSettings,
+    GroupVersionKind,
+    KubeClient,
+    load_kubeconfig,
+)
+from shared.kube.kinds import JOB_GVK, NAMESPACE_GVK  # noqa: E402
 from shared.kube.watch import EventType, Watch  # noqa: E402
 
 __all__ = ["main"]
 
-JOB = GroupVersionKind("batch", "v1", "Job")
-WORKLOAD = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
-NAMESPACE = GroupVersionKind("", "v1", "Namespace")
-FLAVOR = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ResourceFlavor")
-CLUSTER_QUEUE = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ClusterQueue")
-LOCAL_QUEUE = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "LocalQueue")
+JOB = JOB_GVK
+WORKLOAD = WORKLOAD_GVK
+NAMESPACE = NAMESPACE_GVK
+FLAVOR = RESOURCE_FLAVOR_GVK
+CLUSTER_QUEUE = CLUSTER_QUEUE_GVK
+LOCAL_QUEUE = LOCAL_QUEUE_GVK
 BENCH_NAMESPACE = "bench"
 RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 #: seconds the lifecycle of every job may take before the bench gives up

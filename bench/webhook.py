@@ -43,12 +43,12 @@ import orjson
 from certs import generate_ca, issue_serving_cert, write_cert_dir
 from shared.eventloop import run_process_loop
 from shared.frameworks.batch_job import BATCH_JOB_GVK, BatchJobAdapter
-from webhook.admission import AdmissionHandler
-from webhook.app import create_app
-from webhook.lookups import InMemoryLookups
-from webhook.metrics import WebhookMetrics
-from webhook.server import WebhookServer
-from webhook.settings import Framework, WebhookSettings
+from webhook.rules.lookups import InMemoryLookups
+from webhook.rules.settings import Framework, WebhookSettings
+from webhook.serving.admission_review import AdmissionHandler
+from webhook.serving.asgi_app import create_app
+from webhook.serving.metrics import WebhookMetrics
+from webhook.serving.tls_server import WebhookServer
 
 
 def _review(operation: str) -> bytes:

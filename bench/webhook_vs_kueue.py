@@ -41,8 +41,7 @@ from bench.real_cluster import bench_cluster, cluster_pids, fresh
 from bench.reconciler_cpu import BENCH_NAMESPACE, client_for, setup_queues, write_config
 from devrun.components import ComponentProcess, free_port, generate_certs
 from devrun.samples import shared_dir
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient
+from shared.kube import GroupVersionKind, KubeClient
 
 __all__ = ["main_vs_kueue", "queued_review"]
 

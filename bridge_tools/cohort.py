@@ -36,12 +36,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from shared.models.base import WireDict
 from shared.quantity import parse_quantity
 
 __all__ = ["CohortTree", "FlavorResource", "Limits", "build_cohort_tree"]
 
 FlavorResource = tuple[str, str]
-WireDict = dict[str, Any]
 _ZERO = Decimal(0)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shared.frameworks.registry import Framework, FrameworkRegistry, external_name
+from shared.frameworks.registry import Framework, FrameworkRegistry
 
 __all__ = ["KindError", "ObjectRef", "parse_object_ref", "resolve_kind", "spellings"]
 
@@ -35,14 +35,14 @@ class ObjectRef:
 def spellings(framework: Framework) -> set[str]:
     """Every lower-case spelling that names ``framework`` (see the module docstring)."""
     kind, plural, group = framework.gvk.kind.lower(), framework.plural.lower(), framework.gvk.group.lower()
-    names = {kind, plural, external_name(framework.gvk).lower(), framework.name.lower()}
+    names = {kind, plural, framework.gvk.kind_arg.lower(), framework.name.lower()}
     if group:
         names |= {f"{kind}.{group}", f"{plural}.{group}"}
     return names
 
 
 def _known(registry: FrameworkRegistry) -> str:
-    return ", ".join(sorted(external_name(framework.gvk) for framework in registry))
+    return ", ".join(sorted(framework.gvk.kind_arg for framework in registry))
 
 
 def resolve_kind(text: str, registry: FrameworkRegistry) -> Framework:

@@ -17,8 +17,6 @@ import datetime as dt
 import sys
 from pathlib import Path
 
-import httpx
-
 from certs.authority import (
     DEFAULT_CA_VALIDITY,
     DEFAULT_SERVING_VALIDITY,
@@ -27,6 +25,7 @@ from certs.authority import (
     service_dns_names,
 )
 from certs.bundle import CA_KEY_FILE, write_cert_dir
+from shared.kube.errors import KubeError
 
 __all__ = ["main"]
 
@@ -67,13 +66,14 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _inject(args: argparse.Namespace) -> int:
     from certs.kubeapi import KubeAPI, WebhookConfigRef
+    from shared.kube import KubeClient, load_connection
 
     ca_pem = args.ca_file.read_bytes()
     refs = [WebhookConfigRef(name=name) for name in args.webhook_config]
 
     async def inject() -> list[str]:
-        async with KubeAPI.from_kubeconfig(kubeconfig=args.kubeconfig, webhook_configs=refs) as api:
-            return await api.inject_now(ca_cert_pem=ca_pem)
+        async with KubeClient.from_connection(load_connection(kubeconfig=args.kubeconfig)) as client:
+            return await KubeAPI(client=client, webhook_configs=refs).inject_now(ca_cert_pem=ca_pem)
 
     changed = asyncio.run(inject())
     print("updated: " + (", ".join(changed) if changed else "nothing (caBundle already set)"))
@@ -84,7 +84,7 @@ def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     try:
         return _generate(args) if args.command == "generate" else _inject(args)
-    except (OSError, ValueError, LookupError, httpx.HTTPError) as exc:
+    except (OSError, ValueError, LookupError, KubeError) as exc:
         print(f"kueue-bridge certs: {exc}", file=sys.stderr)
         return 1
 

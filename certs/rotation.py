@@ -15,7 +15,7 @@ This is Kueue's ``internalCertManagement`` (cert-controller ``CertRotator``) in 
    re-applied by ``kubectl apply`` with an empty caBundle is repaired within one interval);
 5. repeat every 12 hours.
 
-The running server notices new files by itself (``webhook.tlsreload``); nothing is restarted.
+The running server notices new files by itself (``webhook.serving.tlsreload``); nothing is restarted.
 
 Seams: the Secret store, the caBundle injector, the clock and the sleep function are injected, so the
 whole policy is unit-tested with in-memory fakes and a fake clock.

@@ -27,11 +27,11 @@ import secrets
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TextIO
+from typing import TextIO
 
 import yaml
 
-from bridge_tools.manifests_render import kueue_configuration_fragment
+from bridge_tools.manifests.render import kueue_configuration_fragment
 from devcluster.apiserver import ServerOptions
 from devcluster.server import DevClusterServer
 from devcluster.standin import start_addons
@@ -47,8 +47,8 @@ from devrun.samples import crd_files, declarative_completions, install_crds, wri
 from shared.component_access import KUEUE_CONFIG_KEY, KUEUE_CONFIG_MAP
 from shared.config import load_config
 from shared.frameworks.appwrapper import APPWRAPPER_GVK
-from shared.frameworks.base import GroupVersionKind
 from shared.kube import AlreadyExists, KubeClient, load_kubeconfig
+from shared.kube.kinds import CONFIG_MAP_GVK, NAMESPACE_GVK
 
 __all__ = [
     "ClusterRun",
@@ -61,10 +61,6 @@ __all__ = [
     "start_controller",
     "start_extra",
 ]
-
-
-NAMESPACE: Final = GroupVersionKind("", "v1", "Namespace")
-CONFIG_MAP: Final = GroupVersionKind("", "v1", "ConfigMap")
 
 
 def relative(path: Path) -> str:
@@ -216,8 +212,10 @@ async def publish_standin_configuration(client: KubeClient, *, config: Path) -> 
         "data": {KUEUE_CONFIG_KEY: yaml.safe_dump(kueue_config, sort_keys=False)},
     }
     with contextlib.suppress(AlreadyExists):
-        await client.create(NAMESPACE, {"metadata": {"name": "kueue-system"}})
-    await client.apply(CONFIG_MAP, body, namespace="kueue-system", field_manager="kueue-standin", force=True)
+        await client.create(NAMESPACE_GVK, {"metadata": {"name": "kueue-system"}})
+    await client.apply(
+        CONFIG_MAP_GVK, body, namespace="kueue-system", field_manager="kueue-standin", force=True
+    )
 
 
 def manages_appwrappers(config: Path) -> bool:

@@ -33,8 +33,7 @@ import httpx
 import yaml
 
 from certs import generate_ca, issue_serving_cert, write_cert_dir
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import AlreadyExists, KubeClient
+from shared.kube import AlreadyExists, GroupVersionKind, KubeClient
 
 __all__ = [
     "ComponentError",

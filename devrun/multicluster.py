@@ -56,7 +56,7 @@ from devrun.samples import (
 )
 from devrun.watch import Watched
 from shared.config import load_config
-from shared.frameworks.base import GroupVersionKind
+from shared.constants import MULTIKUEUE_CLUSTER_GVK
 
 __all__ = [
     "EXAMPLES_DIR",
@@ -69,7 +69,7 @@ __all__ = [
 
 EXAMPLES_DIR: Final = REPO_ROOT / "examples" / "dev-multicluster"
 MANAGER: Final = "manager"
-_MK_CLUSTER = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "MultiKueueCluster")
+_MK_CLUSTER = MULTIKUEUE_CLUSTER_GVK
 
 _T = TypeVar("_T")
 

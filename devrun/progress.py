@@ -37,15 +37,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, TextIO
 
-from shared.ages import age_since, format_age
 from shared.constants import Condition
+from shared.kube.times import age_since
 
 __all__ = [
     "FINISHED_PREFIX",
     "JobRow",
     "TableDisplay",
     "cluster_of",
-    "format_age",
     "job_row",
     "render_table",
     "workload_of",
@@ -177,7 +176,7 @@ def job_row(
         state=_state(suspended=suspended, workload=workload),
         workload=str((workload or {}).get("metadata", {}).get("name") or "-"),
         cluster_queue=str(admission.get("clusterQueue") or "-"),
-        age=age_since(metadata.get("creationTimestamp"), now=now),
+        age=age_since(metadata.get("creationTimestamp"), now=now, unknown="-"),
         why=why,
         cluster=cluster,
     )

@@ -53,8 +53,17 @@ from devrun.real_cluster import (
     RealClusterPorts,
     free_ports,
 )
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import AlreadyExists, KubeClient, NotFound, load_kubeconfig
+from shared.constants import (
+    ADMISSION_CHECK_GVK,
+    CLUSTER_QUEUE_GVK,
+    LOCAL_QUEUE_GVK,
+    MULTIKUEUE_CLUSTER_GVK,
+    MULTIKUEUE_CONFIG_GVK,
+    RESOURCE_FLAVOR_GVK,
+)
+from shared.kube import AlreadyExists, GroupVersionKind, KubeClient, NotFound, load_kubeconfig
+from shared.kube.conditions import object_condition
+from shared.kube.kinds import NAMESPACE_GVK, SECRET_GVK, SERVICE_ACCOUNT_GVK
 
 __all__ = [
     "ADMISSION_CHECK",
@@ -76,15 +85,12 @@ BRIDGE_CONTROLLER: Final = "kueue-bridge.dev/multikueue"
 KUEUE_CONTROLLER: Final = "kueue.x-k8s.io/multikueue"
 SYSTEM_NAMESPACE: Final = "kueue-system"
 FIELD_MANAGER: Final = "kueue-bridge-fleet"
-NAMESPACE_GVK: Final = GroupVersionKind("", "v1", "Namespace")
-SERVICE_ACCOUNT_GVK: Final = GroupVersionKind("", "v1", "ServiceAccount")
-SECRET_GVK: Final = GroupVersionKind("", "v1", "Secret")
-FLAVOR: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ResourceFlavor")
-CLUSTER_QUEUE: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ClusterQueue")
-LOCAL_QUEUE: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "LocalQueue")
-ADMISSION_CHECK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "AdmissionCheck")
-MK_CONFIG: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "MultiKueueConfig")
-MK_CLUSTER: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "MultiKueueCluster")
+FLAVOR: Final = RESOURCE_FLAVOR_GVK
+CLUSTER_QUEUE: Final = CLUSTER_QUEUE_GVK
+LOCAL_QUEUE: Final = LOCAL_QUEUE_GVK
+ADMISSION_CHECK: Final = ADMISSION_CHECK_GVK
+MK_CONFIG: Final = MULTIKUEUE_CONFIG_GVK
+MK_CLUSTER: Final = MULTIKUEUE_CLUSTER_GVK
 CHECK_NAME: Final = "mk"
 CONFIG_NAME: Final = "mk-config"
 FLAVOR_NAME: Final = "default-flavor"
@@ -341,8 +347,7 @@ async def _wait_active(client: KubeClient, gvk: GroupVersionKind, name: str, *, 
     while True:
         with contextlib.suppress(NotFound):
             obj = await client.get(gvk, name)
-            conditions = (obj.get("status") or {}).get("conditions") or []
-            last = next((c for c in conditions if c.get("type") == "Active"), None)
+            last = object_condition(obj, "Active")
             if last is not None and last.get("status") == "True":
                 return
         if loop.time() > deadline:

@@ -28,8 +28,8 @@ from typing import Any, Final
 import yaml
 
 from devcluster.standin import DeclarativeCompletion, Resource
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import AlreadyExists, KubeClient, NotFound
+from shared.kube import AlreadyExists, GroupVersionKind, KubeClient, NotFound
+from shared.kube.kinds import CRD_GVK
 
 __all__ = [
     "EXAMPLES_DIR",
@@ -51,7 +51,6 @@ __all__ = [
 REPO_ROOT: Final = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR: Final = REPO_ROOT / "examples" / "dev"
 FIELD_MANAGER: Final = "kueue-bridge-dev"
-CRD_GVK: Final = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,11 +105,6 @@ def load_manifests(path: Path) -> list[dict[str, Any]]:
     return [doc for doc in yaml.safe_load_all(path.read_text()) if isinstance(doc, dict)]
 
 
-def gvk_of(document: dict[str, Any]) -> GroupVersionKind:
-    group, _, version = str(document.get("apiVersion", "")).rpartition("/")
-    return GroupVersionKind(group, version, str(document.get("kind", "")))
-
-
 async def install_crds(client: KubeClient, files: list[Path], *, within_seconds: float = 30.0) -> int:
     """Create every CRD in ``files`` (existing ones are left alone) and wait until all are Established."""
     names: list[str] = []
@@ -157,7 +151,7 @@ async def apply_queues(client: KubeClient, documents: list[dict[str, Any]]) -> l
     """Server-side apply of namespaces, flavors and queues; returns ``Kind/name`` of each."""
     applied: list[str] = []
     for document in documents:
-        gvk = gvk_of(document)
+        gvk = GroupVersionKind.of(document)
         await client.apply(gvk, document, field_manager=FIELD_MANAGER, force=True)
         applied.append(f"{gvk.kind}/{document['metadata']['name']}")
     return applied
@@ -188,7 +182,7 @@ async def delete_jobs(client: KubeClient, documents: list[dict[str, Any]]) -> in
     """
     deleted = 0
     for document in documents:
-        gvk = gvk_of(document)
+        gvk = GroupVersionKind.of(document)
         name = document["metadata"]["name"]
         namespace = document["metadata"].get("namespace", "default")
         try:
@@ -223,7 +217,7 @@ async def recreate_jobs(client: KubeClient, documents: list[dict[str, Any]]) -> 
     """
     created: list[dict[str, Any]] = []
     for document in documents:
-        gvk = gvk_of(document)
+        gvk = GroupVersionKind.of(document)
         namespace = document["metadata"].get("namespace", "default")
         await delete_jobs(client, [document])
         stored = await client.create(gvk, document, namespace=namespace)

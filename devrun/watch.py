@@ -28,15 +28,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bridge_tools.cluster_view import ClusterView
-from bridge_tools.explain import ExplainSettings, reason_for
+from bridge_tools.explain.cluster_view import ClusterView
+from bridge_tools.explain.diagnosis import ExplainSettings, reason_for
 from devcluster.standin import WORKLOADS
 from devrun.cluster import Session
 from devrun.progress import JobRow, TableDisplay, job_row
 from devrun.samples import SAMPLE_KINDS, SampleKind
 from shared.config import ConfigError, load_config
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient
+from shared.kube import GroupVersionKind, KubeClient
 
 __all__ = ["Watched", "read_rows", "verdict", "watch"]
 

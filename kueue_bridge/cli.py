@@ -30,13 +30,13 @@ COMPONENTS: dict[str, tuple[str, str]] = {
         "devrun.__main__",
         "run the whole system on the devcluster (make dev; --workers N: MultiKueue, make dev-multicluster)",
     ),
-    "explain": ("bridge_tools.explain_cli", "say why a job is (not) running: a verdict, then the evidence"),
-    "adapter": ("bridge_tools.adapter_cli", "try an adapter on a sample object (adapter test)"),
+    "explain": ("bridge_tools.explain.cli", "say why a job is (not) running: a verdict, then the evidence"),
+    "adapter": ("bridge_tools.adapter.cli", "try an adapter on a sample object (adapter test)"),
     "preflight": (
-        "bridge_tools.preflight_cli",
+        "bridge_tools.preflight.cli",
         "check a cluster for the misconfigurations that break kueue-bridge and Kueue (read-only)",
     ),
-    "manifests": ("bridge_tools.manifests_cli", "render the deploy manifests for a configuration"),
+    "manifests": ("bridge_tools.manifests.cli", "render the deploy manifests for a configuration"),
 }
 
 

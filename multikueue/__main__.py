@@ -1,6 +1,6 @@
 """``kueue-bridge multikueue --config FILE [--kubeconfig FILE]``: the MultiKueue controller.
 
-Process life, as ``kueue-bridge reconciler``'s: load and validate the configuration (a bad file
+Process life, as ``kueue-bridge reconciler``'s (``shared.manager.ControllerManager``): load and validate the configuration (a bad file
 stops start-up with one line per error), connect to the manager cluster, serve probes and metrics,
 then campaign for the Lease ``<leaderElection.resourceName>-multikueue``. Only the leader runs
 informers, controllers, worker connections and the garbage collector; a second replica is a hot
@@ -15,27 +15,16 @@ ready to take over; it serves no traffic).
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
-import os
 import sys
-
-from prometheus_client import CollectorRegistry
+from typing import Final
 
 from multikueue.manager import ManagerOptions, MultiKueueManager
-from shared.cli_args import controller_parser, default_identity, load_config_or_report, run_component
-from shared.config import Configuration
-from shared.kube import ClientSettings, KubeClient, KubeMetrics, configure_logging, load_connection
-from shared.kube.events import EventRecorder, EventSettings
-from shared.leading import Leadership, leader_elector_for, serve_while_leading, stop_event_recorder
-from shared.preflight import check_before_start
-from shared.probes import ProbeServer, parse_bind_address
+from shared.cli_args import controller_config, controller_parser, run_component
+from shared.manager import ControllerManager
 
-__all__ = ["COMPONENT", "main", "run_multikueue"]
+__all__ = ["COMPONENT", "main"]
 
-logger = logging.getLogger("multikueue")
-COMPONENT = "multikueue"
-#: how long a stopping process keeps writing queued events (Kubernetes' default grace is 30 s)
+COMPONENT: Final = "multikueue"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,83 +40,29 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-async def run_multikueue(
-    *,
-    config: Configuration,
-    kubeconfig: str | None,
-    identity: str,
-    probe_address: str,
-    stop: asyncio.Event,
-    options: ManagerOptions | None = None,
-) -> None:
-    options = options or ManagerOptions()
-    registry = CollectorRegistry()
-    metrics = KubeMetrics(registry)
-    connection = load_connection(kubeconfig=kubeconfig)
-    settings = ClientSettings(qps=config.client_connection.qps, burst=config.client_connection.burst)
-    leadership = Leadership()
-
-    def ready() -> bool:
-        manager = leadership.manager
-        if not leadership.leading:
-            return True
-        return isinstance(manager, MultiKueueManager) and manager.synced()
-
-    host, port = parse_bind_address(probe_address)
-    probes = ProbeServer(registry=registry, ready=ready, host=host, port=port)
-    await probes.start()
-    logger.info("probes and metrics listening", extra={"port": probes.port})
-    try:  # after the probes: a taken port is the first thing a user must hear about
-        await check_before_start(connection, config, component="multikueue", logger=logger, settings=settings)
-    except BaseException:
-        await probes.stop()
-        raise
-    async with KubeClient.from_connection(connection, settings=settings, metrics=metrics) as client:
-        recorder = EventRecorder(
-            client, EventSettings(reporting_controller="kueue-bridge-multikueue", reporting_instance=identity)
-        )
-        recorder_task = asyncio.create_task(recorder.run(), name="event-recorder")
-        elector = leader_elector_for(
-            client, config=config, component=COMPONENT, identity=identity, metrics=metrics
-        )
-        try:
-            await serve_while_leading(
-                stop=stop,
-                leader_elect=config.leader_election.leader_elect,
-                elector=elector,
-                make_manager=lambda: MultiKueueManager(
-                    client=client, config=config, options=options, recorder=recorder
-                ),
-                name="multikueue-manager",
-                leadership=leadership,
-            )
-        finally:
-            await stop_event_recorder(recorder, recorder_task)
-            await probes.stop()
-
-
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    configure_logging(json=args.log_format == "json")
-    config = load_config_or_report(args.config)
+    config = controller_config(args)
     if config is None:
         return 1
-    identity = args.identity or default_identity()
-    probe_address = args.probe_address or config.health.health_probe_bind_address
     options = ManagerOptions()
     if args.kubeconfig_path_prefix:
         options = ManagerOptions(path_prefix=args.kubeconfig_path_prefix)
+    manager = ControllerManager.for_process(
+        args,
+        config=config,
+        component=COMPONENT,
+        event_source="kueue-bridge-multikueue",
+        ready_once_synced=True,
+    )
+
+    def controllers(process: ControllerManager) -> MultiKueueManager:
+        return MultiKueueManager(
+            client=process.client, config=config, options=options, recorder=process.recorder
+        )
 
     return run_component(
-        "kueue-bridge multikueue",
-        lambda stop: run_multikueue(
-            config=config,
-            kubeconfig=args.kubeconfig or os.environ.get("KUBECONFIG"),
-            identity=identity,
-            probe_address=probe_address,
-            stop=stop,
-            options=options,
-        ),
+        "kueue-bridge multikueue", lambda stop: manager.run(stop=stop, controllers=controllers)
     )
 
 

@@ -45,13 +45,14 @@ from typing import Any, Final
 
 from shared.config import Configuration
 from shared.constants import BATCH_JOB_MANAGED_LABELS, MULTIKUEUE_CONTROLLER_NAME
-from shared.frameworks.base import AdapterError, GroupVersionKind
+from shared.frameworks.base import AdapterError
 from shared.frameworks.batch_job import BATCH_JOB_GVK, JOB_NAME_LABEL, BatchJobAdapter
 from shared.frameworks.paths import FieldPath, parse_path
 from shared.frameworks.tekton import PIPELINERUN_GVK
 from shared.jsontree import json_tree_copy
+from shared.kube import GroupVersionKind
+from shared.kube.times import format_time
 from shared.merge_patch import create_merge_patch
-from shared.models.condition import format_time
 from shared.remote_copy import remote_job_copy
 
 __all__ = [

@@ -24,8 +24,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from multikueue.conditions import condition_of, write_condition
-from shared.constants import API_GROUP, MULTIKUEUE_CLUSTER_ACTIVE
-from shared.frameworks.base import GroupVersionKind
+from shared.constants import ADMISSION_CHECK_GVK, API_GROUP, MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_CONFIG_GVK
 from shared.kube import KubeClient, Result, cache_miss_message
 from shared.models.condition import Condition
 
@@ -38,8 +37,6 @@ __all__ = [
     "parameters_config_name",
 ]
 
-ADMISSION_CHECK_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "AdmissionCheck")
-MULTIKUEUE_CONFIG_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "MultiKueueConfig")
 _BAD_REFERENCE: Final = "bad parameters reference"
 
 

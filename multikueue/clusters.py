@@ -34,10 +34,8 @@ from pydantic import ValidationError
 
 from multikueue.conditions import write_condition
 from multikueue.remote import RemoteCluster
-from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE
-from shared.frameworks.base import GroupVersionKind
-from shared.frameworks.registry import external_name
-from shared.kube import KubeClient, Result
+from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_CLUSTER_GVK
+from shared.kube import GroupVersionKind, KubeClient, Result
 from shared.models.condition import Condition
 from shared.models.multikueue import KUBECONFIG_LOCATION_PATH, MultiKueueCluster
 from shared.multikueue_kubeconfig import (
@@ -51,7 +49,6 @@ __all__ = ["MULTIKUEUE_CLUSTER_GVK", "ClusterReconciler"]
 
 logger = logging.getLogger(__name__)
 
-MULTIKUEUE_CLUSTER_GVK = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "MultiKueueCluster")
 CLIENT_CONNECTION_FAILED = "ClientConnectionFailed"
 #: how often a connected cluster's ``locationType: Path`` kubeconfig is read again for changes
 PATH_RECHECK_SECONDS = 10.0
@@ -173,7 +170,7 @@ class ClusterReconciler:
 
 
 def _connected_message(kind_errors: Iterable[tuple[GroupVersionKind, str]]) -> str:
-    unavailable = sorted(f"{external_name(gvk)} ({error})" for gvk, error in kind_errors)
+    unavailable = sorted(f"{gvk.kind_arg} ({error})" for gvk, error in kind_errors)
     if not unavailable:
         return "Connected"
     return f"Connected; unavailable kinds: {', '.join(unavailable)}"

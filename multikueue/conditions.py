@@ -13,9 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from shared.frameworks.base import GroupVersionKind
 from shared.jsontree import json_tree_copy
-from shared.kube import KubeClient, NotFound
+from shared.kube import GroupVersionKind, KubeClient, NotFound
 from shared.models.condition import Condition, find_condition, set_condition
 
 __all__ = ["condition_of", "write_condition"]

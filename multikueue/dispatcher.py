@@ -21,18 +21,13 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Final
 
-from multikueue.admissioncheck import (
-    ADMISSION_CHECK_GVK,
-    MULTIKUEUE_CONFIG_GVK,
-    ParametersError,
-    config_clusters,
-    parameters_config_name,
-)
-from multikueue.workload_status import has_quota_reservation, is_finished, status_of
+from multikueue.admissioncheck import ParametersError, config_clusters, parameters_config_name
 from shared.admission_apply import apply_admission_status
-from shared.constants import CheckState
+from shared.constants import ADMISSION_CHECK_GVK, MULTIKUEUE_CONFIG_GVK, CheckState
 from shared.jsontree import json_tree_copy
 from shared.kube import Clock, KubeClient, Result, cache_miss_message
+from shared.kube.conditions import read_status, writable_status
+from shared.workload_state import has_quota_reservation, is_finished
 
 __all__ = ["ROUND_SECONDS", "IncrementalDispatcher", "NoMoreWorkersError"]
 
@@ -78,7 +73,7 @@ class IncrementalDispatcher:
         if (
             check is None
             or check.get("state") != CheckState.PENDING
-            or status_of(dict(cached)).get("clusterName")
+            or read_status(cached).get("clusterName")
         ):
             return Result.done()
         admission_check = self._checks(str(check.get("name")))
@@ -99,7 +94,7 @@ class IncrementalDispatcher:
         if started is not None and now - started <= ROUND_SECONDS:
             return Result.after(ROUND_SECONDS - (now - started))
         workload = json_tree_copy(cached)
-        status = status_of(workload)
+        status = writable_status(workload)
         nominated = [str(name) for name in status.get("nominatedClusterNames") or []]
         remaining = [name for name in clusters if name not in nominated]
         if not self._config_order:

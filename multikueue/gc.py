@@ -19,9 +19,8 @@ from typing import Any
 
 from multikueue.adapters import MultiKueueAdapters
 from multikueue.remote import WORKLOAD_GVK, RemoteCluster
-from multikueue.workload import gvk_of_reference
 from shared.constants import MULTIKUEUE_ORIGIN_LABEL
-from shared.kube import Clock, KubeError, NotFound
+from shared.kube import Clock, GroupVersionKind, KubeError, NotFound
 
 __all__ = ["GarbageCollector"]
 
@@ -97,7 +96,7 @@ class GarbageCollector:
 
     async def _delete_owner(self, remote: RemoteCluster, namespace: str, owner: dict[str, Any]) -> None:
         client = remote.client
-        adapter = self._adapters.get(gvk_of_reference(owner))
+        adapter = self._adapters.get(GroupVersionKind.of(owner))
         if adapter is None or client is None:
             logger.info("no adapter for the remote workload's owner", extra={"owner": owner.get("kind")})
             return

@@ -29,8 +29,7 @@ import contextlib
 from collections.abc import Iterable
 from typing import Any, Final
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import EventHandler, Informer, KubeClient, WatchSettings
+from shared.kube import EventHandler, GroupVersionKind, Informer, KubeClient, WatchSettings
 from shared.kube.informer import strip_managed_fields
 from shared.kube.watch import object_key
 

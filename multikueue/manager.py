@@ -26,8 +26,6 @@ starts (informers, controllers, the garbage collector, worker connections) and s
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -53,13 +51,22 @@ from multikueue.own_writes import MANAGER, OwnWrites
 from multikueue.remote import WORKLOAD_GVK, ClientFactory, RemoteCluster
 from multikueue.workload import ReconcilerSettings, WorkloadReconciler
 from multikueue.workload_status import decision_view
-from shared.ages import parse_timestamp
 from shared.config import INCREMENTAL_DISPATCHER, Configuration
 from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_EVENT_REASON
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import ClientSettings, Controller, EventHandler, Informer, KubeClient, WatchSettings
+from shared.kube import (
+    ClientSettings,
+    Controller,
+    EventHandler,
+    GroupVersionKind,
+    Informer,
+    KubeClient,
+    WatchSettings,
+)
 from shared.kube.events import EventRecorder
 from shared.kube.informer import StoreView
+from shared.kube.kinds import SECRET_GVK
+from shared.kube.times import parse_time
+from shared.manager import ControllerSet
 from shared.models.condition import Condition
 from shared.multikueue_kubeconfig import DEFAULT_KUBECONFIG_PATH_PREFIX, LoadedKubeConfig, connection_for
 
@@ -73,7 +80,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SECRET_GVK = GroupVersionKind("", "v1", "Secret")
 CONFIG_INDEX = "config"  # AdmissionChecks by the MultiKueueConfig they name
 CLUSTER_INDEX = "cluster"  # MultiKueueConfigs by the clusters they list
 SECRET_INDEX = "secret"  # MultiKueueClusters by the Secret holding their kubeconfig
@@ -150,7 +156,7 @@ def _index_clusters_by_secret(cluster: dict[str, Any]) -> list[str]:
     return [str(source["location"])]
 
 
-class MultiKueueManager:
+class MultiKueueManager(ControllerSet):
     def __init__(
         self,
         *,
@@ -299,6 +305,13 @@ class MultiKueueManager:
         self._wire_cluster_triggers()
         self._wire_check_triggers()
         self._wire_workload_triggers()
+        super().__init__(
+            informers=self._informers,
+            controllers=self.controllers,
+            tasks=[self.local_jobs.run],
+            after_sync=self._background(),
+            on_stop=self.cluster_reconciler.close,
+        )
 
     # --- worker connections --------------------------------------------------------------------------
     def _new_remote(self, name: str) -> RemoteCluster:
@@ -330,7 +343,7 @@ class MultiKueueManager:
             ),
             None,
         )
-        since = parse_timestamp(reserved.get("lastTransitionTime")) if reserved is not None else None
+        since = parse_time(reserved.get("lastTransitionTime")) if reserved is not None else None
         waited = (self._options.now() - since).total_seconds() if since is not None else None
         self.metrics.count_admitted(cluster, waited=waited)
 
@@ -481,38 +494,9 @@ class MultiKueueManager:
         self.checks.add_handler(EventHandler(on_add=check_event, on_update=check_updated))
 
     # --- running -------------------------------------------------------------------------------------
-    @property
-    def informers(self) -> list[Informer]:
-        return list(self._informers)
-
-    def synced(self) -> bool:
-        return all(informer.has_synced for informer in self._informers)
-
-    async def run(self) -> None:
-        """Run informers, controllers and background loops until cancelled or shut down."""
-        tasks = [
-            asyncio.create_task(informer.run(), name=f"mk-informer-{informer.gvk.kind.lower()}")
-            for informer in self._informers
-        ]
-        tasks.append(asyncio.create_task(self.local_jobs.run(), name="mk-local-jobs"))
-        background: list[asyncio.Task[None]] = []
-        try:
-            await asyncio.gather(*(informer.wait_synced() for informer in self._informers))
-            background = [asyncio.create_task(coroutine) for coroutine in self._background()]
-            await asyncio.gather(*(controller.run() for controller in self.controllers))
-        finally:
-            for task in [*background, *tasks]:
-                task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(*background, *tasks, return_exceptions=True)
-            await self.cluster_reconciler.close()
-
-    def _background(self) -> list[Coroutine[Any, Any, None]]:
-        """Coroutines running beside the controllers: the garbage collector."""
-        return [self.gc.run()]
-
-    async def shutdown(self, *, drain_seconds: float = 30.0) -> None:
-        await asyncio.gather(*(c.shutdown(drain_seconds=drain_seconds) for c in self.controllers))
+    def _background(self) -> list[Callable[[], Coroutine[Any, Any, None]]]:
+        """Loops running beside the controllers once the caches synced: the garbage collector."""
+        return [self.gc.run]
 
 
 def _active_state(condition: Condition | None) -> tuple[str, str, str] | None:

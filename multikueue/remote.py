@@ -46,12 +46,11 @@ import orjson
 from multikueue.connect_errors import DISCOVERY_PATH, connect_failure_message
 from multikueue.own_writes import OwnWrites
 from multikueue.workload_status import decision_view
-from shared.constants import MULTIKUEUE_ORIGIN_LABEL
-from shared.frameworks.base import GroupVersionKind
+from shared.constants import MULTIKUEUE_ORIGIN_LABEL, WORKLOAD_GVK
 from shared.jobmeta import prebuilt_workload_name
-from shared.kube import Clock, KubeClient, KubeError, Watch, WatchSettings
+from shared.kube import Clock, GroupVersionKind, KubeClient, KubeError, Watch, WatchSettings
+from shared.kube.times import format_time
 from shared.kube.watch import EventType, object_key
-from shared.models.condition import format_time
 
 __all__ = [
     "RETRY_INCREMENT_SECONDS",
@@ -64,7 +63,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-WORKLOAD_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
 RETRY_INCREMENT_SECONDS: Final = 5.0
 RETRY_MAX_STEPS: Final = 7
 #: watch restarts that mean the worker is unreachable; server timeouts, 410s and inactivity resume

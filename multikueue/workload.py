@@ -43,44 +43,34 @@ from datetime import datetime
 from typing import Any
 
 from multikueue.adapters import MultiKueueAdapters, MultiKueueJobAdapter
-from multikueue.admissioncheck import (
-    ADMISSION_CHECK_GVK,
-    MULTIKUEUE_CONFIG_GVK,
-    ParametersError,
-    config_clusters,
-    parameters_config_name,
-)
+from multikueue.admissioncheck import ParametersError, config_clusters, parameters_config_name
 from multikueue.local_jobs import LocalJobs
 from multikueue.own_writes import MANAGER, OwnWrites
 from multikueue.remote import WORKLOAD_GVK, RemoteCluster
 from multikueue.workload_group import WorkloadGroup
-from multikueue.workload_status import check_state, set_check_state, truncate_event_message
+from multikueue.workload_status import check_state, set_check_state
 from multikueue.workload_steps import reconcile_group
 from shared.admission_apply import apply_admission_status, apply_check_state
 from shared.constants import (
+    ADMISSION_CHECK_GVK,
     JOB_OWNER_GVK_ANNOTATION,
     JOB_OWNER_NAME_ANNOTATION,
+    MULTIKUEUE_CONFIG_GVK,
     MULTIKUEUE_EVENT_REASON,
     MULTIKUEUE_ORIGIN_LABEL,
     CheckState,
 )
-from shared.frameworks.base import GroupVersionKind
 from shared.jsontree import json_tree_copy
-from shared.kube import Clock, KubeClient, NotFound, Result, cache_miss_message
-from shared.models.condition import format_time
-from shared.workload_state import truncate_condition_message
+from shared.kube import Clock, GroupVersionKind, KubeClient, NotFound, Result, cache_miss_message
+from shared.kube.times import format_time
+from shared.workload_state import truncate_condition_message, truncate_event_message
 
-__all__ = ["EventSink", "ReconcilerSettings", "WorkloadReconciler", "gvk_of_reference"]
+__all__ = ["EventSink", "ReconcilerSettings", "WorkloadReconciler"]
 
 logger = logging.getLogger(__name__)
 
 EventSink = Callable[[dict[str, Any], str, str], None]
 """(regarding object, event type, message): a ``MultiKueue`` event on the local Workload."""
-
-
-def gvk_of_reference(reference: dict[str, Any]) -> GroupVersionKind:
-    group, _, version = str(reference.get("apiVersion") or "").rpartition("/")
-    return GroupVersionKind(group, version, str(reference.get("kind") or ""))
 
 
 @dataclass(frozen=True)
@@ -167,7 +157,7 @@ class WorkloadReconciler:
         )
         if owner is None:
             return None, None
-        return self.adapters.get(gvk_of_reference(owner)), owner
+        return self.adapters.get(GroupVersionKind.of(owner)), owner
 
     async def update_check(
         self, workload: dict[str, Any], check: dict[str, Any], state: str, message: str
@@ -223,7 +213,7 @@ class WorkloadReconciler:
                 return Result.done()
             message = "No multikueue adapter found"
             if owner is not None:
-                message = f'No multikueue adapter found for owner kind "{gvk_of_reference(owner)}"'
+                message = f'No multikueue adapter found for owner kind "{GroupVersionKind.of(owner)}"'
             await self.update_check(workload, check, CheckState.REJECTED, message)
             return Result.done()
         namespace = str((workload.get("metadata") or {}).get("namespace") or "")

@@ -26,8 +26,7 @@ from multikueue.local_jobs import LocalJobs
 from multikueue.own_writes import OwnWrites
 from multikueue.remote import WORKLOAD_GVK, RemoteCluster
 from shared.constants import MULTIKUEUE_ORIGIN_LABEL, RESOURCE_IN_USE_FINALIZER
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient, NotFound
+from shared.kube import GroupVersionKind, KubeClient, NotFound
 
 __all__ = ["RemoteObjectNotOwnedError", "WorkloadGroup"]
 

@@ -4,12 +4,13 @@ The MultiKueue reconciler works on the raw Workload dicts it reads from the info
 workers (never round-tripping them through a model, so nothing a newer Kueue adds is lost). These
 helpers are its vocabulary, each with Kueue's semantics:
 
-* ``set_check_state`` is ``SetAdmissionCheckState``: the message is always replaced, the transition
-  time moves only when the state changes.
-* ``set_condition`` is ``meta.SetStatusCondition`` (a new or flipped condition gets ``now``).
+* ``set_check_state`` is ``SetAdmissionCheckState``: the message is always replaced (truncated like
+  ``api.TruncateConditionMessage``), the transition time moves only when the state changes.
 * ``earliest_true`` is ``bestMatchByCondition``: of several remote Workloads, the one whose condition
   turned True first (ties: the one met first, i.e. the config's cluster order).
-* Messages are truncated like ``api.TruncateConditionMessage`` / ``TruncateEventMessage``.
+
+Conditions themselves are ``shared.kube.conditions`` (``meta.SetStatusCondition``) and the Workload
+predicates (finished, evicted, quota reserved) ``shared.workload_state``'s, as for every component.
 
 All mutators work in place and return whether anything changed, so the caller writes only then.
 """
@@ -20,66 +21,18 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from shared.constants import Condition
-from shared.models.condition import format_time
+from shared.kube.conditions import object_condition, writable_status
+from shared.kube.times import format_time
 from shared.workload_state import truncate_condition_message
 
 __all__ = [
-    "EVENT_MESSAGE_LIMIT",
     "IRRELEVANT_CONDITIONS",
     "check_is",
     "check_state",
-    "condition",
     "decision_view",
     "earliest_true",
-    "has_quota_reservation",
-    "is_evicted",
-    "is_finished",
-    "is_true",
     "set_check_state",
-    "set_condition",
-    "status_of",
-    "truncate_event_message",
 ]
-
-EVENT_MESSAGE_LIMIT: Final = 1024
-
-
-def truncate_event_message(message: str) -> str:
-    if len(message) <= EVENT_MESSAGE_LIMIT:
-        return message
-    return message[: EVENT_MESSAGE_LIMIT - 3] + "..."
-
-
-def status_of(workload: dict[str, Any]) -> dict[str, Any]:
-    status = workload.get("status")
-    if not isinstance(status, dict):
-        status = workload["status"] = {}
-    return status
-
-
-def condition(workload: Mapping[str, Any] | None, condition_type: str) -> dict[str, Any] | None:
-    for item in ((workload or {}).get("status") or {}).get("conditions") or []:
-        if isinstance(item, dict) and item.get("type") == condition_type:
-            return item
-    return None
-
-
-def is_true(workload: Mapping[str, Any] | None, condition_type: str) -> bool:
-    found = condition(workload, condition_type)
-    return found is not None and found.get("status") == "True"
-
-
-def is_finished(workload: Mapping[str, Any]) -> bool:
-    return is_true(workload, Condition.FINISHED)
-
-
-def is_evicted(workload: Mapping[str, Any]) -> bool:
-    return is_true(workload, Condition.EVICTED)
-
-
-def has_quota_reservation(workload: Mapping[str, Any]) -> bool:
-    return is_true(workload, Condition.QUOTA_RESERVED)
 
 
 def check_state(workload: Mapping[str, Any], name: str) -> dict[str, Any] | None:
@@ -92,7 +45,7 @@ def check_state(workload: Mapping[str, Any], name: str) -> dict[str, Any] | None
 def set_check_state(workload: dict[str, Any], name: str, *, state: str, message: str, now: datetime) -> bool:
     """``SetAdmissionCheckState``: a new state moves ``lastTransitionTime``; the message is replaced."""
     message = truncate_condition_message(message)
-    checks = status_of(workload).setdefault("admissionChecks", [])
+    checks = writable_status(workload).setdefault("admissionChecks", [])
     existing = check_state(workload, name)
     if existing is None:
         checks.append(
@@ -110,42 +63,13 @@ def set_check_state(workload: dict[str, Any], name: str, *, state: str, message:
     return changed
 
 
-def set_condition(
-    workload: dict[str, Any], *, condition_type: str, status: str, reason: str, message: str, now: datetime
-) -> bool:
-    """``meta.SetStatusCondition`` with ``observedGeneration`` from the object."""
-    conditions = status_of(workload).setdefault("conditions", [])
-    wanted = {
-        "type": condition_type,
-        "status": status,
-        "reason": reason,
-        "message": truncate_condition_message(message),
-    }
-    generation = (workload.get("metadata") or {}).get("generation")
-    if generation is not None:
-        wanted["observedGeneration"] = generation
-    existing = condition(workload, condition_type)
-    if existing is None:
-        conditions.append({**wanted, "lastTransitionTime": format_time(now)})
-        return True
-    changed = False
-    if existing.get("status") != status:
-        existing["lastTransitionTime"] = format_time(now)
-        changed = True
-    for key, value in wanted.items():
-        if existing.get(key) != value:
-            existing[key] = value
-            changed = True
-    return changed
-
-
 def earliest_true(
     remotes: Mapping[str, Mapping[str, Any] | None], condition_type: str
 ) -> tuple[str, dict[str, Any]] | None:
     """The remote whose ``condition_type`` became True first: ``(cluster, condition)``."""
     best: tuple[str, dict[str, Any]] | None = None
     for cluster, workload in remotes.items():
-        found = condition(workload, condition_type) if workload is not None else None
+        found = object_condition(workload, condition_type)
         if found is None or found.get("status") != "True":
             continue
         if best is None or str(found.get("lastTransitionTime") or "") < str(

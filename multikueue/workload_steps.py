@@ -57,23 +57,13 @@ see ``multikueue.workload``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable, Coroutine
+from datetime import datetime
+from typing import Any, Final, Protocol
 
-from multikueue.remote import WORKLOAD_GVK
+from multikueue.remote import WORKLOAD_GVK, RemoteCluster
 from multikueue.workload_group import WorkloadGroup
-from multikueue.workload_status import (
-    check_state,
-    condition,
-    earliest_true,
-    has_quota_reservation,
-    is_evicted,
-    is_finished,
-    is_true,
-    set_check_state,
-    set_condition,
-    status_of,
-)
+from multikueue.workload_status import check_state, earliest_true, set_check_state
 from shared.admission_apply import apply_admission_status
 from shared.constants import (
     EVICTED_ON_MANAGER_CLUSTER,
@@ -83,17 +73,70 @@ from shared.constants import (
     Reason,
 )
 from shared.jsontree import json_tree_copy
-from shared.kube import NORMAL, WARNING, Result
+from shared.kube import NORMAL, WARNING, Clock, KubeClient, Result
+from shared.kube.conditions import (
+    is_object_condition_true,
+    object_condition,
+    read_status,
+    set_object_condition,
+    writable_status,
+)
 from shared.remote_copy import remote_workload_copy
+from shared.workload_state import has_quota_reservation, is_evicted, is_finished, truncate_condition_message
 
-if TYPE_CHECKING:
-    from multikueue.workload import WorkloadReconciler
-
-__all__ = ["SYNC_DEFERRED_REQUEUE_SECONDS", "reconcile_group"]
+__all__ = ["SYNC_DEFERRED_REQUEUE_SECONDS", "DecisionSettings", "WorkloadActions", "reconcile_group"]
 
 SYNC_DEFERRED_REQUEUE_SECONDS: Final = 2.0
 #: remote Finished reasons that are sync failures, not completions (Kueue #13047, #14997)
 SYNC_FAILURE_REASONS: Final = frozenset({Reason.OUT_OF_SYNC, Reason.OWNER_NOT_FOUND})
+
+
+class DecisionSettings(Protocol):
+    @property
+    def worker_lost_timeout(self) -> float: ...
+
+    @property
+    def dispatcher_name(self) -> str: ...
+
+
+class WorkloadActions(Protocol):
+    """What the decisions read and do through the Workload reconciler, and nothing more.
+
+    ``multikueue.workload.WorkloadReconciler`` is the one implementation; the decisions are typed
+    against this port so that they never import the reconciler (no import circle).
+    """
+
+    @property
+    def settings(self) -> DecisionSettings: ...
+
+    @property
+    def client(self) -> KubeClient: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def now(self) -> Callable[[], datetime]: ...
+
+    @property
+    def dispatched(self) -> Callable[[str], None]: ...
+
+    @property
+    def admitted(self) -> Callable[[str, dict[str, Any]], None]: ...
+
+    def remote(self, cluster: str) -> RemoteCluster | None: ...
+
+    async def update_check(
+        self, workload: dict[str, Any], check: dict[str, Any], state: str, message: str
+    ) -> dict[str, Any]: ...
+
+    async def write_check(
+        self, workload: dict[str, Any], name: str, state: str, message: str
+    ) -> dict[str, Any]: ...
+
+    def wrote_local(self, written: dict[str, Any]) -> None: ...
+
+    def event(self, workload: dict[str, Any], event_type: str, message: str) -> None: ...
 
 
 class NominationError(Exception):
@@ -109,11 +152,11 @@ def _dispatched(local: dict[str, Any], check: dict[str, Any], group: WorkloadGro
     return (
         group.adapter.keep_pending
         and state == CheckState.PENDING
-        and bool(status_of(local).get("clusterName"))
+        and bool(read_status(local).get("clusterName"))
     )
 
 
-async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result:
+async def reconcile_group(r: WorkloadActions, group: WorkloadGroup) -> Result:
     local = group.local
     check = check_state(local, group.check_name) or {"name": group.check_name, "state": CheckState.PENDING}
     dispatched = _dispatched(local, check, group)
@@ -132,7 +175,7 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
             return Result.after(r.settings.worker_lost_timeout)
         return Result.done()
 
-    recorded = str(status_of(local).get("clusterName") or "")
+    recorded = str(read_status(local).get("clusterName") or "")
 
     # 3. a copy finished
     finished = earliest_true(group.remotes, Condition.FINISHED)
@@ -230,14 +273,14 @@ async def _admitting_cluster(group: WorkloadGroup, recorded: str) -> str | None:
     own passes). Choosing it would run the job on a second worker."""
     if recorded:
         copy = group.remotes.get(recorded)
-        return recorded if copy is not None and is_true(copy, Condition.ADMITTED) else None
+        return recorded if copy is not None and is_object_condition_true(copy, Condition.ADMITTED) else None
     admitted = earliest_true(group.remotes, Condition.ADMITTED)
     if admitted is None:
         return None
     others = [
         cluster
         for cluster, copy in group.remotes.items()
-        if cluster != admitted[0] and is_true(copy, Condition.ADMITTED)
+        if cluster != admitted[0] and is_object_condition_true(copy, Condition.ADMITTED)
     ]
     if others:
         holding = await asyncio.gather(*(group.holds_owned_job(cluster) for cluster in others))
@@ -247,12 +290,17 @@ async def _admitting_cluster(group: WorkloadGroup, recorded: str) -> str | None:
     return admitted[0]
 
 
-async def _finish(r: WorkloadReconciler, local: dict[str, Any], reason: str, message: str) -> None:
+async def _finish(r: WorkloadActions, local: dict[str, Any], reason: str, message: str) -> None:
     if is_finished(local):
         return
     updated = json_tree_copy(local)
-    set_condition(
-        updated, condition_type=Condition.FINISHED, status="True", reason=reason, message=message, now=r.now()
+    set_object_condition(
+        updated,
+        condition_type=Condition.FINISHED,
+        status="True",
+        reason=reason,
+        message=truncate_condition_message(message),
+        now=r.now(),
     )
     await apply_admission_status(r.client, updated)
 
@@ -265,10 +313,10 @@ def _comparable_spec(workload: dict[str, Any]) -> dict[str, Any]:
 
 def _deactivated_on_our_request(remote: dict[str, Any]) -> bool:
     """The copy is being deactivated because we set ``DeactivationTarget`` on it (a manager eviction)."""
-    target = condition(remote, Condition.DEACTIVATION_TARGET)
+    target = object_condition(remote, Condition.DEACTIVATION_TARGET)
     if target is not None and target.get("reason") == EVICTED_ON_MANAGER_CLUSTER:
         return True
-    evicted = condition(remote, Condition.EVICTED)
+    evicted = object_condition(remote, Condition.EVICTED)
     return evicted is not None and str(evicted.get("reason") or "").endswith(EVICTED_ON_MANAGER_CLUSTER)
 
 
@@ -297,11 +345,9 @@ def _priority_changed(local: dict[str, Any], remote: dict[str, Any]) -> bool:
     return (local.get("spec") or {}).get("priority") != (remote.get("spec") or {}).get("priority")
 
 
-async def _admitting_remote_gone(
-    r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any]
-) -> Result:
+async def _admitting_remote_gone(r: WorkloadActions, group: WorkloadGroup, check: dict[str, Any]) -> Result:
     local = group.local
-    admitting = str(status_of(local).get("clusterName") or "")
+    admitting = str(read_status(local).get("clusterName") or "")
     if admitting and admitting in group.unavailable:
         remote = r.remote(admitting)
         lost_since = (
@@ -325,7 +371,7 @@ async def _admitting_remote_gone(
 
 
 async def _converge_on(
-    r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any], cluster: str
+    r: WorkloadActions, group: WorkloadGroup, check: dict[str, Any], cluster: str
 ) -> Result:
     """The other copies are removed while the winner is handled, not before it: each removal is two
     or three requests to another worker, and the job's creation on the winner waited for them
@@ -346,27 +392,27 @@ async def _converge_on(
 
 
 async def _converge_winner(
-    r: WorkloadReconciler, group: WorkloadGroup, check: dict[str, Any], cluster: str
+    r: WorkloadActions, group: WorkloadGroup, check: dict[str, Any], cluster: str
 ) -> Result:
     local = group.local
-    evicted = condition(local, Condition.EVICTED)
+    evicted = object_condition(local, Condition.EVICTED)
     if has_quota_reservation(local) and evicted is not None and evicted.get("status") == "True":
         remote = json_tree_copy(group.remotes[cluster] or {})
-        if set_condition(
+        if set_object_condition(
             remote,
             condition_type=Condition.DEACTIVATION_TARGET,
             status="True",
             reason=EVICTED_ON_MANAGER_CLUSTER,
-            message=f"Evicted on manager: {evicted.get('message', '')}",
+            message=truncate_condition_message(f"Evicted on manager: {evicted.get('message', '')}"),
             now=r.now(),
         ):
             # as Kueue: the worker's ``kueue-admission`` state, so that the worker's Kueue, which
             # removes the condition when it deactivates the copy, can remove it
             group.wrote(cluster, WORKLOAD_GVK, await apply_admission_status(group.client(cluster), remote))
         return Result.done()
-    recorded = status_of(local).get("clusterName")
+    recorded = read_status(local).get("clusterName")
     needs_check_update = check.get("state") not in (CheckState.RETRY, CheckState.REJECTED)
-    nominated = [str(name) for name in status_of(local).get("nominatedClusterNames") or []]
+    nominated = [str(name) for name in read_status(local).get("nominatedClusterNames") or []]
     if needs_check_update and not recorded and cluster not in nominated:
         local = group.local = await _nominate_admitting(r, local, [*nominated, cluster])
     deferred = await group.sync_owned_job(cluster, now=r.now())
@@ -378,7 +424,7 @@ async def _converge_winner(
             raise RuntimeError(f'attempting to change immutable ClusterName from "{recorded}" to "{cluster}"')
         wanted = CheckState.PENDING if group.adapter.keep_pending else CheckState.READY
         changed |= set_check_state(updated, group.check_name, state=wanted, message=message, now=r.now())
-        status = status_of(updated)
+        status = writable_status(updated)
         if not recorded:
             status["clusterName"] = cluster
             changed = True
@@ -394,7 +440,7 @@ async def _converge_winner(
 
 
 async def _nominate_admitting(
-    r: WorkloadReconciler, local: dict[str, Any], nominated: list[str]
+    r: WorkloadActions, local: dict[str, Any], nominated: list[str]
 ) -> dict[str, Any]:
     """kueue-bridge: nominate the admitting worker before ``clusterName`` is set to it.
 
@@ -405,7 +451,7 @@ async def _nominate_admitting(
     before a pass removed the copies, or the nomination write failed after the copies were created.
     Kueue's MultiKueue is refused for good then; written first, the nomination lets ``Ready`` pass."""
     updated = json_tree_copy(local)
-    status_of(updated)["nominatedClusterNames"] = nominated
+    writable_status(updated)["nominatedClusterNames"] = nominated
     return await apply_admission_status(r.client, updated)
 
 
@@ -413,7 +459,7 @@ def _release_delayed_topology(local: dict[str, Any], remote: dict[str, Any] | No
     """Kueue's ``updateDelayedTopologyRequest``: a pod set whose topology the manager delayed is
     ``Ready`` once the admitting copy has a topology assignment for it."""
     remote_admission = ((remote or {}).get("status") or {}).get("admission") or {}
-    local_admission = status_of(local).get("admission") or {}
+    local_admission = read_status(local).get("admission") or {}
     local_sets = {item.get("name"): item for item in local_admission.get("podSetAssignments") or []}
     changed = False
     for assignment in remote_admission.get("podSetAssignments") or []:
@@ -429,25 +475,25 @@ def _release_delayed_topology(local: dict[str, Any], remote: dict[str, Any] | No
 def _other_checks_ready(local: dict[str, Any], check_name: str) -> bool:
     return all(
         item.get("state") == CheckState.READY
-        for item in status_of(local).get("admissionChecks") or []
+        for item in read_status(local).get("admissionChecks") or []
         if isinstance(item, dict) and item.get("name") != check_name
     )
 
 
-async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup) -> Result:
+async def _nominate_and_synchronize(r: WorkloadActions, group: WorkloadGroup) -> Result:
     local = group.local
     if not _other_checks_ready(local, group.check_name):
         return Result.done()
     work: list[Coroutine[Any, Any, None]] = []
     if r.settings.dispatcher_name == MULTIKUEUE_DISPATCHER_ALL_AT_ONCE:
         nominated = sorted(group.remotes)
-        current = status_of(local).get("nominatedClusterNames") or []
+        current = read_status(local).get("nominatedClusterNames") or []
         if set(current) != set(nominated):
             updated = json_tree_copy(local)
             if nominated:
-                status_of(updated)["nominatedClusterNames"] = nominated
+                writable_status(updated)["nominatedClusterNames"] = nominated
             else:
-                status_of(updated).pop("nominatedClusterNames", None)
+                writable_status(updated).pop("nominatedClusterNames", None)
 
             async def nominate() -> None:
                 # the copies are created in this same pass: the echo needs no reconcile
@@ -457,7 +503,7 @@ async def _nominate_and_synchronize(r: WorkloadReconciler, group: WorkloadGroup)
             # copies do not depend on it; a failed write fails the pass, which is retried)
             work.append(nominate())
     else:
-        nominated = [str(name) for name in status_of(local).get("nominatedClusterNames") or []]
+        nominated = [str(name) for name in read_status(local).get("nominatedClusterNames") or []]
     errors: list[Exception] = [
         NominationError(f"cluster {name}: no remote client for nominated cluster")
         for name in nominated

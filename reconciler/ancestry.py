@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
 
 from reconciler.ports import ClusterReader
 from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT, QUEUE_LABEL
-from shared.frameworks.base import GroupVersionKind
 from shared.jobmeta import controller_owner_ref
+from shared.kube import GroupVersionKind
+from shared.models.base import WireDict
 
 __all__ = [
     "REPLICA_SET_KIND",
@@ -34,10 +34,8 @@ __all__ = [
     "CyclicOwnershipError",
     "OwnerKinds",
     "find_managed_ancestor",
-    "gvk_of_reference",
 ]
 
-WireDict = dict[str, Any]
 GroupKind = tuple[str, str]
 
 REPLICA_SET_KIND: GroupKind = ("apps", "ReplicaSet")
@@ -61,12 +59,6 @@ class OwnerKinds:
 
     known: Collection[GroupKind]
     managed: Collection[GroupKind]
-
-
-def gvk_of_reference(reference: WireDict) -> GroupVersionKind:
-    api_version = str(reference.get("apiVersion", ""))
-    group, _, version = api_version.rpartition("/")
-    return GroupVersionKind(group, version, str(reference.get("kind", "")))
 
 
 def _queue_name(obj: WireDict) -> str:
@@ -94,7 +86,7 @@ async def find_managed_ancestor(
         reference = controller_owner_ref(current)
         if reference is None:
             return top_level
-        owner_gvk = gvk_of_reference(reference)
+        owner_gvk = GroupVersionKind.of(reference)
         group_kind = (owner_gvk.group, owner_gvk.kind)
         if group_kind not in owner_kinds.known and group_kind != REPLICA_SET_KIND:
             return top_level

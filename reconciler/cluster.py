@@ -13,17 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Protocol
 
 from reconciler.ports import WORKLOAD_GVK, ConflictError, InvalidError, NotFoundError
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import Conflict, Invalid, KubeClient, NotFound
+from shared.kube import Conflict, GroupVersionKind, Invalid, KubeClient, NotFound
+from shared.kube.kinds import PRIORITY_CLASS_GVK
+from shared.models.base import WireDict
 
 __all__ = ["CachedReader", "KubeWriter", "ObjectStore", "owner_index_key"]
-
-WireDict = dict[str, Any]
-
-PRIORITY_CLASS_GVK = GroupVersionKind("scheduling.k8s.io", "v1", "PriorityClass")
 
 
 def owner_index_key(*, namespace: str, group: str, kind: str, name: str) -> str:
@@ -35,11 +32,10 @@ def workload_owner_keys(workload: WireDict) -> list[str]:
     metadata = workload.get("metadata") or {}
     keys = []
     for reference in metadata.get("ownerReferences") or []:
-        group = str(reference.get("apiVersion", "")).rpartition("/")[0]
         keys.append(
             owner_index_key(
                 namespace=str(metadata.get("namespace") or ""),
-                group=group,
+                group=GroupVersionKind.of(reference).group,
                 kind=str(reference.get("kind", "")),
                 name=str(reference.get("name", "")),
             )

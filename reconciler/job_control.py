@@ -28,35 +28,25 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from reconciler.ports import ClusterWriter, EventSink, JobStillActiveError
-from reconciler.shared_job import CopyOnWriteJob
 from shared.constants import STOPPING_ANNOTATION, EventReason
 from shared.frameworks.base import STOP_PHASE_ORDER, GenericJob, JobWithCustomStop, StopStep
 from shared.frameworks.capabilities import has_custom_stop
+from shared.frameworks.copy_on_write import CopyOnWriteJob
 from shared.jsontree import copy_json
 from shared.merge_patch import apply_merge_patch, create_merge_patch, with_optimistic_lock
+from shared.models.base import WireDict
 from shared.models.workload import Workload
 from shared.podset import PodSetInfo, pod_set_info_from_pod_set
-from shared.workload_state import truncate_message
+from shared.workload_state import truncate_event_message
 
 __all__ = [
-    "MAX_EVENT_MESSAGE_LENGTH",
     "MAX_STOP_STEPS",
     "JobControl",
-    "truncate_event_message",
 ]
 
-WireDict = dict[str, Any]
-
-MAX_EVENT_MESSAGE_LENGTH = 1024
 MAX_STOP_STEPS = 8
-
-
-def truncate_event_message(message: str) -> str:
-    """Kueue's ``api.TruncateEventMessage``: events carry at most 1 KiB (bytes) of message."""
-    return truncate_message(message, limit=MAX_EVENT_MESSAGE_LENGTH)
 
 
 def _snapshot(job: GenericJob) -> WireDict:

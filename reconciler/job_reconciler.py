@@ -33,22 +33,24 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
 from reconciler.ancestry import (
     ChainLimitReachedError,
     OwnerKinds,
     find_managed_ancestor,
 )
-from reconciler.job_control import JobControl, truncate_event_message
+from reconciler.job_control import JobControl
 from reconciler.ports import ClusterReader, ClusterWriter, EventSink, InvalidError, JobKey, NotFoundError
 from reconciler.retention import DELETED_JOB_MESSAGE, DeactivationRetention
-from reconciler.shared_job import copy_on_write
 from reconciler.workload_sync import WorkloadSync, is_deleting
 from shared.constants import Condition, EventReason, Reason
-from shared.frameworks.base import AdapterError, GenericJob, GroupVersionKind, JobWithReclaimablePods
+from shared.frameworks.base import AdapterError, GenericJob, JobWithReclaimablePods
 from shared.frameworks.capabilities import has_reclaimable_pods
+from shared.frameworks.copy_on_write import copy_on_write
 from shared.jobmeta import queue_name
+from shared.kube.kinds import NAMESPACE_GVK
+from shared.models.base import WireDict
 from shared.models.condition import find_condition, set_condition
 from shared.models.workload import PodSet, ReclaimablePod, Workload
 from shared.podset import PodSetInfoError
@@ -64,6 +66,7 @@ from shared.workload_state import (
     is_evicted,
     is_finished,
     set_requeued_condition,
+    truncate_event_message,
     unset_quota_reservation,
 )
 
@@ -77,10 +80,7 @@ __all__ = [
     "UnretryableError",
 ]
 
-WireDict = dict[str, Any]
 logger = logging.getLogger(__name__)
-
-NAMESPACE_GVK = GroupVersionKind("", "v1", "Namespace")
 
 
 class UnretryableError(Exception):
@@ -214,7 +214,7 @@ class JobReconciler:
             raise
 
     def _adapter(self, obj: WireDict) -> GenericJob:
-        """The job's adapter; ``obj`` may be the informer's cached object (``reconciler.shared_job``
+        """The job's adapter; ``obj`` may be the informer's cached object (``shared.frameworks.copy_on_write``
         copies it before the first change)."""
         try:
             return copy_on_write(self._adapters.adapter_for(obj), self._adapters.adapter_for)

@@ -14,7 +14,7 @@ Invariants:
 * Cached objects are shared with the informer and never changed: ``InformerReader`` hands out deep
   copies, except of the kinds the reconciler only reads or parses (Namespaces, ResourceFlavors,
   Workloads) and of the managed jobs, whose adapters it wraps copy-on-write
-  (``reconciler.shared_job``).
+  (``shared.frameworks.copy_on_write``).
 * Reconciles that unblock Kueue are queued ahead of bookkeeping (work-queue priorities): first a
   job whose Workload was just admitted while the job is still suspended (its reserved quota waits
   for the start), then a queued job without a Workload (nothing can be admitted before it exists) and
@@ -23,14 +23,13 @@ Invariants:
   Kueue's scheduler does not wait on us; out of a burst every lane is short and nothing waits.
 * A write conflict (409 Conflict or AlreadyExists: the reconcile read a stale cached copy) requeues
   the job with the queue's backoff; it is logged at DEBUG and counted, never reported as a failure.
-* Everything the manager starts it stops: ``run`` owns the informer tasks and cancels them when the
-  controllers end (shutdown, or loss of leadership).
+* Everything the manager starts it stops: it is the process's ``shared.manager.ControllerSet`` for
+  one leadership term, whose ``run`` owns the informer tasks and cancels them when the controllers
+  end (shutdown, or loss of leadership).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -44,15 +43,17 @@ from reconciler.ports import WORKLOAD_GVK, ConflictError, EventSink, JobKey, Job
 from reconciler.priority import PRIORITY_CLASS_GVK, WORKLOAD_PRIORITY_CLASS_GVK
 from reconciler.workload_sync import RESOURCE_FLAVOR_GVK
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
-from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
 from shared.jobmeta import queue_name
 from shared.jsontree import json_tree_copy
-from shared.kube import Conflict, KubeClient
+from shared.kube import Conflict, GroupVersionKind, KubeClient
+from shared.kube.conditions import is_object_condition_true
 from shared.kube.controller import Controller, PriorityRule, Result
 from shared.kube.informer import Informer, StoreView, index_by_controller_uid, strip_managed_fields
 from shared.kueue_integrations import KUEUE_INTEGRATIONS
 from shared.labelselector import selector_from_label_selector
+from shared.manager import ControllerSet
+from shared.models.base import WireDict
 from shared.workload_slicing import FEATURE_GATE as SLICING_FEATURE_GATE
 from shared.workload_slicing import FEATURE_GATE_DEFAULT as SLICING_FEATURE_GATE_DEFAULT
 
@@ -68,8 +69,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-WireDict = dict[str, Any]
-
 WORKLOAD_OWNER_INDEX = "owner"
 CONTROLLER_UID_INDEX = "controller-uid"
 #: work-queue priorities (0: bookkeeping). Highest: a job whose Workload is admitted and still
@@ -116,11 +115,11 @@ class InformerReader(CachedReader):
 
     * objects only read (Namespaces, ResourceFlavors);
     * the managed jobs, which the job reconciler wraps in a copy-on-write adapter
-      (``reconciler.shared_job``) and never changes in place;
+      (``shared.frameworks.copy_on_write``) and never changes in place;
     * Workloads, which the reconciler only parses (``Workload.from_wire``: the model's own fields
       are new objects; its raw JSON parts, pod templates above all, are shared with the cache and
       are only read or replaced, never changed in place -- ``tests/unit/reconciler/
-      test_shared_job.py`` holds every reconcile of a life to that).
+      test_cached_objects.py`` holds every reconcile of a life to that).
 
     Copying the job and its Workloads on every pass was a sixth of the reconciler's CPU."""
 
@@ -153,7 +152,7 @@ class ManagerOptions:
     resync_period: float | None = 600.0
 
 
-class ReconcilerManager:
+class ReconcilerManager(ControllerSet):
     def __init__(
         self,
         *,
@@ -233,6 +232,11 @@ class ReconcilerManager:
                 priority=self._start_waits(registry, informer.store),
             )
             self.controllers.append(controller)
+        # Controllers wait only for the informers they watch; reconciles also read Namespaces,
+        # flavors and priority classes, and "not listed yet" must not read as "absent" (a job whose
+        # Namespace is missing from the cache is dropped without a retry): ControllerSet starts the
+        # controllers once every informer has synced.
+        super().__init__(informers=list(self._informers.values()), controllers=self.controllers)
 
     @classmethod
     def from_config(
@@ -251,10 +255,6 @@ class ReconcilerManager:
                 workers=(lambda gvk: workers) if workers else config.reconcile_concurrency,
             ),
         )
-
-    @property
-    def informers(self) -> list[Informer]:
-        return list(self._informers.values())
 
     def _reconcile_function(self, gvk: GroupVersionKind) -> Callable[[str], Any]:
         async def reconcile(key: str) -> Result:
@@ -279,8 +279,8 @@ class ReconcilerManager:
             namespace = metadata.get("namespace")
             found = []
             for reference in metadata.get("ownerReferences") or []:
-                group = str(reference.get("apiVersion", "")).rpartition("/")[0]
-                if (group, reference.get("kind")) == (gvk.group, gvk.kind):
+                owner = GroupVersionKind.of(reference)
+                if (owner.group, owner.kind) == (gvk.group, gvk.kind):
                     found.append(f"{namespace}/{reference.get('name')}")
                 for child in jobs.by_index(CONTROLLER_UID_INDEX, str(reference.get("uid", ""))):
                     found.append(f"{namespace}/{(child.get('metadata') or {}).get('name')}")
@@ -296,7 +296,9 @@ class ReconcilerManager:
         bookkeeping of other jobs (Kueue's scheduler would otherwise wait on us)."""
 
         def priority(workload: WireDict, key: str) -> int:
-            if not _condition_true(workload, "Admitted") or _condition_true(workload, "Finished"):
+            if not is_object_condition_true(workload, "Admitted") or is_object_condition_true(
+                workload, "Finished"
+            ):
                 return 0
             job = jobs.get(key)
             if job is None:
@@ -334,39 +336,10 @@ class ReconcilerManager:
                 return 0
             if not owned:
                 return 0 if finished else UNBLOCK_PRIORITY
-            unfinished = not any(_condition_true(workload, "Finished") for workload in owned)
+            unfinished = not any(is_object_condition_true(workload, "Finished") for workload in owned)
             return UNBLOCK_PRIORITY if finished and unfinished else 0
 
         return priority
-
-    async def run(self) -> None:
-        """Run informers and controllers until cancelled or the controllers shut down."""
-        informer_tasks = [
-            asyncio.create_task(informer.run(), name=f"informer-{informer.gvk.kind.lower()}")
-            for informer in self._informers.values()
-        ]
-        try:
-            # Controllers wait only for the informers they watch; reconciles also read Namespaces,
-            # flavors and priority classes, and "not listed yet" must not read as "absent" (a job
-            # whose Namespace is missing from the cache is dropped without a retry).
-            await asyncio.gather(*(informer.wait_synced() for informer in self._informers.values()))
-            await asyncio.gather(*(controller.run() for controller in self.controllers))
-        finally:
-            for task in informer_tasks:
-                task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(*informer_tasks, return_exceptions=True)
-
-    async def shutdown(self, *, drain_seconds: float = 30.0) -> None:
-        await asyncio.gather(*(c.shutdown(drain_seconds=drain_seconds) for c in self.controllers))
-
-
-def _condition_true(obj: WireDict, condition_type: str) -> bool:
-    conditions = (obj.get("status") or {}).get("conditions") or ()
-    return any(
-        isinstance(c, dict) and c.get("type") == condition_type and c.get("status") == "True"
-        for c in conditions
-    )
 
 
 def settings_from_config(config: Configuration, *, registry: FrameworkRegistry) -> ReconcilerSettings:

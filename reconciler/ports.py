@@ -17,9 +17,11 @@ Invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-from shared.frameworks.base import GroupVersionKind
+from shared.constants import WORKLOAD_GVK
+from shared.kube import GroupVersionKind
+from shared.models.base import WireDict
 
 __all__ = [
     "WORKLOAD_GVK",
@@ -32,10 +34,6 @@ __all__ = [
     "JobStillActiveError",
     "NotFoundError",
 ]
-
-WireDict = dict[str, Any]
-
-WORKLOAD_GVK = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
 
 
 class NotFoundError(Exception):

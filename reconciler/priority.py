@@ -12,13 +12,13 @@ is returned, so the Workload is not created until the class exists (retried with
 
 from __future__ import annotations
 
-from typing import Any
-
 from reconciler.ports import ClusterReader, EventSink
-from shared.constants import EventReason
-from shared.frameworks.base import GenericJob, GroupVersionKind
+from shared.constants import WORKLOAD_PRIORITY_CLASS_GVK, EventReason
+from shared.frameworks.base import GenericJob
 from shared.frameworks.capabilities import has_priority_class
 from shared.jobmeta import workload_priority_class_name
+from shared.kube.kinds import PRIORITY_CLASS_GVK
+from shared.models.base import WireDict
 from shared.models.workload import PodSet, PriorityClassRef
 from shared.workload_builder import ResolvedPriority
 
@@ -28,11 +28,6 @@ __all__ = [
     "PriorityClassNotFoundError",
     "PriorityResolver",
 ]
-
-WireDict = dict[str, Any]
-
-WORKLOAD_PRIORITY_CLASS_GVK = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "WorkloadPriorityClass")
-PRIORITY_CLASS_GVK = GroupVersionKind("scheduling.k8s.io", "v1", "PriorityClass")
 
 
 class PriorityClassNotFoundError(Exception):

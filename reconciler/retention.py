@@ -27,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from shared.constants import Reason
+from shared.kube.times import parse_time
 from shared.models.workload import Workload
 from shared.workload_state import eviction_condition, is_active
 
@@ -52,13 +53,8 @@ def is_evicted_due_to_deactivation_by_kueue(workload: Workload) -> bool:
 
 
 def _parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return _GO_ZERO_TIME
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    """A ``metav1.Time``: Go's zero time when empty (an unset Time), ``None`` when unreadable."""
+    return parse_time(value) if value else _GO_ZERO_TIME
 
 
 @dataclass(frozen=True)

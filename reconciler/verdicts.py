@@ -38,11 +38,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from reconciler.shared_job import CopyOnWriteJob
 from shared.constants import Condition
 from shared.equivalence import equivalent_to_workload
 from shared.frameworks.base import GenericJob
 from shared.frameworks.batch_job import BatchJobAdapter
+from shared.frameworks.copy_on_write import CopyOnWriteJob
 from shared.jobmeta import max_exec_time_seconds
 from shared.models.workload import PodSet, Workload
 
@@ -54,8 +54,6 @@ __all__ = [
     "same_job",
     "same_workload_inputs",
 ]
-
-WireDict = dict[str, Any]
 
 _VOLATILE_METADATA: Final = frozenset({"resourceVersion", "generation", "managedFields"})
 _WORKLOAD_METADATA: Final = ("name", "uid", "labels", "annotations", "ownerReferences")

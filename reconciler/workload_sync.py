@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from reconciler.ancestry import gvk_of_reference
 from reconciler.job_control import JobControl
 from reconciler.ports import (
     WORKLOAD_GVK,
@@ -44,11 +43,12 @@ from reconciler.workload_slices import SliceSync
 from shared.constants import (
     ADMISSION_GATED_BY_ANNOTATION,
     JOB_UID_LABEL,
+    RESOURCE_FLAVOR_GVK,
     RESOURCE_IN_USE_FINALIZER,
     EventReason,
     Reason,
 )
-from shared.frameworks.base import GenericJob, GroupVersionKind
+from shared.frameworks.base import GenericJob
 from shared.frameworks.strconv import quote
 from shared.jobmeta import (
     annotations_of,
@@ -58,6 +58,8 @@ from shared.jobmeta import (
     queue_name,
     workload_priority_class_name,
 )
+from shared.kube import GroupVersionKind
+from shared.models.base import WireDict
 from shared.models.meta import OwnerReference
 from shared.models.workload import PodSet, Workload, WorkloadStatus
 from shared.podset import PodSetInfo, pod_set_infos_from_admission
@@ -75,10 +77,6 @@ __all__ = [
     "WorkloadSync",
     "is_deleting",
 ]
-
-WireDict = dict[str, Any]
-
-RESOURCE_FLAVOR_GVK = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ResourceFlavor")
 
 
 @dataclass(frozen=True)
@@ -209,7 +207,7 @@ class WorkloadSync:
 
     async def latest_unfinished_for(self, owner: WireDict) -> Workload | None:
         metadata = owner.get("metadata") or {}
-        gvk = gvk_of_reference(owner)
+        gvk = GroupVersionKind.of(owner)
         workloads = sorted_unfinished(
             await self._owned_models(
                 gvk=gvk, namespace=str(metadata.get("namespace")), name=str(metadata.get("name"))

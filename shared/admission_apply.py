@@ -37,8 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from shared.constants import Condition
-from shared.frameworks.base import GroupVersionKind
+from shared.constants import WORKLOAD_GVK, Condition
 from shared.jsontree import json_tree_copy
 
 if TYPE_CHECKING:  # the body builders serve the devcluster's Kueue stand-in too, which has its own client
@@ -47,14 +46,12 @@ if TYPE_CHECKING:  # the body builders serve the devcluster's Kueue stand-in too
 __all__ = [
     "ADMISSION_FIELD_MANAGER",
     "ADMISSION_MANAGED_CONDITIONS",
-    "WORKLOAD_GVK",
     "admission_status_apply",
     "apply_admission_status",
     "apply_check_state",
     "check_state_apply",
 ]
 
-WORKLOAD_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
 #: ``constants.AdmissionName``: the field manager of every ``PatchAdmissionStatus``
 ADMISSION_FIELD_MANAGER: Final = "kueue-admission"
 #: ``admissionManagedConditions``: the conditions a ``kueue-admission`` apply carries

@@ -26,14 +26,17 @@ from typing import Final, TextIO
 from shared.config import ConfigError, Configuration, load_config
 from shared.eventloop import run_until_signalled
 from shared.kube.connection import ConnectionConfigError
+from shared.kube.observability import configure_logging
 from shared.preflight.run import StartupRefused
 from shared.probes import BindError
 
 __all__ = [
     "EXIT_USAGE",
+    "controller_config",
     "controller_parser",
     "default_identity",
     "load_config_or_report",
+    "parse_command",
     "parse_or_exit_code",
     "positive_int",
     "run_component",
@@ -66,15 +69,40 @@ def controller_parser(
     prog: str,
     description: str,
     kubeconfig_help: str = "kubeconfig (default: $KUBECONFIG, then in-cluster)",
+    workers_default: str | None = None,
 ) -> argparse.ArgumentParser:
-    """A parser with the options every controller process takes; callers add their own."""
+    """A parser with the options every controller process takes; callers add their own.
+
+    ``workers_default`` (what ``--workers`` defaults to, in words) adds ``--workers``.
+    """
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--config", required=True, help="kueue-bridge configuration file")
     parser.add_argument("--kubeconfig", help=kubeconfig_help)
     parser.add_argument("--identity", help="leader-election identity (default: hostname_uuid)")
     parser.add_argument("--log-format", choices=("text", "json"), default="text")
     parser.add_argument("--probe-address", help="override health.healthProbeBindAddress (host:port)")
+    if workers_default is not None:
+        parser.add_argument(
+            "--workers", type=positive_int, help=f"concurrent reconciles (default: {workers_default})"
+        )
     return parser
+
+
+def controller_config(args: argparse.Namespace) -> Configuration | None:
+    """Set up logging as ``--log-format`` says and load ``--config`` (``None``: errors reported)."""
+    configure_logging(json=args.log_format == "json")
+    return load_config_or_report(args.config)
+
+
+def parse_command(
+    parser: argparse.ArgumentParser, argv: list[str], *, stdout: TextIO | None, stderr: TextIO | None
+) -> tuple[argparse.Namespace, TextIO, TextIO] | int:
+    """An operator command's arguments and its output streams (``sys``'s unless given), or the exit
+    code argparse chose."""
+    args = parse_or_exit_code(parser, argv)
+    if isinstance(args, int):
+        return args
+    return args, stdout or sys.stdout, stderr or sys.stderr
 
 
 def load_config_or_report(path: str, *, stderr: TextIO | None = None) -> Configuration | None:

@@ -33,8 +33,8 @@ from typing import Final, Literal
 from shared.config import Configuration, ManagedKind
 from shared.constants import API_GROUP
 from shared.frameworks.appwrapper import APPWRAPPER_GVK
-from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.batch_job import BATCH_JOB_GVK
+from shared.kube import GroupVersionKind
 from shared.kueue_integrations import KUEUE_INTEGRATION_BY_GROUP_KIND, KUEUE_INTEGRATIONS
 from shared.webhook_configurations import MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME
 

@@ -15,12 +15,11 @@ code, so it is safe to run in CI and in an init container.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TextIO
 
 import yaml
 
-from shared.cli_args import EXIT_USAGE, parse_or_exit_code
+from shared.cli_args import EXIT_USAGE, parse_command
 from shared.config import (
     DEFAULT_NAMESPACE,
     ConfigError,
@@ -59,11 +58,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
-    args = parse_or_exit_code(_parser(), argv)
-    if isinstance(args, int):
-        return args
+    parsed = parse_command(_parser(), argv, stdout=stdout, stderr=stderr)
+    if isinstance(parsed, int):
+        return parsed
+    args, out, err = parsed
     try:
         if args.command == "default":
             config = default_config(namespace=args.namespace)

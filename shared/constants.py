@@ -10,14 +10,19 @@ from __future__ import annotations
 
 from typing import Final
 
+from shared.kube.gvk import GroupVersionKind
+
 __all__ = [
+    "ADMISSION_CHECK_GVK",
     "ADMISSION_GATED_BY_ANNOTATION",
     "API_GROUP",
     "API_VERSION",
     "API_VERSION_V1BETA1",
     "BATCH_JOB_COMPLETION_INDEX_ANNOTATION",
     "BATCH_JOB_MANAGED_LABELS",
+    "CLUSTER_QUEUE_GVK",
     "CLUSTER_QUEUE_LABEL",
+    "COHORT_GVK",
     "DEFAULT_LOCAL_QUEUE_NAME",
     "DEFAULT_PODSET_NAME",
     "DEFAULT_PRIORITY",
@@ -32,12 +37,15 @@ __all__ = [
     "JOB_OWNER_NAME_ANNOTATION",
     "JOB_UID_LABEL",
     "KUBERNETES_JOB_CONTROLLER",
+    "LOCAL_QUEUE_GVK",
     "LOCAL_QUEUE_LABEL",
     "LONG_MAX_WORKLOAD_NAME_LENGTH",
     "MANAGED_OWNERS_CHAIN_LIMIT",
     "MAX_EXEC_TIME_SECONDS_LABEL",
     "MAX_PODSETS",
     "MULTIKUEUE_CLUSTER_ACTIVE",
+    "MULTIKUEUE_CLUSTER_GVK",
+    "MULTIKUEUE_CONFIG_GVK",
     "MULTIKUEUE_CONFIG_SECRET_KEY",
     "MULTIKUEUE_CONTROLLER_NAME",
     "MULTIKUEUE_DISPATCHER_ALL_AT_ONCE",
@@ -54,13 +62,16 @@ __all__ = [
     "PREBUILT_WORKLOAD_LABEL",
     "PROVREQ_ANNOTATION_PREFIX",
     "QUEUE_LABEL",
+    "RESOURCE_FLAVOR_GVK",
     "RESOURCE_IN_USE_FINALIZER",
     "SHORT_MAX_WORKLOAD_NAME_LENGTH",
     "STOPPING_ANNOTATION",
     "TOPOLOGY_SCHEDULING_GATE",
     "WORKLOAD_ANNOTATION",
+    "WORKLOAD_GVK",
     "WORKLOAD_NAME_HASH_LENGTH",
     "WORKLOAD_PRIORITY_CLASS_GROUP",
+    "WORKLOAD_PRIORITY_CLASS_GVK",
     "WORKLOAD_PRIORITY_CLASS_KIND",
     "WORKLOAD_PRIORITY_CLASS_LABEL",
     "WORKLOAD_SLICE_NAME_ANNOTATION",
@@ -76,6 +87,17 @@ __all__ = [
 API_GROUP: Final = "kueue.x-k8s.io"
 API_VERSION: Final = "kueue.x-k8s.io/v1beta2"
 API_VERSION_V1BETA1: Final = "kueue.x-k8s.io/v1beta1"
+
+#: Kueue's kinds, in the version the components read and write
+WORKLOAD_GVK: Final = GroupVersionKind(API_GROUP, "v1beta2", "Workload")
+LOCAL_QUEUE_GVK: Final = GroupVersionKind(API_GROUP, "v1beta2", "LocalQueue")
+CLUSTER_QUEUE_GVK: Final = GroupVersionKind(API_GROUP, "v1beta2", "ClusterQueue")
+COHORT_GVK: Final = GroupVersionKind(API_GROUP, "v1beta2", "Cohort")
+RESOURCE_FLAVOR_GVK: Final = GroupVersionKind(API_GROUP, "v1beta2", "ResourceFlavor")
+ADMISSION_CHECK_GVK: Final = GroupVersionKind(API_GROUP, "v1beta2", "AdmissionCheck")
+WORKLOAD_PRIORITY_CLASS_GVK: Final = GroupVersionKind(API_GROUP, "v1beta2", "WorkloadPriorityClass")
+MULTIKUEUE_CONFIG_GVK: Final = GroupVersionKind(API_GROUP, "v1beta2", "MultiKueueConfig")
+MULTIKUEUE_CLUSTER_GVK: Final = GroupVersionKind(API_GROUP, "v1beta2", "MultiKueueCluster")
 
 # --- job labels and annotations ------------------------------------------------------------------
 QUEUE_LABEL: Final = "kueue.x-k8s.io/queue-name"

@@ -38,6 +38,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from shared.jobmeta import parse_go_int
+from shared.validation_k8s import is_label_key, is_label_value
+
 __all__ = [
     "LabelSelector",
     "LabelSelectorRequirement",
@@ -45,109 +48,10 @@ __all__ = [
     "Requirement",
     "Selector",
     "SelectorSyntaxError",
-    "dns1123_label_errors",
-    "dns1123_subdomain_errors",
     "format_selector",
-    "label_key_errors",
-    "label_value_errors",
     "parse_selector_string",
     "selector_from_label_selector",
 ]
-
-# --- name validation (apimachinery pkg/util/validation) -------------------------------------------
-_QUALIFIED_NAME_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QUALIFIED_NAME_RE: Final = re.compile(f"^{_QUALIFIED_NAME_FMT}$")
-_QUALIFIED_NAME_MSG: Final = (
-    "must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_LABEL_VALUE_FMT: Final = f"({_QUALIFIED_NAME_FMT})?"
-_LABEL_VALUE_RE: Final = re.compile(f"^{_LABEL_VALUE_FMT}$")
-_LABEL_VALUE_MSG: Final = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_DNS1123_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT: Final = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
-_DNS1123_SUBDOMAIN_RE: Final = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
-_DNS1123_SUBDOMAIN_MSG: Final = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-
-
-def _regex_error(message: str, fmt: str, *examples: str) -> str:
-    """apimachinery's ``RegexError`` wording, so users can search for the message."""
-    if not examples:
-        return f"{message} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{example}', " for example in examples)
-    return f"{message} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
-def dns1123_subdomain_errors(value: str) -> list[str]:
-    """Kubernetes ``IsDNS1123Subdomain``: empty list when valid."""
-    errors: list[str] = []
-    if len(value) > 253:
-        errors.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
-        errors.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errors
-
-
-_DNS1123_LABEL_RE: Final = re.compile(f"^{_DNS1123_LABEL_FMT}$")
-_DNS1123_LABEL_MSG: Final = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-    "and must start and end with an alphanumeric character"
-)
-
-
-def dns1123_label_errors(value: str) -> list[str]:
-    """Kubernetes ``IsDNS1123Label`` (namespace names): empty list when valid."""
-    errors: list[str] = []
-    if len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _DNS1123_LABEL_RE.match(value):
-        errors.append(_regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errors
-
-
-def label_key_errors(key: str) -> list[str]:
-    """Kubernetes ``IsQualifiedName`` (label keys): empty list when valid."""
-    parts = key.split("/")
-    if len(parts) > 2:
-        return [
-            "a qualified name "
-            + _regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    errors: list[str] = []
-    name = parts[-1]
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            errors.append("prefix part must be non-empty")
-        else:
-            errors.extend(f"prefix part {message}" for message in dns1123_subdomain_errors(prefix))
-    if not name:
-        errors.append("name part must be non-empty")
-    elif len(name) > 63:
-        errors.append("name part must be no more than 63 characters")
-    if name and not _QUALIFIED_NAME_RE.match(name):
-        errors.append(
-            "name part "
-            + _regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-        )
-    return errors
-
-
-def label_value_errors(value: str) -> list[str]:
-    """Kubernetes ``IsValidLabelValue``: empty list when valid."""
-    errors: list[str] = []
-    if len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _LABEL_VALUE_RE.match(value):
-        errors.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errors
 
 
 def _invalid(value: str, messages: list[str]) -> PydanticCustomError:
@@ -195,9 +99,10 @@ class Requirement:
             case Operator.NOT_IN | Operator.NOT_EQUALS:
                 return not present or labels[self.key] not in self.values
             case Operator.GREATER_THAN | Operator.LESS_THAN:
-                if not present or not _INTEGER.match(labels[self.key]):
+                actual = parse_go_int(labels[self.key]) if present else None
+                bound = parse_go_int(self.values[0])
+                if actual is None or bound is None:
                     return False
-                actual, bound = int(labels[self.key]), int(self.values[0])
                 return actual > bound if self.operator is Operator.GREATER_THAN else actual < bound
 
     def __str__(self) -> str:
@@ -215,9 +120,6 @@ class Requirement:
                 return f"{self.key}<{self.values[0]}"
             case _:
                 return f"{self.key}{self.operator.value}{self.values[0]}"
-
-
-_INTEGER: Final = re.compile(r"^[+-]?[0-9]+$")
 
 
 @dataclass(frozen=True)
@@ -269,7 +171,7 @@ class LabelSelectorRequirement(_SelectorModel):
     @field_validator("key")
     @classmethod
     def _valid_key(cls, key: str) -> str:
-        if errors := label_key_errors(key):
+        if errors := is_label_key(key):
             raise _invalid(key, errors)
         return key
 
@@ -290,7 +192,7 @@ class LabelSelectorRequirement(_SelectorModel):
         if operator in (Operator.EXISTS, Operator.DOES_NOT_EXIST) and values:
             raise PydanticCustomError("k8s_forbidden", f"Forbidden: {_VALUES_FORBIDDEN}")
         for value in values:
-            if errors := label_value_errors(value):
+            if errors := is_label_value(value):
                 raise _invalid(value, errors)
         return values
 
@@ -317,9 +219,9 @@ class LabelSelector(_SelectorModel):
     @classmethod
     def _valid_labels(cls, labels: dict[str, str]) -> dict[str, str]:
         for key, value in labels.items():
-            if errors := label_key_errors(key):
+            if errors := is_label_key(key):
                 raise _invalid(key, errors)
-            if errors := label_value_errors(value):
+            if errors := is_label_value(value):
                 raise _invalid(value, errors)
         return labels
 
@@ -418,7 +320,7 @@ class _Parser:
     def _key(self, token: _Token) -> str:
         if token.kind != "word" or token.text in _WORD_OPERATORS:
             raise self._fail(token, f"expected a label key, found {token.text or 'end of string'!r}")
-        if errors := label_key_errors(token.text):
+        if errors := is_label_key(token.text):
             raise self._fail(token, f"invalid label key {token.text!r}: {'; '.join(errors)}")
         return token.text
 
@@ -429,7 +331,7 @@ class _Parser:
                 return ""
             raise self._fail(token, f"expected a label value, found {token.text or 'end of string'!r}")
         self.index += 1
-        if errors := label_value_errors(token.text):
+        if errors := is_label_value(token.text):
             raise self._fail(token, f"invalid label value {token.text!r}: {'; '.join(errors)}")
         return token.text
 
@@ -466,7 +368,7 @@ class _Parser:
             operator = _SYMBOL_OPERATORS[following.text]
             if operator in (Operator.GREATER_THAN, Operator.LESS_THAN):
                 bound = self._value(allow_empty=False)
-                if not _INTEGER.match(bound):
+                if parse_go_int(bound) is None:
                     message = f"for 'gt', 'lt' operators, the value must be an integer: {bound!r}"
                     raise self._fail(following, message)
                 return Requirement(key, operator, (bound,))

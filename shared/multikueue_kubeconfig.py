@@ -40,10 +40,10 @@ from urllib.parse import urlsplit
 import yaml
 
 from shared.constants import MULTIKUEUE_CONFIG_SECRET_KEY
-from shared.frameworks.base import GroupVersionKind
 from shared.kube import ConnectionConfig, cache_miss_message, kubeconfig_from_dict
-from shared.labelselector import dns1123_subdomain_errors
+from shared.kube.kinds import SECRET_GVK
 from shared.models.multikueue import KUBECONFIG_LOCATION_PATH, MultiKueueCluster
+from shared.validation_k8s import is_dns1123_subdomain
 
 __all__ = [
     "BAD_KUBECONFIG",
@@ -59,7 +59,6 @@ __all__ = [
 ]
 
 BAD_KUBECONFIG: Final = "BadKubeConfig"
-SECRET_GVK: Final = GroupVersionKind("", "v1", "Secret")
 INSECURE_KUBECONFIG: Final = "InsecureKubeConfig"
 DEFAULT_KUBECONFIG_PATH_PREFIX: Final = "/etc/multikueue/kubeconfigs"
 
@@ -251,7 +250,7 @@ def _is_valid_host(server: str) -> bool:
     try:
         ipaddress.ip_address(host)
     except ValueError:
-        return not dns1123_subdomain_errors(host)
+        return not is_dns1123_subdomain(host)
     return True
 
 

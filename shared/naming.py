@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 
 from shared.constants import LONG_MAX_WORKLOAD_NAME_LENGTH, WORKLOAD_NAME_HASH_LENGTH
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 
 __all__ = [
     "workload_name_for_owner",

@@ -9,7 +9,9 @@ version Kueue builds against) byte for byte:
 * ``is_dns1123_label`` / ``is_dns1123_subdomain``: ``k8s.io/apimachinery/pkg/util/validation``
   (length errors say "characters");
 * ``is_label_value`` / ``is_label_key``: ``k8s.io/apimachinery/pkg/api/validate/content``
-  (length errors say "bytes").
+  (length errors say "bytes");
+* ``is_domain_prefixed_path``: ``validation.IsDomainPrefixedPath`` (``acme.io/foo``: a Job's
+  ``spec.managedBy``, Kueue's admission gates), as field problems the caller puts on its path.
 
 Invariants: every function returns a list of messages, empty when valid, and never raises. Lengths
 are counted in UTF-8 bytes, as Go's ``len`` does. Matching is whole-string (``re.fullmatch``), so a
@@ -19,13 +21,17 @@ trailing newline is invalid, as with Go's ``^...$``.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 __all__ = [
     "DNS1123_LABEL_MAX_LENGTH",
     "DNS1123_SUBDOMAIN_MAX_LENGTH",
     "LABEL_VALUE_MAX_LENGTH",
+    "FieldProblem",
+    "byte_length",
     "is_dns1123_label",
     "is_dns1123_subdomain",
+    "is_domain_prefixed_path",
     "is_label_key",
     "is_label_value",
     "max_len_error",
@@ -58,11 +64,23 @@ _LABEL_VALUE_ERR = (
     "and must start and end with an alphanumeric character"
 )
 
+#: RFC 3986 path characters (apimachinery's ``httpPathFmt``)
+_HTTP_PATH_FMT = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
+
 # Go's regexp character classes are ASCII; re.ASCII keeps Python's the same.
 _DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL_FMT, re.ASCII)
 _DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT, re.ASCII)
 _LABEL_KEY_RE = re.compile(_LABEL_KEY_FMT, re.ASCII)
 _LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT, re.ASCII)
+_HTTP_PATH_RE = re.compile(_HTTP_PATH_FMT, re.ASCII)
+
+
+class FieldProblem(NamedTuple):
+    """One ``field.Error`` without its path: ``Required`` (``required``) or ``Invalid`` of ``value``."""
+
+    required: bool
+    value: str
+    detail: str
 
 
 def max_len_error(length: int, *, unit: str = "characters") -> str:
@@ -78,14 +96,15 @@ def regex_error(message: str, regex: str, *examples: str) -> str:
     return f"{message} (e.g. {quoted}regex used for validation is '{regex}')"
 
 
-def _byte_length(value: str) -> int:
+def byte_length(value: str) -> int:
+    """Go's ``len`` of a string: its UTF-8 bytes."""
     return len(value.encode("utf-8", errors="surrogatepass"))
 
 
 def is_dns1123_label(value: str) -> list[str]:
     """``validation.IsDNS1123Label``: a lower-case RFC 1123 label of at most 63 characters."""
     errors: list[str] = []
-    if _byte_length(value) > DNS1123_LABEL_MAX_LENGTH:
+    if byte_length(value) > DNS1123_LABEL_MAX_LENGTH:
         errors.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
     if _DNS1123_LABEL_RE.fullmatch(value) is None:
         if _DNS1123_SUBDOMAIN_RE.fullmatch(value) is not None:
@@ -99,7 +118,7 @@ def is_dns1123_label(value: str) -> list[str]:
 def is_dns1123_subdomain(value: str) -> list[str]:
     """``validation.IsDNS1123Subdomain``: a lower-case RFC 1123 subdomain of at most 253 characters."""
     errors: list[str] = []
-    if _byte_length(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+    if byte_length(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         errors.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if _DNS1123_SUBDOMAIN_RE.fullmatch(value) is None:
         errors.append(regex_error(_DNS1123_SUBDOMAIN_ERR, _DNS1123_SUBDOMAIN_FMT, "example.com"))
@@ -109,7 +128,7 @@ def is_dns1123_subdomain(value: str) -> list[str]:
 def is_label_value(value: str) -> list[str]:
     """``content.IsLabelValue``: empty, or at most 63 bytes of ``[-A-Za-z0-9_.]`` with alphanumeric ends."""
     errors: list[str] = []
-    if _byte_length(value) > LABEL_VALUE_MAX_LENGTH:
+    if byte_length(value) > LABEL_VALUE_MAX_LENGTH:
         errors.append(max_len_error(LABEL_VALUE_MAX_LENGTH, unit="bytes"))
     if _LABEL_VALUE_RE.fullmatch(value) is None:
         errors.append(regex_error(_LABEL_VALUE_ERR, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
@@ -136,10 +155,23 @@ def is_label_key(value: str) -> list[str]:
         ]
     if not name:
         errors.append("name part must be non-empty")
-    elif _byte_length(name) > _LABEL_KEY_NAME_MAX_LENGTH:
+    elif byte_length(name) > _LABEL_KEY_NAME_MAX_LENGTH:
         errors.append("name part " + max_len_error(_LABEL_KEY_NAME_MAX_LENGTH, unit="bytes"))
     if _LABEL_KEY_RE.fullmatch(name) is None:
         errors.append(
             "name part " + regex_error(_LABEL_KEY_ERR, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
         )
     return errors
+
+
+def is_domain_prefixed_path(value: str) -> list[FieldProblem]:
+    """``validation.IsDomainPrefixedPath``: ``<DNS-1123 subdomain>/<RFC 3986 path>``."""
+    if not value:
+        return [FieldProblem(required=True, value="", detail="")]
+    host, _, path = value.partition("/")
+    if not host or not path:
+        return [FieldProblem(False, value, 'must be a domain-prefixed path (such as "acme.io/foo")')]
+    problems = [FieldProblem(False, host, message) for message in is_dns1123_subdomain(host)]
+    if _HTTP_PATH_RE.fullmatch(path) is None:
+        problems.append(FieldProblem(False, path, regex_error("Invalid path", _HTTP_PATH_FMT)))
+    return problems

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final, Protocol
 
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 
 __all__ = [
     "MUTATING_CONFIGURATION_NAME",
@@ -43,7 +43,7 @@ WEBHOOK_NAME_SUFFIX: Final = ".kueue-bridge.x-k8s.io"
 #: ``timeoutSeconds`` of every webhook (the API server allows 1 to 30). Measured (README "Deploying",
 #: bench/webhook.py): p99 14 ms at saturation (about 2,000 admissions/s) and 26 ms at half that rate
 #: on a busy 2-core host; the slowest path, an AppWrapper's SubjectAccessReviews, has a deadline of its
-#: own of 5 s (webhook.admission.ACCESS_REVIEW_TIMEOUT). 10 s is twice that deadline: an answer always
+#: own of 5 s (webhook.serving.admission_review.ACCESS_REVIEW_TIMEOUT). 10 s is twice that deadline: an answer always
 #: arrives before the API server gives up, and an unreachable webhook fails a create within 10 s
 #: rather than the maximum 30.
 WEBHOOK_TIMEOUT_SECONDS: Final = 10

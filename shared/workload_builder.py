@@ -50,7 +50,6 @@ from shared.constants import (
 )
 from shared.constants import Condition as ConditionType
 from shared.equivalence import sanitize_pod_sets
-from shared.frameworks.base import GroupVersionKind
 from shared.jobmeta import (
     annotations_of,
     is_valid_job_uid_label,
@@ -62,6 +61,7 @@ from shared.jobmeta import (
     provreq_annotations,
     queue_name,
 )
+from shared.kube import GroupVersionKind
 from shared.models.condition import is_condition_true
 from shared.models.meta import ObjectMeta, OwnerReference
 from shared.models.workload import PodSet, PriorityClassRef, Workload, WorkloadSpec

@@ -46,7 +46,7 @@ from shared.constants import (
     WORKLOAD_SLICE_REPLACEMENT_FOR_ANNOTATION,
     Reason,
 )
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from shared.models.workload import PodSet, Workload
 from shared.naming import workload_name_for_owner
 from shared.workload_state import has_quota_reservation, is_evicted, is_finished

@@ -3,8 +3,8 @@
 Every component reasons about the same handful of facts — has quota been reserved, is the Workload
 admitted, finished, evicted — and every writer must move conditions exactly as Kueue would, because
 Kueue's scheduler and workload controller (or our devcluster stand-in) act on them. These functions
-are pure: they read or mutate a ``Workload`` model in memory and take ``now`` explicitly (fake clocks
-in tests). Callers decide how to persist the result (a status patch).
+are pure: they read or mutate a ``Workload`` model in memory (the predicates read a raw Workload dict
+too) and take ``now`` explicitly (fake clocks in tests). Callers decide how to persist the result (a status patch).
 
 Invariants:
 
@@ -19,15 +19,20 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from shared.constants import CheckState, Condition, Reason
+from shared.kube.conditions import is_object_condition_true
+from shared.kube.times import parse_time
 from shared.models.condition import Condition as ConditionModel
 from shared.models.condition import find_condition, is_condition_true, set_condition
 from shared.models.workload import Workload, WorkloadStatus
 
 __all__ = [
     "MAX_CONDITION_MESSAGE_LENGTH",
+    "MAX_EVENT_MESSAGE_LENGTH",
     "PODS_NOT_READY_MESSAGE",
     "PODS_READY_MESSAGE",
     "PODS_WAITING_FOR_RECOVERY_MESSAGE",
@@ -44,11 +49,13 @@ __all__ = [
     "set_requeued_condition",
     "sync_admitted_condition",
     "truncate_condition_message",
+    "truncate_event_message",
     "truncate_message",
     "unset_quota_reservation",
 ]
 
 MAX_CONDITION_MESSAGE_LENGTH = 32 * 1024
+MAX_EVENT_MESSAGE_LENGTH = 1024
 PODS_NOT_READY_MESSAGE = "Not all pods are ready or succeeded"
 PODS_WAITING_FOR_RECOVERY_MESSAGE = "At least one pod has failed, waiting for recovery"
 PODS_READY_MESSAGE = "All pods reached readiness and the workload is running"
@@ -75,6 +82,11 @@ def truncate_condition_message(message: str) -> str:
     return truncate_message(message, limit=MAX_CONDITION_MESSAGE_LENGTH)
 
 
+def truncate_event_message(message: str) -> str:
+    """``api.TruncateEventMessage``: events carry at most 1 KiB (bytes) of message."""
+    return truncate_message(message, limit=MAX_EVENT_MESSAGE_LENGTH)
+
+
 def ensure_status(workload: Workload) -> WorkloadStatus:
     if workload.status is None:
         workload.status = WorkloadStatus()
@@ -87,20 +99,28 @@ def _conditions(workload: Workload) -> list[ConditionModel] | None:
     return workload.status.conditions if workload.status else None
 
 
-def has_quota_reservation(workload: Workload) -> bool:
-    return is_condition_true(_conditions(workload), Condition.QUOTA_RESERVED)
+def _is_true(workload: Workload | Mapping[str, Any], condition_type: str) -> bool:
+    """A condition of a Workload model, or of a Workload read as a wire dict (the MultiKueue
+    controller keeps its Workloads raw): the same rule for both."""
+    if isinstance(workload, Workload):
+        return is_condition_true(_conditions(workload), condition_type)
+    return is_object_condition_true(workload, condition_type)
 
 
-def is_admitted(workload: Workload) -> bool:
-    return is_condition_true(_conditions(workload), Condition.ADMITTED)
+def has_quota_reservation(workload: Workload | Mapping[str, Any]) -> bool:
+    return _is_true(workload, Condition.QUOTA_RESERVED)
 
 
-def is_finished(workload: Workload) -> bool:
-    return is_condition_true(_conditions(workload), Condition.FINISHED)
+def is_admitted(workload: Workload | Mapping[str, Any]) -> bool:
+    return _is_true(workload, Condition.ADMITTED)
 
 
-def is_evicted(workload: Workload) -> bool:
-    return is_condition_true(_conditions(workload), Condition.EVICTED)
+def is_finished(workload: Workload | Mapping[str, Any]) -> bool:
+    return _is_true(workload, Condition.FINISHED)
+
+
+def is_evicted(workload: Workload | Mapping[str, Any]) -> bool:
+    return _is_true(workload, Condition.EVICTED)
 
 
 def eviction_condition(workload: Workload) -> ConditionModel | None:
@@ -126,10 +146,8 @@ def _has_pending_delayed_topology(workload: Workload) -> bool:
 
 
 def _seconds_between(earlier: str | None, now: datetime) -> int:
-    if not earlier:
-        return 0
-    start = datetime.fromisoformat(earlier.replace("Z", "+00:00"))
-    return max(0, int((now - start).total_seconds()))
+    start = parse_time(earlier)
+    return max(0, int((now - start).total_seconds())) if start is not None else 0
 
 
 def sync_admitted_condition(workload: Workload, *, now: datetime) -> bool:
@@ -181,19 +199,10 @@ def sync_admitted_condition(workload: Workload, *, now: datetime) -> bool:
 
 def unset_quota_reservation(workload: Workload, *, reason: str, message: str, now: datetime) -> bool:
     """QuotaReserved=False with ``reason``, admission cleared, Admitted re-synced (one change)."""
-    workload_status = ensure_status(workload)
-    assert workload_status.conditions is not None
-    changed = set_condition(
-        workload_status.conditions,
-        ConditionModel(
-            type=Condition.QUOTA_RESERVED,
-            status="False",
-            reason=reason,
-            message=truncate_condition_message(message),
-            observed_generation=workload.metadata.generation,
-        ),
-        now=now,
+    changed = _set_workload_condition(
+        workload, Condition.QUOTA_RESERVED, status="False", reason=reason, message=message, now=now
     )
+    workload_status = ensure_status(workload)
     if workload_status.admission is not None:
         workload_status.admission = None
         changed = True
@@ -203,35 +212,20 @@ def unset_quota_reservation(workload: Workload, *, reason: str, message: str, no
 def set_requeued_condition(
     workload: Workload, *, reason: str, message: str, requeued: bool, now: datetime
 ) -> bool:
-    workload_status = ensure_status(workload)
-    assert workload_status.conditions is not None
-    return set_condition(
-        workload_status.conditions,
-        ConditionModel(
-            type=Condition.REQUEUED,
-            status="True" if requeued else "False",
-            reason=reason,
-            message=truncate_condition_message(message),
-            observed_generation=workload.metadata.generation,
-        ),
+    return _set_workload_condition(
+        workload,
+        Condition.REQUEUED,
+        status="True" if requeued else "False",
+        reason=reason,
+        message=message,
         now=now,
     )
 
 
 def finish_workload(workload: Workload, *, reason: str, message: str, now: datetime) -> bool:
     """``Finished=True`` with ``reason`` (Succeeded, Failed, OutOfSync, OwnerNotFound, FailedToStart)."""
-    workload_status = ensure_status(workload)
-    assert workload_status.conditions is not None
-    return set_condition(
-        workload_status.conditions,
-        ConditionModel(
-            type=Condition.FINISHED,
-            status="True",
-            reason=reason,
-            message=truncate_condition_message(message),
-            observed_generation=workload.metadata.generation,
-        ),
-        now=now,
+    return _set_workload_condition(
+        workload, Condition.FINISHED, status="True", reason=reason, message=message, now=now
     )
 
 
@@ -259,3 +253,22 @@ def desired_pods_ready_condition(*, workload: Workload, pods_ready: bool) -> Con
     if current.status == "True" or current.reason == Reason.WAIT_FOR_RECOVERY:
         return make("False", Reason.WAIT_FOR_RECOVERY, PODS_WAITING_FOR_RECOVERY_MESSAGE)
     return make("False", Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE)
+
+
+def _set_workload_condition(
+    workload: Workload, condition_type: str, *, status: str, reason: str, message: str, now: datetime
+) -> bool:
+    """``meta.SetStatusCondition`` on the Workload, observing its generation, message truncated."""
+    conditions = ensure_status(workload).conditions
+    assert conditions is not None
+    return set_condition(
+        conditions,
+        ConditionModel(
+            type=condition_type,
+            status=status,
+            reason=reason,
+            message=truncate_condition_message(message),
+            observed_generation=workload.metadata.generation,
+        ),
+        now=now,
+    )

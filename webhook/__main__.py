@@ -36,7 +36,7 @@ from shared.webhook_configurations import (
     VALIDATING_CONFIGURATION_NAME,
     render_webhook_configurations,
 )
-from webhook.wiring import settings_from_config
+from webhook.settings_from_config import settings_from_config
 
 __all__ = ["main"]
 
@@ -109,7 +109,7 @@ async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Pat
     from certs.rotation import CertRotator, RotationSettings
     from shared.kube import ClientSettings, KubeClient, load_connection
     from shared.preflight import check_before_start
-    from webhook.runtime import build_webhook
+    from webhook.process import build_webhook
 
     settings = settings_from_config(config)
     connection = load_connection(kubeconfig=kubeconfig)
@@ -119,8 +119,8 @@ async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Pat
     icm = config.internal_cert_management
     api: KubeAPI | None = None
     if icm.enable:
-        api = KubeAPI.from_kubeconfig(
-            kubeconfig=kubeconfig,
+        api = KubeAPI(
+            client=client,
             webhook_configs=[
                 WebhookConfigRef(name=MUTATING_CONFIGURATION_NAME, kind="MutatingWebhookConfiguration"),
                 WebhookConfigRef(name=VALIDATING_CONFIGURATION_NAME, kind="ValidatingWebhookConfiguration"),
@@ -159,8 +159,6 @@ async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Pat
         # in a cluster a fresh Secret reaches the volume at the kubelet's next sync (about a minute)
         await process.server.serve_until(stopped.wait(), wait_for_certificate=300.0)
     finally:
-        if api is not None:
-            await api.aclose()
         await client.aclose()
 
 

@@ -45,12 +45,25 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import Informer, KubeClient, UnknownKindError, WatchSettings, strip_managed_fields
-from webhook.lookups import ObjectKey
-from webhook.settings import WebhookSettings
+from shared.constants import (
+    ADMISSION_CHECK_GVK,
+    CLUSTER_QUEUE_GVK,
+    LOCAL_QUEUE_GVK,
+    WORKLOAD_PRIORITY_CLASS_GVK,
+)
+from shared.kube import (
+    GroupVersionKind,
+    Informer,
+    KubeClient,
+    UnknownKindError,
+    WatchSettings,
+    strip_managed_fields,
+)
+from shared.kube.kinds import NAMESPACE_GVK
+from webhook.rules.lookups import ObjectKey
+from webhook.rules.settings import WebhookSettings
 
 __all__ = [
     "ADMISSION_CHECK_GVK",
@@ -59,21 +72,9 @@ __all__ = [
     "NAMESPACE_GVK",
     "WORKLOAD_PRIORITY_CLASS_GVK",
     "InformerLookups",
-    "gvk_of",
 ]
 
 log = logging.getLogger(__name__)
-
-NAMESPACE_GVK: Final = GroupVersionKind("", "v1", "Namespace")
-LOCAL_QUEUE_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "LocalQueue")
-CLUSTER_QUEUE_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ClusterQueue")
-ADMISSION_CHECK_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "AdmissionCheck")
-WORKLOAD_PRIORITY_CLASS_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "WorkloadPriorityClass")
-
-
-def gvk_of(api_version: str, kind: str) -> GroupVersionKind:
-    group, _, version = api_version.rpartition("/")
-    return GroupVersionKind(group, version, kind)
 
 
 def _spec(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -123,7 +124,8 @@ class InformerLookups:
         self.priority_classes = informer(WORKLOAD_PRIORITY_CLASS_GVK, metadata_only=True)
         #: (apiVersion, kind) -> informer, for the ancestor walk
         self.owners: dict[tuple[str, str], Informer] = {
-            key: informer(gvk_of(*key), metadata_only=True) for key in sorted(settings.known_owner_kinds)
+            key: informer(GroupVersionKind.from_api_version(*key), metadata_only=True)
+            for key in sorted(settings.known_owner_kinds)
         }
         #: owner informers may legitimately have an unserved kind; the others must sync
         self._optional = set(self.owners)

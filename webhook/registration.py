@@ -15,8 +15,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient, NotFound
+from shared.kube import GroupVersionKind, KubeClient, NotFound
 
 __all__ = ["WEBHOOK_CONFIGURATION_GVKS", "register_webhook_configurations", "with_ca_bundle"]
 

@@ -67,6 +67,7 @@ from devcluster.apiserver.selectors import Selector, unknown_field_label
 from devcluster.apiserver.tables import TableWriter, negotiate, printer_for
 from devcluster.apiserver.views import View
 from devcluster.apiserver.watch import stream_watch
+from shared.kube import GroupVersionKind
 
 __all__ = ["VERSION_INFO", "DevClusterApp"]
 
@@ -240,7 +241,9 @@ class DevClusterApp:
             field_manager=params.get("fieldManager", ""),
             force=params.get("force") in _GO_TRUE,
             force_set=params.get("force") in _GO_TRUE | _GO_FALSE,
-            served_group=view.api_version.rpartition("/")[0] if view.codec is not None else "",
+            served_group=GroupVersionKind.from_api_version(view.api_version, "").group
+            if view.codec is not None
+            else "",
         )
         ns = namespace or ""
         partial = negotiate_partial(request.accept) if request.accept else None
@@ -397,7 +400,7 @@ class DevClusterApp:
     def _decode_object(self, request: Request, view: View) -> Any:
         """A create/update body as kube decodes it into the kind (:mod:`.decoding`'s 400s)."""
         kind = view.served_kind or view.rtype.kind
-        version = view.api_version.rpartition("/")[2]
+        version = GroupVersionKind.from_api_version(view.api_version, kind).version
         if request.content_type in {"", "application/json", "*/*"}:
             why = parse_error(request.body)
             if why is not None:

@@ -26,6 +26,8 @@ from devcluster.apiserver.options import ServerOptions
 from devcluster.apiserver.persistence import SqlitePersistence
 from devcluster.apiserver.resources import Registry, ResourceType
 from devcluster.apiserver.store import ADDED, DELETED, MODIFIED, Store, StoredEvent
+from shared.kube import GroupVersionKind
+from shared.kube.times import format_time
 
 __all__ = ["NAMESPACE_KEY", "Cluster", "Location"]
 
@@ -110,7 +112,7 @@ class Cluster:
         if table is None or not rtype.schemas:
             return
         for key, obj in list(table.objects.items()):
-            version = str(obj.get("apiVersion", "")).rpartition("/")[2]
+            version = GroupVersionKind.of(obj).version
             schema = rtype.schemas.get(version) or rtype.schemas.get(rtype.preferred_version)
             if schema is None:
                 continue
@@ -173,7 +175,7 @@ class Cluster:
 
     # -- helpers -----------------------------------------------------------------------------------
     def timestamp(self) -> str:
-        return self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+        return format_time(self.clock())
 
     def namespace(self, name: str) -> dict[str, Any] | None:
         return self.store.get(NAMESPACE_KEY, ("", name))

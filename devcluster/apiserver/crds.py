@@ -22,6 +22,7 @@ from devcluster.apiserver.errors import Cause
 from devcluster.apiserver.fieldtypes import LazyFieldTypes
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.validation import field_invalid, field_required
+from shared.kube.times import format_time
 
 __all__ = [
     "CRD_CLEANUP_FINALIZER",
@@ -140,7 +141,7 @@ def crd_status(crd: dict[str, Any], *, now: datetime) -> dict[str, Any]:
     names = dict(spec["names"])
     names.setdefault("singular", names["kind"].lower())
     names.setdefault("listKind", names["kind"] + "List")
-    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = format_time(now)
     old_status = crd.get("status") or {}
     stored = list(old_status.get("storedVersions") or [])
     for version in spec["versions"]:

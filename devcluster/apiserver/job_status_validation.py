@@ -27,12 +27,13 @@ Times are compared at second precision, as ``metav1.Time`` is stored. Not checke
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any, Final
 
 from devcluster.apiserver.errors import Cause
-from devcluster.apiserver.job_validation import NON_NEGATIVE, is_condition_true, semantic_equal
+from devcluster.apiserver.job_validation import NON_NEGATIVE, semantic_equal
 from devcluster.apiserver.validation import OMIT, field_duplicate, field_invalid, field_required
+from shared.kube.conditions import is_condition_true
+from shared.kube.times import parse_time
 
 __all__ = ["START_TIME_FIXED", "validate_job_status_update"]
 
@@ -51,12 +52,8 @@ def _count(status: Mapping[str, Any], name: str) -> int:
 
 def _seconds(value: Any) -> Any:
     """A ``metav1.Time`` as stored (whole seconds); unparsable strings compare as themselves."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp())
-    except ValueError:
-        return value
+    moment = parse_time(value)
+    return int(moment.timestamp()) if moment is not None else value
 
 
 class _Job:
@@ -64,10 +61,10 @@ class _Job:
 
     def __init__(self, job: Mapping[str, Any]) -> None:
         self.spec, self.status = _dict(job.get("spec")), _dict(job.get("status"))
-        self.complete = is_condition_true(self.status, "Complete")
-        self.failed = is_condition_true(self.status, "Failed")
-        self.failure_target = is_condition_true(self.status, "FailureTarget")
-        self.success_criteria_met = is_condition_true(self.status, "SuccessCriteriaMet")
+        self.complete = is_condition_true(self.status.get("conditions"), "Complete")
+        self.failed = is_condition_true(self.status.get("conditions"), "Failed")
+        self.failure_target = is_condition_true(self.status.get("conditions"), "FailureTarget")
+        self.success_criteria_met = is_condition_true(self.status.get("conditions"), "SuccessCriteriaMet")
         self.finished = self.complete or self.failed
         self.start = _seconds(self.status.get("startTime"))
         self.completion = _seconds(self.status.get("completionTime"))
@@ -158,8 +155,8 @@ def _condition_causes(new: _Job, old: _Job) -> list[Cause]:
     )
     causes = [field_invalid("status.conditions", OMIT, detail) for broken, detail in rules if broken]
     for condition_type in _TERMINAL:
-        if is_condition_true(old.status, condition_type) and not is_condition_true(
-            new.status, condition_type
+        if is_condition_true(old.status.get("conditions"), condition_type) and not is_condition_true(
+            new.status.get("conditions"), condition_type
         ):
             detail = f"cannot disable the terminal {condition_type}=True condition"
             causes.append(field_invalid("status.conditions", OMIT, detail))

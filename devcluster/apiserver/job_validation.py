@@ -45,7 +45,8 @@ from devcluster.apiserver.validation import (
     field_required,
     field_too_long,
 )
-from shared.validation_k8s import is_dns1123_label, is_dns1123_subdomain
+from shared.kube.conditions import is_condition_true
+from shared.validation_k8s import byte_length, is_dns1123_label, is_domain_prefixed_path
 
 __all__ = [
     "CONTROLLER_UID_LABEL",
@@ -54,7 +55,6 @@ __all__ = [
     "JOB_NAME_LABEL",
     "LEGACY_CONTROLLER_UID_LABEL",
     "LEGACY_JOB_NAME_LABEL",
-    "is_condition_true",
     "semantic_equal",
     "template_mutable",
     "validate_job_create",
@@ -93,10 +93,6 @@ _COMPLETIONS_SOFT_LIMIT = 100_000
 _PARALLELISM_HIGH_COMPLETIONS = 10_000
 _MAX_FAILED_INDEXES_HIGH_COMPLETIONS = 10_000
 _MAX_MANAGED_BY_LENGTH = 63
-_HTTP_PATH_FORMAT = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
-_HTTP_PATH_CHARS = frozenset(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/-._~%!$&'()*+,;=:"
-)
 _SCHEDULING_DIRECTIVES = ("nodeSelector", "tolerations", "schedulingGates")
 
 
@@ -125,22 +121,12 @@ def semantic_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def is_condition_true(status: Mapping[str, Any], condition_type: str) -> bool:
-    conditions = status.get("conditions")
-    if not isinstance(conditions, list):
-        return False
-    return any(
-        isinstance(c, dict) and c.get("type") == condition_type and c.get("status") == "True"
-        for c in conditions
-    )
-
-
 def template_mutable(old: Mapping[str, Any]) -> bool:
     """Whether the stored Job is safely suspended (module docstring)."""
     spec, status = _dict(old.get("spec")), _dict(old.get("status"))
     if spec.get("suspend") is not True or _int(status.get("active")):
         return False
-    return not status.get("startTime") or is_condition_true(status, "Suspended")
+    return not status.get("startTime") or is_condition_true(status.get("conditions"), "Suspended")
 
 
 # -- the spec rules (validateJobSpec + ValidateJobSpec) ------------------------------------------------
@@ -152,19 +138,11 @@ def _managed_by_causes(value: Any) -> list[Cause]:
         return [field_invalid(path, value, "must be a string")]
     if not value:
         return [field_required(path)]
-    host, _, rest = value.partition("/")
-    causes: list[Cause] = []
-    if not host or not rest:
-        causes.append(field_invalid(path, value, 'must be a domain-prefixed path (such as "acme.io/foo")'))
-    else:
-        causes.extend(field_invalid(path, host, error) for error in is_dns1123_subdomain(host))
-        if not set(rest) <= _HTTP_PATH_CHARS:
-            causes.append(
-                field_invalid(
-                    path, rest, f"Invalid path (regex used for validation is '{_HTTP_PATH_FORMAT}')"
-                )
-            )
-    if len(value) > _MAX_MANAGED_BY_LENGTH:
+    causes = [
+        field_required(path) if problem.required else field_invalid(path, problem.value, problem.detail)
+        for problem in is_domain_prefixed_path(value)
+    ]
+    if byte_length(value) > _MAX_MANAGED_BY_LENGTH:
         causes.append(field_too_long(path, _MAX_MANAGED_BY_LENGTH))
     return causes
 

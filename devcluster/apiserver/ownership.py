@@ -22,6 +22,7 @@ from devcluster.apiserver.errors import Cause, bad_request
 from devcluster.apiserver.fieldtypes import crd_field_type
 from devcluster.apiserver.managedfields import FieldScope
 from devcluster.apiserver.resources import ResourceType
+from shared.kube import GroupVersionKind
 
 __all__ = ["applied_configuration", "field_manager_causes", "field_scope"]
 
@@ -83,8 +84,8 @@ def applied_configuration(rtype: ResourceType, *, version: str, body: Any, codec
     kind = config.get("kind") if isinstance(config.get("kind"), str) else ""
     expected = codec.served_api_version if codec is not None else rtype.api_version(version)
     if api_version != expected or kind != rtype.kind:
-        group, _, served_version = (api_version or "").rpartition("/")
-        raise bad_request(f"invalid object type: {group}/{served_version}, Kind={kind}")
+        sent = GroupVersionKind.from_api_version(api_version or "", kind or "")
+        raise bad_request(f"invalid object type: {sent.group}/{sent.version}, Kind={kind}")
     if codec is not None:
         config = dict(codec.to_storage(config))
     meta = config.get("metadata")

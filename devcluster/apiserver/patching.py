@@ -1,6 +1,7 @@
 """PATCH bodies: JSON merge patch, JSON patch and strategic merge patch.
 
-* Merge patch is RFC 7386. JSON patch is RFC 6902 via ``jsonpatch``, with the one deviation of
+* Merge patch is RFC 7386 (``shared.merge_patch``, as the controllers' patches are made).
+  JSON patch is RFC 6902 via ``jsonpatch``, with the one deviation of
   the library kube-apiserver uses (evanphx/json-patch v4): ``replace`` of a key missing from an
   existing object *adds* it (kube answers 200 with the key set); a missing parent is still an error.
   An operation that cannot be applied is kube's generic 422 Invalid "the server rejected our request
@@ -32,7 +33,6 @@ __all__ = [
     "MERGE_KEYS",
     "JsonPatchNotApplied",
     "apply_json_patch",
-    "apply_merge_patch",
     "apply_operations",
     "apply_strategic_merge_patch",
 ]
@@ -56,19 +56,6 @@ MERGE_KEYS: dict[str, str] = {
     "conditions": "type",
     "finalizers": "",
 }
-
-
-def apply_merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386. ``target`` is not modified."""
-    if not isinstance(patch, dict):
-        return patch
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = apply_merge_patch(result.get(key), value)
-    return result
 
 
 class JsonPatchNotApplied(ValueError):

@@ -4,7 +4,7 @@ Each printer mirrors ``pkg/printers/internalversion/printers.go``: the same colu
 formats and priorities, and the same cell values computed from the object. The server prints as
 ``-o wide`` always does (``GenerateOptions{Wide: true}``): every column is sent, and kubectl hides
 those of priority > 0 unless asked for ``-o wide``. Ages are ``HumanDuration`` of now minus the
-timestamp (:func:`human_duration`).
+timestamp (``shared.kube.times.human_duration``).
 
 Kinds and their columns (priority-1 columns in brackets):
 
@@ -30,6 +30,9 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from shared.kube.conditions import is_condition_true
+from shared.kube.times import age_since, format_time, human_duration, parse_time
+
 __all__ = [
     "AGE_DESCRIPTION",
     "NAME_DESCRIPTION",
@@ -39,8 +42,6 @@ __all__ = [
     "column",
     "default_printer",
     "format_label_selector",
-    "human_duration",
-    "parse_time",
 ]
 
 NAME_DESCRIPTION = (
@@ -86,54 +87,9 @@ class Printer:
 # --- time ----------------------------------------------------------------------------------------
 
 
-def parse_time(value: Any) -> datetime | None:
-    """An RFC 3339 timestamp (``metav1.Time`` or ``MicroTime``), or None."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-def human_duration(seconds: float) -> str:
-    """apimachinery's ``duration.HumanDuration``: ``5s``, ``3m2s``, ``15m``, ``2h5m``, ``3d4h``, ``2y10d``."""
-    whole = int(seconds)  # Go's int() truncates toward zero
-    if whole < -1:
-        return "<invalid>"
-    if whole < 0:
-        return "0s"
-    if whole < 120:
-        return f"{whole}s"
-    minutes = whole // 60
-    if minutes < 10:
-        rest = whole % 60
-        return f"{minutes}m" if rest == 0 else f"{minutes}m{rest}s"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = whole // 3600
-    if hours < 8:
-        rest = minutes % 60
-        return f"{hours}h" if rest == 0 else f"{hours}h{rest}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        rest = hours % 24
-        return f"{hours // 24}d" if rest == 0 else f"{hours // 24}d{rest}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        rest = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" if rest == 0 else f"{hours // 24 // 365}y{rest}d"
-    return f"{hours // 24 // 365}y"
-
-
 def age(value: Any, now: datetime) -> str:
     """``translateTimestampSince``: ``<unknown>`` without a timestamp."""
-    stamp = parse_time(value)
-    if stamp is None:
-        return "<unknown>"
-    return human_duration((now - stamp).total_seconds())
+    return age_since(value, now=now)
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -221,13 +177,6 @@ def _lease(obj: Mapping[str, Any], now: datetime) -> list[Any]:
     return [_name(obj), str(_dict(obj.get("spec")).get("holderIdentity") or ""), _created(obj, now)]
 
 
-def _condition_true(status: Mapping[str, Any], condition_type: str) -> bool:
-    return any(
-        isinstance(c, Mapping) and c.get("type") == condition_type and c.get("status") == "True"
-        for c in _list(status.get("conditions"))
-    )
-
-
 def _job(obj: Mapping[str, Any], now: datetime) -> list[Any]:
     spec, status = _dict(obj.get("spec")), _dict(obj.get("status"))
     succeeded = _int(status.get("succeeded"))
@@ -240,15 +189,15 @@ def _job(obj: Mapping[str, Any], now: datetime) -> list[Any]:
     duration = ""
     if started is not None:
         duration = human_duration(((completed or now) - started).total_seconds())
-    if _condition_true(status, "Complete"):
+    if is_condition_true(status.get("conditions"), "Complete"):
         state = "Complete"
-    elif _condition_true(status, "Failed"):
+    elif is_condition_true(status.get("conditions"), "Failed"):
         state = "Failed"
     elif _meta(obj).get("deletionTimestamp"):
         state = "Terminating"
-    elif _condition_true(status, "Suspended"):
+    elif is_condition_true(status.get("conditions"), "Suspended"):
         state = "Suspended"
-    elif _condition_true(status, "FailureTarget"):
+    elif is_condition_true(status.get("conditions"), "FailureTarget"):
         state = "FailureTarget"
     else:
         state = "Running"
@@ -328,7 +277,7 @@ def _webhook_configuration(obj: Mapping[str, Any], now: datetime) -> list[Any]:
 
 def _default_cells(obj: Mapping[str, Any], now: datetime) -> list[Any]:
     created = parse_time(_meta(obj).get("creationTimestamp"))
-    return [_name(obj), created.strftime("%Y-%m-%dT%H:%M:%SZ") if created else None]
+    return [_name(obj), format_time(created) if created else None]
 
 
 _WEBHOOKS = Printer(

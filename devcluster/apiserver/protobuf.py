@@ -35,6 +35,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from devcluster.apiserver.errors import bad_request, unsupported_media_type
+from shared.kube.times import format_time
 
 __all__ = ["MEDIA_TYPE", "PROTOBUF_KINDS", "decode_protobuf"]
 
@@ -182,7 +183,7 @@ def _time(message: Message) -> str | None:
     seconds = int(getattr(message, "seconds", 0))
     if not seconds and not int(getattr(message, "nanos", 0)):
         return None
-    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(datetime.fromtimestamp(seconds, tz=UTC))
 
 
 def _scalar(value: Any) -> Any:

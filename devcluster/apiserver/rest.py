@@ -54,11 +54,12 @@ from devcluster.apiserver.ownership import (
     field_scope,
 )
 from devcluster.apiserver.pagination import decode_continue, encode_continue, expired_continue, items_key
-from devcluster.apiserver.patching import apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
+from devcluster.apiserver.patching import apply_json_patch, apply_strategic_merge_patch
 from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.selectors import Selector
 from devcluster.apiserver.store import ADDED, DELETED, MODIFIED
 from devcluster.apiserver.validation import field_required, validate_object_meta
+from shared.merge_patch import apply_merge_patch
 
 __all__ = ["APPLY_PATCH", "PATCH_TYPES", "Caller", "ListPage", "Rest", "WriteOptions", "copy_object"]
 

@@ -44,10 +44,9 @@ from devcluster.apiserver.printers import (
     Printer,
     column,
     default_printer,
-    human_duration,
-    parse_time,
 )
 from devcluster.apiserver.resources import ResourceType
+from shared.kube.times import human_duration, parse_time
 
 __all__ = ["INCLUDE_OBJECT", "TableWriter", "acceptable", "negotiate", "printer_for"]
 

@@ -18,6 +18,7 @@ from typing import Any, Final
 import orjson
 
 from devcluster.apiserver.errors import Cause
+from shared.kube import GroupVersionKind
 from shared.validation_k8s import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 
 __all__ = [
@@ -178,7 +179,7 @@ def validate_object_meta(
                     causes.append(field_invalid(path, ref, "must be an object"))
                     continue
                 api_version = str(ref.get("apiVersion") or "")
-                if not api_version.rpartition("/")[2]:
+                if not GroupVersionKind.from_api_version(api_version, "").version:
                     causes.append(
                         field_invalid(f"{path}.apiVersion", api_version, "version must not be empty")
                     )

@@ -26,8 +26,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from devcluster.standin.conditions import count_eviction, format_time, is_true, set_condition, status_of
+from devcluster.standin.scheduling_stats import count_eviction
 from shared.constants import CheckState, Condition, Reason
+from shared.kube.conditions import is_object_condition_true, set_object_condition, writable_status
+from shared.kube.times import format_time
 
 __all__ = ["check_based_eviction", "check_names", "checks_message", "evict", "sync_admitted"]
 
@@ -39,7 +41,7 @@ def check_names(cluster_queue: dict[str, Any]) -> list[str]:
 
 def sync_admitted(workload: dict[str, Any], check_names: list[str], now: datetime) -> bool:
     """Add Pending entries for the ClusterQueue's checks; Admitted=True iff all of them are Ready."""
-    status = status_of(workload)
+    status = writable_status(workload)
     changed = False
     states: list[dict[str, Any]] = status.setdefault("admissionChecks", []) if check_names else []
     known = {state.get("name") for state in states}
@@ -58,7 +60,7 @@ def sync_admitted(workload: dict[str, Any], check_names: list[str], now: datetim
         state.get("state") == CheckState.READY for state in states if state.get("name") in check_names
     )
     if ready:
-        changed |= set_condition(
+        changed |= set_object_condition(
             workload,
             condition_type=Condition.ADMITTED,
             status="True",
@@ -67,7 +69,7 @@ def sync_admitted(workload: dict[str, Any], check_names: list[str], now: datetim
             now=now,
         )
     else:
-        changed |= set_condition(
+        changed |= set_object_condition(
             workload,
             condition_type=Condition.ADMITTED,
             status="False",
@@ -90,12 +92,12 @@ def checks_message(checks: list[dict[str, Any]], state: str) -> str:
 
 def check_based_eviction(workload: dict[str, Any], now: datetime) -> bool:
     """Rejected -> DeactivationTarget, Retry -> evicted with the checks reset; True when changed."""
-    if is_true(workload, Condition.EVICTED):
+    if is_object_condition_true(workload, Condition.EVICTED):
         return False
-    checks = [c for c in status_of(workload).get("admissionChecks") or [] if isinstance(c, dict)]
+    checks = [c for c in writable_status(workload).get("admissionChecks") or [] if isinstance(c, dict)]
     rejected = [c for c in checks if c.get("state") == CheckState.REJECTED]
     if rejected:
-        return set_condition(
+        return set_object_condition(
             workload,
             condition_type=Condition.DEACTIVATION_TARGET,
             status="True",
@@ -118,10 +120,10 @@ def check_based_eviction(workload: dict[str, Any], now: datetime) -> bool:
 
 def evict(workload: dict[str, Any], *, reason: str, message: str, now: datetime) -> None:
     """Kueue's ``prepareForEviction`` (module doc); the caller counts the eviction."""
-    set_condition(
+    set_object_condition(
         workload, condition_type=Condition.EVICTED, status="True", reason=reason, message=message, now=now
     )
-    status = status_of(workload)
+    status = writable_status(workload)
     status.pop("clusterName", None)
     status.pop("nominatedClusterNames", None)
     status.pop("unhealthyNodes", None)

@@ -43,15 +43,14 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from devcluster.standin.client import ApiClient, Resource, run_passes
-from devcluster.standin.conditions import (
-    find_condition,
-    format_time,
-    is_true,
-    parse_time,
-    set_condition,
-    utc_now,
-)
 from devcluster.standin.objects import ListedObjects, ObjectSource
+from shared.kube.conditions import (
+    is_object_condition_true,
+    object_condition,
+    set_condition,
+    writable_conditions,
+)
+from shared.kube.times import format_time, parse_time, utc_now
 
 __all__ = [
     "JOBS",
@@ -113,7 +112,9 @@ def _uid(obj: Mapping[str, Any]) -> str:
 def _runnable(job: dict[str, Any]) -> bool:
     """Not finished, and ours to run (``_sync_job`` leaves the others alone): all a pass looks at."""
     managed_by = (job.get("spec") or {}).get("managedBy", JOB_CONTROLLER_NAME)
-    return managed_by == JOB_CONTROLLER_NAME and not (is_true(job, "Complete") or is_true(job, "Failed"))
+    return managed_by == JOB_CONTROLLER_NAME and not (
+        is_object_condition_true(job, "Complete") or is_object_condition_true(job, "Failed")
+    )
 
 
 class JobRunner:
@@ -161,7 +162,7 @@ class JobRunner:
         return timedelta(seconds=max(seconds, 0.0))
 
     async def _sync_job(self, job: dict[str, Any], now: datetime) -> None:
-        if is_true(job, "Complete") or is_true(job, "Failed"):
+        if is_object_condition_true(job, "Complete") or is_object_condition_true(job, "Failed"):
             self._started.pop(_uid(job), None)
             return
         spec = job.get("spec") or {}
@@ -172,13 +173,12 @@ class JobRunner:
         if spec.get("suspend") is True:
             self._started.pop(_uid(job), None)
             suspended_now = set_condition(
-                job,
+                writable_conditions(job),
                 condition_type="Suspended",
                 status="True",
                 reason="JobSuspended",
                 message="Job suspended",
                 now=now,
-                with_generation=False,
             )
             if suspended_now:
                 status.pop("startTime", None)
@@ -193,15 +193,14 @@ class JobRunner:
         parallelism = int(spec.get("parallelism", 1))
         completions = spec.get("completions")
         pods = min(parallelism, int(completions)) if completions is not None else parallelism
-        if find_condition(job, "Suspended") is not None and is_true(job, "Suspended"):
+        if object_condition(job, "Suspended") is not None and is_object_condition_true(job, "Suspended"):
             set_condition(
-                job,
+                writable_conditions(job),
                 condition_type="Suspended",
                 status="False",
                 reason="JobResumed",
                 message="Job resumed",
                 now=now,
-                with_generation=False,
             )
             status["startTime"] = format_time(now)
             self._started[_uid(job)] = now
@@ -240,13 +239,12 @@ class JobRunner:
             status["completedIndexes"] = "0" if succeeded == 1 else f"0-{succeeded - 1}"
         for condition_type in ("SuccessCriteriaMet", "Complete"):
             set_condition(
-                job,
+                writable_conditions(job),
                 condition_type=condition_type,
                 status="True",
                 reason="CompletionsReached",
                 message=_COMPLETED_MESSAGE,
                 now=now,
-                with_generation=False,
             )
 
     @staticmethod
@@ -259,13 +257,12 @@ class JobRunner:
         status["uncountedTerminatedPods"] = {}
         for condition_type in ("FailureTarget", "Failed"):
             set_condition(
-                job,
+                writable_conditions(job),
                 condition_type=condition_type,
                 status="True",
                 reason="BackoffLimitExceeded",
                 message=_BACKOFF_LIMIT_MESSAGE,
                 now=now,
-                with_generation=False,
             )
 
     async def _sync_declarative(

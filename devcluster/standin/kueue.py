@@ -81,15 +81,6 @@ import httpx
 
 from devcluster.standin.checks import check_based_eviction, check_names, evict, sync_admitted
 from devcluster.standin.client import ApiClient, Resource, run_passes
-from devcluster.standin.conditions import (
-    count_eviction,
-    find_condition,
-    is_true,
-    remove_condition,
-    set_condition,
-    status_of,
-    utc_now,
-)
 from devcluster.standin.jobrunner import JOBS, DeclarativeCompletion, JobRunner
 from devcluster.standin.objects import ListedObjects, ObjectSource, WatchedObjects
 from devcluster.standin.preemption import (
@@ -108,10 +99,20 @@ from devcluster.standin.queue_status import (
     cluster_queue_activity,
     tally_workloads,
 )
+from devcluster.standin.scheduling_stats import count_eviction
 from devcluster.standin.slices import replaced_slice, retire_replaced_slice, slice_key
 from devcluster.standin.workload_events import WorkloadEvents
 from shared.admission_apply import ADMISSION_FIELD_MANAGER, admission_status_apply
 from shared.constants import API_GROUP, Condition, Reason
+from shared.kube.conditions import (
+    is_object_condition_true,
+    object_condition,
+    remove_condition,
+    set_object_condition,
+    writable_conditions,
+    writable_status,
+)
+from shared.kube.times import utc_now
 from shared.quantity import format_usage, parse_quantity, pod_set_requests
 
 __all__ = [
@@ -219,7 +220,9 @@ class KueueStandin:
             name: cluster_queue_activity(cq, flavors=flavors) for name, cq in cluster_queues.items()
         }
         # a finished Workload holds no quota and is never looked at again: not even copied
-        live = await self._objects.list(WORKLOADS, keep=lambda w: not is_true(w, Condition.FINISHED))
+        live = await self._objects.list(
+            WORKLOADS, keep=lambda w: not is_object_condition_true(w, Condition.FINISHED)
+        )
         workloads = sorted(live, key=queue_order)
         by_key = {slice_key(workload): workload for workload in workloads}
         quotas = {name: _Quota(cq) for name, cq in cluster_queues.items()}
@@ -228,8 +231,8 @@ class KueueStandin:
             admission = (workload.get("status") or {}).get("admission")
             if (
                 admission
-                and is_true(workload, Condition.QUOTA_RESERVED)
-                and not is_true(workload, Condition.FINISHED)
+                and is_object_condition_true(workload, Condition.QUOTA_RESERVED)
+                and not is_object_condition_true(workload, Condition.FINISHED)
             ):
                 quota = quotas.get(admission.get("clusterQueue", ""))
                 if quota is not None:
@@ -237,7 +240,7 @@ class KueueStandin:
                     admitted[admission.get("clusterQueue", "")].append(workload)
         blocked: set[str] = set()
         for workload in workloads:
-            if is_true(workload, Condition.FINISHED) or (workload.get("metadata") or {}).get(
+            if is_object_condition_true(workload, Condition.FINISHED) or (workload.get("metadata") or {}).get(
                 "deletionTimestamp"
             ):
                 continue
@@ -305,10 +308,10 @@ class KueueStandin:
     ) -> bool:
         """Deactivation, reactivation, check-based eviction and admission-check sync; True when it wrote."""
         active = (workload.get("spec") or {}).get("active") is not False
-        reserved = is_true(workload, Condition.QUOTA_RESERVED)
-        evicted = find_condition(workload, Condition.EVICTED)
-        target = find_condition(workload, Condition.DEACTIVATION_TARGET)
-        was_admitted = is_true(workload, Condition.ADMITTED)
+        reserved = is_object_condition_true(workload, Condition.QUOTA_RESERVED)
+        evicted = object_condition(workload, Condition.EVICTED)
+        target = object_condition(workload, Condition.DEACTIVATION_TARGET)
+        was_admitted = is_object_condition_true(workload, Condition.ADMITTED)
         deactivating = False
         changed = False
         admission_write = False  # an eviction or a DeactivationTarget: Kueue's kueue-admission apply
@@ -318,17 +321,17 @@ class KueueStandin:
             await self._client.replace(WORKLOADS, workload)
             return True
         if not active:
-            if reserved and not is_true(workload, Condition.EVICTED):
+            if reserved and not is_object_condition_true(workload, Condition.EVICTED):
                 reason = Reason.DEACTIVATED
                 if target is not None and target.get("status") == "True":
                     reason = f"{Reason.DEACTIVATED}DueTo{target.get('reason', '')}"
                     message = f"{_DEACTIVATED_MESSAGE} due to {target.get('message', '')}"
-                    remove_condition(workload, Condition.DEACTIVATION_TARGET)
+                    remove_condition(writable_conditions(workload), Condition.DEACTIVATION_TARGET)
                 evict(workload, reason=reason, message=message, now=now)
                 count_eviction(workload, Reason.DEACTIVATED, str((target or {}).get("reason", "")))
                 changed = deactivating = admission_write = True
             elif not reserved:
-                changed = set_condition(
+                changed = set_object_condition(
                     workload,
                     condition_type=Condition.QUOTA_RESERVED,
                     status="False",
@@ -341,9 +344,9 @@ class KueueStandin:
             and evicted.get("status") == "True"
             and str(evicted.get("reason", "")).startswith(Reason.DEACTIVATED)
             and not reserved
-            and not is_true(workload, Condition.REQUEUED)
+            and not is_object_condition_true(workload, Condition.REQUEUED)
         ):
-            changed = set_condition(
+            changed = set_object_condition(
                 workload,
                 condition_type=Condition.REQUEUED,
                 status="True",
@@ -352,7 +355,7 @@ class KueueStandin:
                 now=now,
             )
         elif _requeued_false(workload, Reason.ADMISSION_CHECK) and not reserved:
-            changed = set_condition(
+            changed = set_object_condition(
                 workload,
                 condition_type=Condition.REQUEUED,
                 status="True",
@@ -360,7 +363,7 @@ class KueueStandin:
                 message=_BACKOFF_FINISHED_MESSAGE,
                 now=now,
             )
-        elif reserved and not is_true(workload, Condition.FINISHED):
+        elif reserved and not is_object_condition_true(workload, Condition.FINISHED):
             changed = admission_write = check_based_eviction(workload, now)
             admission = (workload.get("status") or {}).get("admission") or {}
             cluster_queue = cluster_queues.get(admission.get("clusterQueue", ""))
@@ -374,7 +377,11 @@ class KueueStandin:
             )
             if stored is not None and deactivating:
                 await self._events.deactivated(stored, message=message)
-            elif stored is not None and not was_admitted and is_true(stored, Condition.ADMITTED):
+            elif (
+                stored is not None
+                and not was_admitted
+                and is_object_condition_true(stored, Condition.ADMITTED)
+            ):
                 cq_name = ((stored.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
                 await self._events.admitted_by_checks(stored, cluster_queue=cq_name, now=now)
         return changed
@@ -392,9 +399,11 @@ class KueueStandin:
     def _is_pending(workload: dict[str, Any]) -> bool:
         if (workload.get("spec") or {}).get("active") is False:
             return False
-        if is_true(workload, Condition.QUOTA_RESERVED):
+        if is_object_condition_true(workload, Condition.QUOTA_RESERVED):
             return False
-        return not is_true(workload, Condition.EVICTED) or is_true(workload, Condition.REQUEUED)
+        return not is_object_condition_true(workload, Condition.EVICTED) or is_object_condition_true(
+            workload, Condition.REQUEUED
+        )
 
     async def _mark_inadmissible(self, workload: dict[str, Any], message: str, now: datetime) -> None:
         await self._set_not_reserved(workload, self._missing_queue_reason, message, now)
@@ -412,7 +421,7 @@ class KueueStandin:
     ) -> dict[str, Any] | None:
         """``QuotaReserved=False`` with ``reason``/``message``; the status is written only on change
         (the stored Workload is returned then)."""
-        if set_condition(
+        if set_object_condition(
             workload,
             condition_type=Condition.QUOTA_RESERVED,
             status="False",
@@ -449,7 +458,7 @@ class KueueStandin:
         )
         retired = retired_slice is not None
         if retired_slice is not None:
-            finished = find_condition(retired_slice, Condition.FINISHED) or {}
+            finished = object_condition(retired_slice, Condition.FINISHED) or {}
             await self._events.slice_replaced(retired_slice, message=str(finished.get("message", "")))
         if not retired:
             quota.charge(freed)  # not admitted, or the old slice still holds its quota
@@ -520,9 +529,9 @@ class KueueStandin:
                 await self._mark_pending(workload, Reason.WAITING_FOR_QUOTA, message, now)
             return None
         admission = {"clusterQueue": cq_name, "podSetAssignments": assignments}
-        status = status_of(workload)
+        status = writable_status(workload)
         status["admission"] = admission
-        set_condition(
+        set_object_condition(
             workload,
             condition_type=Condition.QUOTA_RESERVED,
             status="True",
@@ -531,9 +540,9 @@ class KueueStandin:
             now=now,
         )
         for condition_type in (Condition.EVICTED, Condition.PREEMPTED):
-            previous = find_condition(workload, condition_type)
+            previous = object_condition(workload, condition_type)
             if previous is not None and previous.get("status") == "True":
-                set_condition(
+                set_object_condition(
                     workload,
                     condition_type=condition_type,
                     status="False",
@@ -582,7 +591,7 @@ class KueueStandin:
 
 
 def _requeued_false(workload: dict[str, Any], reason: str) -> bool:
-    requeued = find_condition(workload, Condition.REQUEUED)
+    requeued = object_condition(workload, Condition.REQUEUED)
     return requeued is not None and requeued.get("status") == "False" and requeued.get("reason") == reason
 
 

@@ -23,8 +23,9 @@ from decimal import Decimal
 from typing import Any, Final
 
 from devcluster.standin.checks import evict
-from devcluster.standin.conditions import count_eviction, find_condition, is_true, set_condition
+from devcluster.standin.scheduling_stats import count_eviction
 from shared.constants import JOB_UID_LABEL, Condition, Reason
+from shared.kube.conditions import is_object_condition_true, object_condition, set_object_condition
 from shared.quantity import parse_quantity
 
 __all__ = [
@@ -83,7 +84,7 @@ def _can_preempt(policy: str, *, preemptor: Mapping[str, Any], candidate: Mappin
 
 
 def _admitted_at(workload: dict[str, Any]) -> str:
-    condition = find_condition(workload, Condition.QUOTA_RESERVED) or {}
+    condition = object_condition(workload, Condition.QUOTA_RESERVED) or {}
     return str(condition.get("lastTransitionTime", ""))
 
 
@@ -129,9 +130,9 @@ def preemption_message(preemptor: Mapping[str, Any], *, cluster_queue: str) -> s
 
 def mark_preempted(victim: dict[str, Any], *, message: str, now: datetime) -> bool:
     """``Evicted=True``/``Preempted``, ``Preempted=True``/``InClusterQueue``; False if already evicted."""
-    if is_true(victim, Condition.EVICTED):
+    if is_object_condition_true(victim, Condition.EVICTED):
         return False
-    set_condition(
+    set_object_condition(
         victim,
         condition_type=Condition.PREEMPTED,
         status="True",

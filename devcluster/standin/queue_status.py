@@ -40,9 +40,9 @@ from decimal import Decimal
 from typing import Any, Final
 
 from devcluster.standin.client import ApiClient, Resource
-from devcluster.standin.conditions import is_true, set_condition
 from devcluster.standin.preemption import usage_of
 from shared.constants import API_GROUP, RESOURCE_IN_USE_FINALIZER, Condition
+from shared.kube.conditions import is_object_condition_true, set_object_condition
 from shared.quantity import format_usage
 
 __all__ = [
@@ -182,7 +182,7 @@ def _with_active(
     """``status`` with the queue's current conditions and ``Active`` set (apimachinery's rules)."""
     holder = {"metadata": queue.get("metadata") or {}, "status": status}
     status["conditions"] = copy.deepcopy((queue.get("status") or {}).get("conditions") or [])
-    set_condition(
+    set_object_condition(
         holder,
         condition_type=ACTIVE,
         status="True" if activity.active else "False",
@@ -245,11 +245,11 @@ def tally_workloads(
     pending: list[dict[str, Any]] = []
     for workload in workloads:
         admission = (workload.get("status") or {}).get("admission")
-        if not admission or not is_true(workload, Condition.QUOTA_RESERVED):
+        if not admission or not is_object_condition_true(workload, Condition.QUOTA_RESERVED):
             if not (workload.get("metadata") or {}).get("deletionTimestamp") and is_pending(workload):
                 pending.append(workload)
             continue
-        admitted = is_true(workload, Condition.ADMITTED)
+        admitted = is_object_condition_true(workload, Condition.ADMITTED)
         cq = str(admission.get("clusterQueue", ""))
         by_cluster_queue.setdefault(cq, QueueTally()).charge(admission, admitted=admitted)
         local = by_local_queue.setdefault(_local_queue_key(workload), QueueTally())

@@ -32,39 +32,17 @@ from typing import Any, Final
 import httpx
 
 from devcluster.standin.client import ApiClient, ApiError, Resource
+from shared.kube.events import object_reference
+from shared.kube.times import format_micro_time
+from shared.workload_state import truncate_event_message
 
-__all__ = ["EVENTS", "EventNames", "EventRecorder", "object_reference"]
+__all__ = ["EVENTS", "EventNames", "EventRecorder"]
 
 EVENTS: Final = Resource("events.k8s.io", "v1", "events")
-_NOTE_LIMIT: Final = 1024  # Kueue's api.TruncateEventMessage / the API's note limit
 _FINISH_AFTER: Final = timedelta(minutes=6)
 _SCAN_EVERY: Final = timedelta(minutes=1)
 
 _log = logging.getLogger(__name__)
-
-
-def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:
-    """``reference.GetReference``: apiVersion, kind, namespace, name, uid and resourceVersion."""
-    metadata = obj.get("metadata") or {}
-    reference = {
-        "apiVersion": str(obj.get("apiVersion") or ""),
-        "kind": str(obj.get("kind") or ""),
-        "namespace": str(metadata.get("namespace") or ""),
-        "name": str(metadata.get("name") or ""),
-        "uid": str(metadata.get("uid") or ""),
-        "resourceVersion": str(metadata.get("resourceVersion") or ""),
-    }
-    return {key: value for key, value in reference.items() if value}
-
-
-def _micro_time(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _truncate(note: str) -> str:
-    if len(note) <= _NOTE_LIMIT:
-        return note
-    return note[: _NOTE_LIMIT - 3] + "..."
 
 
 class EventNames:
@@ -177,7 +155,9 @@ class EventRecorder:
             _log.warning("could not record %s event on %s: %s", reason, reference.get("name"), exc)
 
     async def _write_series(self, series: _Series) -> None:
-        patch = {"series": {"count": series.count, "lastObservedTime": _micro_time(series.last_observed)}}
+        patch = {
+            "series": {"count": series.count, "lastObservedTime": format_micro_time(series.last_observed)}
+        }
         metadata = series.body["metadata"]
         stored = await self._client.merge_patch(
             EVENTS, namespace=metadata["namespace"], name=metadata["name"], patch=patch
@@ -220,13 +200,13 @@ class EventRecorder:
                 "name": self._names.next(reference.get("name") or "object", now),
                 "namespace": reference.get("namespace") or "default",
             },
-            "eventTime": _micro_time(now),
+            "eventTime": format_micro_time(now),
             "reportingController": self.reporting_controller,
             "reportingInstance": self.reporting_instance,
             "action": action,
             "reason": reason,
             "regarding": reference,
-            "note": _truncate(note),
+            "note": truncate_event_message(note),  # as Kueue records its events
             "type": type,
         }
         if related is not None:

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from devcluster.standin.conditions import is_true, set_condition
 from shared.constants import JOB_UID_LABEL, WORKLOAD_SLICE_REPLACEMENT_FOR_ANNOTATION, Condition, Reason
+from shared.kube.conditions import is_object_condition_true, set_object_condition
 from shared.workload_slicing import scheduler_replaced_message
 
 __all__ = ["replaced_slice", "retire_replaced_slice", "slice_key"]
@@ -39,7 +39,9 @@ def replaced_slice(
         return None
     if (replaced.get("metadata") or {}).get("namespace") != (workload.get("metadata") or {}).get("namespace"):
         return None
-    if not is_true(replaced, Condition.QUOTA_RESERVED) or is_true(replaced, Condition.FINISHED):
+    if not is_object_condition_true(replaced, Condition.QUOTA_RESERVED) or is_object_condition_true(
+        replaced, Condition.FINISHED
+    ):
         return None
     admission = (replaced.get("status") or {}).get("admission") or {}
     return replaced if admission.get("clusterQueue") == cluster_queue else None
@@ -52,7 +54,7 @@ def retire_replaced_slice(replaced: dict[str, Any], *, new_slice: Mapping[str, A
         new_slice_uid=str(metadata.get("uid", "")),
         job_uid=str((metadata.get("labels") or {}).get(JOB_UID_LABEL, "")),
     )
-    return set_condition(
+    return set_object_condition(
         replaced,
         condition_type=Condition.FINISHED,
         status="True",

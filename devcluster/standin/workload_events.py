@@ -37,9 +37,10 @@ from datetime import datetime
 from typing import Any, Final
 
 from devcluster.standin.client import ApiClient
-from devcluster.standin.conditions import find_condition, parse_time
 from devcluster.standin.recorder import EventNames, EventRecorder
 from shared.constants import Condition
+from shared.kube.conditions import object_condition
+from shared.kube.times import parse_time
 
 __all__ = ["SCHEDULER", "WORKLOAD_CONTROLLER", "WorkloadEvents"]
 
@@ -108,7 +109,7 @@ class WorkloadEvents:
         self, workload: Mapping[str, Any], *, cluster_queue: str, now: datetime
     ) -> None:
         """QuotaReserved, then Admitted when no admission check holds it back (``recordWorkloadAdmission*``)."""
-        requeued = find_condition(dict(workload), Condition.REQUEUED)
+        requeued = object_condition(workload, Condition.REQUEUED)
         queued = parse_time((requeued or {}).get("lastTransitionTime")) or parse_time(
             (workload.get("metadata") or {}).get("creationTimestamp")
         )
@@ -119,7 +120,7 @@ class WorkloadEvents:
             action="QuotaReserved",
             note=f"Quota reserved in ClusterQueue {cluster_queue}, wait time since queued was {_seconds_since(queued, now)}s",
         )
-        admitted = find_condition(dict(workload), Condition.ADMITTED)
+        admitted = object_condition(workload, Condition.ADMITTED)
         if admitted is not None and admitted.get("status") == "True":
             await self.scheduler.event(
                 workload,
@@ -133,7 +134,7 @@ class WorkloadEvents:
         self, workload: Mapping[str, Any], *, cluster_queue: str, now: datetime
     ) -> None:
         """The Workload controller's Admitted, once every admission check is Ready."""
-        reserved = find_condition(dict(workload), Condition.QUOTA_RESERVED) or {}
+        reserved = object_condition(workload, Condition.QUOTA_RESERVED) or {}
         since = _seconds_since(parse_time(reserved.get("lastTransitionTime")), now)
         await self.workload_controller.event(
             workload,

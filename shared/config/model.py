@@ -31,8 +31,8 @@ from shared.constants import (
     MULTIKUEUE_DISPATCHER_INCREMENTAL,
 )
 from shared.durations import DurationError, format_go_duration, parse_go_duration
-from shared.frameworks.base import GroupVersionKind, guess_plural
 from shared.frameworks.spec import DeclarativeAdapterSpec
+from shared.kube import GroupVersionKind, guess_plural
 from shared.kueue_integrations import KUEUE_INTEGRATIONS
 from shared.labelselector import (
     LabelSelector,
@@ -135,16 +135,8 @@ def parse_kind_arg(name: str) -> GroupVersionKind | None:
     Like Kueue, everything after the second dot is the group; unlike Kueue an empty kind or version
     is refused too (such a kind could never be served).
     """
-    if name.count(".") < 2:
-        return None
-    kind, version, group = name.split(".", 2)
-    if not kind or not version:
-        return None
-    return GroupVersionKind(group=group, version=version, kind=kind)
-
-
-def _kind_arg(gvk: GroupVersionKind) -> str:
-    return f"{gvk.kind}.{gvk.version}.{gvk.group}"
+    gvk = GroupVersionKind.from_kind_arg(name)
+    return gvk if gvk is not None and gvk.kind and gvk.version else None
 
 
 def _quoted(values: Iterable[str]) -> str:

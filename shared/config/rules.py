@@ -32,20 +32,13 @@ from shared.config.model import (
     ObjectRetentionPolicies,
     WaitForPodsReady,
     Webhook,
-    _kind_arg,
     _not_supported,
     parse_kind_arg,
 )
 from shared.durations import format_go_duration
-from shared.frameworks.base import GroupVersionKind
-from shared.labelselector import (
-    LabelSelector,
-    dns1123_label_errors,
-    dns1123_subdomain_errors,
-    format_selector,
-    label_key_errors,
-    label_value_errors,
-)
+from shared.kube import GroupVersionKind
+from shared.labelselector import LabelSelector, format_selector
+from shared.validation_k8s import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 
 __all__ = [
     "ConfigIssue",
@@ -165,18 +158,16 @@ def _integration_rules(s: _Sections) -> Iterator[ConfigIssue]:
             continue
         managed.add(gvk)
         if entry.adapter is None and gvk not in builtin_kinds:
-            known = ", ".join(_kind_arg(kind) for kind in builtin_kinds)
+            known = ", ".join(kind.kind_arg for kind in builtin_kinds)
             yield ConfigIssue(
                 path + ("" if name_path == path else ".adapter"),
                 f'Required value: "{entry.name}" has no built-in adapter; describe it with '
                 f"{{name, adapter}} (plain names are only valid for {known})",
             )
         if entry.resource is not None:
-            yield from _name_issues(
-                f"{path}.resource", entry.resource, dns1123_subdomain_errors(entry.resource)
-            )
+            yield from _name_issues(f"{path}.resource", entry.resource, is_dns1123_subdomain(entry.resource))
     for index, key in enumerate(integrations.label_keys_to_copy):
-        yield from _name_issues(f"integrations.labelKeysToCopy[{index}]", key, label_key_errors(key))
+        yield from _name_issues(f"integrations.labelKeysToCopy[{index}]", key, is_label_key(key))
 
 
 def _multikueue_rules(s: _Sections) -> Iterator[ConfigIssue]:
@@ -188,7 +179,7 @@ def _multikueue_rules(s: _Sections) -> Iterator[ConfigIssue]:
             yield ConfigIssue(
                 f"multiKueue.{field}", f"Invalid value: {format_go_duration(value)}: {_NEGATIVE}"
             )
-    yield from _name_issues("multiKueue.origin", mk.origin, label_value_errors(mk.origin))
+    yield from _name_issues("multiKueue.origin", mk.origin, is_label_value(mk.origin))
     builtin_adapters: set[GroupVersionKind] = set()
     if s.integrations is not None:
         builtin_adapters = {
@@ -245,14 +236,12 @@ def _cert_rules(s: _Sections) -> Iterator[ConfigIssue]:
             "or '-', start with an alphabetic character, and end with an alphanumeric character",
         )
     secret = icm.webhook_secret_name
-    yield from _name_issues(
-        "internalCertManagement.webhookSecretName", secret, dns1123_subdomain_errors(secret)
-    )
+    yield from _name_issues("internalCertManagement.webhookSecretName", secret, is_dns1123_subdomain(secret))
 
 
 def _namespace_rules(s: _Sections) -> Iterator[ConfigIssue]:
     if s.namespace is not None:
-        yield from _name_issues("namespace", s.namespace, dns1123_label_errors(s.namespace))
+        yield from _name_issues("namespace", s.namespace, is_dns1123_label(s.namespace))
     if s.selector is None:
         return
     prohibited = [KUBE_SYSTEM] + ([s.namespace] if s.namespace else [])
@@ -340,7 +329,7 @@ def _process_rules(s: _Sections) -> Iterator[ConfigIssue]:
     if le.resource_lock != "leases":
         yield ConfigIssue("leaderElection.resourceLock", _not_supported(le.resource_lock, ["leases"]))
     yield from _name_issues(
-        "leaderElection.resourceName", le.resource_name, dns1123_subdomain_errors(le.resource_name)
+        "leaderElection.resourceName", le.resource_name, is_dns1123_subdomain(le.resource_name)
     )
 
 
@@ -355,9 +344,9 @@ def _bridge_rules(s: _Sections) -> Iterator[ConfigIssue]:
         path = f"kueueBridge.multiKueueControllerNames[{index}]"
         if name in names[:index]:
             yield ConfigIssue(path, f'Duplicate value: "{name}"')
-        yield from _name_issues(path, name, label_key_errors(name))
+        yield from _name_issues(path, name, is_label_key(name))
     controller = bridge.multi_kueue.controller_name
-    yield from _name_issues("kueueBridge.multiKueue.controllerName", controller, label_key_errors(controller))
+    yield from _name_issues("kueueBridge.multiKueue.controllerName", controller, is_label_key(controller))
     if not bridge.field_manager or len(bridge.field_manager) > 128:
         yield ConfigIssue(
             "kueueBridge.fieldManager",

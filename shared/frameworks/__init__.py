@@ -3,7 +3,8 @@
 ``base`` holds the contracts (``GenericJob`` and the optional interfaces), ``registry`` maps kinds to
 adapters; ``batch_job``, ``jobset``, ``appwrapper`` and ``tekton`` are the built-in adapters and
 ``declarative`` (configured by ``spec``) serves every other kind. ``paths`` and ``cel`` are the two
-ways a declarative spec reaches into an object.
+ways a declarative spec reaches into an object. ``copy_on_write`` wraps any adapter over a shared
+(cached) object so that the object is copied only when the adapter is about to change it.
 """
 
 from shared.frameworks.base import (
@@ -12,7 +13,6 @@ from shared.frameworks.base import (
     FieldError,
     FinishedState,
     GenericJob,
-    GroupVersionKind,
     JobWithCustomStop,
     JobWithManagedBy,
     JobWithPodLabelSelector,
@@ -30,7 +30,7 @@ from shared.frameworks.registry import (
     FrameworkRegistry,
     InvalidExternalNameError,
     UnknownFrameworkError,
-    UnknownKindError,
+    UnmanagedKindError,
     builtin_gvk,
     builtin_plural,
     parse_external_name,
@@ -50,7 +50,6 @@ __all__ = [
     "Framework",
     "FrameworkRegistry",
     "GenericJob",
-    "GroupVersionKind",
     "InvalidExternalNameError",
     "JobWithCustomStop",
     "JobWithManagedBy",
@@ -61,7 +60,7 @@ __all__ = [
     "ReclaimablePodCount",
     "StopStep",
     "UnknownFrameworkError",
-    "UnknownKindError",
+    "UnmanagedKindError",
     "builtin_gvk",
     "builtin_plural",
     "parse_external_name",

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from shared.constants import BATCH_JOB_COMPLETION_INDEX_ANNOTATION
-from shared.frameworks.base import AdapterError, FinishedState, GroupVersionKind
+from shared.frameworks.base import AdapterError, FinishedState
 from shared.frameworks.builtin_base import SpecManagedBy
 from shared.frameworks.conditions import condition_is_true
 from shared.frameworks.jobset import JOBSET_JOB_INDEX_LABEL
@@ -35,6 +35,7 @@ from shared.frameworks.paths import FieldPath, PathSyntaxError, describe_type, p
 from shared.frameworks.strconv import GoParseError, atoi
 from shared.frameworks.templates import template_copy
 from shared.frameworks.topology import build_topology_request
+from shared.kube import GroupVersionKind
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo, PodSetInfoError
 

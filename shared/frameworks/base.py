@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from shared.kube import GroupVersionKind
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo
 
@@ -30,7 +31,6 @@ __all__ = [
     "FieldError",
     "FinishedState",
     "GenericJob",
-    "GroupVersionKind",
     "JobWithCustomStop",
     "JobWithManagedBy",
     "JobWithPodLabelSelector",
@@ -41,34 +41,7 @@ __all__ = [
     "ReclaimablePodCount",
     "StopPhase",
     "StopStep",
-    "guess_plural",
 ]
-
-
-@dataclass(frozen=True, order=True)
-class GroupVersionKind:
-    group: str  # "" for the core group
-    version: str
-    kind: str
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    def __str__(self) -> str:
-        # apimachinery's GroupVersionKind.String(), used in Kueue's messages: "batch/v1, Kind=Job";
-        # the core group keeps its slash ("/v1, Kind=Pod"), unlike an apiVersion
-        return f"{self.group}/{self.version}, Kind={self.kind}"
-
-
-def guess_plural(kind: str) -> str:
-    """apimachinery's ``UnsafeGuessKindToResource`` (a CRD's real plural may differ: pass it)."""
-    singular = kind.lower()
-    if singular.endswith("s"):
-        return singular + "es"
-    if singular.endswith("y"):
-        return singular[:-1] + "ies"
-    return singular + "s"
 
 
 class AdapterError(ValueError):

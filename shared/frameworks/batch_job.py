@@ -36,13 +36,7 @@ from shared.constants import (
     KUBERNETES_JOB_CONTROLLER,
     STOPPING_ANNOTATION,
 )
-from shared.frameworks.base import (
-    FieldError,
-    FinishedState,
-    GroupVersionKind,
-    ReclaimablePodCount,
-    StopStep,
-)
+from shared.frameworks.base import FieldError, FinishedState, ReclaimablePodCount, StopStep
 from shared.frameworks.builtin_base import SpecManagedBy
 from shared.frameworks.conditions import iter_conditions
 from shared.frameworks.paths import parse_path
@@ -54,6 +48,7 @@ from shared.frameworks.topology import (
     build_topology_request,
 )
 from shared.jsontree import json_tree_copy
+from shared.kube import GroupVersionKind
 from shared.merge_patch import apply_merge_patch, create_merge_patch
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.paths import parse_path
+from shared.kube import GroupVersionKind
 
 __all__ = ["RawJobAdapter", "SpecManagedBy"]
 

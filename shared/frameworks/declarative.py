@@ -32,19 +32,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared.constants import STOPPING_ANNOTATION
-from shared.frameworks.base import (
-    AdapterConfigError,
-    AdapterError,
-    FinishedState,
-    GroupVersionKind,
-    StopStep,
-)
+from shared.frameworks.base import AdapterConfigError, AdapterError, FinishedState, StopStep
 from shared.frameworks.cel import CelExpression, compile_expression
 from shared.frameworks.paths import FieldPath, PathSyntaxError, describe_type, parse_path
 from shared.frameworks.spec import CountSource, DeclarativeAdapterSpec, NameSource, PodSetSpec
 from shared.frameworks.templates import merge_infos, restore_infos, template_copy
 from shared.frameworks.topology import build_topology_request
 from shared.jsontree import json_tree_copy
+from shared.kube import GroupVersionKind
 from shared.merge_patch import apply_merge_patch, create_merge_patch
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo

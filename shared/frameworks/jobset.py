@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from shared.constants import BATCH_JOB_COMPLETION_INDEX_ANNOTATION
-from shared.frameworks.base import AdapterError, FinishedState, GroupVersionKind, ReclaimablePodCount
+from shared.frameworks.base import AdapterError, FinishedState, ReclaimablePodCount
 from shared.frameworks.builtin_base import SpecManagedBy
 from shared.frameworks.conditions import find_condition, iter_conditions
 from shared.frameworks.paths import FieldPath, describe_type, parse_path
 from shared.frameworks.templates import merge_infos, restore_infos, template_copy
 from shared.frameworks.topology import build_topology_request
+from shared.kube import GroupVersionKind
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo
 
@@ -58,15 +59,18 @@ class JobSetAdapter(SpecManagedBy):
 
     # --- replicated jobs ------------------------------------------------------------------------
 
-    def _replicated_jobs(self) -> list[tuple[FieldPath, dict[str, Any]]]:
-        jobs = _REPLICATED_JOBS.get_typed(self._obj, list, default=[])
+    def _objects_at(self, list_path: FieldPath) -> list[tuple[FieldPath, dict[str, Any]]]:
+        """The items of the list at ``list_path`` with their paths; each must be an object."""
         out: list[tuple[FieldPath, dict[str, Any]]] = []
-        for index, job in enumerate(jobs):
-            path = _REPLICATED_JOBS.index(index)
-            if not isinstance(job, dict):
-                raise AdapterError(path.text, f"expected an object, got {describe_type(job)}")
-            out.append((path, job))
+        for index, item in enumerate(list_path.get_typed(self._obj, list, default=[])):
+            path = list_path.index(index)
+            if not isinstance(item, dict):
+                raise AdapterError(path.text, f"expected an object, got {describe_type(item)}")
+            out.append((path, item))
         return out
+
+    def _replicated_jobs(self) -> list[tuple[FieldPath, dict[str, Any]]]:
+        return self._objects_at(_REPLICATED_JOBS)
 
     def _template_paths(self) -> list[FieldPath]:
         return [path.join(_POD_TEMPLATE) for path, _ in self._replicated_jobs()]
@@ -172,14 +176,7 @@ class JobSetAdapter(SpecManagedBy):
     # --- status helpers -------------------------------------------------------------------------
 
     def _statuses(self) -> list[tuple[FieldPath, dict[str, Any]]]:
-        statuses = _REPLICATED_JOBS_STATUS.get_typed(self._obj, list, default=[])
-        out: list[tuple[FieldPath, dict[str, Any]]] = []
-        for index, status in enumerate(statuses):
-            path = _REPLICATED_JOBS_STATUS.index(index)
-            if not isinstance(status, dict):
-                raise AdapterError(path.text, f"expected an object, got {describe_type(status)}")
-            out.append((path, status))
-        return out
+        return self._objects_at(_REPLICATED_JOBS_STATUS)
 
     def _status_int(self, path: FieldPath, key: str) -> int:
         return path.key(key).get_typed(self._obj, int, default=0)

@@ -8,7 +8,7 @@ Invariants:
 
 * **Every configuration error surfaces at construction**: an unknown built-in name, two frameworks for
   one GVK, a declarative spec whose path or CEL does not compile. A registry that exists is usable.
-* **Dispatch is exact** on ``apiVersion`` + ``kind``; an unknown kind is an ``UnknownKindError`` naming
+* **Dispatch is exact** on ``apiVersion`` + ``kind``; an unknown kind is an ``UnmanagedKindError`` naming
   the GVK (the webhook answers it; the reconciler never watches such kinds in the first place).
 * Built-in names and kinds are Kueue's (``batch/job`` ... ``tekton.dev/pipelinerun``), so a Kueue
   ``integrations.frameworks`` list means the same thing here.
@@ -21,18 +21,13 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from shared.frameworks.appwrapper import APPWRAPPER_FRAMEWORK, APPWRAPPER_GVK, AppWrapperAdapter
-from shared.frameworks.base import (
-    AdapterConfigError,
-    AdapterError,
-    GenericJob,
-    GroupVersionKind,
-    guess_plural,
-)
+from shared.frameworks.base import AdapterConfigError, AdapterError, GenericJob
 from shared.frameworks.batch_job import BATCH_JOB_FRAMEWORK, BATCH_JOB_GVK, BatchJobAdapter
 from shared.frameworks.declarative import DeclarativeFramework
 from shared.frameworks.jobset import JOBSET_FRAMEWORK, JOBSET_GVK, JobSetAdapter
 from shared.frameworks.spec import DeclarativeAdapterSpec
 from shared.frameworks.tekton import PIPELINERUN_FRAMEWORK, PIPELINERUN_GVK, PipelineRunAdapter
+from shared.kube import GroupVersionKind, guess_plural, parse_group_version
 
 __all__ = [
     "BUILTIN_FRAMEWORKS",
@@ -43,10 +38,9 @@ __all__ = [
     "InvalidExternalNameError",
     "ManagedKindLike",
     "UnknownFrameworkError",
-    "UnknownKindError",
+    "UnmanagedKindError",
     "builtin_gvk",
     "builtin_plural",
-    "external_name",
     "gvk_of",
     "parse_external_name",
 ]
@@ -85,8 +79,11 @@ class UnknownFrameworkError(LookupError):
         self.name = name
 
 
-class UnknownKindError(LookupError):
-    """No adapter is registered for the object's kind."""
+class UnmanagedKindError(LookupError):
+    """No adapter is registered for the object's kind: this configuration does not manage it.
+
+    Not ``shared.kube.UnknownKindError`` (the API server does not serve a kind).
+    """
 
     def __init__(self, gvk: GroupVersionKind) -> None:
         super().__init__(f'no framework adapter for "{gvk}"')
@@ -103,17 +100,10 @@ class InvalidExternalNameError(ValueError):
 
 def parse_external_name(name: str) -> GroupVersionKind:
     """``"TrainingRun.v1alpha1.ml.example.com"`` -> ``ml.example.com/v1alpha1, Kind=TrainingRun``."""
-    if not isinstance(name, str) or name.count(".") < 2:
+    gvk = GroupVersionKind.from_kind_arg(name) if isinstance(name, str) else None
+    if gvk is None or not gvk.kind or not gvk.version or not gvk.group:
         raise InvalidExternalNameError(str(name))
-    kind, version, group = name.split(".", 2)
-    if not kind or not version or not group:
-        raise InvalidExternalNameError(name)
-    return GroupVersionKind(group=group, version=version, kind=kind)
-
-
-def external_name(gvk: GroupVersionKind) -> str:
-    """The inverse of ``parse_external_name``."""
-    return f"{gvk.kind}.{gvk.version}.{gvk.group}"
+    return gvk
 
 
 def builtin_gvk(name: str) -> GroupVersionKind:
@@ -141,8 +131,11 @@ def gvk_of(obj: Mapping[str, Any]) -> GroupVersionKind:
         )
     if not isinstance(kind, str) or not kind:
         raise AdapterError("kind", "required field is missing" if kind is None else "expected a string")
-    group, _, version = api_version.rpartition("/")
-    if not version or api_version.count("/") > 1:
+    try:
+        group, version = parse_group_version(api_version)
+    except ValueError:
+        raise AdapterError("apiVersion", f"invalid apiVersion {api_version!r}") from None
+    if not version:
         raise AdapterError("apiVersion", f"invalid apiVersion {api_version!r}")
     return GroupVersionKind(group=group, version=version, kind=kind)
 
@@ -186,7 +179,7 @@ class FrameworkRegistry:
             framework = DeclarativeFramework(kind.spec, gvk=kind.gvk, field=kind.field)
             self._add(
                 Framework(
-                    name=external_name(kind.gvk),
+                    name=kind.gvk.kind_arg,
                     gvk=kind.gvk,
                     plural=kind.plural or guess_plural(kind.gvk.kind),
                     factory=framework,
@@ -203,11 +196,11 @@ class FrameworkRegistry:
             if kind.builtin is not None:
                 builtin.append(kind.builtin)
             elif kind.adapter is not None:
-                field = f"integrations.externalFrameworks[{external_name(kind.gvk)}].adapter"
+                field = f"integrations.externalFrameworks[{kind.gvk.kind_arg}].adapter"
                 declarative.append(DeclarativeKind(kind.gvk, kind.adapter, plural=kind.resource, field=field))
             else:
                 raise AdapterConfigError(
-                    f"integrations.externalFrameworks[{external_name(kind.gvk)}]",
+                    f"integrations.externalFrameworks[{kind.gvk.kind_arg}]",
                     "neither a built-in framework nor a declarative adapter",
                 )
         return cls(builtin=builtin, declarative=declarative)
@@ -237,11 +230,11 @@ class FrameworkRegistry:
         try:
             return self._by_gvk[gvk]
         except KeyError:
-            raise UnknownKindError(gvk) from None
+            raise UnmanagedKindError(gvk) from None
 
     def plural_for(self, gvk: GroupVersionKind) -> str:
         return self.framework_for(gvk).plural
 
     def adapter_for(self, obj: dict[str, Any]) -> GenericJob:
-        """The adapter wrapping ``obj`` (mutations go to ``obj``); ``UnknownKindError`` if not managed."""
+        """The adapter wrapping ``obj`` (mutations go to ``obj``); ``UnmanagedKindError`` if not managed."""
         return self.framework_for(gvk_of(obj)).factory(obj)

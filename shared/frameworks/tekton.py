@@ -23,10 +23,11 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from shared.frameworks.base import AdapterError, FinishedState, GroupVersionKind, StopStep
+from shared.frameworks.base import AdapterError, FinishedState, StopStep
 from shared.frameworks.builtin_base import SpecManagedBy
 from shared.frameworks.conditions import find_condition
 from shared.frameworks.paths import parse_path
+from shared.kube import GroupVersionKind
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo
 

@@ -18,6 +18,11 @@ exported here; import from ``shared.kube``, not from its modules. Typical wiring
 
 Objects are raw dicts (never mutate informer-cached ones); failures are typed (``NotFound``,
 ``Conflict``, ``Invalid`` ...); time comes from an injected ``Clock`` (tests: ``FakeClock``).
+
+Two modules are used by name rather than through this package, because their functions only make
+sense with the module's name in front: ``shared.kube.conditions`` (``metav1.Condition`` lists on
+wire dicts, ``meta.SetStatusCondition``) and ``shared.kube.times`` (``metav1.Time`` text, kubectl's
+ages).
 """
 
 from shared.kube.auth import (
@@ -63,6 +68,7 @@ from shared.kube.errors import (
     cache_miss_message,
 )
 from shared.kube.events import NORMAL, WARNING, EventRecorder, EventSettings, object_reference
+from shared.kube.gvk import GroupVersionKind, guess_plural, parse_group_version
 from shared.kube.informer import (
     EventHandler,
     Indexer,
@@ -84,7 +90,7 @@ from shared.kube.observability import (
     reconcile_context,
 )
 from shared.kube.ratelimit import ItemExponentialBackoff, TokenBucket
-from shared.kube.transport import AiohttpTransport, TransportSettings
+from shared.kube.transport import AiohttpTransport, HttpxTransport, KubeTransport, TransportSettings
 from shared.kube.verbs import ObjectList, PatchType, ResourceVerbs
 from shared.kube.watch import EventType, Watch, WatchEvent, WatchSettings, object_key
 from shared.kube.workqueue import QueueShutDown, WorkQueue
@@ -113,6 +119,8 @@ __all__ = [
     "FileTokenSource",
     "Forbidden",
     "Gone",
+    "GroupVersionKind",
+    "HttpxTransport",
     "Indexer",
     "Informer",
     "InternalError",
@@ -122,6 +130,7 @@ __all__ = [
     "KubeClient",
     "KubeError",
     "KubeMetrics",
+    "KubeTransport",
     "LeaderElectionSettings",
     "LeaderElector",
     "MethodNotAllowed",
@@ -158,6 +167,7 @@ __all__ = [
     "configure_logging",
     "current_object_key",
     "current_reconcile_id",
+    "guess_plural",
     "index_by_controller_uid",
     "index_by_label",
     "index_by_namespace",
@@ -167,6 +177,7 @@ __all__ = [
     "load_kubeconfig",
     "object_key",
     "object_reference",
+    "parse_group_version",
     "reconcile_context",
     "static_connection",
     "strip_managed_fields",

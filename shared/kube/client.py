@@ -4,9 +4,10 @@ Design:
 
 * **Raw dicts.** Objects are never round-tripped through models here, so no field is ever lost;
   JSON is encoded and decoded with orjson.
-* **Transport seam.** The client takes any ``httpx.AsyncBaseTransport`` (tests: ``MockTransport``).
-  The default transport is ``AiohttpTransport``; for it, non-streaming requests take a fast path
-  without httpx objects (see ``transport``'s docstring for the measurements behind that).
+* **Transport seam.** The client takes any ``KubeTransport`` (``shared.kube.transport``): the
+  default ``AiohttpTransport``, or ``HttpxTransport`` around an httpx transport (tests:
+  ``httpx.MockTransport``; HTTP/2). Every request takes the same path through the client whatever
+  the transport, so tests on a fake transport run production's request path.
 * **Fresh credentials.** ``BearerTokenAuth`` is asked for the token on every request.
 * **Retries only where safe.** A request is retried (tenacity, jittered exponential backoff) when
   the server certainly did not act on it or acting twice is harmless:
@@ -51,7 +52,13 @@ from shared.kube.errors import (
 )
 from shared.kube.observability import KubeMetrics
 from shared.kube.ratelimit import TokenBucket
-from shared.kube.transport import AiohttpTransport, RawStream, TransportSettings
+from shared.kube.transport import (
+    AiohttpTransport,
+    HttpxTransport,
+    KubeTransport,
+    StreamedResponse,
+    TransportSettings,
+)
 from shared.kube.verbs import ResourceVerbs
 
 __all__ = ["ClientSettings", "KubeClient", "StreamResponse"]
@@ -81,28 +88,15 @@ class ClientSettings:
 
 
 class StreamResponse:
-    """A streamed 2xx answer (watch): iterate ``chunks()``; always closed by ``aclose``. Backed by
-    an httpx response, or by ``AiohttpTransport``'s ``RawStream`` (the default transport's path)."""
+    """A streamed 2xx answer (watch): iterate ``chunks()``; always closed by ``aclose``."""
 
-    def __init__(self, response: httpx.Response | RawStream, *, path: str) -> None:
+    def __init__(self, response: StreamedResponse, *, path: str) -> None:
         self._response = response
         self.path = path
         self.status_code = response.status_code
 
     def chunks(self) -> AsyncIterator[bytes]:
-        if isinstance(self._response, RawStream):
-            return self._response.chunks()
-        return self._httpx_chunks(self._response)
-
-    async def _httpx_chunks(self, response: httpx.Response) -> AsyncIterator[bytes]:
-        if response.is_stream_consumed:  # a body that was read eagerly (e.g. a mock's content=)
-            yield response.content
-            return
-        try:
-            async for chunk in response.aiter_raw():
-                yield chunk
-        except (httpx.TransportError, httpx.StreamError) as exc:
-            raise TransportError(f"{type(exc).__name__}: {exc}", request_sent=True, path=self.path) from exc
+        return self._response.chunks()
 
     async def aclose(self) -> None:
         await self._response.aclose()
@@ -122,16 +116,6 @@ def _retryable(exc: BaseException, *, method: str) -> bool:
     return False
 
 
-_HTTPX_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
-
-
-def _from_httpx_error(exc: httpx.TransportError, *, path: str) -> TransportError:
-    """An httpx transport failure as ``TransportError`` (not sent when the connection never opened)."""
-    return TransportError(
-        f"{type(exc).__name__}: {exc}", request_sent=not isinstance(exc, _HTTPX_NOT_SENT), path=path
-    )
-
-
 class KubeClient(ResourceVerbs):
     """One API server. Create with ``from_connection`` (or directly with a transport in tests)."""
 
@@ -139,7 +123,7 @@ class KubeClient(ResourceVerbs):
         self,
         *,
         server: str,
-        transport: httpx.AsyncBaseTransport,
+        transport: KubeTransport,
         auth: BearerTokenAuth | None = None,
         settings: ClientSettings = ClientSettings(),
         metrics: KubeMetrics | None = None,
@@ -151,7 +135,6 @@ class KubeClient(ResourceVerbs):
         self.metrics = metrics
         self.clock: Clock = clock or SystemClock()
         self._transport = transport
-        self._fast = transport if isinstance(transport, AiohttpTransport) else None
         self._auth = auth
         self._rng = rng or random.Random()
         self._limiter = TokenBucket(qps=settings.qps, burst=settings.burst, clock=self.clock)
@@ -167,17 +150,20 @@ class KubeClient(ResourceVerbs):
         settings: ClientSettings = ClientSettings(),
         metrics: KubeMetrics | None = None,
         clock: Clock | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: KubeTransport | None = None,
     ) -> KubeClient:
         """A client for a loaded kubeconfig / in-cluster config; default transport: aiohttp."""
-        chosen: httpx.AsyncBaseTransport
+        chosen: KubeTransport
         if transport is not None:
             chosen = transport
         elif settings.http2:
-            chosen = httpx.AsyncHTTPTransport(
-                verify=connection.ssl_context or True,
-                http2=True,
-                limits=httpx.Limits(max_connections=settings.transport.max_connections),
+            chosen = HttpxTransport(
+                httpx.AsyncHTTPTransport(
+                    verify=connection.ssl_context or True,
+                    http2=True,
+                    limits=httpx.Limits(max_connections=settings.transport.max_connections),
+                ),
+                settings=settings.transport,
             )
         else:
             chosen = AiohttpTransport(
@@ -259,18 +245,15 @@ class KubeClient(ResourceVerbs):
         started = self.clock.now()
         code = "error"
         try:
-            if self._fast is not None:
-                buffered = await self._fast.send_buffered(
-                    method,
-                    url,
-                    headers=headers,
-                    content=content,
-                    path=path,
-                    total_timeout=self.settings.request_timeout,
-                )
-                status, response_headers, body = buffered.status_code, buffered.headers, buffered.body
-            else:
-                status, response_headers, body = await self._send_httpx(method, url, headers, content, path)
+            buffered = await self._transport.send_buffered(
+                method,
+                url,
+                headers=headers,
+                content=content,
+                path=path,
+                total_timeout=self.settings.request_timeout,
+            )
+            status, response_headers, body = buffered.status_code, buffered.headers, buffered.body
             code = str(status)
         finally:
             if self.metrics is not None:
@@ -294,29 +277,6 @@ class KubeClient(ResourceVerbs):
         waited = await self._limiter.acquire()
         if waited and self.metrics is not None:
             self.metrics.rate_limiter_wait.inc(waited)
-
-    async def _send_httpx(
-        self, method: str, url: str, headers: dict[str, str], content: bytes | None, path: str
-    ) -> tuple[int, Mapping[str, str], bytes]:
-        timeout = self.settings.request_timeout
-        request = httpx.Request(
-            method,
-            url,
-            headers=headers,
-            content=content,
-            extensions={"timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}},
-        )
-        try:
-            response = await self._transport.handle_async_request(request)
-            try:
-                body = await response.aread()
-            finally:
-                await response.aclose()
-        except TransportError:
-            raise
-        except httpx.TransportError as exc:
-            raise _from_httpx_error(exc, path=path) from exc
-        return response.status_code, response.headers, body
 
     def _retry_wait(self, retry_state: RetryCallState) -> float:
         # attempt_number counts attempts of the retry loop, which starts after the first failure.
@@ -403,14 +363,21 @@ class KubeClient(ResourceVerbs):
             raise UnexpectedResponse(path=path, status_code=200, body=b"", problem="is not a JSON object")
         return result
 
-    async def _open_raw_stream(
-        self, path: str, query: str, *, resource: str, headers: dict[str, str]
+    async def open_stream(
+        self, path: str, *, params: Mapping[str, str], resource: str, metadata_only: bool = False
     ) -> StreamResponse:
-        assert self._fast is not None
+        """Start a streamed GET (watch). No retry here: the watch loop owns reconnect policy.
+        ``metadata_only``: events carry ``PartialObjectMetadata`` objects (whole objects from a server
+        that cannot)."""
+        if not self._limiter.unlimited:
+            await self._wait_for_token()
+        query = urlencode(params)
         started = self.clock.now()
         code = "error"
         try:
-            raw = await self._fast.open_stream(self._url(path, query), headers=headers, path=path)
+            raw = await self._transport.open_stream(
+                self._url(path, query), headers=self._headers(None, metadata_only=metadata_only), path=path
+            )
             code = str(raw.status_code)
         finally:
             if self.metrics is not None:
@@ -428,55 +395,3 @@ class KubeClient(ResourceVerbs):
                 status_code=raw.status_code, body=body, headers=raw.headers, path=path
             )
         return StreamResponse(raw, path=path)
-
-    async def open_stream(
-        self, path: str, *, params: Mapping[str, str], resource: str, metadata_only: bool = False
-    ) -> StreamResponse:
-        """Start a streamed GET (watch). No retry here: the watch loop owns reconnect policy.
-        ``metadata_only``: events carry ``PartialObjectMetadata`` objects (whole objects from a server
-        that cannot)."""
-        if not self._limiter.unlimited:
-            await self._wait_for_token()
-        query = urlencode(params)
-        headers = self._headers(None, metadata_only=metadata_only)
-        if self._fast is not None:
-            return await self._open_raw_stream(path, query, resource=resource, headers=headers)
-        request = httpx.Request(
-            "GET",
-            self._url(path, query),
-            headers=headers,
-            extensions={
-                "timeout": {
-                    "connect": self.settings.transport.connect_timeout,
-                    "read": None,
-                    "write": None,
-                    "pool": None,
-                }
-            },
-        )
-        started = self.clock.now()
-        code = "error"
-        try:
-            try:
-                response = await self._transport.handle_async_request(request)
-            except TransportError:
-                raise
-            except httpx.TransportError as exc:
-                raise _from_httpx_error(exc, path=path) from exc
-            code = str(response.status_code)
-        finally:
-            if self.metrics is not None:
-                self.metrics.observe_request(
-                    verb="watch", resource=resource, code=code, seconds=self.clock.now() - started
-                )
-        if response.status_code >= 300:
-            try:
-                body = await response.aread()
-            except httpx.HTTPError:
-                body = b""
-            finally:
-                await response.aclose()
-            raise api_error_from_response(
-                status_code=response.status_code, body=body, headers=response.headers, path=path
-            )
-        return StreamResponse(response, path=path)

@@ -26,9 +26,9 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import quote
 
-from shared.frameworks.base import GroupVersionKind
 from shared.kube.clock import Clock
 from shared.kube.errors import NotFound, UnknownKindError
+from shared.kube.gvk import GroupVersionKind
 
 __all__ = ["DiscoveryFetch", "RESTMapper", "ResourceInfo"]
 

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from shared.frameworks.base import GroupVersionKind
+from shared.kube.gvk import GroupVersionKind
 
 __all__ = [
     "AlreadyExists",

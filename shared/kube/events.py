@@ -56,12 +56,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from shared.frameworks.base import GroupVersionKind
 from shared.kube.client import KubeClient
 from shared.kube.clock import Clock
 from shared.kube.errors import NotFound, UnknownKindError
-from shared.kube.leaderelection import format_micro_time
+from shared.kube.gvk import GroupVersionKind
 from shared.kube.observability import KubeMetrics
+from shared.kube.times import format_micro_time, format_time
 
 __all__ = [
     "CORE_EVENT",
@@ -411,7 +411,7 @@ class EventRecorder:
                 "series": {"count": series.count, "lastObservedTime": format_micro_time(wall)}
             }
         else:
-            patch = {"count": series.count, "lastTimestamp": wall.strftime("%Y-%m-%dT%H:%M:%SZ")}
+            patch = {"count": series.count, "lastTimestamp": format_time(wall)}
         await self.client.patch(api, series.name, patch, namespace=series.namespace, decode=False)
 
     def _body(self, api: GroupVersionKind, pending: _Pending, *, name: str, namespace: str) -> dict[str, Any]:
@@ -435,7 +435,7 @@ class EventRecorder:
             if pending.related is not None:
                 body["related"] = pending.related
             return body
-        timestamp = wall.strftime("%Y-%m-%dT%H:%M:%SZ")
+        timestamp = format_time(wall)
         core: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Event",

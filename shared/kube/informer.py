@@ -40,9 +40,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shared.frameworks.base import GroupVersionKind
 from shared.kube.client import KubeClient
 from shared.kube.clock import Clock
+from shared.kube.gvk import GroupVersionKind
 from shared.kube.watch import EventType, Watch, WatchSettings, object_key
 
 __all__ = [

@@ -29,29 +29,20 @@ import logging
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from shared.frameworks.base import GroupVersionKind
 from shared.kube.client import KubeClient
 from shared.kube.clock import Clock
 from shared.kube.errors import Conflict, KubeError, NotFound
+from shared.kube.gvk import GroupVersionKind
 from shared.kube.observability import KubeMetrics
+from shared.kube.times import format_micro_time
 
-__all__ = ["LEASE", "LeaderElectionSettings", "LeaderElector", "format_micro_time"]
+__all__ = ["LEASE", "LeaderElectionSettings", "LeaderElector"]
 
 logger = logging.getLogger(__name__)
 
 LEASE = GroupVersionKind("coordination.k8s.io", "v1", "Lease")
-
-
-def format_micro_time(moment: datetime) -> str:
-    """Kubernetes ``MicroTime``: RFC 3339 with microseconds, UTC (``strftime`` with ``%f`` is several
-    times slower, and every Event carries one)."""
-    return (
-        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:"
-        f"{moment.second:02d}.{moment.microsecond:06d}Z"
-    )
 
 
 def _number(value: Any, *, default: float) -> float:

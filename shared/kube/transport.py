@@ -1,29 +1,29 @@
-"""HTTP transports behind the ``httpx.AsyncBaseTransport`` seam.
+"""The transport seam: how ``KubeClient``'s requests become bytes on a connection.
 
-``KubeClient`` accepts any ``httpx.AsyncBaseTransport``: tests pass ``httpx.MockTransport``, a user
-who wants HTTP/2 passes ``httpx.AsyncHTTPTransport(http2=True)``. The default is ``AiohttpTransport``
-below, because measurements (``bench/client.py``) showed httpx's own stack is the bottleneck of a
-busy controller: against a loopback HTTPS server, 16 concurrent GETs through
-``httpx.AsyncClient`` ran at roughly a tenth of a bare aiohttp loop (httpcore's anyio TLS stream and
-per-request URL/header/response object construction dominate), while aiohttp's connection pool uses
-asyncio's native transport. aiohttp is already installed with ``kubernetes``.
+``KubeClient`` has one request path (rate limit, headers, credentials, metrics, typed errors,
+retries, decoding) and hands every request to a ``KubeTransport``: ``send_buffered`` for a request
+whose whole answer is read, ``open_stream`` for a watch. Whatever the transport, the client runs
+the same code, so a test on a fake transport runs production's request path.
 
-``AiohttpTransport`` is a complete httpx transport (streamed bodies included, used for watches) and
-additionally offers ``send_buffered()``: a request/response round trip with no httpx objects at all,
-which ``KubeClient`` uses for non-streaming calls. That path does not go through aiohttp either but
-through ``shared.kube.http1`` (request bytes on kept-alive connections, ``httptools`` parsing):
-aiohttp's per-request machinery was most of a write's CPU (``bench/reconciler_cpu.py``). Both paths
-share one ``SSLContext``; each keeps its own pool of connections.
+* ``AiohttpTransport`` is the default. Measurements (``bench/client.py``) showed httpx's own stack
+  is the bottleneck of a busy controller: against a loopback HTTPS server, 16 concurrent GETs
+  through ``httpx.AsyncClient`` ran at roughly a tenth of a bare aiohttp loop (httpcore's anyio TLS
+  stream and per-request URL/header/response object construction dominate). Buffered requests go
+  through ``shared.kube.http1`` (request bytes on kept-alive connections, ``httptools`` parsing):
+  aiohttp's per-request machinery was most of a write's CPU (``bench/reconciler_cpu.py``); watches
+  use aiohttp's streamed responses. Both share one ``SSLContext``; each keeps its own pool.
+* ``HttpxTransport`` adapts any ``httpx.AsyncBaseTransport``: ``httpx.MockTransport`` in tests, a
+  user who wants HTTP/2 gets ``httpx.AsyncHTTPTransport(http2=True)`` (``ClientSettings.http2``).
 
 Invariants:
 
-* The session is created lazily inside the running loop and closed by ``aclose()``.
-* Every aiohttp/OS failure becomes ``TransportError`` with ``request_sent=False`` only for failures
+* Every transport failure becomes ``TransportError`` with ``request_sent=False`` only for failures
   to open a connection (the request cannot have reached the server).
 * No redirects are followed, no cookies are kept (the API server uses neither).
-* Headers go out as given. The session sets no ``skip_auto_headers``: aiohttp would copy and sort
-  the headers of every request to honour it; ``KubeClient`` always sends its own ``User-Agent``, so
-  aiohttp's default one is never added anyway.
+* ``AiohttpTransport``'s session is created lazily inside the running loop; ``aclose()`` closes
+  every pooled connection. Headers go out as given: the session sets no ``skip_auto_headers``
+  (aiohttp would copy and sort the headers of every request to honour it); ``KubeClient`` always
+  sends its own ``User-Agent``, so aiohttp's default one is never added anyway.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import asyncio
 import ssl
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 import httpx
@@ -40,12 +40,20 @@ import httpx
 from shared.kube.errors import TransportError
 from shared.kube.http1 import Http1Pool, Http1Response
 
-__all__ = ["AiohttpTransport", "BufferedResponse", "RawStream", "TransportSettings"]
+__all__ = [
+    "AiohttpTransport",
+    "BufferedResponse",
+    "HttpxTransport",
+    "KubeTransport",
+    "RawStream",
+    "StreamedResponse",
+    "TransportSettings",
+]
 
 
 @dataclass(frozen=True)
 class TransportSettings:
-    """Connection-pool and timeout settings of ``AiohttpTransport``."""
+    """Connection-pool and timeout settings of a transport."""
 
     max_connections: int = 64
     connect_timeout: float = 10.0
@@ -60,30 +68,44 @@ class BufferedResponse:
     body: bytes
 
 
-# aiohttp already decompressed the body; httpx must not try again.
-_DECODED_BY_AIOHTTP = frozenset({b"content-encoding", b"content-length", b"transfer-encoding"})
+class StreamedResponse(Protocol):
+    """A streamed answer (watch): status and headers at once, the body chunk by chunk."""
+
+    status_code: int
+    headers: Mapping[str, str]
+
+    def chunks(self) -> AsyncIterator[bytes]: ...
+
+    async def aread(self) -> bytes: ...
+
+    async def aclose(self) -> None: ...
+
+
+class KubeTransport(Protocol):
+    """What ``KubeClient`` needs of a transport (module docstring)."""
+
+    async def send_buffered(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        content: bytes | None,
+        path: str,
+        total_timeout: float | None = None,
+    ) -> BufferedResponse:
+        """One request with its whole answer read; ``TransportError`` when there is no answer."""
+
+    async def open_stream(self, url: str, *, headers: Mapping[str, str], path: str) -> StreamedResponse:
+        """A streamed GET; ``TransportError`` when there is no answer."""
+
+    async def aclose(self) -> None: ...
 
 
 def _transport_error(exc: BaseException, *, path: str) -> TransportError:
     not_sent = isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientSSLError)
     detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return TransportError(detail, request_sent=not not_sent, path=path)
-
-
-class _AiohttpStream(httpx.AsyncByteStream):
-    def __init__(self, response: aiohttp.ClientResponse, *, path: str) -> None:
-        self._response = response
-        self._path = path
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        try:
-            async for chunk in self._response.content.iter_any():
-                yield chunk
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            raise _transport_error(exc, path=self._path) from exc
-
-    async def aclose(self) -> None:
-        self._response.close()
 
 
 class _LazyHeaders(Mapping[str, str]):
@@ -143,8 +165,9 @@ class RawStream:
 SSL_SHUTDOWN_GRACE = 0.25
 
 
-class AiohttpTransport(httpx.AsyncBaseTransport):
-    """An httpx transport on a pooled ``aiohttp.ClientSession`` (HTTP/1.1, keep-alive)."""
+class AiohttpTransport:
+    """The default ``KubeTransport``: ``shared.kube.http1`` for buffered requests, a pooled
+    ``aiohttp.ClientSession`` for watches (HTTP/1.1, keep-alive)."""
 
     def __init__(
         self,
@@ -228,43 +251,6 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             raise _transport_error(exc, path=path) from exc
         return RawStream(response, path=path)
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        session = self._get_session()
-        path = request.url.path
-        timeouts = request.extensions.get("timeout") or {}
-        read_timeout = timeouts.get("read", self._settings.request_timeout)
-        timeout = (
-            self._streaming_timeout
-            if read_timeout is None
-            else aiohttp.ClientTimeout(
-                total=None, connect=self._settings.connect_timeout, sock_read=read_timeout
-            )
-        )
-        headers = [(key.decode("latin-1"), value.decode("latin-1")) for key, value in request.headers.raw]
-        content = await request.aread()
-        try:
-            response = await session.request(
-                request.method,
-                str(request.url),
-                headers=headers,
-                data=content or None,
-                allow_redirects=False,
-                timeout=timeout,
-                **self._extra,
-            )
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            raise _transport_error(exc, path=path) from exc
-        return httpx.Response(
-            response.status,
-            headers=[
-                (key.decode("latin-1"), value.decode("latin-1"))
-                for key, value in response.raw_headers
-                if key.lower() not in _DECODED_BY_AIOHTTP
-            ],
-            stream=_AiohttpStream(response, path=path),
-            request=request,
-        )
-
     async def aclose(self) -> None:
         """Close every pooled connection, waiting for TLS connections to finish closing.
 
@@ -285,3 +271,104 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             await session.close()
         if had_tls:
             await asyncio.sleep(SSL_SHUTDOWN_GRACE)
+
+
+_HTTPX_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
+
+
+def _from_httpx_error(exc: httpx.TransportError, *, path: str) -> TransportError:
+    """An httpx transport failure as ``TransportError`` (not sent when the connection never opened)."""
+    return TransportError(
+        f"{type(exc).__name__}: {exc}", request_sent=not isinstance(exc, _HTTPX_NOT_SENT), path=path
+    )
+
+
+class _HttpxStream:
+    """An httpx streamed response as a ``StreamedResponse``."""
+
+    def __init__(self, response: httpx.Response, *, path: str) -> None:
+        self._response = response
+        self._path = path
+        self.status_code = response.status_code
+        self.headers: Mapping[str, str] = response.headers
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        response = self._response
+        if response.is_stream_consumed:  # a body that was read eagerly (e.g. a mock's content=)
+            yield response.content
+            return
+        try:
+            async for chunk in response.aiter_raw():
+                yield chunk
+        except (httpx.TransportError, httpx.StreamError) as exc:
+            raise TransportError(f"{type(exc).__name__}: {exc}", request_sent=True, path=self._path) from exc
+
+    async def aread(self) -> bytes:
+        try:
+            return await self._response.aread()
+        except httpx.HTTPError as exc:
+            raise TransportError(f"{type(exc).__name__}: {exc}", request_sent=True, path=self._path) from exc
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+class HttpxTransport:
+    """A ``KubeTransport`` on any ``httpx.AsyncBaseTransport`` (tests' ``MockTransport``, HTTP/2)."""
+
+    def __init__(
+        self, inner: httpx.AsyncBaseTransport, *, settings: TransportSettings = TransportSettings()
+    ) -> None:
+        self.inner = inner
+        self._settings = settings
+
+    async def send_buffered(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        content: bytes | None,
+        path: str,
+        total_timeout: float | None = None,
+    ) -> BufferedResponse:
+        timeout = self._settings.request_timeout if total_timeout is None else total_timeout
+        request = httpx.Request(
+            method,
+            url,
+            headers=headers,
+            content=content,
+            extensions={"timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}},
+        )
+        try:
+            response = await self.inner.handle_async_request(request)
+            try:
+                body = await response.aread()
+            finally:
+                await response.aclose()
+        except httpx.TransportError as exc:
+            raise _from_httpx_error(exc, path=path) from exc
+        return BufferedResponse(response.status_code, response.headers, body)
+
+    async def open_stream(self, url: str, *, headers: Mapping[str, str], path: str) -> StreamedResponse:
+        request = httpx.Request(
+            "GET",
+            url,
+            headers=headers,
+            extensions={
+                "timeout": {
+                    "connect": self._settings.connect_timeout,
+                    "read": None,
+                    "write": None,
+                    "pool": None,
+                }
+            },
+        )
+        try:
+            response = await self.inner.handle_async_request(request)
+        except httpx.TransportError as exc:
+            raise _from_httpx_error(exc, path=path) from exc
+        return _HttpxStream(response, path=path)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from shared.frameworks.base import GroupVersionKind
 from shared.kube.discovery import ResourceInfo, RESTMapper
 from shared.kube.errors import Gone
+from shared.kube.gvk import GroupVersionKind
 
 __all__ = ["METADATA_LIST", "ObjectList", "PatchType", "ResourceVerbs"]
 

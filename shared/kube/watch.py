@@ -53,10 +53,10 @@ from typing import Any
 
 import orjson
 
-from shared.frameworks.base import GroupVersionKind
 from shared.kube.client import KubeClient, StreamResponse
 from shared.kube.clock import Clock
 from shared.kube.errors import Gone, KubeError
+from shared.kube.gvk import GroupVersionKind
 from shared.kube.observability import KubeMetrics
 
 __all__ = ["EventType", "Watch", "WatchEvent", "WatchSettings", "object_key"]

@@ -1,35 +1,29 @@
-"""``metav1.Condition`` with Kubernetes' ``SetStatusCondition`` semantics.
+"""The Workload model's ``metav1.Condition``: a typed view whose rules are ``shared.kube.conditions``'.
 
-Invariant (``k8s.io/apimachinery/pkg/api/meta.SetStatusCondition``): setting a condition whose
-``status`` is unchanged keeps its ``lastTransitionTime``; reason, message and
-``observedGeneration`` are always updated. A new or flipped condition gets ``now`` as its
-transition time. Time is passed in (``now``) so tests use a fake clock.
-
-``remove_condition`` mirrors ``meta.RemoveStatusCondition``. Conditions are a list-map keyed by
-``type`` in every Kueue CRD, so these helpers never create a second entry of the same type; order
-of the other entries is kept (Kueue appends new conditions at the end, as the golden objects show).
+Components that hold a ``Workload`` model (the reconciler, ``shared.workload_state``, the operator
+tools) read its conditions as ``Condition`` objects; ``set_condition`` applies
+``meta.SetStatusCondition`` through the one dict implementation (``shared.kube.conditions``) on the
+single condition it touches, so the model and the raw-dict controllers can never disagree on when
+``lastTransitionTime`` moves. The condition object already in the list is updated in place (a
+caller holding it sees the change).
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
+from typing import Any
 
+from shared.kube import conditions as wire
 from shared.models.base import KubeModel
 
 __all__ = [
     "Condition",
     "find_condition",
-    "format_time",
     "is_condition_false",
     "is_condition_true",
     "remove_condition",
     "set_condition",
 ]
-
-
-def format_time(moment: datetime) -> str:
-    """RFC 3339 with second precision and a ``Z`` suffix, as ``metav1.Time`` serialises."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Condition(KubeModel):
@@ -68,28 +62,46 @@ def remove_condition(conditions: list[Condition], condition_type: str) -> bool:
     return False
 
 
-def set_condition(
-    conditions: list[Condition],
-    new: Condition,
-    *,
-    now: datetime,
-) -> bool:
-    """Insert or update ``new`` in ``conditions`` in place; return whether anything changed."""
+def set_condition(conditions: list[Condition], new: Condition, *, now: datetime) -> bool:
+    """``meta.SetStatusCondition``: insert or update ``new`` in place; whether anything changed."""
     existing = find_condition(conditions, new.type)
+    current = [] if existing is None else [_wire_of(existing)]
+    changed = wire.set_condition(
+        current,
+        condition_type=new.type,
+        status=new.status,
+        reason=new.reason,
+        message=new.message,
+        observed_generation=new.observed_generation,
+        last_transition_time=new.last_transition_time,
+        now=now,
+    )
+    if not changed:
+        return False
+    (result,) = current
     if existing is None:
         added = new.model_copy()
-        if added.last_transition_time is None:
-            added.last_transition_time = format_time(now)
+        added.last_transition_time = result["lastTransitionTime"]
         conditions.append(added)
-        return True
-    changed = False
-    if existing.status != new.status:
-        existing.status = new.status
-        existing.last_transition_time = new.last_transition_time or format_time(now)
-        changed = True
-    for attribute in ("reason", "message", "observed_generation"):
-        value = getattr(new, attribute)
-        if getattr(existing, attribute) != value:
-            setattr(existing, attribute, value)
-            changed = True
-    return changed
+    else:
+        existing.status = result["status"]
+        existing.last_transition_time = result.get("lastTransitionTime")
+        existing.reason = result["reason"]
+        existing.message = result["message"]
+        existing.observed_generation = result.get("observedGeneration")
+    return True
+
+
+def _wire_of(condition: Condition) -> dict[str, Any]:
+    """The fields ``meta.SetStatusCondition`` compares, as the wire spells them."""
+    wire_form: dict[str, Any] = {
+        "type": condition.type,
+        "status": condition.status,
+        "reason": condition.reason,
+        "message": condition.message,
+    }
+    if condition.last_transition_time is not None:
+        wire_form["lastTransitionTime"] = condition.last_transition_time
+    if condition.observed_generation:
+        wire_form["observedGeneration"] = condition.observed_generation
+    return wire_form

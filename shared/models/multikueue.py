@@ -7,7 +7,7 @@ MultiKueueClusters; each of those says where its kubeconfig comes from. In v1bet
 ``clusterProfileRef{name}`` (a CEL rule on the CRD enforces "exactly one"); v1beta1 had
 ``spec.kubeConfig`` and ``spec.clusterProfileRef`` directly under ``spec``. ``locationType`` is
 ``Secret`` (default: a Secret named ``location`` in Kueue's namespace, key ``kubeconfig``) or
-``Path`` (a file on the controller's disk). ``shared.models.conversion`` translates v1beta1.
+``Path`` (a file on the controller's disk).
 
 The cluster's health is its ``Active`` condition; the config's ``quotaManagement`` (v1beta2 only)
 is ``Manual`` or ``Automated``.

@@ -12,7 +12,7 @@ queues to workers) and never owns them, so:
 Names follow the v1beta2 CRD: the cohort is ``spec.cohortName`` (v1beta1 ``spec.cohort``), the
 admission checks are ``spec.admissionChecksStrategy.admissionChecks[].name`` (v1beta1 also had a
 plain ``spec.admissionChecks`` list), and a LocalQueue's usage is ``status.flavorsUsage`` (v1beta1
-``status.flavorUsage``). ``shared.models.conversion`` translates the v1beta1 spellings.
+``status.flavorUsage``).
 
 ``nominalQuota``/``borrowingLimit``/``lendingLimit`` and usage totals are ``IntOrString``: the wire
 form (``10`` vs ``"10"`` vs ``10Gi``) survives a round trip; parse them with a quantity parser when

@@ -9,9 +9,6 @@ Every field name was checked against the v1beta2 schema of the real CRD
 (``kueue.x-k8s.io_workloads.yaml``); ``tests/unit/models/test_crd_schema.py`` proves that a Workload
 with every modelled field set serialises to an object that schema accepts. Defaults follow the CRD
 (``podSets[].name`` and ``podSetAssignments[].name`` default to ``main``, ``count`` to 1).
-
-Conversion to and from ``v1beta1`` lives in ``shared.models.conversion``; the topology-assignment
-codec (v1beta2 ``slices`` <-> v1beta1 ``domains``) in ``shared.models.topology_assignment``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Preflight: read-only checks for the misconfigurations that break kueue-bridge and Kueue together.
 
-``kueue-bridge preflight`` (``bridge_tools.preflight_cli``) runs :func:`run_preflight`; every
+``kueue-bridge preflight`` (``bridge_tools.preflight.cli``) runs :func:`run_preflight`; every
 component runs :func:`startup_checks` before it starts and refuses to on a two-controllers
 conflict; ``kueue-bridge explain`` shows the findings that concern one job. Modules: ``findings``
 (the finding, the report, their text and JSON), ``kueue_setup`` (Kueue installed; Kueue's own

@@ -33,9 +33,8 @@ from shared.component_access import (
     service_account_name,
 )
 from shared.config import Configuration
-from shared.frameworks.base import GroupVersionKind
-from shared.frameworks.registry import external_name
 from shared.kube import KubeClient, KubeError, NotFound
+from shared.kube.kinds import SELF_SUBJECT_ACCESS_REVIEW_GVK, SERVICE_ACCOUNT_GVK, SUBJECT_ACCESS_REVIEW_GVK
 from shared.preflight.findings import Finding, Verdict
 
 __all__ = [
@@ -49,9 +48,8 @@ __all__ = [
     "rights_of",
 ]
 
-SAR_GVK: Final = GroupVersionKind("authorization.k8s.io", "v1", "SubjectAccessReview")
-SELF_SAR_GVK: Final = GroupVersionKind("authorization.k8s.io", "v1", "SelfSubjectAccessReview")
-SERVICE_ACCOUNT_GVK: Final = GroupVersionKind("", "v1", "ServiceAccount")
+SAR_GVK: Final = SUBJECT_ACCESS_REVIEW_GVK
+SELF_SAR_GVK: Final = SELF_SUBJECT_ACCESS_REVIEW_GVK
 _CONCURRENCY: Final = 8
 
 
@@ -225,7 +223,7 @@ def _kinds(rights: Sequence[Right], config: Configuration) -> tuple[str, ...]:
             right.group == kind.gvk.group and right.resource.split("/")[0] == kind.resource
             for right in rights
         ):
-            names.append(external_name(kind.gvk))
+            names.append(kind.gvk.kind_arg)
     if len(names) == len(config.managed_kinds()):
         return ()
     return tuple(names)

@@ -12,18 +12,14 @@ status fields on stop (``resetOnStop``, batch/v1 Job), for a ``status`` subresou
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
 
 from shared.config import ManagedKind
-from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.batch_job import BATCH_JOB_GVK
-from shared.frameworks.registry import external_name
 from shared.kube import Forbidden, KubeClient, KubeError, NotFound, UnknownKindError
+from shared.kube.kinds import CRD_GVK
 from shared.preflight.findings import Finding, Verdict
 
 __all__ = ["CRD_GVK", "check_kinds_served"]
-
-CRD_GVK: Final = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 
 
 async def _why_not_served(client: KubeClient, kind: ManagedKind) -> tuple[str, str]:
@@ -77,7 +73,7 @@ async def check_kinds_served(
     """One finding per kind: served in its version, under its plural, with status when needed."""
     findings: list[Finding] = []
     for kind in kinds:
-        name = external_name(kind.gvk)
+        name = kind.gvk.kind_arg
         label = f"{check} {name}"
         try:
             info = await client.mapper.resolve(kind.gvk)

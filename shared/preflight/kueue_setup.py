@@ -31,9 +31,16 @@ import yaml
 from shared.component_access import KUEUE_CONFIG_KEY, KUEUE_CONFIG_MAP
 from shared.config import Configuration, ManagedKind
 from shared.constants import API_GROUP, MULTIKUEUE_CONTROLLER_NAME
-from shared.frameworks.base import GroupVersionKind
-from shared.frameworks.registry import external_name
-from shared.kube import ApiError, Forbidden, KubeClient, KubeError, NotFound, UnknownKindError
+from shared.kube import (
+    ApiError,
+    Forbidden,
+    GroupVersionKind,
+    KubeClient,
+    KubeError,
+    NotFound,
+    UnknownKindError,
+)
+from shared.kube.kinds import CONFIG_MAP_GVK, DEPLOYMENT_GVK, MUTATING_WEBHOOK_CONFIGURATION_GVK
 from shared.kueue_integrations import KueueIntegration, kueue_integration_for
 from shared.preflight.findings import Finding, Verdict
 
@@ -51,11 +58,6 @@ __all__ = [
     "read_kueue_setup",
 ]
 
-CONFIG_MAP_GVK: Final = GroupVersionKind("", "v1", "ConfigMap")
-DEPLOYMENT_GVK: Final = GroupVersionKind("apps", "v1", "Deployment")
-MUTATING_WEBHOOK_CONFIGURATION_GVK: Final = GroupVersionKind(
-    "admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration"
-)
 KUEUE_DEPLOYMENT: Final = "kueue-controller-manager"
 #: AdmissionCheck controllers Kueue runs itself -> the feature gate that turns it off (None: always on)
 KUEUE_OWN_CHECK_CONTROLLERS: Final[dict[str, str | None]] = {
@@ -287,7 +289,7 @@ async def check_kueue_installed(
 
 # --- two controllers for one kind ------------------------------------------------------------------
 def _integration_findings(kind: ManagedKind, setup: KueueSetup) -> list[Finding]:
-    name = external_name(kind.gvk)
+    name = kind.gvk.kind_arg
     check = f"kueue integration {name}"
     integration = kueue_integration_for(kind.gvk.group, kind.gvk.kind)
     findings: list[Finding] = []

@@ -28,9 +28,17 @@ from pydantic import ValidationError
 
 from shared.component_access import access_rules
 from shared.config import Configuration
-from shared.constants import API_GROUP
-from shared.frameworks.base import GroupVersionKind
+from shared.constants import (
+    ADMISSION_CHECK_GVK,
+    API_GROUP,
+    CLUSTER_QUEUE_GVK,
+    LOCAL_QUEUE_GVK,
+    MULTIKUEUE_CLUSTER_GVK,
+    MULTIKUEUE_CONFIG_GVK,
+)
 from shared.kube import ConnectionConfig, KubeClient, KubeError, NotFound, UnknownKindError
+from shared.kube.conditions import object_condition
+from shared.kube.kinds import SECRET_GVK
 from shared.models.multikueue import MultiKueueCluster
 from shared.multikueue_kubeconfig import KubeConfigError, connection_for, load_cluster_kubeconfig
 from shared.preflight.access_checks import check_own_access, rights_of
@@ -39,12 +47,12 @@ from shared.preflight.kinds_served import check_kinds_served
 
 __all__ = ["ClientFactory", "ClusterChecks", "check_multikueue"]
 
-ADMISSION_CHECK: Final = GroupVersionKind(API_GROUP, "v1beta2", "AdmissionCheck")
-MULTIKUEUE_CONFIG: Final = GroupVersionKind(API_GROUP, "v1beta2", "MultiKueueConfig")
-MULTIKUEUE_CLUSTER: Final = GroupVersionKind(API_GROUP, "v1beta2", "MultiKueueCluster")
-CLUSTER_QUEUE: Final = GroupVersionKind(API_GROUP, "v1beta2", "ClusterQueue")
-LOCAL_QUEUE: Final = GroupVersionKind(API_GROUP, "v1beta2", "LocalQueue")
-SECRET: Final = GroupVersionKind("", "v1", "Secret")
+ADMISSION_CHECK: Final = ADMISSION_CHECK_GVK
+MULTIKUEUE_CONFIG: Final = MULTIKUEUE_CONFIG_GVK
+MULTIKUEUE_CLUSTER: Final = MULTIKUEUE_CLUSTER_GVK
+CLUSTER_QUEUE: Final = CLUSTER_QUEUE_GVK
+LOCAL_QUEUE: Final = LOCAL_QUEUE_GVK
+SECRET: Final = SECRET_GVK
 WireDict = dict[str, Any]
 ClientFactory = Callable[[ConnectionConfig], KubeClient]
 #: the single-cluster checks, run on a worker with ``--all-clusters``
@@ -294,10 +302,7 @@ async def check_multikueue(
                 )
             )
             continue
-        active = next(
-            (c for c in (check.get("status") or {}).get("conditions") or [] if c.get("type") == "Active"),
-            None,
-        )
+        active = object_condition(check, "Active")
         if active is None:
             findings.append(
                 Finding(

@@ -25,7 +25,6 @@ from typing import Final, Literal
 from shared.component_access import KUEUE_NAMESPACE_DEFAULT, Identity, access_rules
 from shared.config import Configuration
 from shared.frameworks.appwrapper import APPWRAPPER_GVK
-from shared.frameworks.registry import external_name
 from shared.kube import KubeClient, KubeError
 from shared.preflight.access_checks import check_identity_access, check_own_access, rights_of
 from shared.preflight.findings import Finding, Report, Verdict
@@ -143,7 +142,7 @@ async def job_checks(
     be about such a job run; ServiceAccounts that do not exist are no finding here."""
     options = options or PreflightOptions()
     now = now or dt.datetime.now(dt.UTC)
-    kinds = [k for k in config.managed_kinds() if external_name(k.gvk) == kind]
+    kinds = [k for k in config.managed_kinds() if k.gvk.kind_arg == kind]
     setup = await read_kueue_setup(client, kueue_namespace=options.kueue_namespace)
     findings = check_integrations(kinds, setup)
     findings += await _guarded("kind served", lambda: check_kinds_served(client, kinds))

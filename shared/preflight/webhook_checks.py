@@ -35,9 +35,9 @@ import httpx
 from cryptography import x509
 
 from shared.config import Configuration
-from shared.frameworks.base import GroupVersionKind
-from shared.frameworks.registry import Framework, FrameworkRegistry, external_name
-from shared.kube import ApiError, KubeClient, KubeError, NotFound, UnknownKindError
+from shared.frameworks.registry import Framework, FrameworkRegistry
+from shared.kube import ApiError, GroupVersionKind, KubeClient, KubeError, NotFound, UnknownKindError
+from shared.kube.kinds import ENDPOINT_SLICE_GVK, SERVICE_GVK
 from shared.labelselector import LabelSelector
 from shared.preflight.findings import Finding, Verdict
 from shared.preflight.webhook_probe import dry_run_probe, local_queue_in, probe_namespace
@@ -55,8 +55,6 @@ __all__ = [
     "check_webhooks",
 ]
 
-SERVICE_GVK: Final = GroupVersionKind("", "v1", "Service")
-ENDPOINT_SLICE_GVK: Final = GroupVersionKind("discovery.k8s.io", "v1", "EndpointSlice")
 _CONFIGURATIONS: Final = (
     (MUTATING_CONFIGURATION_NAME, "MutatingWebhookConfiguration", True),
     (VALIDATING_CONFIGURATION_NAME, "ValidatingWebhookConfiguration", False),
@@ -298,7 +296,7 @@ async def check_webhooks(
     """
     registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
     frameworks: Sequence[Framework] = [
-        f for f in registry if only_kind is None or external_name(f.gvk) == only_kind
+        f for f in registry if only_kind is None or f.gvk.kind_arg == only_kind
     ]
     findings: list[Finding] = []
     targets: dict[str, WireDict] = {}
@@ -319,7 +317,7 @@ async def check_webhooks(
                         else "Kueue's job rules are not enforced"
                     ),
                     "apply the manifests (kueue-bridge manifests), or kueue-bridge webhook register",
-                    kinds=tuple(external_name(f.gvk) for f in frameworks),
+                    kinds=tuple(f.gvk.kind_arg for f in frameworks),
                 )
             )
             continue
@@ -334,7 +332,7 @@ async def check_webhooks(
             hooks = {name: hook for name, hook in hooks.items() if name in expected}
         problems = 0
         for hook_name, framework in expected.items():
-            name = external_name(framework.gvk)
+            name = framework.gvk.kind_arg
             hook = hooks.get(hook_name)
             if hook is None or not _covers(hook, framework):
                 problems += 1

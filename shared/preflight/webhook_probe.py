@@ -21,18 +21,17 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from shared.config import Configuration
-from shared.constants import QUEUE_LABEL
-from shared.frameworks.base import AdapterError, GroupVersionKind
+from shared.constants import LOCAL_QUEUE_GVK, QUEUE_LABEL
+from shared.frameworks.base import AdapterError
 from shared.frameworks.batch_job import BATCH_JOB_GVK
-from shared.frameworks.registry import Framework, external_name
+from shared.frameworks.registry import Framework
 from shared.kube import ApiError, Forbidden, KubeClient, KubeError
+from shared.kube.kinds import NAMESPACE_GVK
 from shared.labelselector import LabelSelector
 from shared.preflight.findings import Finding, Verdict
 
 __all__ = ["dry_run_probe", "local_queue_in", "probe_namespace"]
 
-NAMESPACE_GVK: Final = GroupVersionKind("", "v1", "Namespace")
-LOCAL_QUEUE_GVK: Final = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "LocalQueue")
 _PROBE_PREFIX: Final = "kueue-bridge-preflight-"
 WireDict = dict[str, Any]
 
@@ -104,7 +103,7 @@ def _probe_object(framework: Framework, *, namespace: str, queue: str) -> WireDi
 
 
 async def dry_run_probe(client: KubeClient, framework: Framework, *, namespace: str, queue: str) -> Finding:
-    name = external_name(framework.gvk)
+    name = framework.gvk.kind_arg
     label = f"webhook dry-run {name}"
     where = f"a server-side dry-run create in namespace {namespace}"
     try:

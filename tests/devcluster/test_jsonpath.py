@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from devcluster.apiserver.jsonpath import JSONPathError, compile_path, find, go_number, print_value
-from devcluster.apiserver.printers import format_label_selector, human_duration
+from devcluster.apiserver.printers import format_label_selector
 from devcluster.apiserver.tables import negotiate
+from shared.kube.times import human_duration
 
 WORKLOAD: dict[str, Any] = {
     "spec": {"queueName": "team-a", "podSets": [{"name": "main", "count": 2}, {"name": "aux", "count": 1}]},

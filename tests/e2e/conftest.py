@@ -15,9 +15,8 @@ from typing import Any
 
 import yaml
 
-from shared.frameworks.base import GroupVersionKind
 from shared.jsontree import json_tree_copy
-from shared.kube import AlreadyExists, Conflict, KubeClient, KubeError, load_kubeconfig
+from shared.kube import AlreadyExists, Conflict, GroupVersionKind, KubeClient, KubeError, load_kubeconfig
 from tests.devcluster.conftest import devcluster, devcluster_factory
 from tests.polling import eventually
 

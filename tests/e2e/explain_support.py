@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from bridge_tools.cluster_view import (
+from bridge_tools.explain.cluster_view import (
     CLUSTER_QUEUE,
     LOCAL_QUEUE,
     NAMESPACE,
@@ -28,9 +28,9 @@ from bridge_tools.cluster_view import (
     WORKLOAD,
     ClusterView,
 )
-from bridge_tools.explain import ExplainSettings, explain
+from bridge_tools.explain.diagnosis import ExplainSettings, explain
+from bridge_tools.explain.verdict import Explanation
 from bridge_tools.kinds import resolve_kind
-from bridge_tools.verdict import Explanation
 from devcluster.apiserver import ServerOptions
 from devcluster.server import ThreadedDevCluster
 from shared.config import Configuration, default_config

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient
+from shared.kube import GroupVersionKind, KubeClient
 
 __all__ = [
     "APPWRAPPER",

@@ -33,9 +33,8 @@ from multikueue.manager import ManagerOptions, MultiKueueManager
 from reconciler.manager import ReconcilerManager, settings_from_config
 from shared.admission_apply import apply_admission_status
 from shared.config import Configuration, parse_config
-from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
-from shared.kube import Conflict, KubeClient, NotFound, Watch, load_kubeconfig
+from shared.kube import Conflict, GroupVersionKind, KubeClient, NotFound, Watch, load_kubeconfig
 from tests.e2e.conftest import install_crds, wait_served
 from tests.polling import eventually
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from bridge_tools.manifests_render import (
+from bridge_tools.manifests.render import (
     RenderOptions,
     kueue_configuration_fragment,
     render_manifests,
@@ -27,10 +27,8 @@ from bridge_tools.manifests_render import (
 )
 from shared.component_access import KUEUE_CONFIG_KEY, KUEUE_CONFIG_MAP
 from shared.config import Configuration, parse_config
-from shared.frameworks.base import GroupVersionKind
-from shared.frameworks.registry import external_name
 from shared.jsontree import json_tree_copy
-from shared.kube import AlreadyExists, KubeClient, NotFound
+from shared.kube import AlreadyExists, GroupVersionKind, KubeClient, NotFound
 from shared.preflight import Finding, PreflightOptions, Verdict, run_preflight
 from shared.webhook_configurations import MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME
 
@@ -72,7 +70,7 @@ class Target:
 
     @property
     def declarative_kind(self) -> str:
-        return next(external_name(k.gvk) for k in self.config.managed_kinds() if k.builtin is None)
+        return next(k.gvk.kind_arg for k in self.config.managed_kinds() if k.builtin is None)
 
 
 async def run(target: Target, config: Configuration | None = None, **options: Any) -> list[Finding]:

@@ -24,8 +24,7 @@ from appwrapper.manager import AppWrapperManager
 from devcluster.apiserver import ServerOptions
 from devcluster.server import ThreadedDevCluster
 from shared.config import parse_config
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient, NotFound
+from shared.kube import GroupVersionKind, KubeClient, NotFound
 from tests.e2e.conftest import eventually, install_crds, kube_client, wait_served
 from tests.e2e.test_reconciler_e2e import (
     CLUSTER_QUEUE,

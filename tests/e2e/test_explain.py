@@ -20,16 +20,16 @@ from typing import Any
 import pytest
 import yaml
 
-from bridge_tools.cluster_view import (
+from bridge_tools.explain.cli import main as explain_main
+from bridge_tools.explain.cluster_view import (
     ADMISSION_CHECK,
     LOCAL_QUEUE,
     NAMESPACE,
     WORKLOAD,
     WORKLOAD_PRIORITY_CLASS,
 )
-from bridge_tools.explain import ObjectNotFound
-from bridge_tools.explain_cli import main as explain_main
-from bridge_tools.verdict import Explanation, State, render_json, render_text
+from bridge_tools.explain.diagnosis import ObjectNotFound
+from bridge_tools.explain.verdict import Explanation, State, render_json, render_text
 from devcluster.server import ThreadedDevCluster
 from shared.config import Configuration, parse_config
 from shared.kube import KubeClient

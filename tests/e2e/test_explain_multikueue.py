@@ -4,7 +4,7 @@ devcluster and two workers, every component running), explained from the manager
 The verdicts: waiting for the MultiKueue check while no worker admits its copy (and which workers
 hold copies), a worker cluster that became inactive named in that verdict, and running on the
 worker that admitted it. ``explain`` is given the manager's kubeconfig only -- it never reads a
-worker (``bridge_tools.explain_multikueue``).
+worker (``bridge_tools.explain.multikueue``).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from bridge_tools.explain_cli import main as explain_main
-from bridge_tools.verdict import Explanation
+from bridge_tools.explain.cli import main as explain_main
+from bridge_tools.explain.verdict import Explanation
 from tests.e2e.explain_support import wait_for_verdict
 from tests.e2e.multikueue_support import JOB, NAMESPACE, Fleet, fleet, new_job
 

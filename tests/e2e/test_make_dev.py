@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from tests.e2e.conftest import kube_client
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -157,8 +157,7 @@ async def test_exit_when_done_runs_every_sample_to_finished(tmp_path: Path) -> N
     ):
         workloads: list[dict[str, Any]] = (await client.list_all(WORKLOAD, namespace="team-a")).items
         for doc in SAMPLES:
-            group, _, version = doc["apiVersion"].rpartition("/")
-            gvk = GroupVersionKind(group, version, doc["kind"])
+            gvk = GroupVersionKind.of(doc)
             job = await client.get(gvk, doc["metadata"]["name"], namespace="team-a")
             owned = [
                 w

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 import yaml
 
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from tests.e2e.conftest import kube_client
 from tests.e2e.test_make_dev import assert_nothing_left, env_for, served_again
 
@@ -143,10 +143,7 @@ async def test_the_managers_state_says_where_each_sample_ran(fleet_run: FleetRun
     ):
         workloads: list[dict[str, Any]] = (await client.list_all(WORKLOAD, namespace="team-a")).items
         for doc in SAMPLES:
-            group, _, version = doc["apiVersion"].rpartition("/")
-            job = await client.get(
-                GroupVersionKind(group, version, doc["kind"]), doc["metadata"]["name"], namespace="team-a"
-            )
+            job = await client.get(GroupVersionKind.of(doc), doc["metadata"]["name"], namespace="team-a")
             owned = [
                 w
                 for w in workloads

@@ -30,8 +30,7 @@ from devrun.multicluster import EXAMPLES_DIR, multikueue_objects, worker_names
 from devrun.progress import JobRow
 from devrun.samples import load_manifests
 from devrun.watch import Watched, verdict, watch
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient
+from shared.kube import GroupVersionKind, KubeClient
 from shared.kube.verbs import ObjectList
 
 

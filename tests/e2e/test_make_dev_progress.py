@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from devrun.progress import JobRow, TableDisplay, cluster_of, format_age, job_row, render_table
+from devrun.progress import JobRow, TableDisplay, cluster_of, job_row, render_table
+from shared.kube.times import human_duration
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
 
@@ -80,7 +81,7 @@ def test_row_names_the_workload_its_cluster_queue_and_age() -> None:
         "job-hello-1a2b3",
         "dev-cluster-queue",
         "",  # CLUSTER: only in a fleet
-        "1m15s",
+        "75s",
         "",
     )
     assert row_for(job(suspend=True)).cells()[3:5] == ("-", "-")
@@ -103,7 +104,7 @@ def test_why_is_the_last_column_and_is_given_by_the_caller() -> None:
     assert header.split()[-1] == "WHY"
     assert first.endswith(reason)
     assert first.index(reason) == header.index("WHY")
-    assert second.endswith("1m15s")  # no WHY for a running job: no trailing blanks either
+    assert second.endswith("75s")  # no WHY for a running job: no trailing blanks either
 
 
 def test_a_declarative_kind_uses_its_own_suspend_path() -> None:
@@ -114,10 +115,10 @@ def test_a_declarative_kind_uses_its_own_suspend_path() -> None:
 
 
 @pytest.mark.parametrize(
-    ("seconds", "text"), [(0, "0s"), (59.9, "59s"), (60, "1m"), (75, "1m15s"), (3600, "1h"), (3725, "1h2m")]
+    ("seconds", "text"), [(0, "0s"), (59.9, "59s"), (60, "60s"), (75, "75s"), (3600, "60m"), (3725, "62m")]
 )
-def test_age_is_kubectl_style(seconds: float, text: str) -> None:
-    assert format_age(seconds) == text
+def test_age_is_what_kubectl_prints(seconds: float, text: str) -> None:
+    assert human_duration(seconds) == text
 
 
 def test_table_columns_are_aligned() -> None:

@@ -32,8 +32,7 @@ from typing import Any
 
 import pytest
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient, Watch
+from shared.kube import GroupVersionKind, KubeClient, Watch
 from tests.e2e.multikueue_support import JOB, NAMESPACE, WORKLOAD, Fleet, condition, fleet, new_job
 from tests.e2e.test_reconciler_support import ReconcilerProcess, write_config
 from tests.polling import eventually

@@ -19,8 +19,7 @@ import yaml
 
 from devcluster.standin.client import Resource
 from devcluster.standin.jobrunner import DeclarativeCompletion
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import Watch
+from shared.kube import GroupVersionKind, Watch
 from tests.e2e.multikueue_support import (
     ADMISSION_CHECK,
     JOB,

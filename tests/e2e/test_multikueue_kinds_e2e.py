@@ -36,8 +36,7 @@ import pytest
 
 from appwrapper.faulttolerance import FaultTolerance
 from appwrapper.manager import AppWrapperManager
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient, Watch
+from shared.kube import GroupVersionKind, KubeClient, Watch
 from tests.e2e.conftest import write_latest
 from tests.e2e.kind_controllers import (
     APPWRAPPER,

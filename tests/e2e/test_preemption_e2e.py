@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient
+from shared.kube import GroupVersionKind, KubeClient
 from tests.e2e.conftest import eventually, kube_client
 from tests.e2e.test_reconciler_e2e import (
     CLUSTER_QUEUE,

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from bridge_tools.preflight_cli import main as preflight_main
+from bridge_tools.preflight.cli import main as preflight_main
 from devcluster.server import ThreadedDevCluster
 from shared.config import parse_config
 from shared.kube import KubeClient, load_kubeconfig

@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bridge_tools.adapter_cli import main as adapter_main
-from bridge_tools.explain_cli import main as explain_main
-from bridge_tools.preflight_cli import main as preflight_main
+from bridge_tools.adapter.cli import main as adapter_main
+from bridge_tools.explain.cli import main as explain_main
+from bridge_tools.preflight.cli import main as preflight_main
 from certs import generate_ca
 from devcluster.apiserver import ServerOptions
 from devcluster.server import ThreadedDevCluster

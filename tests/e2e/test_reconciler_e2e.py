@@ -20,9 +20,8 @@ import pytest
 
 from reconciler.manager import ReconcilerManager, settings_from_config
 from shared.config import Configuration, default_config
-from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
-from shared.kube import KubeClient, NotFound
+from shared.kube import GroupVersionKind, KubeClient, NotFound
 from tests.e2e.conftest import eventually, install_crds, kube_client, write_latest
 from tests.unit.reconciler.conftest import golden_job
 

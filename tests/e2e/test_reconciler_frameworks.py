@@ -20,8 +20,7 @@ import pytest
 
 from devcluster.server import ThreadedDevCluster
 from shared.config import parse_config
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient
+from shared.kube import GroupVersionKind, KubeClient
 from tests.e2e.conftest import (
     CRD_GVK,
     create_namespace,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from shared.config import parse_config
-from shared.models.condition import format_time
+from shared.kube.times import format_time
 from tests.e2e.conftest import eventually, kube_client
 from tests.e2e.test_reconciler_e2e import (
     JOB,

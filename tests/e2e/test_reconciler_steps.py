@@ -22,8 +22,7 @@ import pytest
 
 from devcluster.server import ThreadedDevCluster
 from shared.constants import STOPPING_ANNOTATION
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient
+from shared.kube import GroupVersionKind, KubeClient
 from tests.e2e.conftest import create_namespace, eventually, kube_client, wait_served, write_latest
 from tests.e2e.test_reconciler_e2e import (
     JOB,

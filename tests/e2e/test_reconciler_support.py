@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 
 __all__ = [
     "JOB",

@@ -1,6 +1,6 @@
 """The admission webhook end to end: the devcluster calls our server exactly as kube-apiserver would.
 
-Our webhook (``webhook.runtime.build_webhook``, the wiring ``kueue-bridge webhook`` runs) serves on
+Our webhook (``webhook.process.build_webhook``, the wiring ``kueue-bridge webhook`` runs) serves on
 a free 127.0.0.1 port with a certificate from ``certs``; its informers watch the devcluster. The
 Mutating/ValidatingWebhookConfigurations are rendered by ``shared.webhook_configurations`` (url form) with the
 CA injected as ``caBundle``; every assertion is made through the API server.
@@ -28,8 +28,15 @@ from shared.constants import (
     MULTIKUEUE_CONTROLLER_NAME,
     QUEUE_LABEL,
 )
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import Forbidden, KubeClient, KubeError, NotFound, WatchSettings, static_connection
+from shared.kube import (
+    Forbidden,
+    GroupVersionKind,
+    KubeClient,
+    KubeError,
+    NotFound,
+    WatchSettings,
+    static_connection,
+)
 from shared.webhook_configurations import render_webhook_configurations
 from tests.e2e.conftest import eventually, install_crds, kube_client
 from webhook.informer_lookups import (
@@ -38,9 +45,9 @@ from webhook.informer_lookups import (
     LOCAL_QUEUE_GVK,
     NAMESPACE_GVK,
 )
+from webhook.process import WebhookProcess, build_webhook
 from webhook.registration import register_webhook_configurations
-from webhook.runtime import WebhookProcess, build_webhook
-from webhook.wiring import settings_from_config
+from webhook.settings_from_config import settings_from_config
 
 pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared]
 

@@ -42,9 +42,7 @@ from devrun.components import ComponentProcess
 from devrun.real_cluster import KUEUE_VERSIONS, Kit, KueueMode, RealCluster, find_kit
 from devrun.samples import EXAMPLES_DIR
 from shared.config import load_config
-from shared.frameworks.base import GroupVersionKind
-from shared.frameworks.registry import external_name
-from shared.kube import KubeClient, load_kubeconfig
+from shared.kube import GroupVersionKind, KubeClient, load_kubeconfig
 from tests.e2e.conftest import install_crds, wait_served
 
 __all__ = ["JOBGROUP", "NAMESPACE_GVK", "SERVICE_ACCOUNT_GVK", "Bridge", "DevTwin"]
@@ -129,7 +127,7 @@ def start_real_cluster(kit: Kit, real_root: Path) -> Iterator[Callable[..., Real
 
 def bridge_external_frameworks(config: Path) -> tuple[str, ...]:
     """Kueue's ``externalFrameworks`` for the kinds a kueue-bridge configuration manages."""
-    return tuple(external_name(kind.gvk) for kind in load_config(config).managed_kinds())
+    return tuple(kind.gvk.kind_arg for kind in load_config(config).managed_kinds())
 
 
 @dataclass

@@ -14,8 +14,7 @@ from typing import Any
 
 import yaml
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient
+from shared.kube import GroupVersionKind, KubeClient
 
 __all__ = ["service_account_kubeconfig", "write_kubeconfig"]
 

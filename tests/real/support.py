@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from shared.constants import QUEUE_LABEL
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient
+from shared.kube import GroupVersionKind, KubeClient
 
 __all__ = [
     "CLUSTER_QUEUE",

@@ -14,7 +14,7 @@ from typing import Any
 
 from shared.constants import PODSET_LABEL, QUEUE_LABEL
 from shared.frameworks.appwrapper import APPWRAPPER_GVK
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from tests.polling import eventually
 from tests.real.conftest import Bridge
 from tests.real.support import (

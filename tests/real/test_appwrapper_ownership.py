@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from shared.constants import QUEUE_LABEL
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient, NotFound
+from shared.kube import GroupVersionKind, KubeClient, NotFound
 from tests.polling import eventually
 from tests.real.conftest import Bridge
 from tests.real.support import JOB, apply_queues

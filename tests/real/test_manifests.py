@@ -44,15 +44,14 @@ import pytest
 import pytest_asyncio
 import yaml
 
-from bridge_tools.manifests_cli import dump_documents
-from bridge_tools.manifests_render import RenderOptions, render_manifests
-from bridge_tools.release_bundle import build_bundles
+from bridge_tools.manifests.cli import dump_documents
+from bridge_tools.manifests.release_bundle import build_bundles
+from bridge_tools.manifests.render import RenderOptions, render_manifests
 from devrun.real_cluster import RealCluster
 from shared.component_access import service_account_name
 from shared.config import load_config
 from shared.constants import QUEUE_LABEL
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient, NotFound, load_kubeconfig
+from shared.kube import GroupVersionKind, KubeClient, NotFound, load_kubeconfig
 from shared.preflight import Verdict, run_preflight
 from tests.e2e.conftest import install_crds, wait_served
 from tests.polling import eventually

@@ -39,8 +39,7 @@ from devrun.real_fleet import (
 )
 from shared.admission_apply import ADMISSION_FIELD_MANAGER
 from shared.constants import QUEUE_LABEL
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient, NotFound
+from shared.kube import GroupVersionKind, KubeClient, NotFound
 from tests.polling import eventually
 
 JOB = GroupVersionKind("batch", "v1", "Job")

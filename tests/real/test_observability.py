@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from shared.constants import QUEUE_LABEL
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from tests.polling import eventually
 from tests.real.conftest import Bridge
 from tests.unit.test_observability import KUEUE_METRICS, family, metric_names, our_families, queries

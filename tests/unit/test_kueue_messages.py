@@ -30,9 +30,8 @@ import orjson
 import pytest
 import yaml
 
-from reconciler.__main__ import kueue_controller_name
 from reconciler.ancestry import OwnerKinds
-from reconciler.job_control import truncate_event_message
+from reconciler.event_reporting import kueue_controller_name
 from reconciler.job_reconciler import JobReconciler, ReconcilerSettings
 from reconciler.workload_sync import NoMatchingWorkloadsError, PrebuiltWorkloadNotFoundError
 from shared.constants import (
@@ -46,17 +45,17 @@ from shared.constants import (
     WORKLOAD_PRIORITY_CLASS_LABEL,
     Reason,
 )
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from shared.kube.events import Reporter
 from shared.labelselector import LabelSelector
-from shared.workload_state import truncate_condition_message
+from shared.workload_state import truncate_condition_message, truncate_event_message
 from tests.unit.reconciler.conftest import Adapters, FakeClock, admit, golden_job, job_key, set_condition
 from tests.unit.reconciler.fakes import FakeCluster
 from tests.unit.webhook.helpers import BATCH_JOB, job, review
-from webhook.admission import AdmissionHandler
-from webhook.lookups import InMemoryLookups
-from webhook.metrics import WebhookMetrics
-from webhook.settings import Framework, WebhookSettings
+from webhook.rules.lookups import InMemoryLookups
+from webhook.rules.settings import Framework, WebhookSettings
+from webhook.serving.admission_review import AdmissionHandler
+from webhook.serving.metrics import WebhookMetrics
 
 # A CRD kind Kueue has no built-in integration for (the batch adapter reads it; only the GVK matters)
 OTHER = Framework(

@@ -21,9 +21,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from appwrapper.__main__ import phase_counter
 from multikueue.metrics import multikueue_metrics
-from reconciler.__main__ import RecorderSink
+from reconciler.event_reporting import workload_event_counter
 from shared.kube import KubeMetrics
-from webhook.metrics import WebhookMetrics
+from webhook.serving.metrics import WebhookMetrics
 
 OBSERVABILITY = Path(__file__).resolve().parents[2] / "deploy" / "observability"
 DASHBOARD = OBSERVABILITY / "kueue-bridge-dashboard.json"
@@ -104,16 +104,11 @@ def family(name: str) -> str:
     return name
 
 
-class _NoRecorder:
-    def event(self, *args: Any, **kwargs: Any) -> None:  # pragma: no cover - never called here
-        raise AssertionError
-
-
 def our_families() -> set[str]:
     """The metric families the components' /metrics show (HELP lines), from their constructors."""
     controller = CollectorRegistry()
     KubeMetrics(controller)  # every controller process: client, informers, queues, leader election
-    RecorderSink(_NoRecorder(), registry=controller)  # type: ignore[arg-type]
+    workload_event_counter(controller)  # the reconciler's Workload life events
     multikueue_metrics(controller)
     phase_counter(controller)
     webhook = WebhookMetrics().registry

@@ -26,7 +26,7 @@ RAW = f"""\
 {ROOT};{RECONCILE};WorkloadSync.write_status (reconciler/workload_sync.py:140);KubeClient._attempt (shared/kube/client.py:250);_Connection.exchange (shared/kube/http1.py:135) 7
 {ROOT};{RECONCILE};KubeModel.from_wire (shared/models/base.py:53);BaseModel.model_validate (pydantic/main.py:700) 5
 {ROOT};EventRecorder._writer (shared/kube/events.py:230);KubeClient._attempt (shared/kube/client.py:250) 3
-{ROOT};{RECONCILE};RecorderSink.record (reconciler/__main__.py:58);EventRecorder.event (shared/kube/events.py:170) 1
+{ROOT};{RECONCILE};RecorderSink.record (reconciler/event_reporting.py:80);EventRecorder.event (shared/kube/events.py:170) 1
 {ROOT};Informer.run (shared/kube/informer.py:300);Watch.events (shared/kube/watch.py:190);Watch._decode (shared/kube/watch.py:330) 4
 {ROOT};Informer.run (shared/kube/informer.py:300);Store.upsert (shared/kube/informer.py:140) 2
 {ROOT};{WORKER};reconcile_context.__enter__ (shared/kube/observability.py:70) 1

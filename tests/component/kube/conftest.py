@@ -19,8 +19,14 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from devcluster.server import ThreadedDevCluster
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import ClientSettings, KubeClient, KubeMetrics, WatchSettings, load_kubeconfig
+from shared.kube import (
+    ClientSettings,
+    GroupVersionKind,
+    KubeClient,
+    KubeMetrics,
+    WatchSettings,
+    load_kubeconfig,
+)
 from tests.component.kube.faultproxy import FaultProxy
 from tests.devcluster.conftest import devcluster, devcluster_factory
 from tests.polling import eventually

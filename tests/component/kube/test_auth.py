@@ -9,8 +9,7 @@ import pytest
 import yaml
 
 from devcluster.server import ThreadedDevCluster
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient, Unauthorized, load_kubeconfig
+from shared.kube import GroupVersionKind, KubeClient, Unauthorized, load_kubeconfig
 from tests.component.kube.conftest import NAMESPACE, UNLIMITED
 
 ADMIN = {"username": "alice", "uid": "alice", "groups": ["system:masters", "system:authenticated"]}

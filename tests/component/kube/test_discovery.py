@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeClient, UnknownKindError
+from shared.kube import GroupVersionKind, KubeClient, UnknownKindError
 from tests.component.kube.conftest import CONFIGMAP, eventually
 
 pytestmark = pytest.mark.needs_shared

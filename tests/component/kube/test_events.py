@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import NORMAL, WARNING, EventRecorder, EventSettings, KubeClient
+from shared.kube import NORMAL, WARNING, EventRecorder, EventSettings, GroupVersionKind, KubeClient
 from tests.component.kube.conftest import CONFIGMAP
 
 EVENTS_V1 = GroupVersionKind("events.k8s.io", "v1", "Event")

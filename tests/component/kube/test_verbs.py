@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from shared.frameworks.base import GroupVersionKind
 from shared.kube import (
     AlreadyExists,
     Conflict,
+    GroupVersionKind,
     Invalid,
     KubeClient,
     NotFound,

@@ -1,4 +1,4 @@
-"""Admissions answered in uvicorn's protocol callbacks (``webhook.fastpath``), over real TLS sockets.
+"""Admissions answered in uvicorn's protocol callbacks (``webhook.serving.fastpath``), over real TLS sockets.
 
 A raw client writes the HTTP/1.1 bytes itself, so keep-alive, pipelining, ``Connection: close`` and
 ``Expect: 100-continue`` are exactly what the test says; every answer is compared with what the
@@ -23,9 +23,9 @@ from tests.unit.webhook.test_appwrapper_admission import FakeReviewer, appwrappe
 from tests.unit.webhook.test_appwrapper_admission import handler as appwrapper_handler
 from tests.unit.webhook.test_appwrapper_admission import job as wrapped_job
 from tests.unit.webhook.test_appwrapper_admission import review as appwrapper_review
-from webhook.admission import AdmissionHandler
-from webhook.app import create_app
-from webhook.server import WebhookServer
+from webhook.serving.admission_review import AdmissionHandler
+from webhook.serving.asgi_app import create_app
+from webhook.serving.tls_server import WebhookServer
 
 LIMIT = 64 * 1024
 

@@ -23,7 +23,7 @@ from webhook.informer_lookups import (
     InformerLookups,
     cluster_queue_check_names,
 )
-from webhook.lookups import ObjectKey
+from webhook.rules.lookups import ObjectKey
 
 pytestmark = pytest.mark.needs_shared
 __all__ = ["devcluster", "devcluster_factory"]  # fixtures used below

@@ -14,8 +14,8 @@ import pytest
 from certs import generate_ca, issue_serving_cert, write_cert_dir
 from shared.constants import QUEUE_LABEL
 from tests.unit.webhook.helpers import handler, job, review
-from webhook.app import create_app
-from webhook.server import WebhookServer
+from webhook.serving.asgi_app import create_app
+from webhook.serving.tls_server import WebhookServer
 
 
 def issue(cert_dir: Path, ca=None):

@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from appwrapper.model import APPWRAPPER_LABEL
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import AlreadyExists, Conflict, UnknownKindError
+from shared.kube import AlreadyExists, Conflict, GroupVersionKind, UnknownKindError
 from shared.merge_patch import apply_merge_patch
 
 WireDict = dict[str, Any]
@@ -84,8 +83,7 @@ class FakeCluster:
 
     def _check_served(self, api_version: str, kind: str) -> None:
         if (api_version, kind) not in self.served:
-            group, _, version = api_version.rpartition("/")
-            raise UnknownKindError(GroupVersionKind(group, version, kind), "not served")
+            raise UnknownKindError(GroupVersionKind.from_api_version(api_version, kind), "not served")
 
     def _bump(self) -> None:
         metadata = self.aw["metadata"]

@@ -10,9 +10,10 @@ import pytest
 
 from appwrapper import model
 from appwrapper.components import ComponentError, build_component, expected_pod_count, template_path
-from appwrapper.conditions import clear_condition, set_condition, transition_time
+from appwrapper.conditions import clear_condition, transition_time
 from appwrapper.faulttolerance import FaultTolerance, Knobs, validate
 from appwrapper.summary import PodSummary, summarize_components, summarize_pods
+from shared.kube.conditions import set_condition
 from tests.unit.appwrapper.fakes import appwrapper, batch_job, pod
 
 NOW = datetime(2025, 1, 1, 12, 0, 0, 700000, tzinfo=UTC)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, ConfigError, dump_config, parse_config
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 
 HEADER = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
 JOB = GroupVersionKind("batch", "v1", "Job")

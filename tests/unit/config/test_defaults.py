@@ -15,7 +15,7 @@ from shared.config import (
     parse_config,
 )
 from shared.constants import MULTIKUEUE_CONTROLLER_NAME
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 
 MINIMAL = f"apiVersion: {CONFIG_API_VERSION}\nkind: Configuration\n"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from shared.config import load_config
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "config"
 

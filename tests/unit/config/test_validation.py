@@ -258,9 +258,11 @@ def test_multikueue_origin_must_be_a_label_value() -> None:
     [(path, message)] = issues("multiKueue: {origin: 'not valid'}")
     assert path == "multiKueue.origin"
     assert message.startswith('Invalid value: "not valid": a valid label must be an empty string')
-    assert issues("multiKueue: {origin: " + "x" * 64 + "}")[0][1].endswith(
-        "must be no more than 63 characters"
-    )
+    # real Kueue (apimachinery v0.36's content.IsLabelValue) says "bytes", and counts them
+    assert issues("multiKueue: {origin: " + "x" * 64 + "}")[0][1].endswith("must be no more than 63 bytes")
+    assert "must be no more than 63 bytes," in issues("multiKueue: {origin: " + "é" * 32 + "}")[0][1]
+    [(_, newline)] = issues('multiKueue: {origin: "worker\\n"}')
+    assert "a valid label must be an empty string" in newline
 
 
 def test_multikueue_external_frameworks() -> None:

@@ -7,8 +7,8 @@ from typing import Any
 
 import yaml
 
-from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.spec import DeclarativeAdapterSpec
+from shared.kube import GroupVersionKind
 
 __all__ = ["JOBSET_DECLARATIVE_SPEC", "JOBSET_LIKE_GVK", "make_jobset"]
 

@@ -10,7 +10,6 @@ from shared.frameworks.base import (
     AdapterConfigError,
     AdapterError,
     GenericJob,
-    GroupVersionKind,
     JobWithManagedBy,
     JobWithPriorityClass,
 )
@@ -21,12 +20,13 @@ from shared.frameworks.registry import (
     FrameworkRegistry,
     InvalidExternalNameError,
     UnknownFrameworkError,
-    UnknownKindError,
+    UnmanagedKindError,
     builtin_gvk,
     builtin_plural,
     parse_external_name,
 )
 from shared.frameworks.spec import DeclarativeAdapterSpec
+from shared.kube import GroupVersionKind
 from shared.podset import PodSetInfo
 
 GVK = GroupVersionKind("ml.example.com", "v1", "Run")
@@ -234,7 +234,7 @@ def test_registry_dispatches_on_api_version_and_kind() -> None:
     assert registry.plural_for(GVK) == "runz"
     assert set(registry.gvks) == {GVK, GroupVersionKind("batch", "v1", "Job")}
     assert len(registry) == 2 and GVK in registry
-    with pytest.raises(UnknownKindError, match=r'"jobset.x-k8s.io/v1alpha2, Kind=JobSet"'):
+    with pytest.raises(UnmanagedKindError, match=r'"jobset.x-k8s.io/v1alpha2, Kind=JobSet"'):
         registry.adapter_for({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet"})
 
 

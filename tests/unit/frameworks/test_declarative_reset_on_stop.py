@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from shared.frameworks.base import AdapterConfigError, GroupVersionKind, JobWithCustomStop, StopStep
+from shared.frameworks.base import AdapterConfigError, JobWithCustomStop, StopStep
 from shared.frameworks.capabilities import has_custom_stop, has_managed_by
 from shared.frameworks.declarative import DeclarativeFramework
 from shared.frameworks.spec import DeclarativeAdapterSpec
+from shared.kube import GroupVersionKind
 from shared.merge_patch import apply_merge_patch
 from shared.podset import PodSetInfo
 

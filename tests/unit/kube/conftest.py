@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from prometheus_client import CollectorRegistry
 
-from shared.kube import ClientSettings, FakeClock, KubeClient, KubeMetrics, StaticTokenSource
+from shared.kube import ClientSettings, FakeClock, HttpxTransport, KubeClient, KubeMetrics, StaticTokenSource
 from shared.kube.auth import BearerTokenAuth
 from tests.unit.kube.fakeapi import FakeApi
 
@@ -62,7 +62,7 @@ def make_client(
 ) -> KubeClient:
     return KubeClient(
         server="https://fake.invalid:6443",
-        transport=api.transport(),
+        transport=HttpxTransport(api.transport()),
         auth=BearerTokenAuth(StaticTokenSource(token)),
         settings=settings or ClientSettings(qps=0, burst=1),
         metrics=metrics,

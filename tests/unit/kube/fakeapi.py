@@ -26,7 +26,7 @@ import httpx
 import jsonpatch
 import orjson
 
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from shared.kube.discovery import ResourceInfo
 from tests.unit.kube.fake_ssa import FieldOwnership
 

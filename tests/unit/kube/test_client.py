@@ -7,7 +7,6 @@ import orjson
 import pytest
 from prometheus_client import CollectorRegistry
 
-from shared.frameworks.base import GroupVersionKind
 from shared.kube import (
     AlreadyExists,
     ApiError,
@@ -17,6 +16,8 @@ from shared.kube import (
     FileTokenSource,
     Forbidden,
     Gone,
+    GroupVersionKind,
+    HttpxTransport,
     InternalError,
     Invalid,
     KubeClient,
@@ -369,7 +370,7 @@ async def test_connection_errors_retry_writes_only_when_not_sent(
 
     client = KubeClient(
         server="https://fake.invalid",
-        transport=httpx.MockTransport(flaky),
+        transport=HttpxTransport(httpx.MockTransport(flaky)),
         settings=ClientSettings(qps=0, burst=1),
         clock=instant_clock,
     )
@@ -390,7 +391,7 @@ async def test_token_file_rewritten_on_disk_is_used_by_the_next_request(
     token_file.write_text("first\n")
     client = KubeClient(
         server="https://fake.invalid",
-        transport=fake_api.transport(),
+        transport=HttpxTransport(fake_api.transport()),
         auth=BearerTokenAuth(FileTokenSource(token_file)),
         settings=ClientSettings(qps=0, burst=1),
         clock=instant_clock,

@@ -15,9 +15,9 @@ import trustme
 import yaml
 from aiohttp import web
 
-from shared.frameworks.base import GroupVersionKind
 from shared.kube import (
     ClientSettings,
+    GroupVersionKind,
     KubeClient,
     NotFound,
     TransportError,

@@ -8,8 +8,15 @@ from collections.abc import AsyncIterator
 import pytest
 from prometheus_client import CollectorRegistry
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import AlreadyExists, Conflict, FakeClock, Forbidden, KubeClient, KubeMetrics
+from shared.kube import (
+    AlreadyExists,
+    Conflict,
+    FakeClock,
+    Forbidden,
+    GroupVersionKind,
+    KubeClient,
+    KubeMetrics,
+)
 from shared.kube.clock import settle
 from shared.kube.controller import Controller, Result
 from shared.kube.errors import ServiceUnavailable

@@ -8,8 +8,15 @@ import httpx
 import pytest
 from prometheus_client import CollectorRegistry
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import ClientSettings, FakeClock, KubeClient, KubeMetrics, ResourceInfo
+from shared.kube import (
+    ClientSettings,
+    FakeClock,
+    GroupVersionKind,
+    HttpxTransport,
+    KubeClient,
+    KubeMetrics,
+    ResourceInfo,
+)
 from shared.kube.auth import BearerTokenAuth, StaticTokenSource
 from shared.kube.clock import settle
 from shared.kube.events import EventRecorder, EventSettings, Reporter
@@ -268,7 +275,7 @@ async def test_long_notes_are_truncated_and_cluster_scoped_objects_use_default(c
 def gated_client(api: FakeApi, clock: FakeClock, gate: InFlightGate) -> KubeClient:
     return KubeClient(
         server="https://fake.invalid:6443",
-        transport=httpx.MockTransport(gate.handle),
+        transport=HttpxTransport(httpx.MockTransport(gate.handle)),
         auth=BearerTokenAuth(StaticTokenSource("t0ken")),
         settings=ClientSettings(qps=0, burst=1),
         clock=clock,

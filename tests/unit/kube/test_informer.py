@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import FakeClock, KubeClient
+from shared.kube import FakeClock, GroupVersionKind, KubeClient
 from shared.kube.clock import settle
 from shared.kube.informer import (
     EventHandler,

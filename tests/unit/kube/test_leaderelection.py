@@ -10,9 +10,10 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from shared.kube import ClientSettings, FakeClock, KubeClient
+from shared.kube import ClientSettings, FakeClock, HttpxTransport, KubeClient
 from shared.kube.clock import settle
-from shared.kube.leaderelection import LeaderElectionSettings, LeaderElector, format_micro_time
+from shared.kube.leaderelection import LeaderElectionSettings, LeaderElector
+from shared.kube.times import format_micro_time
 from tests.unit.kube.fakeapi import FakeApi, lease_info
 
 LEASE_KEY = ("leases.coordination.k8s.io", "kube-system", "bridge")
@@ -58,7 +59,7 @@ async def make_candidate(api: FakeApi, clock: FakeClock) -> AsyncIterator[MakeCa
         transport = SwitchableTransport(api.transport())
         client = KubeClient(
             server="https://fake.invalid",
-            transport=transport,
+            transport=HttpxTransport(transport),
             settings=ClientSettings(qps=0, burst=1),
             clock=clock,
         )

@@ -11,8 +11,7 @@ import orjson
 import pytest
 from prometheus_client import CollectorRegistry
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import FakeClock, KubeClient, KubeMetrics
+from shared.kube import FakeClock, GroupVersionKind, KubeClient, KubeMetrics
 from shared.kube.clock import settle
 from shared.kube.watch import EventType, Watch, WatchEvent, WatchSettings
 from tests.unit.kube.conftest import make_client

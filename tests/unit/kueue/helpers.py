@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from shared.constants import BATCH_JOB_COMPLETION_INDEX_ANNOTATION, BATCH_JOB_MANAGED_LABELS
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from shared.models.workload import PodSet
 
 __all__ = ["BATCH_JOB_GVK", "SPOT_FLAVOR", "batch_job_pod_sets"]

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from shared.naming import (
     workload_name_for_owner,
     workload_name_for_variant,

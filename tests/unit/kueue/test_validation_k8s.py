@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from shared.validation_k8s import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
+from shared.validation_k8s import (
+    FieldProblem,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_domain_prefixed_path,
+    is_label_key,
+    is_label_value,
+)
 
 LABEL_REGEX_MESSAGE = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
@@ -80,3 +87,30 @@ def test_label_keys() -> None:
     ]
     assert is_label_key("Bad_Prefix/x")[0].startswith("prefix part a lowercase RFC 1123 subdomain")
     assert is_label_key("a/b/c")[0].startswith("a valid label key must consist of alphanumeric characters")
+
+
+@pytest.mark.parametrize("validator", [is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value])
+def test_a_trailing_newline_is_invalid_everywhere(validator: object) -> None:
+    assert callable(validator)
+    assert validator("abc\n") != []
+    assert validator("abc") == []
+
+
+def test_dns_lengths_count_bytes_but_say_characters_as_apimachinery_v0_36_does() -> None:
+    assert is_label_key("é" * 32)[0] == "name part must be no more than 63 bytes"
+    assert "must be no more than 63 characters" in is_dns1123_label("é" * 32)
+
+
+def test_domain_prefixed_paths() -> None:
+    assert is_domain_prefixed_path("acme.io/foo") == []
+    assert is_domain_prefixed_path("") == [FieldProblem(required=True, value="", detail="")]
+    [no_path] = is_domain_prefixed_path("acme.io")
+    assert (no_path.value, no_path.detail) == (
+        "acme.io",
+        'must be a domain-prefixed path (such as "acme.io/foo")',
+    )
+    [host] = is_domain_prefixed_path("Acme.io/foo")
+    assert (host.value, host.detail) == ("Acme.io", SUBDOMAIN_REGEX_MESSAGE)
+    [path] = is_domain_prefixed_path("acme.io/f o\n")
+    assert path.value == "f o\n"
+    assert path.detail == "Invalid path (regex used for validation is '[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')"

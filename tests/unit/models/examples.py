@@ -12,18 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from shared.models import (
-    AdmissionCheck,
-    ClusterQueue,
-    LocalQueue,
-    MultiKueueCluster,
-    MultiKueueConfig,
-    Namespace,
-    PriorityClass,
-    ResourceFlavor,
-    Workload,
-    WorkloadPriorityClass,
-)
+from shared.models.multikueue import MultiKueueCluster, MultiKueueConfig
+from shared.models.queue import ClusterQueue, LocalQueue
+from shared.models.workload import Workload
 
 __all__ = ["full_examples", "unset_fields"]
 
@@ -259,41 +250,6 @@ def cluster_queue_example() -> dict[str, Any]:
     }
 
 
-def resource_flavor_example() -> dict[str, Any]:
-    return {
-        "metadata": _metadata("golden-spot"),
-        "spec": {
-            "node_labels": {"instance-type": "spot"},
-            "node_taints": [{"key": "spot", "value": "true", "effect": "NoSchedule", "time_added": _TIME}],
-            "tolerations": [
-                {
-                    "key": "spot",
-                    "operator": "Equal",
-                    "value": "true",
-                    "effect": "NoExecute",
-                    "toleration_seconds": 30,
-                }
-            ],
-            "topology_name": "default",
-        },
-    }
-
-
-def admission_check_example() -> dict[str, Any]:
-    return {
-        "metadata": _metadata("multikueue"),
-        "spec": {
-            "controller_name": "kueue.x-k8s.io/multikueue",
-            "parameters": {"api_group": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "workers"},
-        },
-        "status": {"conditions": _conditions("Active")},
-    }
-
-
-def workload_priority_class_example() -> dict[str, Any]:
-    return {"metadata": _metadata("high"), "value": 1000, "description": "important jobs"}
-
-
 def multikueue_config_example() -> dict[str, Any]:
     return {
         "metadata": _metadata("workers"),
@@ -315,37 +271,14 @@ def multikueue_cluster_example() -> dict[str, Any]:
     }
 
 
-def priority_class_example() -> dict[str, Any]:
-    return {
-        "metadata": _metadata("high"),
-        "value": 1000,
-        "global_default": False,
-        "description": "important pods",
-        "preemption_policy": "Never",
-    }
-
-
-def namespace_example() -> dict[str, Any]:
-    return {
-        "metadata": _metadata("golden"),
-        "spec": {"finalizers": ["kubernetes"]},
-        "status": {"phase": "Active"},
-    }
-
-
 def full_examples() -> dict[str, tuple[type[BaseModel], dict[str, Any]]]:
     """Model class and snake_case example, by kind."""
     return {
         "Workload": (Workload, workload_example()),
         "LocalQueue": (LocalQueue, local_queue_example()),
         "ClusterQueue": (ClusterQueue, cluster_queue_example()),
-        "ResourceFlavor": (ResourceFlavor, resource_flavor_example()),
-        "AdmissionCheck": (AdmissionCheck, admission_check_example()),
-        "WorkloadPriorityClass": (WorkloadPriorityClass, workload_priority_class_example()),
         "MultiKueueConfig": (MultiKueueConfig, multikueue_config_example()),
         "MultiKueueCluster": (MultiKueueCluster, multikueue_cluster_example()),
-        "PriorityClass": (PriorityClass, priority_class_example()),
-        "Namespace": (Namespace, namespace_example()),
     }
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
-from shared.models import (
+from shared.kube.times import format_time
+from shared.models.condition import (
     Condition,
     find_condition,
     is_condition_false,
@@ -12,7 +13,6 @@ from shared.models import (
     remove_condition,
     set_condition,
 )
-from shared.models.condition import format_time
 
 T0 = datetime(2026, 11, 22, 2, 34, 3, tzinfo=UTC)
 T1 = T0 + timedelta(seconds=11)

@@ -1,4 +1,4 @@
-"""Every model emits only fields the real Kueue CRD accepts (v1beta2, and v1beta1 after conversion).
+"""Every model emits only fields the real Kueue CRD (v1beta2) accepts.
 
 The CRD's openAPIV3Schema is closed with ``additionalProperties: false`` (``crd_json_schema``) so a
 field the API server would prune - a wrong alias, a snake_case name, a v1beta1 spelling - fails
@@ -14,19 +14,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from shared.models import (
-    AdmissionCheck,
-    ClusterQueue,
-    LocalQueue,
-    MultiKueueCluster,
-    MultiKueueConfig,
-    Namespace,
-    PriorityClass,
-    ResourceFlavor,
-    Workload,
-    WorkloadPriorityClass,
-    convert_to_v1beta1,
-)
+from shared.models.multikueue import MultiKueueCluster, MultiKueueConfig
+from shared.models.queue import ClusterQueue, LocalQueue
+from shared.models.workload import Workload
 from tests.unit.models.crd_json_schema import (
     crd_file_for,
     load_crd_json_schema,
@@ -41,9 +31,6 @@ CRD_PLURAL = {
     "Workload": "workloads",
     "LocalQueue": "localqueues",
     "ClusterQueue": "clusterqueues",
-    "ResourceFlavor": "resourceflavors",
-    "AdmissionCheck": "admissionchecks",
-    "WorkloadPriorityClass": "workloadpriorityclasses",
     "MultiKueueConfig": "multikueueconfigs",
     "MultiKueueCluster": "multikueueclusters",
 }
@@ -51,9 +38,6 @@ KUEUE_MODELS: dict[str, type[BaseModel]] = {
     "Workload": Workload,
     "LocalQueue": LocalQueue,
     "ClusterQueue": ClusterQueue,
-    "ResourceFlavor": ResourceFlavor,
-    "AdmissionCheck": AdmissionCheck,
-    "WorkloadPriorityClass": WorkloadPriorityClass,
     "MultiKueueConfig": MultiKueueConfig,
     "MultiKueueCluster": MultiKueueCluster,
 }
@@ -85,19 +69,6 @@ def test_full_object_is_accepted_by_the_v1beta2_crd(kueue_crd_dir: Path, kind: s
     assert schema_errors(_schema(kueue_crd_dir, kind, "v1beta2"), wire) == []
 
 
-@pytest.mark.parametrize("kind", sorted(KUEUE_MODELS))
-def test_full_object_converted_to_v1beta1_is_accepted_by_the_v1beta1_crd(
-    kueue_crd_dir: Path, kind: str
-) -> None:
-    wire = _wire(kind)
-    if kind == "MultiKueueCluster":
-        # v1beta1 requires spec.kubeConfig; a profile-only cluster has no v1beta1 form (documented).
-        del wire["spec"]["clusterSource"]["clusterProfileRef"]
-    converted = convert_to_v1beta1(wire)
-    assert converted["apiVersion"] == "kueue.x-k8s.io/v1beta1"
-    assert schema_errors(_schema(kueue_crd_dir, kind, "v1beta1"), converted) == []
-
-
 @pytest.mark.parametrize(
     ("kind", "path", "wrong_name"),
     [
@@ -107,7 +78,6 @@ def test_full_object_converted_to_v1beta1_is_accepted_by_the_v1beta1_crd(
         ("ClusterQueue", ("spec",), "cohort"),  # v1beta1 name
         ("LocalQueue", ("status",), "flavorUsage"),  # v1beta1 name
         ("MultiKueueCluster", ("spec",), "kubeConfig"),  # v1beta1 place
-        ("ResourceFlavor", ("spec", "tolerations", 0), "tolerationSecond"),
     ],
 )
 def test_a_wrong_field_name_is_rejected_with_its_path(
@@ -182,29 +152,3 @@ def test_preserve_unknown_fields_and_embedded_resources_stay_open() -> None:
     assert schema_errors(schema, {"closed": 1}) == [
         "<root>: Additional properties are not allowed ('closed' was unexpected)"
     ]
-
-
-# --- built-in kinds: no CRD, so check against the official client's field maps --------------------
-
-
-@pytest.mark.parametrize(
-    ("model_class", "client_class_name", "kind"),
-    [(PriorityClass, "V1PriorityClass", "PriorityClass"), (Namespace, "V1Namespace", "Namespace")],
-)
-def test_builtin_kinds_use_the_kubernetes_field_names(
-    model_class: type[BaseModel], client_class_name: str, kind: str
-) -> None:
-    import kubernetes.client
-
-    client_class = getattr(kubernetes.client, client_class_name)
-    wire = _wire(kind)
-    assert model_class is full_examples()[kind][0]
-    assert set(wire) <= set(client_class.attribute_map.values())
-    for field in ("spec", "status"):
-        if field in wire:
-            nested = getattr(kubernetes.client, client_class.openapi_types[field])
-            assert set(wire[field]) <= set(nested.attribute_map.values())
-    meta_fields = set(kubernetes.client.V1ObjectMeta.attribute_map.values())
-    assert set(wire["metadata"]) <= meta_fields
-    owner_fields = set(kubernetes.client.V1OwnerReference.attribute_map.values())
-    assert set(wire["metadata"]["ownerReferences"][0]) <= owner_fields

@@ -9,19 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from shared.models import (
-    Admission,
-    ClusterQueue,
-    KubeModel,
-    LocalQueue,
-    Namespace,
-    PodSet,
-    PodSetAssignment,
-    ResourceFlavor,
-    Workload,
-    WorkloadSpec,
-    parse_workload,
-)
+from shared.models.base import KubeModel
+from shared.models.queue import ClusterQueue, LocalQueue
+from shared.models.workload import Admission, PodSet, PodSetAssignment, Workload, WorkloadSpec
 
 GOLDEN_WORKLOADS = ["workload-admitted.yaml", "workload-after-deactivation.yaml", "workload-finished.yaml"]
 
@@ -176,7 +166,6 @@ def test_golden_workloads_parse_and_serialise_exactly(golden_dir: Path, file_nam
     for item in items:
         workload = Workload.from_wire(item)
         assert workload.to_wire() == item
-        assert parse_workload(item).to_wire() == item
 
 
 @pytest.mark.needs_shared
@@ -207,16 +196,17 @@ def test_golden_workload_fields_are_typed(golden_dir: Path) -> None:
 
 @pytest.mark.needs_shared
 def test_golden_setup_objects_round_trip(golden_dir: Path) -> None:
-    models: dict[str, type[KubeModel]] = {
-        "Namespace": Namespace,
-        "ResourceFlavor": ResourceFlavor,
-        "ClusterQueue": ClusterQueue,
-        "LocalQueue": LocalQueue,
-    }
+    models: dict[str, type[KubeModel]] = {"ClusterQueue": ClusterQueue, "LocalQueue": LocalQueue}
     items = _items(golden_dir / "setup.yaml")
-    assert sorted(item["kind"] for item in items) == sorted(models)
+    assert sorted(item["kind"] for item in items) == [
+        "ClusterQueue",
+        "LocalQueue",
+        "Namespace",
+        "ResourceFlavor",
+    ]
     for item in items:
-        assert models[item["kind"]].from_wire(item).to_wire() == item
+        if item["kind"] in models:  # the others are read as raw dicts only
+            assert models[item["kind"]].from_wire(item).to_wire() == item
     [cluster_queue] = [ClusterQueue.from_wire(item) for item in items if item["kind"] == "ClusterQueue"]
     quotas = (
         cluster_queue.spec.resource_groups[0].flavors[0].resources

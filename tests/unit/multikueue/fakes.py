@@ -14,8 +14,7 @@ from typing import Any
 
 import yaml
 
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import ClientSettings, Clock, KubeClient, StaticTokenSource
+from shared.kube import ClientSettings, Clock, GroupVersionKind, HttpxTransport, KubeClient, StaticTokenSource
 from shared.kube.auth import BearerTokenAuth
 from shared.kube.discovery import ResourceInfo
 from tests.unit.kube.fakeapi import FakeApi
@@ -70,7 +69,7 @@ class FakeCluster:
         self.api = FakeApi(list(kinds))
         self.client = KubeClient(
             server=f"https://{name}.example.com:6443",
-            transport=self.api.transport(),
+            transport=HttpxTransport(self.api.transport()),
             auth=BearerTokenAuth(StaticTokenSource("t0ken")),
             settings=ClientSettings(qps=0, burst=1, max_attempts=1),
             clock=clock,

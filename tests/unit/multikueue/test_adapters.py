@@ -9,7 +9,7 @@ import pytest
 
 from multikueue.adapters import MultiKueueAdapters
 from shared.config import parse_config
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 TRAINING = GroupVersionKind("ml.example.com", "v1alpha1", "TrainingRun")

@@ -9,8 +9,7 @@ import httpx
 
 from multikueue.clusters import ClusterReconciler
 from multikueue.remote import RemoteCluster, retry_after
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import FakeClock, Result
+from shared.kube import FakeClock, GroupVersionKind, Result
 from tests.unit.kube.fakeapi import status_body
 from tests.unit.multikueue.fakes import (
     JOB,

@@ -12,8 +12,9 @@ import pytest
 from reconciler.ancestry import OwnerKinds
 from reconciler.job_reconciler import JobReconciler, ReconcilerSettings
 from reconciler.ports import JobKey
-from shared.frameworks.base import GenericJob, GroupVersionKind
+from shared.frameworks.base import GenericJob
 from shared.frameworks.batch_job import BatchJobAdapter
+from shared.kube import GroupVersionKind
 from tests.unit.reconciler.fakes import FakeCluster
 
 JOB_GVK = GroupVersionKind("batch", "v1", "Job")

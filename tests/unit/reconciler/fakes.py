@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from reconciler.ports import ConflictError, InvalidError, NotFoundError
-from shared.frameworks.base import GroupVersionKind
+from shared.kube import GroupVersionKind
 from shared.merge_patch import apply_merge_patch
 
 WireDict = dict[str, Any]
@@ -131,7 +131,7 @@ class FakeCluster:
 
     @staticmethod
     def _key_of(obj: WireDict) -> StoreKey:
-        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        group = GroupVersionKind.of(obj).group
         metadata = obj["metadata"]
         return (group, str(obj["kind"]), str(metadata.get("namespace") or ""), str(metadata["name"]))
 
@@ -152,7 +152,7 @@ class FakeCluster:
             if (group, kind, obj_namespace) != ("kueue.x-k8s.io", "Workload", namespace):
                 continue
             for reference in obj["metadata"].get("ownerReferences") or []:
-                ref_group = str(reference.get("apiVersion", "")).rpartition("/")[0]
+                ref_group = GroupVersionKind.of(reference).group
                 if (ref_group, reference.get("kind"), reference.get("name")) == (
                     owner_gvk.group,
                     owner_gvk.kind,

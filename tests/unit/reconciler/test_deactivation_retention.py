@@ -22,7 +22,7 @@ from reconciler.ports import JobStillActiveError, NotFoundError
 from reconciler.retention import DeactivationRetention, is_evicted_due_to_deactivation_by_kueue
 from shared.config import parse_config
 from shared.frameworks.registry import FrameworkRegistry
-from shared.models.condition import format_time
+from shared.kube.times import format_time
 from shared.models.workload import Workload
 from tests.unit.reconciler.conftest import FakeClock, job_key, set_condition
 from tests.unit.reconciler.fakes import FakeCluster

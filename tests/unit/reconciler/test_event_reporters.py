@@ -17,7 +17,12 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
-from reconciler.__main__ import RecorderSink, kueue_controller_name, reporters_for
+from reconciler.event_reporting import (
+    RecorderSink,
+    kueue_controller_name,
+    reporters_for,
+    workload_event_counter,
+)
 from shared.config import load_config
 from shared.kube.events import Reporter
 
@@ -73,7 +78,7 @@ def test_the_sink_records_each_event_as_the_reporter_of_its_kind() -> None:
     job_reporter = Reporter("batch/job-kueue-controller", "batch/job-kueue-controller-vm")
     sink = RecorderSink(
         recorder,  # type: ignore[arg-type]
-        registry=CollectorRegistry(),
+        workload_events=workload_event_counter(CollectorRegistry()),
         reporters={("batch/v1", "Job"): job_reporter},
     )
     job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "ns"}}

@@ -17,8 +17,7 @@ from prometheus_client import CollectorRegistry
 
 from reconciler.manager import ReconcilerManager
 from shared.config import parse_config
-from shared.frameworks.base import GroupVersionKind
-from shared.kube import KubeMetrics
+from shared.kube import GroupVersionKind, KubeMetrics
 from shared.kube.clock import FakeClock
 from shared.kube.discovery import ResourceInfo
 from tests.unit.kube.conftest import make_client

@@ -9,8 +9,8 @@ from reconciler.manager import (
     ReconcilerManager,
 )
 from shared.config import ManagedKind
-from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
+from shared.kube import GroupVersionKind
 from shared.kube.informer import Store, StoreView, index_by_controller_uid
 
 JOB = GroupVersionKind("batch", "v1", "Job")

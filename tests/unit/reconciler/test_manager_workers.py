@@ -15,7 +15,7 @@ from shared.kube import KubeClient
 from shared.kube.clock import FakeClock
 from tests.unit.kube.conftest import make_client
 from tests.unit.kube.fakeapi import FakeApi
-from webhook.wiring import settings_from_config as webhook_settings_from_config
+from webhook.settings_from_config import settings_from_config as webhook_settings_from_config
 
 CONFIG = """apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration

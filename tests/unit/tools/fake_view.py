@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bridge_tools.cluster_view import ClusterView
-from shared.frameworks.base import GroupVersionKind
+from bridge_tools.explain.cluster_view import ClusterView
+from shared.kube import GroupVersionKind
 
 __all__ = ["FakeView"]
 

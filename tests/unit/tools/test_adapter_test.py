@@ -13,7 +13,7 @@ import jsonpatch
 import pytest
 import yaml
 
-from bridge_tools.adapter_cli import main
+from bridge_tools.adapter.cli import main
 from tests.unit.frameworks.jobset_objects import make_jobset
 from tests.unit.frameworks.test_appwrapper import batch_job as appwrapper_component_job
 from tests.unit.frameworks.test_appwrapper import component, make_appwrapper

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bridge_tools.cluster_view import (
+from bridge_tools.explain.cluster_view import (
     ADMISSION_CHECK,
     CLUSTER_QUEUE,
     COHORT,
@@ -25,16 +25,16 @@ from bridge_tools.cluster_view import (
     WORKLOAD,
     ClusterView,
 )
-from bridge_tools.explain import ExplainSettings, explain_job
-from bridge_tools.explain_queues import cluster_queue_inactive_message
+from bridge_tools.explain.diagnosis import ExplainSettings, explain_job
+from bridge_tools.explain.queue_position import QueueOrdering, kueue_queue_order
+from bridge_tools.explain.queues import cluster_queue_inactive_message
+from bridge_tools.explain.verdict import Explanation, Section, State, render_json, render_text
 from bridge_tools.kinds import KindError, parse_object_ref, resolve_kind
-from bridge_tools.queue_position import QueueOrdering, kueue_queue_order
 from bridge_tools.quota import quota_report, reserved_usage
-from bridge_tools.verdict import Explanation, Section, State, render_json, render_text
 from shared.config import default_config
 from shared.frameworks.batch_job import BATCH_JOB_GVK
 from shared.frameworks.registry import FrameworkRegistry
-from shared.kube import KubeClient
+from shared.kube import HttpxTransport, KubeClient
 from shared.models.queue import ClusterQueue
 from tests.unit.tools.fake_view import FakeView
 
@@ -268,7 +268,9 @@ async def test_the_visibility_api_is_read_when_served_and_absent_otherwise() -> 
             return httpx.Response(200, json=summary)
         return httpx.Response(404, json={"kind": "Status", "code": 404, "reason": "NotFound"})
 
-    async with KubeClient(server="https://fake.invalid", transport=httpx.MockTransport(serve)) as client:
+    async with KubeClient(
+        server="https://fake.invalid", transport=HttpxTransport(httpx.MockTransport(serve))
+    ) as client:
         view = ClusterView(client)
         assert await view.pending_workloads("served") == summary["items"]
         assert await view.pending_workloads("other") is None
@@ -454,7 +456,7 @@ async def test_events_of_the_job_and_its_workload_newest_last() -> None:
 def test_the_explain_cli_reports_a_bad_configuration_and_an_unknown_kind(
     tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bridge_tools.explain_cli import main
+    from bridge_tools.explain.cli import main
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nnamespace: 7\n")

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-from bridge_tools.manifests_cli import default_image, main
-from bridge_tools.manifests_render import RenderOptions, render_manifests, render_worker
-from bridge_tools.release_bundle import BUNDLES, build_bundles
+from bridge_tools.manifests.cli import default_image, main
+from bridge_tools.manifests.release_bundle import BUNDLES, build_bundles
+from bridge_tools.manifests.render import RenderOptions, render_manifests, render_worker
 from shared.component_access import IDENTITIES, VERBS, access_rules, grants
 from shared.config import load_config, parse_config
 
@@ -210,7 +210,7 @@ def test_make_release_manifests_writes_one_pinned_deterministic_yaml_per_bundle(
     command = [
         sys.executable,
         "-m",
-        "bridge_tools.release_bundle",
+        "bridge_tools.manifests.release_bundle",
         "--out",
         str(tmp_path),
         "--image",

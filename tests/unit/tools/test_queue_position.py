@@ -6,8 +6,8 @@ from typing import Any
 
 import httpx
 
-from bridge_tools.cluster_view import LOCAL_QUEUE, WORKLOAD, ClusterView
-from bridge_tools.queue_position import (
+from bridge_tools.explain.cluster_view import LOCAL_QUEUE, WORKLOAD, ClusterView
+from bridge_tools.explain.queue_position import (
     QueueOrdering,
     is_queued,
     kueue_queue_order,
@@ -15,7 +15,7 @@ from bridge_tools.queue_position import (
     queue_position,
 )
 from shared.config import parse_config
-from shared.kube import KubeClient
+from shared.kube import HttpxTransport, KubeClient
 from tests.unit.tools.fake_view import FakeView
 
 
@@ -149,7 +149,7 @@ async def test_estimated_position_in_the_cluster_queue_and_the_local_queue() -> 
 
 def visibility_server(
     *, cq: list[dict[str, Any]] | None, lq: list[dict[str, Any]] | None, cq_status: int = 200
-) -> tuple[httpx.MockTransport, list[str]]:
+) -> tuple[HttpxTransport, list[str]]:
     seen: list[str] = []
 
     def serve(request: httpx.Request) -> httpx.Response:
@@ -170,7 +170,7 @@ def visibility_server(
             return httpx.Response(200, json={"items": lq})
         return httpx.Response(404, json={"kind": "Status", "code": 404, "reason": "NotFound"})
 
-    return httpx.MockTransport(serve), seen
+    return HttpxTransport(httpx.MockTransport(serve)), seen
 
 
 def pending_item(name: str, cq: int, lq: int) -> dict[str, Any]:

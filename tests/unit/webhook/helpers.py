@@ -10,11 +10,11 @@ import jsonpatch
 import orjson
 
 from shared.frameworks.batch_job import BATCH_JOB_GVK, BatchJobAdapter
-from webhook.admission import AdmissionHandler
-from webhook.app import WebhookApp
-from webhook.lookups import InMemoryLookups
-from webhook.metrics import WebhookMetrics
-from webhook.settings import Framework, WebhookSettings
+from webhook.rules.lookups import InMemoryLookups
+from webhook.rules.settings import Framework, WebhookSettings
+from webhook.serving.admission_review import AdmissionHandler
+from webhook.serving.asgi_app import WebhookApp
+from webhook.serving.metrics import WebhookMetrics
 
 BATCH_JOB = Framework(
     name="batch/job",

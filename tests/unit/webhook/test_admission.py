@@ -11,7 +11,7 @@ import yaml
 
 from shared.constants import QUEUE_LABEL
 from tests.unit.webhook.helpers import apply, handler, job, ops_of, response, review
-from webhook.lookups import InMemoryLookups
+from webhook.rules.lookups import InMemoryLookups
 
 
 @pytest.mark.parametrize(
@@ -178,7 +178,7 @@ def test_plain_defaulting_error_is_a_forbidden_denial() -> None:
 
 
 def test_a_bug_in_a_rule_denies_with_500(monkeypatch) -> None:
-    import webhook.admission as admission
+    import webhook.serving.admission_review as admission
 
     def boom(*args, **kwargs):
         raise RuntimeError("bug")

@@ -27,7 +27,7 @@ from bench.admission_answers import answer_problem
 from bench.admission_cases import Case, cases
 from bench.admission_seeds import fuzz_handler, seed_reviews
 from tests.unit.webhook.helpers import call
-from webhook.app import create_app
+from webhook.serving.asgi_app import create_app
 
 FUZZ = settings(
     max_examples=300,

@@ -13,7 +13,7 @@ from shared.constants import (
     QUEUE_LABEL,
 )
 from tests.unit.webhook.helpers import apply, handler, job, ops_of, response, review
-from webhook.admission_gates import parse_gates
+from webhook.rules.admission_gates import parse_gates
 
 PATH = f"metadata.annotations[{ADMISSION_GATED_BY_ANNOTATION}]"
 

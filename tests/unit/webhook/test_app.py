@@ -6,10 +6,10 @@ import orjson
 
 from shared.constants import QUEUE_LABEL
 from tests.unit.webhook.helpers import call, job, review, settings
-from webhook.admission import AdmissionHandler
-from webhook.app import WebhookApp, create_app
-from webhook.lookups import InMemoryLookups
-from webhook.metrics import WebhookMetrics
+from webhook.rules.lookups import InMemoryLookups
+from webhook.serving.admission_review import AdmissionHandler
+from webhook.serving.asgi_app import WebhookApp, create_app
+from webhook.serving.metrics import WebhookMetrics
 
 
 def app() -> WebhookApp:

@@ -13,13 +13,13 @@ import pytest
 from shared.frameworks.appwrapper import APPWRAPPER_GVK, AppWrapperAdapter
 from shared.kube import ServiceUnavailable
 from tests.unit.webhook.helpers import BATCH_JOB, apply, response
-from webhook.access_review import AccessDecision
-from webhook.admission import AdmissionHandler
-from webhook.appwrapper_rules import sanitize_label, validate_appwrapper_create, validate_appwrapper_update
-from webhook.fielderrors import to_aggregate
-from webhook.lookups import InMemoryLookups
-from webhook.metrics import WebhookMetrics
-from webhook.settings import Framework, WebhookSettings
+from webhook.rules.access_review import AccessDecision
+from webhook.rules.appwrapper import sanitize_label, validate_appwrapper_create, validate_appwrapper_update
+from webhook.rules.fielderrors import to_aggregate
+from webhook.rules.lookups import InMemoryLookups
+from webhook.rules.settings import Framework, WebhookSettings
+from webhook.serving.admission_review import AdmissionHandler
+from webhook.serving.metrics import WebhookMetrics
 
 APPWRAPPER = Framework(
     name="workload.codeflare.dev/appwrapper",

@@ -10,8 +10,8 @@ import pytest
 from shared.constants import QUEUE_LABEL, WORKLOAD_PRIORITY_CLASS_LABEL
 from shared.labelselector import LabelSelector
 from tests.unit.webhook.helpers import BATCH_JOB, job, settings
-from webhook.defaulting import DefaultingError, default_job, find_managed_ancestor
-from webhook.lookups import InMemoryLookups
+from webhook.rules.defaulting import DefaultingError, default_job, find_managed_ancestor
+from webhook.rules.lookups import InMemoryLookups
 
 MK = "kueue.x-k8s.io/multikueue"
 ALLOWED_PATHS = {
@@ -255,7 +255,7 @@ def test_unknown_fields_are_never_removed() -> None:
 
 def test_the_multikueue_component_controller_name_counts_from_the_configuration() -> None:
     from shared.config import parse_config
-    from webhook.wiring import settings_from_config
+    from webhook.settings_from_config import settings_from_config
 
     wired = settings_from_config(
         parse_config("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n", source="t")

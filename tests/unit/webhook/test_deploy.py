@@ -22,7 +22,7 @@ from reconciler.ancestry import REPLICA_SET_KIND
 from reconciler.manager import KUEUE_KNOWN_OWNER_KINDS
 from shared.config import load_config
 from shared.webhook_configurations import render_webhook_configurations
-from webhook.wiring import settings_from_config
+from webhook.settings_from_config import settings_from_config
 
 REPO = Path(__file__).resolve().parents[3]
 DEPLOY = REPO / "deploy"

@@ -15,13 +15,13 @@ import pytest
 from shared.config import parse_config
 from shared.frameworks.batch_job import BatchJobAdapter
 from tests.unit.webhook.helpers import BATCH_JOB, apply, job, response, review
-from webhook.admission import AdmissionHandler
-from webhook.fielderrors import to_aggregate
-from webhook.lookups import InMemoryLookups
-from webhook.metrics import WebhookMetrics
-from webhook.settings import Framework, WebhookSettings
-from webhook.validation import validate_create, validate_update
-from webhook.wiring import frameworks_from_config
+from webhook.rules.fielderrors import to_aggregate
+from webhook.rules.lookups import InMemoryLookups
+from webhook.rules.settings import Framework, WebhookSettings
+from webhook.rules.validation import validate_create, validate_update
+from webhook.serving.admission_review import AdmissionHandler
+from webhook.serving.metrics import WebhookMetrics
+from webhook.settings_from_config import frameworks_from_config
 
 ELASTIC = "kueue.x-k8s.io/elastic-job"
 ELASTIC_PATH = f"metadata.annotations[{ELASTIC}]"

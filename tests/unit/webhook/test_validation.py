@@ -12,10 +12,10 @@ from shared.constants import (
 )
 from shared.frameworks.base import FieldError
 from tests.unit.webhook.helpers import BATCH_JOB, job
-from webhook.fielderrors import format_field_error, go_quote, to_aggregate
-from webhook.lookups import InMemoryLookups
-from webhook.settings import Framework
-from webhook.validation import validate_create, validate_update
+from webhook.rules.fielderrors import format_field_error, go_quote, to_aggregate
+from webhook.rules.lookups import InMemoryLookups
+from webhook.rules.settings import Framework
+from webhook.rules.validation import validate_create, validate_update
 
 Q = f"metadata.labels[{QUEUE_LABEL}]"
 
@@ -191,7 +191,7 @@ def test_kinds_kueue_knows_only_as_external_frameworks_accept_a_prebuilt_workloa
     prebuilt-workload name (found by ``make dev-multicluster``: every SampleJob copy was denied).
     """
     from shared.config import parse_config
-    from webhook.wiring import frameworks_from_config
+    from webhook.settings_from_config import frameworks_from_config
 
     config = parse_config(
         """apiVersion: config.kueue.x-k8s.io/v1beta2

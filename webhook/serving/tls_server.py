@@ -1,0 +1,159 @@
+"""Run the webhook: uvicorn over TLS with a reloadable certificate, plus background tasks.
+
+``WebhookServer`` is the embeddable unit (tests, benchmark, ``__main__``): it owns the uvicorn server,
+the certificate reloader and its watcher task, and optional background tasks (cert rotation,
+informers). ``await start()`` returns once the socket is listening (the bound port is in ``port``,
+so tests may pass port 0); ``await stop()`` shuts everything down and closes the sockets.
+
+uvicorn receives our ``SSLContext`` through ``Config.ssl_context_factory`` (uvicorn >= 0.54; the
+supported seam, instead of overriding ``Config.load``), so the reloader's ``load_cert_chain()`` on the
+same object takes effect for new handshakes. Signal handling is left to the caller (``__main__``
+installs its own), because an embedded server must not steal SIGINT from a test runner.
+
+A ``WebhookApp`` is served with ``webhook.serving.fastpath``'s protocol (``Config(http=...)``): admission
+requests are answered in uvicorn's parser callbacks, everything else through the ASGI app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from shared.probes import bind_listening_socket
+from webhook.serving.asgi_app import ASGIApp, WebhookApp
+from webhook.serving.fastpath import admission_protocol
+from webhook.serving.tlsreload import CertificateReloader
+
+__all__ = ["WebhookServer"]
+
+log = logging.getLogger(__name__)
+
+
+class _EmbeddedServer(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+class WebhookServer:
+    def __init__(
+        self,
+        *,
+        app: ASGIApp,
+        cert_dir: Path,
+        host: str = "0.0.0.0",
+        port: int = 9443,
+        reload_interval: float = 2.0,
+        background: Callable[[asyncio.Event], list[Coroutine[Any, Any, None]]] | None = None,
+        access_log: bool = False,
+    ) -> None:
+        self.reloader = CertificateReloader(cert_file=cert_dir / "tls.crt", key_file=cert_dir / "tls.key")
+        self._reload_interval = reload_interval
+        self._background = background
+        self._stop = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._serve_task: asyncio.Task[None] | None = None
+        extra: dict[str, Any] = {}
+        if isinstance(app, WebhookApp) and not access_log:  # the access log is written by uvicorn's cycle
+            extra["http"] = admission_protocol(routes=app.fast_routes, body_limit=app.body_limit)
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            **extra,
+            ssl_context_factory=self._ssl_context,
+            log_level="warning",
+            access_log=access_log,
+            lifespan="off",
+            timeout_keep_alive=30,
+            timeout_graceful_shutdown=5,
+        )
+        self._server = _EmbeddedServer(config)
+
+    def _ssl_context(self, _config: uvicorn.Config, _default: Callable[[], ssl.SSLContext]) -> ssl.SSLContext:
+        return self.reloader.context
+
+    @property
+    def port(self) -> int:
+        for server in self._server.servers:
+            for sock in server.sockets:
+                return int(sock.getsockname()[1])
+        raise RuntimeError("server is not listening")
+
+    async def start(self, *, wait_for_certificate: float = 30.0) -> None:
+        """Load certificates (waiting up to ``wait_for_certificate`` s for them), then listen."""
+        self._tasks = [
+            asyncio.create_task(c) for c in (self._background(self._stop) if self._background else [])
+        ]
+        deadline = asyncio.get_running_loop().time() + wait_for_certificate
+        while not self.reloader.reload_if_changed() and not self.reloader.loaded:
+            if asyncio.get_running_loop().time() > deadline:
+                await self.stop()
+                raise TimeoutError(f"no usable certificate in {self.reloader.cert_file.parent}")
+            await asyncio.sleep(0.2)
+        self._tasks.append(
+            asyncio.create_task(self.reloader.watch(self._stop, interval=self._reload_interval))
+        )
+        # Bound here, not by uvicorn: uvicorn logs a taken port and calls sys.exit; this raises a
+        # BindError that names the configuration fields to change.
+        config = self._server.config
+        sock = bind_listening_socket(
+            config.host,
+            config.port,
+            purpose="admission requests",
+            fix="set another webhook.host/webhook.port in the configuration "
+            "(and the same port in the webhook configurations' clientConfig)",
+        )
+        self._serve_task = asyncio.create_task(self._server.serve(sockets=[sock]))
+        while not self._server.started:
+            if self._serve_task.done():
+                await self._serve_task  # re-raise the start-up error
+                raise RuntimeError("uvicorn exited during start-up")
+            await asyncio.sleep(0.01)
+
+    async def stop(self) -> None:
+        self._stop.set()
+        self._server.should_exit = True
+        if self._serve_task is not None:
+            while not self._serve_task.done():
+                self._abort_idle_connections()
+                await asyncio.wait({self._serve_task}, timeout=0.05)
+            await self._serve_task
+        await _finish(self._tasks)
+
+    def _abort_idle_connections(self) -> None:
+        """Drop kept-alive connections with no request in flight once shutdown has begun.
+
+        uvicorn "closes" an idle connection with ``transport.close()``, which on TLS sends
+        close_notify and then waits for the peer's - which a pooling client (kube-apiserver, the
+        devcluster) never sends while idle - so every stop would wait out the graceful timeout.
+        Requests in flight still finish: only connections between requests are aborted.
+        """
+        for connection in list(self._server.server_state.connections):
+            cycle = getattr(connection, "cycle", None)
+            transport = getattr(connection, "transport", None)
+            if transport is not None and (cycle is None or cycle.response_complete):
+                transport.abort()
+
+    async def serve_until(self, stopped: Awaitable[object], *, wait_for_certificate: float = 30.0) -> None:
+        await self.start(wait_for_certificate=wait_for_certificate)
+        try:
+            await stopped
+        finally:
+            await self.stop()
+
+
+async def _finish(tasks: list[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        if not task.done():
+            task.cancel()
+    for result in await asyncio.gather(*tasks, return_exceptions=True):
+        if isinstance(result, Exception):
+            log.warning("background task ended with %r", result)
