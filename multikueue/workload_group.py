@@ -104,6 +104,11 @@ class WorkloadGroup:
         labels = (job.get("metadata") or {}).get("labels") or {}
         return bool(labels.get(MULTIKUEUE_ORIGIN_LABEL) == self.origin)
 
+    async def holds_owned_job(self, cluster: str) -> bool:
+        """Our job (origin label) is on ``cluster``."""
+        job = await self._remote_job(cluster)
+        return job is not None and self._owned(job)
+
     async def delete_remote_job(self, cluster: str) -> None:
         """``DeleteRemoteObjectIfOwned``: delete the remote job only when it is ours."""
         job = await self._remote_job(cluster)

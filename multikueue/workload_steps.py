@@ -20,7 +20,8 @@
    it (it is re-created).
 6. The admitting worker: the recorded ``clusterName`` if its copy is admitted, else, with none
    recorded, the copy admitted first (kueue-bridge: an admitted copy elsewhere than the recorded
-   cluster is stale and never chosen, see ``_admitting_cluster``).
+   cluster is stale and never chosen; with none recorded, a worker already holding our job is
+   chosen over an earlier admission elsewhere, see ``_admitting_cluster``).
    a. None, while the check is ``Ready``: its worker unreachable -> stay ``Ready`` until
       ``workerLostTimeout`` has passed since the connection was first lost, then ``Retry``
       "Admitting remote lost"; ``status.clusterName`` empty -> ``Retry`` (Kueue's "please report it");
@@ -193,7 +194,7 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
         await group.remove_remote_objects(cluster)
 
     # 6. the admitting worker
-    admitting = _admitting_cluster(group, recorded)
+    admitting = await _admitting_cluster(group, recorded)
     if admitting is None and dispatched:
         return await _admitting_remote_gone(r, group, check)
     if admitting is not None:
@@ -210,7 +211,7 @@ async def reconcile_group(r: WorkloadReconciler, group: WorkloadGroup) -> Result
     return await _nominate_and_synchronize(r, group)
 
 
-def _admitting_cluster(group: WorkloadGroup, recorded: str) -> str | None:
+async def _admitting_cluster(group: WorkloadGroup, recorded: str) -> str | None:
     """The worker whose copy is admitted: the recorded ``clusterName`` if its copy is admitted, else
     (none recorded) the copy admitted first, as Kueue's ``bestMatchByCondition``.
 
@@ -219,12 +220,31 @@ def _admitting_cluster(group: WorkloadGroup, recorded: str) -> str | None:
     Kueue chooses the earlier admission, i.e. the stale copy, deletes the running one and then
     fails on ``attempting to change immutable ClusterName``. The stale copy is removed with the
     other losers when the recorded one is converged on; with the recorded copy gone, the check
-    goes to ``Retry`` (step 6a) and the eviction that follows removes every copy."""
+    goes to ``Retry`` (step 6a) and the eviction that follows removes every copy.
+
+    kueue-bridge: with none recorded and several copies admitted, a worker that already holds our
+    job is the one chosen. The job is created on the chosen worker while the other copies are
+    removed and before the choice is recorded (step 6b), so a pass killed in between (``kill -9``,
+    a lost Lease) leaves our job there and other copies admitted; and the earliest admission can be
+    another copy's, read only now (the workers' Kueues stamp admissions to the second, from their
+    own passes). Choosing it would run the job on a second worker."""
     if recorded:
         copy = group.remotes.get(recorded)
         return recorded if copy is not None and is_true(copy, Condition.ADMITTED) else None
     admitted = earliest_true(group.remotes, Condition.ADMITTED)
-    return admitted[0] if admitted is not None else None
+    if admitted is None:
+        return None
+    others = [
+        cluster
+        for cluster, copy in group.remotes.items()
+        if cluster != admitted[0] and is_true(copy, Condition.ADMITTED)
+    ]
+    if others:
+        holding = await asyncio.gather(*(group.holds_owned_job(cluster) for cluster in others))
+        chosen = [cluster for cluster, holds in zip(others, holding, strict=True) if holds]
+        if chosen and not await group.holds_owned_job(admitted[0]):
+            return chosen[0]
+    return admitted[0]
 
 
 async def _finish(r: WorkloadReconciler, local: dict[str, Any], reason: str, message: str) -> None:

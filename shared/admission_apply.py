@@ -35,12 +35,14 @@ empty value is left out, as Go's ``omitempty`` leaves it out of Kueue's JSON.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from shared.constants import Condition
 from shared.frameworks.base import GroupVersionKind
 from shared.jsontree import json_tree_copy
-from shared.kube import KubeClient
+
+if TYPE_CHECKING:  # the body builders serve the devcluster's Kueue stand-in too, which has its own client
+    from shared.kube import KubeClient
 
 __all__ = [
     "ADMISSION_FIELD_MANAGER",

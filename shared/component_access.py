@@ -283,7 +283,7 @@ def _multikueue(config: Configuration) -> list[AccessRule]:
             API_GROUP,
             ("workloads/status",),
             ("patch",),
-            "admission check states, clusterName, Finished: forced applies as kueue-admission",
+            "nominations, clusterName, check states, Finished: forced applies (kueue-admission's, the check's)",
         ),
         *_per_group(synced, _READ, "the manager's jobs of the synced kinds (informers; get on a miss)"),
         *_per_group(synced, ("patch",), "status mirrored from the worker's copy", suffix="/status"),

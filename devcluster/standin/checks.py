@@ -9,7 +9,7 @@ kueue-bridge's MultiKueue controller flip the states.
 
 ``evict`` is Kueue's ``prepareForEviction`` (``pkg/workload/evict``), what *every* eviction writes in
 one go -- a check in Retry, a preemption, a stopped queue alike: ``Evicted=True`` with the reason
-and message, ``clusterName``/``nominatedClusterNames`` cleared, and every non-Pending check reset to
+and message, ``clusterName``/``nominatedClusterNames``/``unhealthyNodes`` cleared, and every non-Pending check reset to
 ``Pending`` "Reset to Pending after eviction. Previously: <state>" (``retryCount`` + 1 for Retry).
 An eviction that left a MultiKueue check ``Ready`` with its cluster recorded would let the Workload
 be admitted again on the strength of a copy that MultiKueue removes once the quota is released (it
@@ -124,6 +124,7 @@ def evict(workload: dict[str, Any], *, reason: str, message: str, now: datetime)
     status = status_of(workload)
     status.pop("clusterName", None)
     status.pop("nominatedClusterNames", None)
+    status.pop("unhealthyNodes", None)
     checks = [c for c in status.get("admissionChecks") or [] if isinstance(c, dict)]
     for check in checks:
         previous = check.get("state")

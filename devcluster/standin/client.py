@@ -10,7 +10,8 @@ working while that runtime is being changed, and a bug there must not be hidden 
 
 Only what the add-ons need: list (optionally across namespaces), replace the ``/status``
 subresource with optimistic concurrency (409 means "someone else wrote first; retry next pass"),
-a merge-patch of ``/status``, and create/merge-patch of whole objects (the Events they record).
+a merge-patch of ``/status``, a forced server-side apply of ``/status`` under a named field manager
+(Kueue's ``kueue-admission`` writes), and create/merge-patch of whole objects (the Events they record).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = ["ApiClient", "ApiError", "Objects", "Resource", "run_passes"]
 _JSON: Final = "application/json"
 _JSON_BODY: Final = {"Content-Type": _JSON}
 _MERGE_PATCH: Final = {"Content-Type": "application/merge-patch+json"}
+_APPLY_PATCH: Final = {"Content-Type": "application/apply-patch+yaml"}  # JSON is YAML
 
 
 Objects = list[dict[str, Any]]
@@ -217,6 +219,26 @@ class ApiClient:
         """JSON merge-patch of ``/status``; None when the object is gone or the patch conflicted."""
         path = resource.path(namespace=namespace, name=name, subresource="status")
         response = await self._http.patch(path, content=orjson.dumps(patch), headers=_MERGE_PATCH)
+        if response.status_code in (404, 409):
+            return None
+        _raise_for(response)
+        return self._written(resource, _decode(response))
+
+    async def apply_status(
+        self, resource: Resource, body: dict[str, Any], *, field_manager: str
+    ) -> dict[str, Any] | None:
+        """Forced server-side apply of ``/status`` as ``field_manager``; None when the object is gone
+        or the body's resourceVersion is stale (409)."""
+        metadata = body.get("metadata") or {}
+        path = resource.path(
+            namespace=metadata.get("namespace"), name=metadata.get("name"), subresource="status"
+        )
+        response = await self._http.patch(
+            path,
+            content=orjson.dumps(body),
+            headers=_APPLY_PATCH,
+            params={"fieldManager": field_manager, "force": "true"},
+        )
         if response.status_code in (404, 409):
             return None
         _raise_for(response)

@@ -30,7 +30,8 @@ validated exactly like the real controller's):
 * **Workload controller.** Missing LocalQueue/ClusterQueue -> ``QuotaReserved=False`` reason
   ``Misconfigured`` with Kueue's "LocalQueue <q> doesn't exist" / "ClusterQueue <cq> doesn't exist". Deactivation
   (``spec.active=false``) of a reserved Workload -> ``Evicted=True`` reason ``Deactivated`` "The
-  workload is deactivated" plus ``schedulingStats.evictions``; once the *job reconciler* has
+  workload is deactivated" plus ``schedulingStats.evictions``, with ``clusterName`` and the
+  nominations cleared and the checks reset as in every eviction (``checks.evict``); once the *job reconciler* has
   released the reservation (as with real Kueue, the stand-in never does that part),
   ``QuotaReserved=False`` reason ``Deactivated``. Reactivation of a Workload evicted as Deactivated
   -> ``Requeued=True`` reason ``Reactivated`` "The workload was reactivated", then normal admission.
@@ -41,6 +42,14 @@ validated exactly like the real controller's):
   any ``DeactivationTarget`` (also MultiKueue's ``EvictedOnManagerCluster`` on a worker)
   deactivates the Workload (``spec.active: false``), whose eviction then reads
   ``DeactivatedDueTo<reason>`` "The workload is deactivated due to <message>" and drops the target.
+
+* **Field managers.** Every eviction (a check in ``Retry``, a deactivation, a preemption) and a
+  ``Rejected`` check's ``DeactivationTarget`` is written as Kueue writes it, ``PatchAdmissionStatus``:
+  a forced server-side apply of ``/status`` as ``kueue-admission`` carrying the admission state only
+  (``shared.admission_apply``). The eviction clears ``clusterName`` and ``nominatedClusterNames`` by
+  leaving them out, so, as on a real cluster, a field that another manager owns (written by an
+  update, or applied under another name) survives it. The stand-in's other writes replace
+  ``/status`` (PUT, as its own manager), as Kueue's check sync does.
 
 * **Queues.** ClusterQueue and LocalQueue status as Kueue's queue controllers write it, at the end
   of each pass (:mod:`.queue_status`); a ClusterQueue whose flavors are missing, that is stopped or
@@ -70,7 +79,7 @@ from typing import Any, Final
 
 import httpx
 
-from devcluster.standin.checks import check_based_eviction, check_names, sync_admitted
+from devcluster.standin.checks import check_based_eviction, check_names, evict, sync_admitted
 from devcluster.standin.client import ApiClient, Resource, run_passes
 from devcluster.standin.conditions import (
     count_eviction,
@@ -101,6 +110,7 @@ from devcluster.standin.queue_status import (
 )
 from devcluster.standin.slices import replaced_slice, retire_replaced_slice, slice_key
 from devcluster.standin.workload_events import WorkloadEvents
+from shared.admission_apply import ADMISSION_FIELD_MANAGER, admission_status_apply
 from shared.constants import API_GROUP, Condition, Reason
 from shared.quantity import format_usage, parse_quantity, pod_set_requests
 
@@ -301,6 +311,7 @@ class KueueStandin:
         was_admitted = is_true(workload, Condition.ADMITTED)
         deactivating = False
         changed = False
+        admission_write = False  # an eviction or a DeactivationTarget: Kueue's kueue-admission apply
         message = _DEACTIVATED_MESSAGE
         if active and target is not None and target.get("status") == "True":
             workload.setdefault("spec", {})["active"] = False
@@ -313,15 +324,9 @@ class KueueStandin:
                     reason = f"{Reason.DEACTIVATED}DueTo{target.get('reason', '')}"
                     message = f"{_DEACTIVATED_MESSAGE} due to {target.get('message', '')}"
                     remove_condition(workload, Condition.DEACTIVATION_TARGET)
-                changed = deactivating = set_condition(
-                    workload,
-                    condition_type=Condition.EVICTED,
-                    status="True",
-                    reason=reason,
-                    message=message,
-                    now=now,
-                )
+                evict(workload, reason=reason, message=message, now=now)
                 count_eviction(workload, Reason.DEACTIVATED, str((target or {}).get("reason", "")))
+                changed = deactivating = admission_write = True
             elif not reserved:
                 changed = set_condition(
                     workload,
@@ -356,19 +361,32 @@ class KueueStandin:
                 now=now,
             )
         elif reserved and not is_true(workload, Condition.FINISHED):
-            changed = check_based_eviction(workload, now)
+            changed = admission_write = check_based_eviction(workload, now)
             admission = (workload.get("status") or {}).get("admission") or {}
             cluster_queue = cluster_queues.get(admission.get("clusterQueue", ""))
             if not changed and cluster_queue is not None:
                 changed = sync_admitted(workload, check_names(cluster_queue), now)
         if changed:
-            stored = await self._client.replace_status(WORKLOADS, workload)
+            stored = await (
+                self._apply_admission(workload)
+                if admission_write
+                else self._client.replace_status(WORKLOADS, workload)
+            )
             if stored is not None and deactivating:
                 await self._events.deactivated(stored, message=message)
             elif stored is not None and not was_admitted and is_true(stored, Condition.ADMITTED):
                 cq_name = ((stored.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
                 await self._events.admitted_by_checks(stored, cluster_queue=cq_name, now=now)
         return changed
+
+    async def _apply_admission(self, workload: dict[str, Any]) -> dict[str, Any] | None:
+        """Kueue's ``PatchAdmissionStatus``: ``workload``'s admission state force-applied to ``/status``
+        as ``kueue-admission`` (strict: a stale read is a 409, retried next pass). What that manager
+        applied before and leaves out now -- an eviction's ``clusterName`` and
+        ``nominatedClusterNames`` -- is removed only where no other manager owns it too."""
+        return await self._client.apply_status(
+            WORKLOADS, admission_status_apply(workload), field_manager=ADMISSION_FIELD_MANAGER
+        )
 
     @staticmethod
     def _is_pending(workload: dict[str, Any]) -> bool:
@@ -548,7 +566,7 @@ class KueueStandin:
         message = preemption_message(workload, cluster_queue=cq_name)
         for victim in victims or []:
             if mark_preempted(victim, message=message, now=now):
-                stored = await self._client.replace_status(WORKLOADS, victim)
+                stored = await self._apply_admission(victim)
                 if stored is not None:
                     await self._events.preempted(
                         stored, preemptor=workload, cluster_queue=cq_name, message=message

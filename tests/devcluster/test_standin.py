@@ -65,6 +65,10 @@ class FakeApi:
     def __init__(self) -> None:
         self.objects: dict[Key, dict[tuple[str, str], dict[str, Any]]] = {}
         self.writes: list[str] = []
+        #: (path, field manager, force, body) of every server-side apply; the fake merges an apply's
+        #: body like a merge patch (no field ownership: what leaving a field out removes is the
+        #: devcluster's part, tests/devcluster/test_field_ownership.py and tests/e2e)
+        self.applies: list[tuple[str, str, str, dict[str, Any]]] = []
         self.conflict_next_write = False
         self._version = 0
 
@@ -128,6 +132,14 @@ class FakeApi:
             self.conflict_next_write = False
             return httpx.Response(409, json={"kind": "Status", "code": 409})
         body = json.loads(request.content)
+        if request.headers.get("content-type") == "application/apply-patch+yaml":
+            params = request.url.params
+            self.applies.append(
+                (request.url.path, params.get("fieldManager", ""), params.get("force", ""), body)
+            )
+            expected = body["metadata"].get("resourceVersion")
+            if expected is not None and expected != stored["metadata"]["resourceVersion"]:
+                return httpx.Response(409, json={"kind": "Status", "code": 409})
         if request.method == "PUT":
             if body["metadata"].get("resourceVersion") != stored["metadata"]["resourceVersion"]:
                 return httpx.Response(409, json={"kind": "Status", "code": 409})
@@ -147,6 +159,18 @@ class FakeApi:
         self._version += 1
         stored["metadata"]["resourceVersion"] = str(self._version)
         return httpx.Response(200, json=copy.deepcopy(stored))
+
+
+def assert_evicted_as_kueue(api: FakeApi, path: str) -> None:
+    """The last apply is Kueue's eviction of ``path``: forced, as ``kueue-admission``, its body leaving
+    out ``clusterName`` and the nominations (so that it removes what that manager set)."""
+    [*_, (applied, manager, force, body)] = api.applies
+    assert (applied, manager, force) == (path, "kueue-admission", "true")
+    assert body["status"]["conditions"][0]["type"] == "QuotaReserved"
+    assert any(c["type"] == "Evicted" and c["status"] == "True" for c in body["status"]["conditions"])
+    assert body["metadata"]["resourceVersion"], "strict, as Kueue's eviction"
+    assert "clusterName" not in body["status"] and "nominatedClusterNames" not in body["status"]
+    assert body["status"]["conditions"] and body["status"]["admissionChecks"]
 
 
 @pytest.fixture
@@ -524,7 +548,7 @@ async def test_a_retry_check_evicts_resets_the_checks_and_requeues(
         "Reset to Pending after eviction. Previously: Retry",
         1,
     )
-    assert "clusterName" not in wl["status"]
+    assert_evicted_as_kueue(api, "/apis/kueue.x-k8s.io/v1beta2/namespaces/ns/workloads/wl/status")
     assert conditions(wl)["QuotaReserved"][0] == "True", "only the job reconciler releases the reservation"
     _release_like_the_job_reconciler(wl)
     wl["status"]["conditions"][-1].update(reason="AdmissionCheck", message="Evicted due to ...")
@@ -568,6 +592,29 @@ async def test_a_rejected_check_or_a_deactivation_target_deactivates(
     assert wl["status"]["schedulingStats"] == {
         "evictions": [{"reason": "Deactivated", "underlyingCause": "AdmissionCheck", "count": 1}]
     }
+
+
+async def test_a_deactivation_evicts_as_every_eviction_checks_reset_cluster_forgotten(
+    api: FakeApi, standin: KueueStandin
+) -> None:
+    """Kueue's deactivation is ``workloadevict.Evict`` too: a Workload dispatched by MultiKueue loses
+    its cluster and Ready check, or it could never be dispatched again once reactivated."""
+    _check_workload(api)
+    await standin.reconcile_once()
+    wl = api.get(WORKLOADS, "wl", "ns")
+    wl["status"]["admissionChecks"][0].update(state="Ready", message='The workload was admitted on "w1"')
+    wl["status"]["clusterName"] = "w1"
+    await standin.reconcile_once()
+    api.get(WORKLOADS, "wl", "ns")["spec"]["active"] = False
+    await standin.reconcile_once()
+    wl = api.get(WORKLOADS, "wl", "ns")
+    assert conditions(wl)["Evicted"] == ("True", "Deactivated", "The workload is deactivated")
+    [check] = wl["status"]["admissionChecks"]
+    assert (check["state"], check["message"]) == (
+        "Pending",
+        "Reset to Pending after eviction. Previously: Ready",
+    )
+    assert_evicted_as_kueue(api, "/apis/kueue.x-k8s.io/v1beta2/namespaces/ns/workloads/wl/status")
 
 
 # --- job runner --------------------------------------------------------------------------------------
@@ -874,7 +921,7 @@ async def test_a_preempted_workload_is_evicted_as_every_eviction_is_checks_reset
         "Reset to Pending after eviction. Previously: Ready",
     )
     assert "retryCount" not in check
-    assert "clusterName" not in low["status"]
+    assert_evicted_as_kueue(api, "/apis/kueue.x-k8s.io/v1beta2/namespaces/ns/workloads/low/status")
     assert conditions(low)["QuotaReserved"][0] == "True", "the victim keeps its quota until its job is idle"
 
 

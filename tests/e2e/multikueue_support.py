@@ -19,20 +19,23 @@ import base64
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from devcluster.standin.checks import evict
 from devcluster.standin.jobrunner import DeclarativeCompletion
 from devcluster.standin.kueue import start_addons
 from devrun.proxy import CuttableProxy
 from multikueue.manager import ManagerOptions, MultiKueueManager
 from reconciler.manager import ReconcilerManager, settings_from_config
+from shared.admission_apply import apply_admission_status
 from shared.config import Configuration, parse_config
 from shared.frameworks.base import GroupVersionKind
 from shared.frameworks.registry import FrameworkRegistry
-from shared.kube import KubeClient, NotFound, load_kubeconfig
+from shared.kube import Conflict, KubeClient, NotFound, Watch, load_kubeconfig
 from tests.e2e.conftest import install_crds, wait_served
 from tests.polling import eventually
 
@@ -46,10 +49,18 @@ __all__ = [
     "WORKLOAD",
     "CuttableProxy",
     "Fleet",
+    "add_condition",
     "add_worker_cluster",
     "condition",
+    "copies_on",
+    "describe",
+    "evict_on_manager",
     "fleet",
+    "jobs_on",
     "new_job",
+    "record_workloads",
+    "running_on",
+    "wait_check",
 ]
 
 JOB = GroupVersionKind("batch", "v1", "Job")
@@ -265,15 +276,21 @@ async def fleet(
     manager_cpu: str = "4",
     run_multikueue: bool = True,
     quota: Mapping[str, str] | None = None,
+    worker_job_runner: bool = True,
 ) -> AsyncIterator[Fleet]:
     """The fleet of the module docstring (``run_multikueue=False``: the test runs the component itself,
     ``clusters`` gives it the devclusters); ``multikueue`` is extra YAML for the Configuration (every
     component's), ``crds`` more CRDs per cluster name, ``declarative`` how the workers' job runners
     finish declarative kinds, ``reconciler_configs`` a cluster's own reconciler configuration (YAML),
-    ``quota`` more resources (name -> nominal quota) in every cluster's ClusterQueue."""
+    ``quota`` more resources (name -> nominal quota) in every cluster's ClusterQueue;
+    ``worker_job_runner=False``: no job runner on the workers, the test writes their Jobs' status as
+    the job controller would (as on the real clusters of ``tests/real``)."""
     worker_cpu = worker_cpu or {"w1": "2", "w2": "2"}
     clusters = {
-        name: devcluster_factory(kueue_standin=True, job_runner=name == "manager" or not declarative)
+        name: devcluster_factory(
+            kueue_standin=True,
+            job_runner=name == "manager" or (worker_job_runner and not declarative),
+        )
         for name in ("manager", *worker_cpu)
     }
     clients = {
@@ -351,3 +368,98 @@ async def fleet(
             await proxy.cut()
         for client in clients.values():
             await client.aclose()
+
+
+# --- what the tests look at and do ----------------------------------------------------------------
+async def jobs_on(f: Fleet, name: str) -> dict[str, dict[str, Any]]:
+    found = {}
+    for worker, client in f.workers.items():
+        job = await f.get(client, JOB, name)
+        if job is not None:
+            found[worker] = job
+    return found
+
+
+async def copies_on(f: Fleet, job: str) -> list[str]:
+    return [worker for worker, client in f.workers.items() if await f.copy_of(job, client) is not None]
+
+
+async def record_workloads(client: Any, seen: list[dict[str, Any]]) -> None:
+    """Every version of every Workload in the namespace (a test cannot poll for a transient state)."""
+    async for event in Watch(client, WORKLOAD, namespace=NAMESPACE).events():
+        if event.object:
+            seen.append(event.object)
+
+
+async def add_condition(f: Fleet, client: Any, job: str, added: dict[str, Any]) -> None:
+    """Write a condition onto the Workload of ``job`` on ``client``'s cluster as its Kueue would: read,
+    change, write with the resourceVersion, again on a conflict (the components write it too)."""
+    for _ in range(20):
+        workload = await (f.workload_of(job) if client is f.manager else f.copy_of(job, client))
+        assert workload is not None
+        workload["status"]["conditions"].append(added)
+        try:
+            await client.update_status(WORKLOAD, workload)
+            return
+        except Conflict:
+            continue
+    raise AssertionError(f"could not write {added['type']} on the Workload of {job}")
+
+
+async def evict_on_manager(f: Fleet, job: str, *, reason: str, message: str) -> None:
+    """Evict the manager's Workload of ``job`` as Kueue does (``workloadevict.Evict``: one forced apply
+    as ``kueue-admission`` of ``prepareForEviction``'s result -- Evicted, checks reset to Pending, the
+    cluster left out), again on a conflict (the components write it too)."""
+    for _ in range(20):
+        workload = await f.workload_of(job)
+        assert workload is not None
+        evict(workload, reason=reason, message=message, now=datetime.now(UTC))
+        try:
+            await apply_admission_status(f.manager, workload)
+            return
+        except Conflict:
+            continue
+    raise AssertionError(f"could not evict the Workload of {job}")
+
+
+async def wait_check(f: Fleet, job: str, state: str, *, within_seconds: float = 40) -> dict[str, Any]:
+    async def reached() -> dict[str, Any] | None:
+        check = await f.check_of(job)
+        return check if check and check["state"] == state else None
+
+    result: dict[str, Any] = await eventually(
+        reached, what=f"the check of {job} {state}", within_seconds=within_seconds
+    )
+    return result
+
+
+async def running_on(f: Fleet, job: str) -> str:
+    async def active() -> str | None:
+        for worker, found in (await jobs_on(f, job)).items():
+            if (found.get("status") or {}).get("active"):
+                return worker
+        return None
+
+    try:
+        worker: str = await eventually(active, what=f"{job} running on a worker", within_seconds=40)
+    except AssertionError:
+        print("STATE", await describe(f, job))
+        raise
+    return worker
+
+
+async def describe(f: Fleet, job: str) -> str:
+    """Everything a failed wait needs to be understood: the job's Workloads, copies and clusters."""
+    lines = []
+    local = await f.workload_of(job)
+    lines.append(f"manager workload: {(local or {}).get('status')}")
+    manager_job = await f.get(f.manager, JOB, job)
+    lines.append(
+        f"manager job: spec.suspend={((manager_job or {}).get('spec') or {}).get('suspend')} status={(manager_job or {}).get('status')}"
+    )
+    for worker, client in f.workers.items():
+        lines.append(f"{worker} copy: {(await f.copy_of(job, client) or {}).get('status')}")
+        lines.append(f"{worker} job: {await f.get(client, JOB, job)}")
+        cluster = await f.get(f.manager, MK_CLUSTER, worker, namespace=None)
+        lines.append(f"{worker} cluster: {(cluster or {}).get('status')}")
+    return "\n".join(lines)

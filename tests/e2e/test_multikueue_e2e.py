@@ -2,6 +2,8 @@
 
 Reference notes §2.6 behaviour, observed from outside: what each cluster holds, the conditions and
 messages Kueue's users see. Kueue's own part is played by the devcluster stand-in on every cluster.
+The paths that dispatch a Workload again after its admission was undone are in
+``test_multikueue_redispatch.py`` (a copy finished ``OutOfSync`` is here).
 """
 
 from __future__ import annotations
@@ -9,18 +11,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from devcluster.standin.checks import evict
 from devcluster.standin.client import Resource
 from devcluster.standin.jobrunner import DeclarativeCompletion
 from shared.frameworks.base import GroupVersionKind
-from shared.kube import Conflict, Watch
+from shared.kube import Watch
 from tests.e2e.multikueue_support import (
     ADMISSION_CHECK,
     JOB,
@@ -30,29 +30,22 @@ from tests.e2e.multikueue_support import (
     NAMESPACE,
     WORKLOAD,
     Fleet,
+    add_condition,
     add_worker_cluster,
     condition,
+    copies_on,
     fleet,
+    jobs_on,
     new_job,
+    record_workloads,
+    running_on,
+    wait_check,
 )
 from tests.polling import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared, pytest.mark.slow]
 
 ORIGIN = "kueue.x-k8s.io/multikueue-origin"
-
-
-async def jobs_on(f: Fleet, name: str) -> dict[str, dict[str, Any]]:
-    found = {}
-    for worker, client in f.workers.items():
-        job = await f.get(client, JOB, name)
-        if job is not None:
-            found[worker] = job
-    return found
-
-
-async def copies_on(f: Fleet, job: str) -> list[str]:
-    return [worker for worker, client in f.workers.items() if await f.copy_of(job, client) is not None]
 
 
 async def test_dispatch_first_admitted_wins_status_mirrored_and_finish(
@@ -107,91 +100,6 @@ async def test_the_nomination_is_cleared_once_admitted(devcluster_factory: Any, 
         await eventually(ready, what="the MultiKueue check Ready", within_seconds=40)
         local = await f.workload_of("hello")
         assert local is not None and "nominatedClusterNames" not in local["status"]
-
-
-async def record_workloads(client: Any, seen: list[dict[str, Any]]) -> None:
-    """Every version of every Workload in the namespace (a test cannot poll for a transient state)."""
-    async for event in Watch(client, WORKLOAD, namespace=NAMESPACE).events():
-        if event.object:
-            seen.append(event.object)
-
-
-async def add_condition(f: Fleet, client: Any, job: str, added: dict[str, Any]) -> None:
-    """Write a condition onto the Workload of ``job`` on ``client``'s cluster as its Kueue would: read,
-    change, write with the resourceVersion, again on a conflict (the components write it too)."""
-    for _ in range(20):
-        workload = await (f.workload_of(job) if client is f.manager else f.copy_of(job, client))
-        assert workload is not None
-        workload["status"]["conditions"].append(added)
-        try:
-            await client.update_status(WORKLOAD, workload)
-            return
-        except Conflict:
-            continue
-    raise AssertionError(f"could not write {added['type']} on the Workload of {job}")
-
-
-async def evict_on_manager(f: Fleet, job: str, *, reason: str, message: str) -> None:
-    """Evict the manager's Workload of ``job`` as Kueue does (``prepareForEviction``, one write: Evicted,
-    checks reset to Pending, cluster forgotten), again on a conflict (the components write it too)."""
-    for _ in range(20):
-        workload = await f.workload_of(job)
-        assert workload is not None
-        evict(workload, reason=reason, message=message, now=datetime.now(UTC))
-        try:
-            await f.manager.update_status(WORKLOAD, workload)
-            return
-        except Conflict:
-            continue
-    raise AssertionError(f"could not evict the Workload of {job}")
-
-
-async def manager_job_active(f: Fleet, job: str) -> bool:
-    found = await f.get(f.manager, JOB, job)
-    return bool(((found or {}).get("status") or {}).get("active"))
-
-
-async def wait_check(f: Fleet, job: str, state: str, *, within_seconds: float = 40) -> dict[str, Any]:
-    async def reached() -> dict[str, Any] | None:
-        check = await f.check_of(job)
-        return check if check and check["state"] == state else None
-
-    result: dict[str, Any] = await eventually(
-        reached, what=f"the check of {job} {state}", within_seconds=within_seconds
-    )
-    return result
-
-
-async def running_on(f: Fleet, job: str) -> str:
-    async def active() -> str | None:
-        for worker, found in (await jobs_on(f, job)).items():
-            if (found.get("status") or {}).get("active"):
-                return worker
-        return None
-
-    try:
-        worker: str = await eventually(active, what=f"{job} running on a worker", within_seconds=40)
-    except AssertionError:
-        print("STATE", await describe(f, job))
-        raise
-    return worker
-
-
-async def describe(f: Fleet, job: str) -> str:
-    """Everything a failed wait needs to be understood: the job's Workloads, copies and clusters."""
-    lines = []
-    local = await f.workload_of(job)
-    lines.append(f"manager workload: {(local or {}).get('status')}")
-    manager_job = await f.get(f.manager, JOB, job)
-    lines.append(
-        f"manager job: spec.suspend={((manager_job or {}).get('spec') or {}).get('suspend')} status={(manager_job or {}).get('status')}"
-    )
-    for worker, client in f.workers.items():
-        lines.append(f"{worker} copy: {(await f.copy_of(job, client) or {}).get('status')}")
-        lines.append(f"{worker} job: {await f.get(client, JOB, job)}")
-        cluster = await f.get(f.manager, MK_CLUSTER, worker, namespace=None)
-        lines.append(f"{worker} cluster: {(cluster or {}).get('status')}")
-    return "\n".join(lines)
 
 
 async def test_remote_sync_failure_resets_for_re_dispatch_and_never_finishes(
@@ -281,113 +189,6 @@ async def test_out_of_sync_retry_re_dispatches_the_job_and_it_runs_to_completion
             return not await jobs_on(f, "resync") and not await copies_on(f, "resync")
 
         await eventually(cleaned, what="remote objects removed after the finish", within_seconds=30)
-
-
-async def test_evictions_both_ways(devcluster_factory: Any, shared_dir: Path) -> None:
-    async with fleet(devcluster_factory, shared_dir) as f:
-        # a worker evicts: the manager resets its check for re-admission, the job runs again and finishes
-        # (a change of the copy's *spec*, such as deactivating it, would instead count as out of sync:
-        # Kueue removes such a copy and the admitting remote "no longer exists")
-        await f.manager.create(JOB, new_job("evicted-there", run_seconds=3), namespace=NAMESPACE)
-        winner = await running_on(f, "evicted-there")
-        preempted = {  # the worker's Kueue preempts its copy
-            "type": "Evicted",
-            "status": "True",
-            "reason": "Preempted",
-            "message": "Preempted to accommodate a workload",
-            "lastTransitionTime": "2030-01-01T00:00:00Z",
-        }
-        await add_condition(f, f.workers[winner], "evicted-there", preempted)
-        await f.wait_finished("evicted-there", within_seconds=60)
-        local = await f.workload_of("evicted-there")
-        evicted = condition(local, "Evicted")
-        assert evicted is not None and evicted["message"] == (
-            'Previously: Evicted due to AdmissionCheck in Retry state: "mk" (Workload evicted on worker '
-            f'cluster: "{winner}", resetting for re-admission. Previously: "Ready")'
-        )
-        check = await f.check_of("evicted-there")
-        assert check is not None and check["retryCount"] == 1
-
-        # the manager evicts (Kueue's scheduler preempts there): the admitting copy gets
-        # DeactivationTarget EvictedOnManagerCluster and the worker stops the job
-        await f.manager.create(JOB, new_job("evicted-here", run_seconds=60), namespace=NAMESPACE)
-        winner = await running_on(f, "evicted-here")
-        local = await f.workload_of("evicted-here")
-        assert local is not None
-        name = local["metadata"]["name"]
-        seen: list[dict[str, Any]] = []
-        recorder = asyncio.create_task(record_workloads(f.workers[winner], seen))
-        try:
-            # the recorder's watch has listed the copy: no later version can be missed
-            await eventually(
-                lambda: asyncio.sleep(0, any(obj["metadata"]["name"] == name for obj in seen)),
-                what="the copy seen by the recorder",
-            )
-            # the manager's job mirrors its running copy: until then it has no active pods, so the
-            # manager's eviction would release the quota at once and MultiKueue would remove the copy
-            # (no reservation) rather than deactivate it
-            await eventually(lambda: manager_job_active(f, "evicted-here"), what="the manager's job active")
-            await evict_on_manager(f, "evicted-here", reason="Preempted", message="Preempted on the manager")
-
-            async def targeted() -> dict[str, Any] | None:
-                for obj in seen:
-                    if obj["metadata"]["name"] != name:
-                        continue  # the copies of earlier jobs may still be on their way out
-                    found = condition(obj, "DeactivationTarget")
-                    if found is not None:
-                        return found
-                return None
-
-            target = await eventually(targeted, what="DeactivationTarget on the admitting copy")
-            assert (target["status"], target["reason"], target["message"]) == (
-                "True",
-                "EvictedOnManagerCluster",
-                "Evicted on manager: Preempted on the manager",
-            )
-
-            async def stopped_there() -> bool:
-                job = (await jobs_on(f, "evicted-here")).get(winner)
-                return job is None or job["spec"].get("suspend") is True
-
-            await eventually(stopped_there, what="the worker's job stopped")
-        finally:
-            recorder.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await recorder
-
-
-async def test_admitting_worker_lost_then_back(devcluster_factory: Any, shared_dir: Path) -> None:
-    async with fleet(devcluster_factory, shared_dir, multikueue="multiKueue: {workerLostTimeout: 2s}\n") as f:
-        await f.manager.create(JOB, new_job("lost", run_seconds=6), namespace=NAMESPACE)
-        winner = await running_on(f, "lost")
-        await f.proxies[winner].cut()
-
-        async def inactive() -> dict[str, Any] | None:
-            found = condition(
-                await f.get(f.manager, f.multikueue.clusters.gvk, winner, namespace=None), "Active"
-            )
-            return found if found and found["status"] == "False" else None
-
-        found = await eventually(inactive, what=f"{winner} inactive")
-        assert found["reason"] == "ClientConnectionFailed"
-        assert "connection attempts: 1, next connection attempt: " in found["message"]
-
-        async def lost() -> dict[str, Any] | None:
-            evicted = condition(await f.workload_of("lost"), "Evicted")
-            return evicted if evicted and "Admitting remote lost" in evicted["message"] else None
-
-        evicted = await eventually(lost, what="Retry after workerLostTimeout", within_seconds=30)
-        assert (
-            evicted["message"]
-            == 'Evicted due to AdmissionCheck in Retry state: "mk" (Admitting remote lost, Previously: "Ready")'
-        )
-        await f.proxies[winner].restore()
-        await f.wait_finished("lost", within_seconds=90)
-
-        async def cleaned() -> bool:
-            return not await jobs_on(f, "lost") and not await copies_on(f, "lost")
-
-        await eventually(cleaned, what="nothing left on the workers", within_seconds=40)
 
 
 async def test_deletion_gc_and_ownership(devcluster_factory: Any, shared_dir: Path) -> None:

@@ -49,8 +49,15 @@ from tests.e2e.kind_controllers import (
     pipelinerun_succeeded,
     write_status,
 )
-from tests.e2e.multikueue_support import CLUSTER_QUEUE, JOB, NAMESPACE, Fleet, condition, fleet
-from tests.e2e.test_multikueue_e2e import add_condition
+from tests.e2e.multikueue_support import (
+    CLUSTER_QUEUE,
+    JOB,
+    NAMESPACE,
+    Fleet,
+    add_condition,
+    condition,
+    fleet,
+)
 from tests.polling import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared, pytest.mark.slow]

@@ -95,7 +95,9 @@ def _true(obj: dict[str, Any] | None, kind: str) -> bool:
 
 
 def _check(workload: dict[str, Any]) -> dict[str, Any]:
-    return next(c for c in workload["status"]["admissionChecks"] if c["name"] == "mk")
+    """The check ``mk`` of ``workload`` (empty before Kueue listed it)."""
+    checks = (workload.get("status") or {}).get("admissionChecks") or []
+    return next((c for c in checks if c["name"] == "mk"), {})
 
 
 def _job(name: str, *, completions: int = 1) -> dict[str, Any]:
@@ -151,8 +153,8 @@ async def _admitted(
         workload = await _workload(fleet, namespace, job)
         if workload is None:
             return None
-        cluster = workload["status"].get("clusterName")
-        if not cluster or cluster == not_on or _check(workload)["state"] != "Ready":
+        cluster = (workload.get("status") or {}).get("clusterName")
+        if not cluster or cluster == not_on or _check(workload).get("state") != "Ready":
             return None
         if await _get(fleet.workers[cluster].client, JOB, job, namespace) is None:
             return None

@@ -147,6 +147,31 @@ async def test_a_stale_admitted_copy_of_a_worker_that_came_back_is_removed_not_c
     assert (mk.check()["state"], mk.local()["status"]["clusterName"]) == ("Ready", "w2")
 
 
+async def test_a_pass_killed_after_creating_the_job_is_resumed_on_that_worker_not_an_earlier_admission(
+    mk: Harness,
+) -> None:
+    """A pass chose w2 (its copy admitted; w1's not yet), created the job there and died before it
+    removed w1's copy and recorded w2. Meanwhile w1's Kueue admitted its copy, stamped earlier (its
+    pass began earlier): the earliest admission would now be w1, and the job would run twice."""
+    mk.job()
+    mk.workload()
+    await mk.reconcile()
+    mk.set_remote_condition("w2", "Admitted", reason="Admitted", at="2026-01-01T00:00:20Z")
+    mk.workers["w2"].put(
+        JOB,
+        {
+            "metadata": {"name": "job", "namespace": "ns", "labels": {ORIGIN_LABEL: "multikueue"}},
+            "spec": {"suspend": False},
+        },
+    )
+    running = mk.remote_job("w2")
+    mk.set_remote_condition("w1", "Admitted", reason="Admitted", at="2026-01-01T00:00:19Z")
+    await mk.reconcile()
+    assert (mk.check()["state"], mk.local()["status"]["clusterName"]) == ("Ready", "w2")
+    assert mk.remote("w1") is None and mk.remote_job("w1") is None
+    assert mk.remote_job("w2") == running
+
+
 async def test_the_recorded_copy_gone_is_a_retry_even_with_a_stale_admitted_copy_elsewhere(
     mk: Harness,
 ) -> None:
