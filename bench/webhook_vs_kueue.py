@@ -17,6 +17,12 @@ Each server is pinned to one core with ``taskset`` (all its threads: Kueue's Go 
 otherwise spread over both), wrk to the other; rounds are interleaved (ours, Kueue's, ours, ...) so
 that both see the same machine. wrk comes from Debian's packages (``apt-get install wrk``).
 Prints requests/s and p50/p99 latency per round, their medians and ranges, and the ratio.
+
+Each round also reads the server process's CPU seconds (``/proc``, all threads) around the wrk run,
+so it prints CPU microseconds per request and the ratio of those: what a request costs each server,
+which a busy machine moves far less than the requests/s a server gets out of its share of a core
+(on a loaded host the throughput ratio measures the scheduler as much as the servers; Kueue's
+manager also runs its controllers, idle here).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -38,7 +45,14 @@ from typing import Any
 import httpx
 
 from bench.real_cluster import bench_cluster, cluster_pids, fresh
-from bench.reconciler_cpu import BENCH_NAMESPACE, client_for, setup_queues, write_config
+from bench.reconciler_cpu import (
+    BENCH_NAMESPACE,
+    client_for,
+    load_average,
+    process_cpu_seconds,
+    setup_queues,
+    write_config,
+)
 from devrun.components import ComponentProcess, free_port, generate_certs
 from devrun.samples import shared_dir
 from shared.kube import GroupVersionKind, KubeClient
@@ -81,6 +95,9 @@ class WrkResult:
     requests_per_second: float
     p50_ms: float
     p99_ms: float
+    requests: int = 0
+    #: the server process's CPU microseconds per request over the run (0: not measured)
+    cpu_us_per_request: float = 0.0
 
 
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
@@ -99,9 +116,12 @@ def parse_wrk(output: str) -> WrkResult:
     rate = re.search(r"Requests/sec:\s+([\d.]+)", output)
     p50 = re.search(r"^\s+50%\s+(\S+)", output, re.MULTILINE)
     p99 = re.search(r"^\s+99%\s+(\S+)", output, re.MULTILINE)
-    if rate is None or p50 is None or p99 is None:
+    count = re.search(r"^\s+(\d+) requests in ", output, re.MULTILINE)
+    if rate is None or p50 is None or p99 is None or count is None:
         raise RuntimeError(f"unexpected wrk output:\n{output}")
-    return WrkResult(float(rate.group(1)), _millis(p50.group(1)), _millis(p99.group(1)))
+    return WrkResult(
+        float(rate.group(1)), _millis(p50.group(1)), _millis(p99.group(1)), requests=int(count.group(1))
+    )
 
 
 def run_wrk(url: str, body_file: Path, *, seconds: float, connections: int, script_dir: Path) -> WrkResult:
@@ -166,8 +186,9 @@ async def _measure(args: argparse.Namespace, tmp: Path) -> dict[str, list[WrkRes
             body_file.write_bytes(queued_review(namespace=BENCH_NAMESPACE, queue="bench"))
             for url in urls.values():
                 await _check_answer(url, body_file.read_bytes())
-            pin(ours.pid)
-            pin(cluster_pids(cluster)["kueue-manager"])
+            pids = {"kueue-bridge": ours.pid, "kueue": cluster_pids(cluster)["kueue-manager"]}
+            for pid in pids.values():
+                pin(pid)
             results: dict[str, list[WrkResult]] = {name: [] for name in urls}
             for url in urls.values():  # warm-up: connections, caches, Go's and our allocators
                 await asyncio.to_thread(
@@ -175,6 +196,8 @@ async def _measure(args: argparse.Namespace, tmp: Path) -> dict[str, list[WrkRes
                 )
             for number in range(1, args.rounds + 1):
                 for name, url in urls.items():
+                    load = load_average()
+                    cpu_before = process_cpu_seconds(pids[name])
                     result = await asyncio.to_thread(
                         run_wrk,
                         url,
@@ -183,10 +206,15 @@ async def _measure(args: argparse.Namespace, tmp: Path) -> dict[str, list[WrkRes
                         connections=args.connections,
                         script_dir=tmp,
                     )
+                    cpu = process_cpu_seconds(pids[name]) - cpu_before
+                    result = dataclasses.replace(
+                        result, cpu_us_per_request=cpu / max(result.requests, 1) * 1e6
+                    )
                     results[name].append(result)
                     print(
                         f"round {number} {name:<13} {result.requests_per_second:8.0f} req/s   "
-                        f"p50 {result.p50_ms:6.2f} ms   p99 {result.p99_ms:6.2f} ms",
+                        f"p50 {result.p50_ms:6.2f} ms   p99 {result.p99_ms:6.2f} ms   "
+                        f"{result.cpu_us_per_request:6.1f} us CPU per request   (load {load})",
                         flush=True,
                     )
             return results
@@ -214,10 +242,18 @@ def main_vs_kueue(args: argparse.Namespace) -> int:
     for name, values in (("kueue-bridge", ours), ("Kueue (Go)", kueue)):
         print(
             f"  {name:<13} {_spread([r.requests_per_second for r in values])} req/s, "
-            f"p50 {_spread([r.p50_ms for r in values], 2)} ms, p99 {_spread([r.p99_ms for r in values], 2)} ms"
+            f"p50 {_spread([r.p50_ms for r in values], 2)} ms, p99 {_spread([r.p99_ms for r in values], 2)} ms, "
+            f"{_spread([r.cpu_us_per_request for r in values], 1)} us CPU per request"
         )
     ratio = statistics.median(r.requests_per_second for r in ours) / statistics.median(
         r.requests_per_second for r in kueue
     )
     print(f"  throughput ratio kueue-bridge / Kueue: {ratio:.2f}x (target >= 3x)")
+    cpu_ratio = statistics.median(r.cpu_us_per_request for r in kueue) / max(
+        statistics.median(r.cpu_us_per_request for r in ours), 1e-9
+    )
+    print(
+        f"  CPU per request, Kueue / kueue-bridge: {cpu_ratio:.2f}x "
+        "(the throughput ratio each would reach on a core of its own)"
+    )
     return 0
