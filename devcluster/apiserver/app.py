@@ -266,17 +266,7 @@ class DevClusterApp:
             validate_list_options(params)
         if not name:
             if method == "GET":
-                selector = Selector(
-                    labels=params.get("labelSelector", ""),
-                    fields=view.fields(params.get("fieldSelector", "")),
-                    allowed_fields=rtype.selectable_fields,
-                    unknown_field=unknown_field_label(
-                        group=rtype.group,
-                        kind=rtype.kind,
-                        builtin=rtype.builtin,
-                        selectable=rtype.selectable_fields,
-                    ),
-                )
+                selector = _selector(view, params)
                 tables = self._tables(request, view)
                 if flag(params, "watch"):
                     await stream_watch(
@@ -310,17 +300,7 @@ class DevClusterApp:
                 await _respond(send, 201, answer(obj))
                 return
             if method == "DELETE":
-                selector = Selector(
-                    labels=params.get("labelSelector", ""),
-                    fields=view.fields(params.get("fieldSelector", "")),
-                    allowed_fields=rtype.selectable_fields,
-                    unknown_field=unknown_field_label(
-                        group=rtype.group,
-                        kind=rtype.kind,
-                        builtin=rtype.builtin,
-                        selectable=rtype.selectable_fields,
-                    ),
-                )
+                selector = _selector(view, params)
                 page = self.rest.list_objects(
                     rtype, namespace=namespace, selector=selector, limit=0, continue_token=""
                 )
@@ -539,6 +519,23 @@ class DevClusterApp:
             "status": review_access(spec, self.options, self._rbac_objects),
         }
         await _respond(send, 201, orjson.dumps(review))
+
+
+def _selector(view: View, params: dict[str, str]) -> Selector:
+    """A list's, a watch's or a collection delete's label and field selectors, with the fields this
+    resource lets a client select on (kube's "field label not supported" otherwise)."""
+    rtype = view.rtype
+    return Selector(
+        labels=params.get("labelSelector", ""),
+        fields=view.fields(params.get("fieldSelector", "")),
+        allowed_fields=rtype.selectable_fields,
+        unknown_field=unknown_field_label(
+            group=rtype.group,
+            kind=rtype.kind,
+            builtin=rtype.builtin,
+            selectable=rtype.selectable_fields,
+        ),
+    )
 
 
 async def _respond(

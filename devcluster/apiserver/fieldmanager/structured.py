@@ -225,14 +225,20 @@ def _compare_struct(
         elif name in t.null_fields:
             left = None if left is MISSING else left
             right = None if right is MISSING else right
-        a, m, r = _compare(left, right, declared)
-        element = field(name)
-        if a is not None:
-            added[element] = a
-        if m is not None:
-            modified[element] = m
-        if r is not None:
-            removed[element] = r
+        _record(field(name), _compare(left, right, declared), added, modified, removed)
+
+
+def _record(
+    element: str,
+    compared: tuple[Any, Any, Any],
+    added: dict[str, Any],
+    modified: dict[str, Any],
+    removed: dict[str, Any],
+) -> None:
+    """File one element's (added, modified, removed) sub-sets, each only when there is one."""
+    for found, into in zip(compared, (added, modified, removed), strict=True):
+        if found is not None:
+            into[element] = found
 
 
 def _index(t: ListOf, items: list[Any]) -> dict[str, list[Any]] | None:
@@ -270,12 +276,7 @@ def _compare_list(
         else:
             _, m, r = _compare(litems[0], MISSING, t.elem) if litems else (None, None, None)
             a = {}
-        if a is not None:
-            added[element] = a
-        if m is not None:
-            modified[element] = m
-        if r is not None:
-            removed[element] = r
+        _record(element, (a, m, r), added, modified, removed)
     return True
 
 
