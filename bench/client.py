@@ -60,8 +60,6 @@ from shared.kube import (
 )
 from shared.kube.kinds import CONFIG_MAP_GVK, JOB_GVK, NAMESPACE_GVK
 
-CONFIGMAP = CONFIG_MAP_GVK
-JOB = JOB_GVK
 OPS = ("create", "get", "patch")
 
 # --- a minimal API imitation ------------------------------------------------------------------
@@ -255,13 +253,13 @@ def kube_call(
     client: KubeClient, op: str, names: list[str], namespace: str
 ) -> Callable[[int], Awaitable[None]]:
     async def create(i: int) -> None:
-        await client.create(CONFIGMAP, configmap(names[i]), namespace=namespace)
+        await client.create(CONFIG_MAP_GVK, configmap(names[i]), namespace=namespace)
 
     async def get(i: int) -> None:
-        await client.get(CONFIGMAP, names[i], namespace=namespace)
+        await client.get(CONFIG_MAP_GVK, names[i], namespace=namespace)
 
     async def patch(i: int) -> None:
-        await client.patch(CONFIGMAP, names[i], {"data": {"patched": "yes"}}, namespace=namespace)
+        await client.patch(CONFIG_MAP_GVK, names[i], {"data": {"patched": "yes"}}, namespace=namespace)
 
     calls: dict[str, Callable[[int], Awaitable[None]]] = {"create": create, "get": get, "patch": patch}
     return calls[op]
@@ -299,7 +297,7 @@ async def measure_throughput(
     try:
         for client in contenders.values():  # warm up: discovery, connections
             if client is not None:
-                await client.resource(CONFIGMAP)
+                await client.resource(CONFIG_MAP_GVK)
         for round_index in range(rounds):
             names = {
                 label: [f"bench-{run_id}-{round_index}-{n}-{i}" for i in range(count)]
@@ -344,7 +342,7 @@ async def measure_throughput(
         if cleanup:
             for name in created:
                 with contextlib.suppress(Exception):
-                    await ours.delete(CONFIGMAP, name, namespace=namespace)
+                    await ours.delete(CONFIG_MAP_GVK, name, namespace=namespace)
         for client in contenders.values():
             if client is not None:
                 await client.aclose()
@@ -401,10 +399,10 @@ async def served_job_list(connection: ConnectionConfig, count: int, concurrency:
             body = job(i)
             for key in ("uid", "resourceVersion", "generation", "creationTimestamp"):
                 del body["metadata"][key]
-            await client.create(JOB, {"apiVersion": "batch/v1", "kind": "Job", **body})
+            await client.create(JOB_GVK, {"apiVersion": "batch/v1", "kind": "Job", **body})
 
         await run_concurrently(count, concurrency, create)
-        info = await client.resource(JOB)
+        info = await client.resource(JOB_GVK)
         raw = await client.request("GET", info.path(), verb="list", resource=info.resource_label)
     return orjson.dumps(raw)
 
@@ -454,11 +452,11 @@ async def measure_informer_memory(
         transport=HttpxTransport(httpx.MockTransport(handler)),
         settings=ClientSettings(qps=0, burst=1),
     )
-    await client.resource(JOB)
+    await client.resource(JOB_GVK)
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.take_snapshot()
-    informer = Informer(client, JOB, resync_period=None, transform=transform)
+    informer = Informer(client, JOB_GVK, resync_period=None, transform=transform)
     task = asyncio.create_task(informer.run())
     await informer.wait_synced()
     del body  # the list response is transient: only what the informer keeps is counted

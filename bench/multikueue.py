@@ -83,14 +83,6 @@ from shared.kube import AlreadyExists, ClientSettings, KubeClient, load_kubeconf
 from shared.kube.kinds import CRD_GVK, NAMESPACE_GVK, SECRET_GVK  # noqa: E402
 
 SHARED = Path(os.environ.get("KUEUE_BRIDGE_SHARED_DIR") or REPO.parent / "shared")
-CRD = CRD_GVK
-SECRET = SECRET_GVK
-FLAVOR = RESOURCE_FLAVOR_GVK
-CLUSTER_QUEUE = CLUSTER_QUEUE_GVK
-LOCAL_QUEUE = LOCAL_QUEUE_GVK
-ADMISSION_CHECK = ADMISSION_CHECK_GVK
-MK_CONFIG = MULTIKUEUE_CONFIG_GVK
-MK_CLUSTER = MULTIKUEUE_CLUSTER_GVK
 KUEUE_CRDS = (
     "workloads",
     "resourceflavors",
@@ -125,17 +117,17 @@ async def setup(client: KubeClient, *, cpu: str, check: bool) -> None:
         ):
             if document and document.get("kind") == "CustomResourceDefinition":
                 with contextlib.suppress(AlreadyExists):
-                    await client.create(CRD, document)
+                    await client.create(CRD_GVK, document)
     while True:
         try:
-            await client.list(MK_CLUSTER)
+            await client.list(MULTIKUEUE_CLUSTER_GVK)
             await client.list(WORKLOAD, namespace="default")
             break
         except Exception:
             await asyncio.sleep(0.05)
     for namespace in ("kueue-system", NAMESPACE):
         await client.create(NAMESPACE_GVK, {"metadata": {"name": namespace}})
-    await client.create(FLAVOR, {"metadata": {"name": "default"}})
+    await client.create(RESOURCE_FLAVOR_GVK, {"metadata": {"name": "default"}})
     spec: dict[str, Any] = {
         "namespaceSelector": {},
         "resourceGroups": [
@@ -147,9 +139,9 @@ async def setup(client: KubeClient, *, cpu: str, check: bool) -> None:
     }
     if check:
         spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": "mk"}]}
-    await client.create(CLUSTER_QUEUE, {"metadata": {"name": "cq"}, "spec": spec})
+    await client.create(CLUSTER_QUEUE_GVK, {"metadata": {"name": "cq"}, "spec": spec})
     await client.create(
-        LOCAL_QUEUE, {"metadata": {"name": "q", "namespace": NAMESPACE}, "spec": {"clusterQueue": "cq"}}
+        LOCAL_QUEUE_GVK, {"metadata": {"name": "q", "namespace": NAMESPACE}, "spec": {"clusterQueue": "cq"}}
     )
 
 
@@ -189,21 +181,21 @@ async def run(
             await setup(clients[name], cpu=str(args.jobs), check=False)
             raw = kubeconfigs[name].read_bytes()
             await clients["manager"].create(
-                SECRET,
+                SECRET_GVK,
                 {
                     "metadata": {"name": name, "namespace": "kueue-system"},
                     "data": {"kubeconfig": base64.b64encode(raw).decode()},
                 },
             )
             await clients["manager"].create(
-                MK_CLUSTER,
+                MULTIKUEUE_CLUSTER_GVK,
                 {"metadata": {"name": name}, "spec": {"clusterSource": {"kubeConfig": {"location": name}}}},
             )
         await clients["manager"].create(
-            MK_CONFIG, {"metadata": {"name": "cfg"}, "spec": {"clusters": ["w1", "w2"]}}
+            MULTIKUEUE_CONFIG_GVK, {"metadata": {"name": "cfg"}, "spec": {"clusters": ["w1", "w2"]}}
         )
         await clients["manager"].create(
-            ADMISSION_CHECK,
+            ADMISSION_CHECK_GVK,
             {
                 "metadata": {"name": "mk"},
                 "spec": {

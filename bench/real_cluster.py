@@ -58,8 +58,6 @@ __all__ = [
     "job_finisher",
 ]
 
-JOB = JOB_GVK
-WORKLOAD = WORKLOAD_GVK
 RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 Census = dict[tuple[str, str], float]
 
@@ -314,7 +312,7 @@ class Timeline:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def watch_jobs(self, client: KubeClient) -> None:
-        async for event in Watch(client, JOB, namespace=self.namespace).events():
+        async for event in Watch(client, JOB_GVK, namespace=self.namespace).events():
             if event.type not in (EventType.ADDED, EventType.MODIFIED):
                 continue
             name = event.object["metadata"]["name"]
@@ -323,7 +321,7 @@ class Timeline:
                 self.changed.set()
 
     async def watch_workloads(self, client: KubeClient) -> None:
-        async for event in Watch(client, WORKLOAD, namespace=self.namespace).events():
+        async for event in Watch(client, WORKLOAD_GVK, namespace=self.namespace).events():
             if event.type not in (EventType.ADDED, EventType.MODIFIED):
                 continue
             metadata = event.object["metadata"]

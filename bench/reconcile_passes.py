@@ -45,7 +45,6 @@ from shared.merge_patch import apply_merge_patch
 
 __all__ = ["main"]
 
-JOB = JOB_GVK
 NAMESPACE = "bench"
 Key = tuple[str, str, str]  # kind, namespace, name
 WireDict = dict[str, Any]
@@ -323,7 +322,7 @@ async def one_life(
     reconciler: JobReconciler, cluster: MemoryCluster, index: int, times: dict[str, float]
 ) -> None:
     job = cluster.put(job_object(index))
-    key = JobKey(JOB, NAMESPACE, job["metadata"]["name"])
+    key = JobKey(JOB_GVK, NAMESPACE, job["metadata"]["name"])
     job_key = ("Job", NAMESPACE, job["metadata"]["name"])
 
     async def step(name: str) -> None:

@@ -70,12 +70,7 @@ from shared.kube.watch import EventType, Watch  # noqa: E402
 
 __all__ = ["main"]
 
-JOB = JOB_GVK
-WORKLOAD = WORKLOAD_GVK
-NAMESPACE = NAMESPACE_GVK
-FLAVOR = RESOURCE_FLAVOR_GVK
 EVENT = EVENTS_V1_EVENT
-CRD = CRD_GVK
 SHARED = REPO.parent / "shared"
 KUEUE_CRDS = ("workloads", "resourceflavors", "workloadpriorityclasses")
 POD_SPEC = {
@@ -135,13 +130,13 @@ async def setup(kubeconfig: Path) -> None:
             ):
                 if document and document.get("kind") == "CustomResourceDefinition":
                     with contextlib.suppress(AlreadyExists):
-                        await client.create(CRD, document)
+                        await client.create(CRD_GVK, document)
         for namespace in ("kueue-system", "bench", "ceiling", "narrow"):
-            await client.create(NAMESPACE, {"metadata": {"name": namespace}})
-        await client.create(FLAVOR, {"metadata": {"name": "default"}})
+            await client.create(NAMESPACE_GVK, {"metadata": {"name": namespace}})
+        await client.create(RESOURCE_FLAVOR_GVK, {"metadata": {"name": "default"}})
         while True:
             try:
-                await client.list(WORKLOAD, namespace="bench")
+                await client.list(WORKLOAD_GVK, namespace="bench")
                 return
             except Exception:
                 await asyncio.sleep(0.05)
@@ -211,7 +206,7 @@ async def _client_loop(kubeconfig: Path, mix: WriteMix, concurrency: int) -> tup
     process of the host."""
     namespace = mix.namespace
     async with client_for(kubeconfig) as client:
-        for gvk in (JOB, WORKLOAD, EVENT):  # discovery and connection outside the timing
+        for gvk in (JOB_GVK, WORKLOAD_GVK, EVENT):  # discovery and connection outside the timing
             await client.list(gvk, namespace=namespace)
 
         def one(index: int) -> Any:
@@ -219,12 +214,14 @@ async def _client_loop(kubeconfig: Path, mix: WriteMix, concurrency: int) -> tup
                 name = f"job-{index}" if namespace == "bench" else f"raw-{index}"
                 uid = ""
                 if index < mix.jobs:
-                    uid = (await client.create(JOB, job(name), namespace=namespace))["metadata"]["uid"]
+                    uid = (await client.create(JOB_GVK, job(name), namespace=namespace))["metadata"]["uid"]
                 if index < mix.workloads:
-                    created = await client.create(WORKLOAD, raw_workload(name), namespace=namespace)
+                    created = await client.create(WORKLOAD_GVK, raw_workload(name), namespace=namespace)
                     if index < mix.status_patches:
                         patch = pods_ready_patch(created["metadata"]["resourceVersion"])
-                        await client.patch(WORKLOAD, name, patch, namespace=namespace, subresource="status")
+                        await client.patch(
+                            WORKLOAD_GVK, name, patch, namespace=namespace, subresource="status"
+                        )
                 if index < mix.events:
                     await client.create(EVENT, event_body(namespace, index, uid), namespace=namespace)
 
@@ -291,7 +288,7 @@ class Watcher:
         ]
 
     async def watch_workloads(self, client: KubeClient) -> None:
-        async for event in Watch(client, WORKLOAD, namespace=self.namespace).events():
+        async for event in Watch(client, WORKLOAD_GVK, namespace=self.namespace).events():
             if event.type not in (EventType.ADDED, EventType.MODIFIED):
                 continue
             name = event.object["metadata"]["name"]
@@ -305,7 +302,7 @@ class Watcher:
                 self.workload_seen.set()
 
     async def watch_jobs(self, client: KubeClient) -> None:
-        async for event in Watch(client, JOB, namespace=self.namespace).events():
+        async for event in Watch(client, JOB_GVK, namespace=self.namespace).events():
             if event.type not in (EventType.ADDED, EventType.MODIFIED):
                 continue
             name = event.object["metadata"]["name"]
@@ -448,7 +445,9 @@ async def run(args: argparse.Namespace) -> RoundFigures | None:
                 watcher = Watcher("bench")
                 watcher.expected = 1
                 tasks = watcher.start(watch_client)
-                await client.create(JOB, job("warm-up"), namespace="bench")  # leader elected, caches synced
+                await client.create(
+                    JOB_GVK, job("warm-up"), namespace="bench"
+                )  # leader elected, caches synced
                 print("waiting for the reconciler to lead and sync", file=sys.stderr)
                 await asyncio.wait_for(watcher.workload_seen.wait(), 120)
                 await asyncio.sleep(0.5)  # the warm-up's PodsReady write and Event are done
@@ -463,7 +462,7 @@ async def run(args: argparse.Namespace) -> RoundFigures | None:
                 try:
                     await asyncio.wait_for(watcher.workload_seen.wait(), BURST_TIMEOUT)
                 except TimeoutError:
-                    stored = len((await client.list(WORKLOAD, namespace="bench"))["items"])
+                    stored = len((await client.list(WORKLOAD_GVK, namespace="bench"))["items"])
                     dead = [task.get_name() for task in tasks if task.done()]
                     raise RuntimeError(
                         f"the burst did not finish in {BURST_TIMEOUT:.0f}s: the bench's watch saw "
@@ -488,7 +487,7 @@ async def run(args: argparse.Namespace) -> RoundFigures | None:
                     # the flood starts, or the flood measures the burst's backlog too (a fixed 1 s sleep
                     # left a third of the Events to be written during the flood).
                     await settled(watcher, expected=args.jobs + 1)
-                    listed = (await client.list(WORKLOAD, namespace="bench"))["items"]
+                    listed = (await client.list(WORKLOAD_GVK, namespace="bench"))["items"]
                     sent: dict[str, float] = {}
 
                     def admit(workload: dict[str, Any]) -> Any:
@@ -498,13 +497,13 @@ async def run(args: argparse.Namespace) -> RoundFigures | None:
                                 sent[owner] = time.monotonic()
                                 try:
                                     await client.update_status(
-                                        WORKLOAD, admit_body(workload), namespace="bench"
+                                        WORKLOAD_GVK, admit_body(workload), namespace="bench"
                                     )
                                     return
                                 except Exception:
                                     workload.update(
                                         await client.get(
-                                            WORKLOAD, workload["metadata"]["name"], namespace="bench"
+                                            WORKLOAD_GVK, workload["metadata"]["name"], namespace="bench"
                                         )
                                     )
 

@@ -87,11 +87,6 @@ from shared.kube.watch import EventType, Watch  # noqa: E402
 __all__ = ["main"]
 
 JOB = JOB_GVK
-WORKLOAD = WORKLOAD_GVK
-NAMESPACE = NAMESPACE_GVK
-FLAVOR = RESOURCE_FLAVOR_GVK
-CLUSTER_QUEUE = CLUSTER_QUEUE_GVK
-LOCAL_QUEUE = LOCAL_QUEUE_GVK
 BENCH_NAMESPACE = "bench"
 RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 #: seconds the lifecycle of every job may take before the bench gives up
@@ -156,13 +151,13 @@ async def setup_queues(client: KubeClient, *, jobs: int, install: bool = True) -
     if install:
         files, _ = crd_files()
         await install_crds(client, files)
-        await client.create(NAMESPACE, {"metadata": {"name": "kueue-system"}})
+        await client.create(NAMESPACE_GVK, {"metadata": {"name": "kueue-system"}})
     quota = str(max(jobs, 10))  # 10m per job: every job fits at once
     objects: list[tuple[GroupVersionKind, dict[str, Any]]] = [
-        (NAMESPACE, {"metadata": {"name": BENCH_NAMESPACE}}),
-        (FLAVOR, {"metadata": {"name": "default-flavor"}}),
+        (NAMESPACE_GVK, {"metadata": {"name": BENCH_NAMESPACE}}),
+        (RESOURCE_FLAVOR_GVK, {"metadata": {"name": "default-flavor"}}),
         (
-            CLUSTER_QUEUE,
+            CLUSTER_QUEUE_GVK,
             {
                 "metadata": {"name": "bench"},
                 "spec": {
@@ -182,7 +177,7 @@ async def setup_queues(client: KubeClient, *, jobs: int, install: bool = True) -
             },
         ),
         (
-            LOCAL_QUEUE,
+            LOCAL_QUEUE_GVK,
             {"metadata": {"name": "bench", "namespace": BENCH_NAMESPACE}, "spec": {"clusterQueue": "bench"}},
         ),
     ]
@@ -306,7 +301,7 @@ class Lifecycles:
         self.changed = asyncio.Event()
 
     async def watch(self, client: KubeClient) -> None:
-        async for event in Watch(client, WORKLOAD, namespace=BENCH_NAMESPACE).events():
+        async for event in Watch(client, WORKLOAD_GVK, namespace=BENCH_NAMESPACE).events():
             if event.type not in (EventType.ADDED, EventType.MODIFIED):
                 continue
             metadata = event.object["metadata"]

@@ -69,7 +69,6 @@ __all__ = [
 
 EXAMPLES_DIR: Final = REPO_ROOT / "examples" / "dev-multicluster"
 MANAGER: Final = "manager"
-_MK_CLUSTER = MULTIKUEUE_CLUSTER_GVK
 
 _T = TypeVar("_T")
 
@@ -117,8 +116,8 @@ def multikueue_objects(
         )
         objects.append(
             {
-                "apiVersion": _MK_CLUSTER.api_version,
-                "kind": _MK_CLUSTER.kind,
+                "apiVersion": MULTIKUEUE_CLUSTER_GVK.api_version,
+                "kind": MULTIKUEUE_CLUSTER_GVK.kind,
                 "metadata": {"name": name},
                 "spec": {"clusterSource": {"kubeConfig": {"location": secret, "locationType": "Secret"}}},
             }

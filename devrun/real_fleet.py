@@ -66,7 +66,6 @@ from shared.kube.conditions import object_condition
 from shared.kube.kinds import NAMESPACE_GVK, SECRET_GVK, SERVICE_ACCOUNT_GVK
 
 __all__ = [
-    "ADMISSION_CHECK",
     "BRIDGE_CONTROLLER",
     "KUEUE_CONTROLLER",
     "Dispatcher",
@@ -85,12 +84,7 @@ BRIDGE_CONTROLLER: Final = "kueue-bridge.dev/multikueue"
 KUEUE_CONTROLLER: Final = "kueue.x-k8s.io/multikueue"
 SYSTEM_NAMESPACE: Final = "kueue-system"
 FIELD_MANAGER: Final = "kueue-bridge-fleet"
-FLAVOR: Final = RESOURCE_FLAVOR_GVK
 CLUSTER_QUEUE: Final = CLUSTER_QUEUE_GVK
-LOCAL_QUEUE: Final = LOCAL_QUEUE_GVK
-ADMISSION_CHECK: Final = ADMISSION_CHECK_GVK
-MK_CONFIG: Final = MULTIKUEUE_CONFIG_GVK
-MK_CLUSTER: Final = MULTIKUEUE_CLUSTER_GVK
 CHECK_NAME: Final = "mk"
 CONFIG_NAME: Final = "mk-config"
 FLAVOR_NAME: Final = "default-flavor"
@@ -166,7 +160,10 @@ class RealFleet:
             client = member.client
             if member.name not in self._flavor_ready:
                 await client.apply(
-                    FLAVOR, {"metadata": {"name": FLAVOR_NAME}}, field_manager=FIELD_MANAGER, force=True
+                    RESOURCE_FLAVOR_GVK,
+                    {"metadata": {"name": FLAVOR_NAME}},
+                    field_manager=FIELD_MANAGER,
+                    force=True,
                 )
                 self._flavor_ready.add(member.name)
             with contextlib.suppress(AlreadyExists):
@@ -196,7 +193,7 @@ class RealFleet:
                 force=True,
             )
             await client.apply(
-                LOCAL_QUEUE,
+                LOCAL_QUEUE_GVK,
                 {"metadata": {"name": "q", "namespace": namespace}, "spec": {"clusterQueue": name}},
                 field_manager=FIELD_MANAGER,
                 force=True,
@@ -417,8 +414,8 @@ async def start_real_fleet(
     if settings.dispatcher == "bridge":
         fleet.multikueue = await start_controller(session, stack, manager.run, component="multikueue")
     for name in fleet.workers:
-        await _wait_active(manager.client, MK_CLUSTER, name, within=settings.start_timeout)
-    await _wait_active(manager.client, ADMISSION_CHECK, CHECK_NAME, within=settings.start_timeout)
+        await _wait_active(manager.client, MULTIKUEUE_CLUSTER_GVK, name, within=settings.start_timeout)
+    await _wait_active(manager.client, ADMISSION_CHECK_GVK, CHECK_NAME, within=settings.start_timeout)
     return fleet
 
 
@@ -434,7 +431,7 @@ async def _multikueue_objects(fleet: RealFleet) -> None:
         }
         await client.apply(SECRET_GVK, secret, field_manager=FIELD_MANAGER, force=True)
         await client.apply(
-            MK_CLUSTER,
+            MULTIKUEUE_CLUSTER_GVK,
             {
                 "metadata": {"name": name},
                 "spec": {
@@ -447,13 +444,13 @@ async def _multikueue_objects(fleet: RealFleet) -> None:
             force=True,
         )
     await client.apply(
-        MK_CONFIG,
+        MULTIKUEUE_CONFIG_GVK,
         {"metadata": {"name": CONFIG_NAME}, "spec": {"clusters": list(fleet.workers)}},
         field_manager=FIELD_MANAGER,
         force=True,
     )
     await client.apply(
-        ADMISSION_CHECK,
+        ADMISSION_CHECK_GVK,
         {
             "metadata": {"name": CHECK_NAME},
             "spec": {

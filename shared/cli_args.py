@@ -37,6 +37,7 @@ __all__ = [
     "default_identity",
     "load_config_or_report",
     "parse_command",
+    "parse_configured_command",
     "parse_or_exit_code",
     "positive_int",
     "run_component",
@@ -103,6 +104,31 @@ def parse_command(
     if isinstance(args, int):
         return args
     return args, stdout or sys.stdout, stderr or sys.stderr
+
+
+def parse_configured_command(
+    parser: argparse.ArgumentParser,
+    argv: list[str],
+    *,
+    stdout: TextIO | None,
+    stderr: TextIO | None,
+    default: Callable[[], Configuration] | None = None,
+) -> tuple[argparse.Namespace, Configuration, TextIO, TextIO] | int:
+    """``parse_command`` for a command with ``--config``: also the configuration, loaded (``default()``
+    when ``--config`` is not given and there is a default), or exit code 1 after each of its errors
+    was written to the command's stderr."""
+    parsed = parse_command(parser, argv, stdout=stdout, stderr=stderr)
+    if isinstance(parsed, int):
+        return parsed
+    args, out, err = parsed
+    config = (
+        default()
+        if args.config is None and default is not None
+        else load_config_or_report(args.config, stderr=err)
+    )
+    if config is None:
+        return 1
+    return args, config, out, err
 
 
 def load_config_or_report(path: str, *, stderr: TextIO | None = None) -> Configuration | None:

@@ -22,8 +22,7 @@ import yaml
 
 from bridge_tools.adapter.dry_run import DryRunFailed, dry_run
 from bridge_tools.kinds import KindError, resolve_kind
-from shared.cli_args import EXIT_USAGE, parse_command
-from shared.config import ConfigError, load_config
+from shared.cli_args import EXIT_USAGE, parse_configured_command
 from shared.frameworks.base import AdapterConfigError
 from shared.frameworks.registry import FrameworkRegistry
 
@@ -85,17 +84,12 @@ def _read_object(path: str) -> dict[str, Any]:
 
 
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    parsed = parse_command(_parser(), argv, stdout=stdout, stderr=stderr)
+    parsed = parse_configured_command(_parser(), argv, stdout=stdout, stderr=stderr)
     if isinstance(parsed, int):
         return parsed
-    args, out, err = parsed
+    args, config, out, err = parsed
     try:
-        config = load_config(args.config)
         registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
-    except ConfigError as exc:
-        for line in exc.lines():
-            print(line, file=err)
-        return EXIT_FAILED
     except AdapterConfigError as exc:
         print(f"{args.config}: {exc.path}: {exc.message}", file=err)
         return EXIT_FAILED

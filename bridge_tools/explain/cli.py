@@ -28,7 +28,7 @@ from bridge_tools.explain.diagnosis import ExplainSettings, ObjectNotFound, expl
 from bridge_tools.explain.preflight import add_preflight_findings
 from bridge_tools.explain.verdict import Explanation, render_json, render_text
 from bridge_tools.kinds import KindError, parse_object_ref
-from shared.cli_args import EXIT_USAGE, load_config_or_report, parse_command
+from shared.cli_args import EXIT_USAGE, parse_configured_command
 from shared.component_access import KUEUE_NAMESPACE_DEFAULT
 from shared.config import default_config
 from shared.kube import KubeClient, KubeError, load_connection
@@ -100,13 +100,10 @@ def _fail(err: TextIO, message: str) -> int:
 
 
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    parsed = parse_command(_parser(), argv, stdout=stdout, stderr=stderr)
+    parsed = parse_configured_command(_parser(), argv, stdout=stdout, stderr=stderr, default=default_config)
     if isinstance(parsed, int):
         return parsed
-    args, out, err = parsed
-    config = load_config_or_report(args.config, stderr=err) if args.config else default_config()
-    if config is None:
-        return EXIT_FAILED
+    args, config, out, err = parsed
     try:
         explanation = asyncio.run(_explain(args, ExplainSettings.from_config(config)))
     except (KindError, ObjectNotFound) as exc:

@@ -28,7 +28,7 @@ from bridge_tools.manifests.render import (
     render_manifests,
     render_worker,
 )
-from shared.cli_args import load_config_or_report, parse_command
+from shared.cli_args import parse_configured_command
 from shared.component_access import KUEUE_CONFIG_KEY, KUEUE_CONFIG_MAP, KUEUE_NAMESPACE_DEFAULT
 from shared.config import Configuration
 
@@ -95,13 +95,10 @@ def dump_documents(documents: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    parsed = parse_command(_parser(), argv, stdout=stdout, stderr=stderr)
+    parsed = parse_configured_command(_parser(), argv, stdout=stdout, stderr=stderr)
     if isinstance(parsed, int):
         return parsed
-    args, out, err = parsed
-    config = load_config_or_report(args.config, stderr=err)
-    if config is None:
-        return 1
+    args, config, out, _ = parsed
     text = Path(args.config).read_text(encoding="utf-8")  # read once more: loading succeeded
     if args.part == "kueue-config":
         out.write(kueue_config_comment(config, kueue_namespace=args.kueue_namespace))

@@ -19,7 +19,7 @@ import asyncio
 import json
 from typing import TextIO
 
-from shared.cli_args import load_config_or_report, parse_command
+from shared.cli_args import parse_configured_command
 from shared.component_access import KUEUE_NAMESPACE_DEFAULT
 from shared.config import Configuration
 from shared.kube import KubeClient, KubeError, load_connection
@@ -63,13 +63,10 @@ async def _run(args: argparse.Namespace, config: Configuration) -> Report:
 
 
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    parsed = parse_command(_parser(), argv, stdout=stdout, stderr=stderr)
+    parsed = parse_configured_command(_parser(), argv, stdout=stdout, stderr=stderr)
     if isinstance(parsed, int):
         return parsed
-    args, out, err = parsed
-    config = load_config_or_report(args.config, stderr=err)
-    if config is None:
-        return EXIT_FAILED
+    args, config, out, err = parsed
     try:
         report = asyncio.run(_run(args, config))
     except KubeError as exc:

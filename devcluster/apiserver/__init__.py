@@ -4,24 +4,38 @@ Emulates what kueue-bridge's components and their tests see of kube-apiserver, w
 (``Status`` reasons, codes and messages; field-error causes; watch and discovery shapes) matched
 exactly: discovery for the built-in kinds the project uses and for CRDs; get/list/watch/create/
 update/patch/delete with server-owned metadata, generation, status subresources, optimistic
-concurrency, finalizers and propagation policies (:mod:`.rest`, :mod:`.deletion`); list pagination
-and watch resumption with 410 Expired (:mod:`.pagination`, :mod:`.watch`, :mod:`.store`); built-in
-defaulting and ObjectMeta validation (:mod:`.defaults`, :mod:`.validation`); CRDs with structural
-schema pruning, defaulting and validation (:mod:`.crds`, :mod:`.schema`); the four patch types
-(:mod:`.patching`); mutating and validating admission webhooks called like the real server calls
-them (:mod:`.admission`); the garbage collector, namespace and CRD cleanup controllers
-(:mod:`.gc`); bearer-token authentication (no credentials: ``system:anonymous``, forbidden) and
-SubjectAccessReview answers (:mod:`.authz`);
-server-side printing, the ``meta.k8s.io`` Tables ``kubectl get`` asks for (:mod:`.tables`, with
-kube's printers for built-in kinds in :mod:`.printers` and CRD columns evaluated by
-:mod:`.jsonpath`); optional SQLite persistence (:mod:`.persistence`). :class:`DevClusterApp` is the ASGI app;
-:mod:`devcluster.server` hosts it.
+concurrency, finalizers and propagation policies; list pagination and watch resumption with 410
+Expired; built-in defaulting and validation; CRDs with structural schema pruning, defaulting and
+validation; the four patch types; server-side apply and ``managedFields``; mutating and validating
+admission webhooks called like the real server calls them; the garbage collector, namespace and
+CRD cleanup controllers; bearer-token authentication (no credentials: ``system:anonymous``,
+forbidden) and SubjectAccessReview answers; server-side printing (the ``meta.k8s.io`` Tables
+``kubectl get`` asks for) and metadata-only answers; optional SQLite persistence.
+
+Its parts, in floors (a floor imports only the floors below it; ``pyproject.toml`` enforces it):
+
+* ``app`` (the raw ASGI application: routing, authentication, responses; :class:`DevClusterApp`)
+  and ``controllers`` (garbage collector, namespace and CRD cleanup);
+* ``deletion`` (DELETE), then ``rest`` (get, list, create, update, patch: the write pipeline);
+* ``core`` (:class:`Cluster`: the registry, the store, the indexes the controllers use);
+* ``storage/`` (store, watch, pagination, SQLite persistence), ``customresources/`` (CRDs,
+  structural schemas, ratcheting), ``output/`` (Tables, printers, JSONPath columns,
+  metadata-only answers), ``auth/`` (authentication, SubjectAccessReviews, RBAC) and ``admission``
+  (calling the webhooks);
+* ``request/`` (bodies and media types, protobuf, query options, decoding, PATCH bodies);
+* ``validation/`` (the built-in write strategy and per-kind validation) and ``fieldmanager/``
+  (server-side apply, field sets and ownership);
+* ``registry/`` (resource types and discovery, the built-in kinds, per-request views, Events,
+  OpenAPI) and ``selectors``;
+* ``errors`` (``Status`` errors) and ``options`` (:class:`ServerOptions`).
+
+:mod:`devcluster.server` hosts the app.
 
 Deliberately not done (known differences from kube-apiserver, each documented in its module):
 
 * No RBAC enforcement: every authenticated user may do anything; SubjectAccessReviews are answered
   from a static policy (:attr:`ServerOptions.access_rules`), then from the stored RBAC objects
-  (:mod:`.rbac`; no ClusterRole aggregation, no bootstrap roles).
+  (:mod:`.auth.rbac`; no ClusterRole aggregation, no bootstrap roles).
 * Admission: ``matchConditions`` are not evaluated; ``matchPolicy: Equivalent`` is exact matching
   (one served version per resource). The built-in controllers' writes skip webhooks.
 * CRDs are Established at once; objects are stored once and served in every version with only
@@ -29,14 +43,15 @@ Deliberately not done (known differences from kube-apiserver, each documented in
 * Structural schemas: ``x-kubernetes-validations`` (CEL) rules (hence their ratcheting),
   ``oneOf``/``not`` and formats other than ``date-time`` are not implemented; defaults are applied
   on write, and to stored objects when their CRD's schema changes (kube defaults on every read: a
-  watch replaying history shows the old shape). Schema errors are ratcheted on update like 1.33+ (:mod:`.ratcheting`).
+  watch replaying history shows the old shape). Schema errors are ratcheted on update like 1.33+
+  (:mod:`.customresources.ratcheting`).
 * Built-in kinds: only those the project talks to, with only the defaulting and validation rules
   its tests depend on.
 * Strategic merge patch knows the merge keys of the fields our kinds use. Server-side apply and
-  ``managedFields`` follow structured-merge-diff (:mod:`.managedfields`), with the built-in kinds'
-  list and map strategies written down only for the kinds served (:mod:`.builtin_fieldtypes`):
-  an apply of an unknown field below a built-in kind's top level is not rejected, and entries of
-  other apiVersions are compared in the request's version.
+  ``managedFields`` follow structured-merge-diff (:mod:`.fieldmanager.managedfields`), with the built-in
+  kinds' list and map strategies written down only for the kinds served
+  (:mod:`.fieldmanager.builtin_fieldtypes`): an apply of an unknown field below a built-in kind's top
+  level is not rejected, and entries of other apiVersions are compared in the request's version.
 * Watch history is in memory only: after a restart a resuming watch gets 410 Expired.
 * ``/openapi/v2`` is not served; ``/openapi/v3`` lists operations without schemas.
 * No kubelet, scheduler or kube-controller-manager beyond the controllers above: nothing runs
@@ -48,8 +63,8 @@ This package never imports :mod:`devcluster.standin` or :mod:`devrun`; clients r
 """
 
 from devcluster.apiserver.app import DevClusterApp
+from devcluster.apiserver.controllers import Controllers
 from devcluster.apiserver.core import Cluster
-from devcluster.apiserver.gc import Controllers
 from devcluster.apiserver.options import ADMIN_USER, ServerOptions
 
 __all__ = ["ADMIN_USER", "Cluster", "Controllers", "DevClusterApp", "ServerOptions"]

@@ -47,7 +47,7 @@ from typing import Any, Final
 import httpx
 import jsonpatch
 
-from devcluster.apiserver.patching import JsonPatchNotApplied, apply_operations
+from devcluster.apiserver.request.patching import JsonPatchNotApplied, apply_operations
 
 __all__ = ["AdmissionChain", "AdmissionDenied", "TransportFactory"]
 

@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl
 
 import orjson
 
-from devcluster.apiserver.authz import (
+from devcluster.apiserver.auth.authz import (
     ANONYMOUS_USER,
     PUBLIC_PATHS,
     authenticate,
@@ -28,16 +28,8 @@ from devcluster.apiserver.authz import (
     request_attributes,
     review_access,
 )
-from devcluster.apiserver.bodies import (
-    Request,
-    decode_body,
-    delete_options,
-    drain,
-    parse_body,
-    read_body,
-)
+from devcluster.apiserver.auth.rbac import RBAC_GROUP
 from devcluster.apiserver.core import Cluster
-from devcluster.apiserver.decoding import decode_object, parse_error, unrecognized
 from devcluster.apiserver.deletion import Deleter
 from devcluster.apiserver.errors import (
     StatusError,
@@ -50,23 +42,31 @@ from devcluster.apiserver.errors import (
     unauthorized,
     unsupported_media_type,
 )
-from devcluster.apiserver.events import EventsCodec
-from devcluster.apiserver.openapi import openapi_v3
-from devcluster.apiserver.partial import PartialMetadata, negotiate_partial
-from devcluster.apiserver.query_options import (
+from devcluster.apiserver.output.partial import PartialMetadata, negotiate_partial
+from devcluster.apiserver.output.tables import TableWriter, negotiate, printer_for
+from devcluster.apiserver.registry.events import EventsCodec
+from devcluster.apiserver.registry.openapi import openapi_v3
+from devcluster.apiserver.registry.resources import ResourceType
+from devcluster.apiserver.registry.views import View
+from devcluster.apiserver.request.bodies import (
+    Request,
+    decode_body,
+    delete_options,
+    drain,
+    parse_body,
+    read_body,
+)
+from devcluster.apiserver.request.object_decoding import decode_object, parse_error, unrecognized
+from devcluster.apiserver.request.query_options import (
     flag,
     integer,
     validate_delete_options,
     validate_list_options,
     validate_write_options,
 )
-from devcluster.apiserver.rbac import RBAC_GROUP
-from devcluster.apiserver.resources import ResourceType
 from devcluster.apiserver.rest import APPLY_PATCH, PATCH_TYPES, Caller, Rest, WriteOptions
 from devcluster.apiserver.selectors import Selector, unknown_field_label
-from devcluster.apiserver.tables import TableWriter, negotiate, printer_for
-from devcluster.apiserver.views import View
-from devcluster.apiserver.watch import stream_watch
+from devcluster.apiserver.storage.watch import stream_watch
 from shared.kube import GroupVersionKind
 
 __all__ = ["VERSION_INFO", "DevClusterApp"]
@@ -266,17 +266,7 @@ class DevClusterApp:
             validate_list_options(params)
         if not name:
             if method == "GET":
-                selector = Selector(
-                    labels=params.get("labelSelector", ""),
-                    fields=view.fields(params.get("fieldSelector", "")),
-                    allowed_fields=rtype.selectable_fields,
-                    unknown_field=unknown_field_label(
-                        group=rtype.group,
-                        kind=rtype.kind,
-                        builtin=rtype.builtin,
-                        selectable=rtype.selectable_fields,
-                    ),
-                )
+                selector = _selector(view, params)
                 tables = self._tables(request, view)
                 if flag(params, "watch"):
                     await stream_watch(
@@ -310,17 +300,7 @@ class DevClusterApp:
                 await _respond(send, 201, answer(obj))
                 return
             if method == "DELETE":
-                selector = Selector(
-                    labels=params.get("labelSelector", ""),
-                    fields=view.fields(params.get("fieldSelector", "")),
-                    allowed_fields=rtype.selectable_fields,
-                    unknown_field=unknown_field_label(
-                        group=rtype.group,
-                        kind=rtype.kind,
-                        builtin=rtype.builtin,
-                        selectable=rtype.selectable_fields,
-                    ),
-                )
+                selector = _selector(view, params)
                 page = self.rest.list_objects(
                     rtype, namespace=namespace, selector=selector, limit=0, continue_token=""
                 )
@@ -398,7 +378,7 @@ class DevClusterApp:
         raise method_not_allowed()
 
     def _decode_object(self, request: Request, view: View) -> Any:
-        """A create/update body as kube decodes it into the kind (:mod:`.decoding`'s 400s)."""
+        """A create/update body as kube decodes it into the kind (:mod:`devcluster.apiserver.request.object_decoding`'s 400s)."""
         kind = view.served_kind or view.rtype.kind
         version = GroupVersionKind.from_api_version(view.api_version, kind).version
         if request.content_type in {"", "application/json", "*/*"}:
@@ -539,6 +519,23 @@ class DevClusterApp:
             "status": review_access(spec, self.options, self._rbac_objects),
         }
         await _respond(send, 201, orjson.dumps(review))
+
+
+def _selector(view: View, params: dict[str, str]) -> Selector:
+    """A list's, a watch's or a collection delete's label and field selectors, with the fields this
+    resource lets a client select on (kube's "field label not supported" otherwise)."""
+    rtype = view.rtype
+    return Selector(
+        labels=params.get("labelSelector", ""),
+        fields=view.fields(params.get("fieldSelector", "")),
+        allowed_fields=rtype.selectable_fields,
+        unknown_field=unknown_field_label(
+            group=rtype.group,
+            kind=rtype.kind,
+            builtin=rtype.builtin,
+            selectable=rtype.selectable_fields,
+        ),
+    )
 
 
 async def _respond(

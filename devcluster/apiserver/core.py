@@ -20,12 +20,12 @@ from typing import Any
 
 import orjson
 
-from devcluster.apiserver.builtins import BUILTIN_TYPES
-from devcluster.apiserver.crds import CRD_KEY, resource_type_for
+from devcluster.apiserver.customresources.definitions import CRD_KEY, resource_type_for
 from devcluster.apiserver.options import ServerOptions
-from devcluster.apiserver.persistence import SqlitePersistence
-from devcluster.apiserver.resources import Registry, ResourceType
-from devcluster.apiserver.store import ADDED, DELETED, MODIFIED, Store, StoredEvent
+from devcluster.apiserver.registry.builtins import BUILTIN_TYPES
+from devcluster.apiserver.registry.resources import Registry, ResourceType
+from devcluster.apiserver.storage.persistence import SqlitePersistence
+from devcluster.apiserver.storage.store import ADDED, DELETED, MODIFIED, Store, StoredEvent
 from shared.kube import GroupVersionKind
 from shared.kube.times import format_time
 

@@ -5,7 +5,8 @@ kube-apiserver semantics (``registry/generic/registry/store.go``):
 * An object with finalizers is not removed: it gets ``deletionTimestamp`` (and
   ``deletionGracePeriodSeconds: 0``, generation + 1) and lives until an update empties the list.
 * ``propagationPolicy`` Orphan / Foreground adds the ``orphan`` / ``foregroundDeletion`` finalizer
-  that the garbage collector (:mod:`devcluster.apiserver.gc`) honours; Background removes the object at once and
+  that the garbage collector (:mod:`devcluster.apiserver.controllers`) honours; Background removes the object
+  at once and
   the collector deletes dependents afterwards. Without a policy batch/v1 Jobs orphan their
   dependents (the legacy default kube keeps for that group-version); everything else uses Background.
 * Namespaces and CRDs always go through a terminating phase handled by their controllers.
@@ -19,11 +20,11 @@ from __future__ import annotations
 from typing import Any
 
 from devcluster.apiserver.core import NAMESPACE_KEY, Cluster
-from devcluster.apiserver.crds import CRD_CLEANUP_FINALIZER, CRD_KEY
+from devcluster.apiserver.customresources.definitions import CRD_CLEANUP_FINALIZER, CRD_KEY
 from devcluster.apiserver.errors import StatusError, bad_request, conflict
-from devcluster.apiserver.resources import ResourceType
+from devcluster.apiserver.registry.resources import ResourceType
 from devcluster.apiserver.rest import Caller, Rest, WriteOptions, copy_object
-from devcluster.apiserver.store import DELETED, MODIFIED
+from devcluster.apiserver.storage.store import DELETED, MODIFIED
 
 __all__ = ["FOREGROUND_FINALIZER", "ORPHAN_FINALIZER", "Deleter", "success_status"]
 

@@ -32,9 +32,13 @@ from typing import Any
 
 import orjson
 
-from devcluster.apiserver import defaults
 from devcluster.apiserver.core import NAMESPACE_KEY, Cluster
-from devcluster.apiserver.crds import CRD_KEY, crd_status, validate_crd, validate_custom_resource
+from devcluster.apiserver.customresources.definitions import (
+    CRD_KEY,
+    crd_status,
+    validate_crd,
+    validate_custom_resource,
+)
 from devcluster.apiserver.errors import (
     Cause,
     StatusError,
@@ -47,18 +51,24 @@ from devcluster.apiserver.errors import (
     not_found,
     unsupported_media_type,
 )
-from devcluster.apiserver.managedfields import FieldScope, record_apply, record_update
-from devcluster.apiserver.ownership import (
+from devcluster.apiserver.fieldmanager.managedfields import FieldScope, record_apply, record_update
+from devcluster.apiserver.fieldmanager.ownership import (
     applied_configuration,
     field_manager_causes,
     field_scope,
 )
-from devcluster.apiserver.pagination import decode_continue, encode_continue, expired_continue, items_key
-from devcluster.apiserver.patching import apply_json_patch, apply_strategic_merge_patch
-from devcluster.apiserver.resources import ResourceType
+from devcluster.apiserver.registry.resources import ResourceType
+from devcluster.apiserver.request.patching import apply_json_patch, apply_strategic_merge_patch
 from devcluster.apiserver.selectors import Selector
-from devcluster.apiserver.store import ADDED, DELETED, MODIFIED
-from devcluster.apiserver.validation import field_required, validate_object_meta
+from devcluster.apiserver.storage.pagination import (
+    decode_continue,
+    encode_continue,
+    expired_continue,
+    items_key,
+)
+from devcluster.apiserver.storage.store import ADDED, DELETED, MODIFIED
+from devcluster.apiserver.validation import strategy
+from devcluster.apiserver.validation.objectmeta import field_required, validate_object_meta
 from shared.merge_patch import apply_merge_patch
 
 __all__ = ["APPLY_PATCH", "PATCH_TYPES", "Caller", "ListPage", "Rest", "WriteOptions", "copy_object"]
@@ -238,7 +248,7 @@ class Rest:
         name = meta.get("name") or ""
         if rtype.namespaced:
             self._check_namespace_open(rtype, namespace, name)
-        defaults.apply_defaults(rtype.key, obj)
+        strategy.apply_defaults(rtype.key, obj)
         if rtype.has_status and not rtype.builtin:
             obj.pop("status", None)
         if managed_fields is None:
@@ -249,7 +259,7 @@ class Rest:
             )
         _set_managed_fields(meta, managed_fields)
         obj = await self._admit("CREATE", rtype, version, namespace, name, obj, None, caller, options, "")
-        defaults.drop_empty_metadata(rtype.key, obj)
+        strategy.drop_empty_metadata(rtype.key, obj)
         meta = obj["metadata"]
         causes = validate_object_meta(meta, namespaced=rtype.namespaced, name_rule=rtype.name_rule)
         name = meta.get("name") or ""
@@ -257,7 +267,7 @@ class Rest:
         meta["creationTimestamp"] = self.cluster.timestamp()
         if rtype.tracks_generation:
             meta["generation"] = 1
-        defaults.prepare_create(rtype.key, obj)
+        strategy.prepare_create(rtype.key, obj)
         causes += self._validate_kind(rtype, version, obj, None, served_group=options.served_group)
         if causes:
             raise invalid(group=rtype.group, kind=rtype.kind, name=name, causes=causes)
@@ -413,7 +423,7 @@ class Rest:
         options: WriteOptions,
         codec: Any,
     ) -> tuple[dict[str, Any], bool]:
-        """Server-side apply (rules in :mod:`.managedfields`); creates the object when it is missing."""
+        """Server-side apply (rules in :mod:`devcluster.apiserver.fieldmanager.managedfields`); creates the object when it is missing."""
         config = applied_configuration(rtype, version=version, body=config, codec=codec)
         meta = config["metadata"]
         if meta.get("name", name) != name:
@@ -558,7 +568,7 @@ class Rest:
                 new["status"] = status
             meta = new["metadata"]
         else:
-            defaults.apply_defaults(rtype.key, new)
+            strategy.apply_defaults(rtype.key, new)
             if rtype.has_status and "status" in old:
                 new["status"] = copy_object({"s": old["status"]})["s"]
             elif rtype.has_status:
@@ -584,7 +594,7 @@ class Rest:
         )
         if self.store.get(rtype.key, (namespace, name)) is not old:
             raise _Stale
-        defaults.drop_empty_metadata(rtype.key, new)
+        strategy.drop_empty_metadata(rtype.key, new)
         meta = new["metadata"]
         if rtype.tracks_generation and "generation" in old_meta:
             skip = ("metadata", "status") if (rtype.has_status or rtype.builtin) else ("metadata",)
@@ -696,7 +706,7 @@ class Rest:
             return validate_custom_resource(rtype, version=version, obj=obj, old=old, subresource=subresource)
         if rtype.key == CRD_KEY:
             return validate_crd(obj)
-        return defaults.validate_kind(
+        return strategy.validate_kind(
             rtype.key, obj, old, subresource=subresource, served_group=served_group or rtype.group
         )
 

@@ -6,7 +6,7 @@ tests; production clusters have the real job controller. It talks to the devclus
 any client and only ever writes the ``/status`` subresource.
 
 batch/v1 Jobs follow the real job controller's visible status, as in the golden Kueue flow, and
-only ever make status writes kube-apiserver accepts (:mod:`devcluster.apiserver.job_status_validation`):
+only ever make status writes kube-apiserver accepts (:mod:`devcluster.apiserver.validation.job_status`):
 
 * a Job whose ``spec.managedBy`` names another controller is left alone, as kube-controller-manager
   leaves it (MultiKueue's manager copies run on a worker instead);

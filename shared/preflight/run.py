@@ -67,6 +67,32 @@ async def _guarded(name: str, check: Callable[[], Awaitable[list[Finding]]]) -> 
         ]
 
 
+async def _rbac_checks(
+    client: KubeClient,
+    config: Configuration,
+    identities: list[Identity],
+    *,
+    kueue_namespace: str,
+    absent_ok: bool = False,
+) -> list[Finding]:
+    """The rights of each identity's ServiceAccount, one guarded check per identity
+    (``absent_ok``: a ServiceAccount that does not exist is no finding)."""
+    findings: list[Finding] = []
+    for identity in identities:
+        findings += await _guarded(
+            f"rbac {identity}",
+            lambda identity=identity: check_identity_access(  # type: ignore[misc]
+                client,
+                config,
+                identity,
+                namespace=config.namespace,
+                kueue_namespace=kueue_namespace,
+                absent_ok=absent_ok,
+            ),
+        )
+    return findings
+
+
 async def _cluster_checks(
     client: KubeClient, config: Configuration, *, options: PreflightOptions, now: dt.datetime
 ) -> list[Finding]:
@@ -79,18 +105,9 @@ async def _cluster_checks(
     findings += check_multikueue_controller(config, setup)
     findings += await _guarded("kind served", lambda: check_kinds_served(client, config.managed_kinds()))
     findings += await _guarded("webhooks", lambda: check_webhooks(client, config, now=now))
-    identities: list[Identity] = [*_COMPONENTS, "kueue"]
-    for identity in identities:
-        findings += await _guarded(
-            f"rbac {identity}",
-            lambda identity=identity: check_identity_access(  # type: ignore[misc]
-                client,
-                config,
-                identity,
-                namespace=config.namespace,
-                kueue_namespace=options.kueue_namespace,
-            ),
-        )
+    findings += await _rbac_checks(
+        client, config, [*_COMPONENTS, "kueue"], kueue_namespace=options.kueue_namespace
+    )
     return findings
 
 
@@ -149,19 +166,13 @@ async def job_checks(
     findings += await _guarded(
         "webhooks", lambda: check_webhooks(client, config, now=now, only_kind=kind, namespace=namespace)
     )
-    identities: list[Identity] = ["webhook", "reconciler", "kueue"]
-    for identity in identities:
-        findings += await _guarded(
-            f"rbac {identity}",
-            lambda identity=identity: check_identity_access(  # type: ignore[misc]
-                client,
-                config,
-                identity,
-                namespace=config.namespace,
-                kueue_namespace=options.kueue_namespace,
-                absent_ok=True,
-            ),
-        )
+    findings += await _rbac_checks(
+        client,
+        config,
+        ["webhook", "reconciler", "kueue"],
+        kueue_namespace=options.kueue_namespace,
+        absent_ok=True,
+    )
     if admission_checks:
         findings += await _guarded(
             "multikueue",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from devcluster.apiserver.fieldsets import canonical, difference, key, paths, union, value
-from devcluster.apiserver.fieldtypes import SCALAR, ListOf, Struct
-from devcluster.apiserver.structured import compare, merge, to_field_set
+from devcluster.apiserver.fieldmanager.fieldsets import canonical, difference, key, paths, union, value
+from devcluster.apiserver.fieldmanager.fieldtypes import SCALAR, ListOf, Struct
+from devcluster.apiserver.fieldmanager.structured import compare, merge, to_field_set
 
 CONDITIONS = Struct({"conditions": ListOf(keys=("type",), elem=Struct({}))})
 

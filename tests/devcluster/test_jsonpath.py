@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from devcluster.apiserver.jsonpath import JSONPathError, compile_path, find, go_number, print_value
-from devcluster.apiserver.printers import format_label_selector
-from devcluster.apiserver.tables import negotiate
+from devcluster.apiserver.output.jsonpath import JSONPathError, compile_path, find, go_number, print_value
+from devcluster.apiserver.output.printers import format_label_selector
+from devcluster.apiserver.output.tables import negotiate
 from shared.kube.times import human_duration
 
 WORKLOAD: dict[str, Any] = {

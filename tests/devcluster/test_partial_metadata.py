@@ -2,7 +2,7 @@
 
 kueue-bridge's writers ask for them when they drop the answer (``KubeClient``, ``decode=False``), so
 the server encodes and sends metadata instead of the whole object; client-go's metadata client
-asks for them too. What the real kube-apiserver answers is in ``devcluster.apiserver.partial``.
+asks for them too. What the real kube-apiserver answers is in ``devcluster.apiserver.output.partial``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from devcluster.apiserver.errors import StatusError
-from devcluster.apiserver.protobuf import MEDIA_TYPE, decode_protobuf
+from devcluster.apiserver.request.protobuf import MEDIA_TYPE, decode_protobuf
 from devcluster.server import ThreadedDevCluster
 from tests.devcluster.conftest import KubeTarget
 from tests.devcluster.helpers import status_of

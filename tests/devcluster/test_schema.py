@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from devcluster.apiserver.schema import SchemaCause, StructuralSchema
+from devcluster.apiserver.customresources.schema import SchemaCause, StructuralSchema
 
 pytestmark = pytest.mark.needs_shared
 

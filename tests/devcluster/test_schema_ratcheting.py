@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from devcluster.apiserver.ratcheting import NO_OLD, correlate_map_list, unchanged
-from devcluster.apiserver.schema import SchemaCause, StructuralSchema
+from devcluster.apiserver.customresources.ratcheting import NO_OLD, correlate_map_list, unchanged
+from devcluster.apiserver.customresources.schema import SchemaCause, StructuralSchema
 
 PORTS: dict[str, Any] = {
     "type": "array",

@@ -1,6 +1,6 @@
 """Conformance: server-side printing, the ``meta.k8s.io`` Tables ``kubectl get`` asks for.
 
-Column descriptions are not compared (kubectl never shows them; see devcluster.apiserver.printers);
+Column descriptions are not compared (kubectl never shows them; see devcluster.apiserver.output.printers);
 names, types, formats, priorities, cells and the row objects are.
 """
 

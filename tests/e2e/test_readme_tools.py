@@ -111,7 +111,10 @@ async def _make_dev_situation(kubeconfig: Path) -> None:
                 )
                 return not explanation.verdict.startswith(("Waiting", "Not queued"))
 
-            await eventually(has_workload, what=f"a Workload for {name}")
+            # The reconciler started before the CRDs were installed: its watches retry with backoff,
+            # up to WatchSettings.backoff_max (30 s) apart, so the first Workload may take that long
+            # (a safety net, never a speed claim).
+            await eventually(has_workload, what=f"a Workload for {name}", within_seconds=120)
 
         async def settled() -> bool:
             explanation = await explained(client, "report", namespace="team-a", config=_dev_config())
