@@ -56,9 +56,20 @@ async def values(objects: WatchedObjects) -> dict[str, str]:
 
 
 async def test_a_change_by_another_client_arrives_and_wakes_the_controller(
-    devcluster: ThreadedDevCluster, client: ApiClient, watched: WatchedObjects
+    devcluster: ThreadedDevCluster, client: ApiClient
 ) -> None:
+    # created before the cache starts: the fixture's cache could list before this create landed,
+    # and then (its first list empty, the create not its own write yet) see it only by the watch
     await client.create(CONFIG_MAPS, namespace="default", body=config_map("t-before", "1"))
+    watched = WatchedObjects(client=client, resources=[CONFIG_MAPS, WIDGETS])
+    task = asyncio.create_task(watched.run())
+    try:
+        await _first_list_then_another_writer(devcluster, watched)
+    finally:
+        await watched.stop(task)
+
+
+async def _first_list_then_another_writer(devcluster: ThreadedDevCluster, watched: WatchedObjects) -> None:
     assert await values(watched) == {"t-before": "1"}, "the first list has what existed"
     watched.changed.clear()
     other = ApiClient(url=devcluster.url, token=devcluster.token, ca_file=str(devcluster.ca_file))

@@ -7,8 +7,12 @@ from typing import Any
 import pytest
 
 from shared.jobmeta import (
+    annotation_value,
+    annotations_of,
     controller_owner_ref,
     is_valid_job_uid_label,
+    label_value,
+    labels_of,
     labels_to_copy,
     max_exec_time_seconds,
     parse_go_int,
@@ -53,6 +57,22 @@ def test_malformed_metadata_reads_as_unset(broken: dict) -> None:
     assert max_exec_time_seconds(broken) is None
     assert controller_owner_ref(broken) is None
     assert provreq_annotations(broken) == {}
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {},
+        {"metadata": None},
+        {"metadata": {"labels": ["x"], "annotations": "x"}},
+        job({"a": "1", "b": 2, "": "empty key"}, {"a": "x", "c": None}),
+        job({}, {}),
+    ],
+)
+@pytest.mark.parametrize("key", ["a", "b", "c", "", "missing"])
+def test_one_label_or_annotation_reads_as_the_copied_map_does(obj: dict, key: str) -> None:
+    assert label_value(obj, key) == labels_of(obj).get(key)
+    assert annotation_value(obj, key) == annotations_of(obj).get(key)
 
 
 def test_non_string_label_value_is_ignored() -> None:
