@@ -7,6 +7,7 @@ gives the same answers and reasons; cluster-scoped objects get unique names and 
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -61,6 +62,16 @@ def review(
     return status
 
 
+def granted_once_seen(kube: KubeTarget, **request: Any) -> dict[str, Any]:
+    """``review`` polled until allowed: kube-apiserver's RBAC authorizer reads bindings from an
+    informer, so a binding just created is granted a moment later (longer on a loaded machine)."""
+    deadline = time.monotonic() + 30.0
+    while not (status := review(kube, **request)).get("allowed"):
+        assert time.monotonic() < deadline, f"never granted: {request} -> {status}"
+        time.sleep(0.05)
+    return status
+
+
 def create(kube: KubeTarget, path: str, body: dict[str, Any]) -> None:
     response = kube.client.post(path, json=body)
     assert response.status_code == 201, response.text
@@ -85,7 +96,9 @@ def test_a_role_binding_grants_its_role_in_its_namespace_only(kube: KubeTarget, 
             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
         },
     )
-    allowed = review(kube, user=user, verb="create", group="batch", resource="jobs", namespace=namespace)
+    allowed = granted_once_seen(
+        kube, user=user, verb="create", group="batch", resource="jobs", namespace=namespace
+    )
     assert allowed == {
         "allowed": True,
         "reason": f'RBAC: allowed by RoleBinding "alice-jobs/{namespace}" of Role "job-maker" to User "{user}"',
@@ -139,7 +152,7 @@ def test_a_cluster_role_binding_to_a_group_grants_everywhere(
             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}],
         },
     )
-    granted = review(
+    granted = granted_once_seen(
         kube,
         user="carol",
         groups=[group],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import secrets
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -62,11 +63,19 @@ def registered(kube: KubeTarget, namespace: str) -> Iterator[Any]:
 
 
 def dry_run_create(kube: KubeTarget, namespace: str) -> dict[str, Any]:
-    response = kube.client.post(
-        f"/api/v1/namespaces/{namespace}/configmaps",
-        params={"dryRun": "All"},
-        json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "probe"}},
-    )
+    """A dry-run create, repeated until the webhook answers it: kube-apiserver reads webhook
+    configurations from an informer, so one just registered is called a moment later (longer on a
+    loaded machine); until then the create is admitted (dry run: nothing is stored)."""
+    deadline = time.monotonic() + 30.0
+    while True:
+        response = kube.client.post(
+            f"/api/v1/namespaces/{namespace}/configmaps",
+            params={"dryRun": "All"},
+            json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "probe"}},
+        )
+        if response.status_code != 201 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert response.status_code == 500, response.text
     status: dict[str, Any] = response.json()
     assert status["reason"] == "InternalError"
