@@ -55,11 +55,13 @@ from shared.config import INCREMENTAL_DISPATCHER, Configuration
 from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_EVENT_REASON
 from shared.kube import (
     ClientSettings,
+    Conflict,
     Controller,
     EventHandler,
     GroupVersionKind,
     Informer,
     KubeClient,
+    Result,
     WatchSettings,
 )
 from shared.kube.events import EventRecorder
@@ -258,9 +260,10 @@ class MultiKueueManager(ControllerSet):
         workers = options.workers or config.reconcile_concurrency(
             WORKLOAD_GVK, default=DEFAULT_WORKLOAD_CONCURRENCY
         )
+        self._stale_reads: set[str] = set()
         self.workload_controller = Controller(
             name="multikueue_workload",
-            reconcile=self.workload_reconciler.reconcile,
+            reconcile=self._reconcile_workload,
             clock=client.clock,
             workers=workers,
             metrics=metrics,
@@ -312,6 +315,19 @@ class MultiKueueManager(ControllerSet):
             after_sync=self._background(),
             on_stop=self.cluster_reconciler.close,
         )
+
+    async def _reconcile_workload(self, key: str) -> Result:
+        """The Workload reconciler's pass; a ``Conflict`` (the pass acted on a cached version the API
+        server has moved past) marks ``key`` so that the next version the informer delivers is
+        reconciled whatever changed in it. Without the mark that version may not pass the
+        ``decision_view`` filter (a finalizer, a condition we do not read, the echo of our own
+        write), and the pass would wait for the conflict's exponential backoff alone: under load,
+        seconds (the backoff's requeue stays as the safety net)."""
+        try:
+            return await self.workload_reconciler.reconcile(key)
+        except Conflict:
+            self._stale_reads.add(key)
+            raise
 
     # --- worker connections --------------------------------------------------------------------------
     def _new_remote(self, name: str) -> RemoteCluster:
@@ -448,6 +464,7 @@ class MultiKueueManager(ControllerSet):
         reconciler = self.workload_reconciler
 
         def deleted(workload: dict[str, Any]) -> None:
+            self._stale_reads.discard(_key(workload))
             reconciler.workload_deleted(workload)
             queue.add(_key(workload))
 
@@ -457,7 +474,13 @@ class MultiKueueManager(ControllerSet):
             if old is new:  # the informer's resync: the safety net is never filtered
                 queue.add(_key(new))
                 return
-            if self.own_writes.is_echo(MANAGER, workload_kind, "MODIFIED", new):
+            echo = self.own_writes.is_echo(MANAGER, workload_kind, "MODIFIED", new)
+            key = _key(new)
+            if key in self._stale_reads:  # a pass conflicted on an older version: retry on this one
+                self._stale_reads.discard(key)
+                queue.add(key)
+                return
+            if echo:
                 return
             if decision_view(old) != decision_view(new):
                 queue.add(_key(new))

@@ -15,7 +15,7 @@ import pytest
 
 from multikueue.manager import DEFAULT_WORKLOAD_CONCURRENCY, ManagerOptions, MultiKueueManager
 from shared.config import default_config, parse_config
-from shared.kube import SystemClock
+from shared.kube import Conflict, SystemClock
 from tests.polling import eventually
 from tests.unit.multikueue.fakes import (
     ADMISSION_CHECK,
@@ -206,3 +206,41 @@ def test_workload_concurrency_follows_kueues_group_kind_key() -> None:
         client_factory=worker_factory({}),
     )
     assert mk.workload_controller.workers == 2
+
+
+async def test_a_conflicted_pass_is_retried_on_the_next_version_whatever_changed() -> None:
+    """A pass that hit a ``Conflict`` acted on a cached version the API server has moved past. The
+    next version the informer delivers must reach the queue even when the Workload reconciler's
+    ``decision_view`` filter would drop it (here: only a finalizer changed), so the retry does not
+    wait for the conflict's exponential backoff alone."""
+    clock = SystemClock()
+    mk = MultiKueueManager(
+        client=FakeCluster("manager", clock=clock).client,
+        config=default_config(),
+        options=ManagerOptions(),
+        client_factory=worker_factory({}),
+    )
+    queue = mk.workload_controller.queue
+    [handler] = [h for h in mk.workloads._handlers if h.on_update is not None]
+    assert handler.on_update is not None
+    old = {"metadata": {"namespace": "ns", "name": "wl", "resourceVersion": "1"}, "status": {}}
+    finalizer_only = {
+        "metadata": {"namespace": "ns", "name": "wl", "resourceVersion": "2", "finalizers": ["x"]},
+        "status": {},
+    }
+
+    handler.on_update(old, finalizer_only)
+    assert len(queue) == 0, "a change the reconciler does not read is filtered"
+
+    async def conflicting(key: str) -> Any:
+        raise Conflict(code=409, message="the object has been modified")
+
+    mk.workload_reconciler.reconcile = conflicting  # type: ignore[method-assign]
+    with pytest.raises(Conflict):
+        await mk._reconcile_workload("ns/wl")
+    handler.on_update(old, finalizer_only)
+    assert len(queue) == 1, "after a conflict the next version is reconciled"
+    handler.on_update(
+        finalizer_only, {**finalizer_only, "metadata": {**finalizer_only["metadata"], "resourceVersion": "3"}}
+    )
+    assert len(queue) == 1, "only the first version after the conflict is forced through"
