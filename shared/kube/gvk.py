@@ -10,6 +10,11 @@ Invariants:
 * An ``apiVersion`` with more than one ``/`` is not a group/version: ``parse_group_version`` raises
   ``ValueError``; ``from_api_version`` and ``of`` answer a GVK with an empty group and version, as
   ``schema.FromAPIVersionAndKind`` does, so it matches no served or managed kind.
+* ``from_api_version`` and ``of`` hand out one shared instance per ``(apiVersion, kind)`` pair (a
+  GVK is immutable, so sharing is invisible): they run for every object and ownerReference a
+  controller looks at, and building a frozen dataclass cost more than the lookup. At most
+  ``INTERNED_LIMIT`` pairs are kept (a cluster has a few hundred kinds; past the limit, e.g. with
+  junk input, instances are built as before).
 * This module imports nothing from the project: it is the bottom of ``shared.kube``, which is the
   bottom floor of ``shared`` (README, Architecture).
 """
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 __all__ = ["GroupVersionKind", "guess_plural", "parse_group_version"]
 
@@ -36,6 +41,10 @@ def parse_group_version(api_version: str) -> tuple[str, str]:
     raise ValueError(f"unexpected GroupVersion string: {api_version}")
 
 
+#: ``(apiVersion, kind)`` pairs whose GVK instance is shared (module docstring)
+INTERNED_LIMIT: Final = 4096
+
+
 @dataclass(frozen=True, order=True)
 class GroupVersionKind:
     group: str  # "" for the core group
@@ -45,11 +54,17 @@ class GroupVersionKind:
     @classmethod
     def from_api_version(cls, api_version: str, kind: str) -> GroupVersionKind:
         """``schema.FromAPIVersionAndKind``: a malformed ``api_version`` gives an empty group and version."""
+        interned = _INTERNED.get((api_version, kind)) if cls is GroupVersionKind else None
+        if interned is not None:
+            return interned
         try:
             group, version = parse_group_version(api_version)
         except ValueError:
             group, version = "", ""
-        return cls(group, version, kind)
+        gvk = cls(group, version, kind)
+        if cls is GroupVersionKind and len(_INTERNED) < INTERNED_LIMIT:
+            _INTERNED[(api_version, kind)] = gvk
+        return gvk
 
     @classmethod
     def of(cls, obj: Mapping[str, Any]) -> GroupVersionKind:
@@ -88,6 +103,9 @@ class GroupVersionKind:
         # apimachinery's GroupVersionKind.String(), used in Kueue's messages: "batch/v1, Kind=Job";
         # the core group keeps its slash ("/v1, Kind=Pod"), unlike an apiVersion
         return f"{self.group}/{self.version}, Kind={self.kind}"
+
+
+_INTERNED: dict[tuple[str, str], GroupVersionKind] = {}
 
 
 def guess_plural(kind: str) -> str:

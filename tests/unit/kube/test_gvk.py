@@ -51,3 +51,26 @@ def test_kind_arg_round_trip() -> None:
     assert gvk.kind_arg == "TrainingRun.v1alpha1.ml.example.com"
     assert GroupVersionKind.from_kind_arg("Job.v1") is None
     assert GroupVersionKind.from_kind_arg("Pod.v1.") == GroupVersionKind("", "v1", "Pod")
+
+
+def test_parsed_gvks_are_shared_and_the_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shared.kube import gvk as gvk_module
+
+    first = GroupVersionKind.from_api_version("example.com/v1", "Widget")
+    assert GroupVersionKind.of({"apiVersion": "example.com/v1", "kind": "Widget"}) is first
+    assert first == GroupVersionKind("example.com", "v1", "Widget")
+    # a malformed apiVersion is interned with its empty group and version, as parsed
+    assert GroupVersionKind.from_api_version("a/b/c", "Widget") is GroupVersionKind.from_api_version(
+        "a/b/c", "Widget"
+    )
+    monkeypatch.setattr(gvk_module, "_INTERNED", {})
+    monkeypatch.setattr(gvk_module, "INTERNED_LIMIT", 2)
+    for number in range(5):
+        assert GroupVersionKind.from_api_version(f"g{number}.io/v1", "K") == GroupVersionKind(
+            f"g{number}.io", "v1", "K"
+        )
+    assert len(gvk_module._INTERNED) == 2
+    # past the limit a GVK is still right, only not shared
+    assert GroupVersionKind.from_api_version("g4.io/v1", "K") is not GroupVersionKind.from_api_version(
+        "g4.io/v1", "K"
+    )
