@@ -207,3 +207,28 @@ async def test_a_retry_keeps_the_priority_the_key_was_handed_out_with(clock: Fak
     queue.add("x")
     await clock.advance(6)
     assert [await queue.get() for _ in range(3)] == ["told", "x", "later"]
+
+
+async def test_the_length_follows_every_lane_change(clock: FakeClock, registry: CollectorRegistry) -> None:
+    metrics = KubeMetrics(registry)
+    queue = make_queue(clock, metrics)
+
+    def depth() -> float | None:
+        return registry.get_sample_value("kueue_bridge_workqueue_depth", {"name": "test"})
+
+    queue.add("a")
+    queue.add("b", priority=1)
+    queue.add("a", priority=2)  # moved up: still one entry
+    queue.add("c", priority=1)
+    assert len(queue) == 3 and depth() == 3
+    assert await queue.get() == "a"
+    assert len(queue) == 2 and depth() == 2
+    queue.add("a")  # being processed: only marked dirty
+    assert len(queue) == 2
+    queue.done("a")  # re-queued once
+    assert len(queue) == 3 and depth() == 3
+    assert [await queue.get() for _ in range(3)] == ["b", "c", "a"]
+    assert len(queue) == 0 and depth() == 0
+    queue.add("d")
+    queue.shut_down()
+    assert len(queue) == 0 and depth() == 0
