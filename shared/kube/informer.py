@@ -265,6 +265,8 @@ class Informer:
             settings=watch_settings or WatchSettings(),
             clock=self.clock,
             metadata_only=metadata_only,
+            # the transform would drop them right after parsing: cut them before (watch.py)
+            drop_managed_fields=transform is strip_managed_fields,
         )
 
     @property
