@@ -10,6 +10,10 @@ Metrics: ``KubeMetrics`` owns every collector of the runtime and registers them 
 instances never collide. Names follow client-go / controller-runtime where those exist
 (``workqueue_*``, ``controller_runtime_reconcile_*``, ``rest_client_*``) so existing dashboards work.
 
+The labelled counters and histograms updated per request, watch event, queued key and reconcile
+are ``shared.kube.metric_types``' ``LoopCounter``/``LoopHistogram`` (the same exposition as
+prometheus_client's, without a mutex per update); the rest are prometheus_client's own.
+
 Invariant: metric label values are bounded sets (verb, resource plural, HTTP code, controller and
 queue names) -- never object names or keys.
 """
@@ -24,7 +28,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
+from shared.kube.metric_types import LoopCounter, LoopHistogram
 
 __all__ = [
     "ContextFilter",
@@ -147,14 +153,14 @@ class KubeMetrics:
     def __init__(self, registry: CollectorRegistry, *, namespace: str = "kueue_bridge") -> None:
         self.registry = registry
         ns = namespace
-        self.api_requests = Counter(
+        self.api_requests = LoopCounter(
             "rest_client_requests_total",
             "API requests by verb, resource and HTTP code ('error' for transport failures).",
             ["verb", "resource", "code"],
             namespace=ns,
             registry=registry,
         )
-        self.api_latency = Histogram(
+        self.api_latency = LoopHistogram(
             "rest_client_request_duration_seconds",
             "API request latency by verb and resource (including client-side rate limiting).",
             ["verb", "resource"],
@@ -182,14 +188,14 @@ class KubeMetrics:
             namespace=ns,
             registry=registry,
         )
-        self.decoded_bytes = Counter(
+        self.decoded_bytes = LoopCounter(
             "decoded_bytes_total",
             "Bytes of JSON parsed, by resource and source (response: request answers; watch: watch streams).",
             ["resource", "source"],
             namespace=ns,
             registry=registry,
         )
-        self.watch_events = Counter(
+        self.watch_events = LoopCounter(
             "watch_events_total",
             "Watch events received by resource and type.",
             ["resource", "type"],
@@ -199,10 +205,10 @@ class KubeMetrics:
         self.queue_depth = Gauge(
             "workqueue_depth", "Current depth of the work queue.", ["name"], namespace=ns, registry=registry
         )
-        self.queue_adds = Counter(
+        self.queue_adds = LoopCounter(
             "workqueue_adds_total", "Keys added to the work queue.", ["name"], namespace=ns, registry=registry
         )
-        self.queue_latency = Histogram(
+        self.queue_latency = LoopHistogram(
             "workqueue_queue_duration_seconds",
             "Seconds a key waits in the queue before a worker takes it.",
             ["name"],
@@ -210,7 +216,7 @@ class KubeMetrics:
             registry=registry,
             buckets=_LATENCY_BUCKETS,
         )
-        self.queue_work_duration = Histogram(
+        self.queue_work_duration = LoopHistogram(
             "workqueue_work_duration_seconds",
             "Seconds a worker spends on one key.",
             ["name"],
@@ -225,7 +231,7 @@ class KubeMetrics:
             namespace=ns,
             registry=registry,
         )
-        self.reconcile_total = Counter(
+        self.reconcile_total = LoopCounter(
             "controller_runtime_reconcile_total",
             "Reconciles by controller and result (success, requeue, requeue_after, error).",
             ["controller", "result"],
@@ -246,7 +252,7 @@ class KubeMetrics:
             namespace=ns,
             registry=registry,
         )
-        self.reconcile_time = Histogram(
+        self.reconcile_time = LoopHistogram(
             "controller_runtime_reconcile_time_seconds",
             "Reconcile duration by controller.",
             ["controller"],
@@ -254,7 +260,7 @@ class KubeMetrics:
             registry=registry,
             buckets=_LATENCY_BUCKETS,
         )
-        self.events_emitted = Counter(
+        self.events_emitted = LoopCounter(
             "events_emitted_total",
             "Kubernetes Events written, by action (create, series).",
             ["action"],
