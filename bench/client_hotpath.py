@@ -6,6 +6,7 @@ without a cluster's noise:
 
 * ``gvk``: ``GroupVersionKind.of`` of an object (every object and ownerReference a controller reads);
 * ``workqueue``: one ``add`` + ``get`` + ``done`` of a key, with the queue's metrics;
+* ``store``: ``Store.upsert`` of an updated object (every watch event of an informer);
 * ``metrics``: ``KubeMetrics.observe_request`` (every API request);
 * ``watch``: ``Watch._decode`` of one watch-event line (a Workload as the real API server sends it,
   with the ``managedFields`` of its three writers);
@@ -24,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
+import itertools
 import os
 import socket
 import ssl
@@ -42,12 +45,10 @@ from prometheus_client import CollectorRegistry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from shared.kube import (
-    GroupVersionKind,
-    KubeMetrics,
-    http1,
-)
+from shared.kube import GroupVersionKind, KubeClient, KubeMetrics, http1
+from shared.kube.client import ClientSettings
 from shared.kube.clock import SystemClock
+from shared.kube.transport import AiohttpTransport
 from shared.kube.workqueue import WorkQueue
 
 WORKLOAD = {
@@ -184,6 +185,22 @@ def bench_gvk(rounds: int) -> None:
     measure("GroupVersionKind.of", rounds, lambda: (per_call(lambda: GroupVersionKind.of(obj), 200_000), ""))
 
 
+def bench_store(rounds: int) -> None:
+    from shared.kube.informer import Store, index_by_controller_uid
+
+    store = Store({"owner": index_by_controller_uid})
+    objects: list[dict[str, Any]] = [copy.deepcopy(WORKLOAD) for _ in range(200)]
+    for number, obj in enumerate(objects):
+        obj["metadata"]["name"] = f"w-{number}"
+        store.upsert(obj)
+    updates = itertools.cycle(objects)
+    measure(
+        "Store.upsert of an update (owner index unchanged)",
+        rounds,
+        lambda: (per_call(lambda: store.upsert(next(updates)), 100_000), ""),
+    )
+
+
 def bench_metrics(rounds: int) -> None:
     metrics = KubeMetrics(CollectorRegistry())
 
@@ -308,6 +325,38 @@ def bench_http1(rounds: int, *, requests: int, concurrency: int) -> None:
         real_made(self, transport)
         self.transport = TimedWrites(self.transport)
 
+    async def client_burst() -> tuple[float, str]:
+        client = KubeClient(
+            server=f"https://127.0.0.1:{port}",
+            transport=AiohttpTransport(ssl_context=ssl.create_default_context(cafile=f"{folder}/ca.pem")),
+            settings=ClientSettings(qps=0),
+            metrics=KubeMetrics(CollectorRegistry()),
+        )
+        path = "/apis/kueue.x-k8s.io/v1beta2/namespaces/bench/workloads/w/status"
+        patch = orjson.loads(body)
+
+        async def worker(count: int) -> None:
+            for _ in range(count):
+                await client.request(
+                    "PATCH",
+                    path,
+                    verb="patch",
+                    resource="workloads/status",
+                    params={"fieldManager": "kueue-bridge"},
+                    body=patch,
+                    content_type="application/merge-patch+json",
+                    decode=False,
+                )
+
+        await asyncio.gather(*(worker(5) for _ in range(concurrency)))
+        written[:] = [0.0, 0]
+        started = time.process_time()
+        await asyncio.gather(*(worker(requests // concurrency) for _ in range(concurrency)))
+        cpu = (time.process_time() - started) / requests * 1e6
+        write = written[0] / max(written[1], 1) * 1e6
+        await client.aclose()
+        return cpu, f"write {write:.1f} us"
+
     async def burst() -> tuple[float, str]:
         pool = http1.Http1Pool(
             ssl_context=ssl.create_default_context(cafile=f"{folder}/ca.pem"),
@@ -345,6 +394,11 @@ def bench_http1(rounds: int, *, requests: int, concurrency: int) -> None:
             rounds,
             lambda: uvloop.run(burst()),
         )
+        measure(
+            f"KubeClient.request PATCH, {concurrency} concurrent, client CPU",
+            rounds,
+            lambda: uvloop.run(client_burst()),
+        )
     finally:
         http1._Connection.connection_made = real_made  # type: ignore[method-assign]
         os.kill(child, 9)
@@ -356,7 +410,9 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--only", default="gvk,workqueue,metrics,watch,http1", help="comma-separated parts")
+    parser.add_argument(
+        "--only", default="gvk,workqueue,store,metrics,watch,http1", help="comma-separated parts"
+    )
     parser.add_argument("--requests", type=int, default=4000)
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args(argv)
@@ -366,6 +422,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_gvk(args.rounds)
     if "workqueue" in parts:
         bench_workqueue(args.rounds)
+    if "store" in parts:
+        bench_store(args.rounds)
     if "metrics" in parts:
         bench_metrics(args.rounds)
     if "watch" in parts:
