@@ -120,39 +120,53 @@ class Store:
         for key, obj in self._items.items():
             self._index(name, key, obj)
 
-    def _index(self, name: str, key: str, obj: Obj) -> None:
+    def _index_values(self, name: str, key: str, obj: Obj) -> tuple[str, ...]:
         try:
-            values = tuple(dict.fromkeys(self._indexers[name](obj)))
+            return tuple(dict.fromkeys(self._indexers[name](obj)))
         except Exception:
             logger.exception(
                 "indexer failed; object left out of the index", extra={"index": name, "key": key}
             )
-            values = ()
+            return ()
+
+    def _index(self, name: str, key: str, obj: Obj) -> None:
+        self._add_values(name, key, self._index_values(name, key, obj))
+
+    def _add_values(self, name: str, key: str, values: tuple[str, ...]) -> None:
         if values:
             self._values[name][key] = values
             index = self._indices[name]
             for value in values:
                 index.setdefault(value, set()).add(key)
 
+    def _unindex_from(self, name: str, key: str) -> None:
+        index = self._indices[name]
+        for value in self._values[name].pop(key, ()):
+            keys = index.get(value)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del index[value]
+
     def _unindex(self, key: str) -> None:
-        for name, values_by_key in self._values.items():
-            values = values_by_key.pop(key, ())
-            index = self._indices[name]
-            for value in values:
-                keys = index.get(value)
-                if keys is not None:
-                    keys.discard(key)
-                    if not keys:
-                        del index[value]
+        for name in self._values:
+            self._unindex_from(name, key)
 
     def upsert(self, obj: Obj) -> Obj | None:
+        """Store ``obj``; an update whose index values did not change (the usual case: an object's
+        owner or labels rarely move) leaves that index alone instead of removing and re-adding."""
         key = object_key(obj)
         old = self._items.get(key)
-        if old is not None:
-            self._unindex(key)
         self._items[key] = obj
         for name in self._indexers:
-            self._index(name, key, obj)
+            if old is None:
+                self._index(name, key, obj)
+                continue
+            values = self._index_values(name, key, obj)
+            if values == self._values[name].get(key, ()):
+                continue
+            self._unindex_from(name, key)
+            self._add_values(name, key, values)
         return old
 
     def delete(self, key: str) -> Obj | None:

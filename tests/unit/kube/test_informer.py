@@ -89,6 +89,21 @@ def test_store_indexes_follow_updates_and_deletes() -> None:
         store.by_index("nope", "x")
 
 
+def test_an_update_that_keeps_its_index_values_returns_the_new_object() -> None:
+    store = Store({"owner": index_by_controller_uid, "team": index_by_label("team")})
+    store.upsert(cm("a", labels={"team": "x"}, owner="u1"))
+    updated = cm("a", labels={"team": "x", "other": "1"}, owner="u1")
+    store.upsert(updated)
+    assert store.by_index("owner", "u1") == [updated] and store.by_index("team", "x") == [updated]
+    store.upsert(cm("b", labels={"team": "x"}, owner="u1"))
+    store.upsert(cm("a", labels={}, owner="u1"))  # one index changes, the other does not
+    assert [o["metadata"]["name"] for o in store.by_index("owner", "u1")] == ["a", "b"]
+    assert [o["metadata"]["name"] for o in store.by_index("team", "x")] == ["b"]
+    store.delete("ns/b")
+    store.delete("ns/a")
+    assert store.index_values("owner") == [] and store.index_values("team") == []
+
+
 def test_custom_indexer_added_later_indexes_existing_objects_and_a_failing_one_is_contained() -> None:
     store = Store()
     store.upsert(cm("a"))
