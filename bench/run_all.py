@@ -56,6 +56,7 @@ class Bench:
 
 BENCHES: Final = (
     Bench("client", "client.py", ("--requests", "300", "--rounds", "1", "--objects", "1000")),
+    Bench("client_hotpath", "client_hotpath.py", ("--rounds", "1", "--requests", "320")),
     Bench(
         "devcluster",
         "devcluster.py",
