@@ -18,21 +18,26 @@ informer keeps ``metadata.managedFields`` (no rule reads them).
 Every question is a dict read on the event loop's thread; the informers' tasks are the only writers,
 so a rule sees a consistent store between awaits (and admission rules never await).
 
-Readiness (``synced()``), and why it is not simply "every informer has listed once":
+Readiness (``synced()``) is the Namespace and Kueue informers having synced. Kueue's CRDs missing
+(Kueue not installed yet, or installed after us) is not an error: the informer's list fails with
+``UnknownKindError``, ``shared.kube.Watch`` logs it and retries with jittered backoff (at most
+``WatchSettings.backoff_max`` seconds apart), discovery refetches the group on a miss, and
+``/readyz`` stays 503 until the CRDs are installed and listed. A webhook that answered without them
+would silently skip the MultiKueue managedBy defaulting.
 
-* The Namespace and Kueue informers **must** have synced. Kueue's CRDs missing (Kueue not
-  installed yet, or installed after us) is not an error: the informer's list fails with
-  ``UnknownKindError``, ``shared.kube.Watch`` logs it and retries with jittered backoff (at most
-  ``WatchSettings.backoff_max`` seconds apart), discovery refetches the group on a miss, and
-  ``/readyz`` stays 503 until the CRDs are installed and listed. A webhook that answered without them
-  would silently skip the MultiKueue managedBy defaulting.
-* An **owner kind** that is not served (a configured job kind whose operator is not installed yet,
-  or ``apps/v1`` on an API server without it, like the devcluster) would otherwise keep the whole
-  webhook unready. No object of an unserved kind can exist, so an empty cache is the correct answer
-  for it: a presence probe asks discovery every ``absent_kind_probe_interval`` seconds and such a
-  kind counts as synced while discovery says it is absent. Once discovery serves it, the kind counts
-  only when its informer has listed. A kind whose presence is unknown (API server unreachable) is
-  never counted as absent.
+**Owner informers start on demand**, as controller-runtime's cache starts the informer of a kind on
+the first ``Get`` of it and blocks that ``Get`` until the informer has synced. Only a job with a
+controller owner of a known kind needs one (``find_managed_ancestor``); the first such admission
+starts the kind's informer (``owner`` raises ``OwnerCacheNotReady``), the handler waits for it off
+the synchronous path and asks again, and from then on the cache follows the kind for good. Why not
+from start-up: the owner kinds include every configured job kind, so a webhook for batch Jobs
+decoded every Job event of the cluster (each status write of each Job) only to answer a question
+that no top-level Job asks - on the real cluster (``bench/reconciler_cpu.py --real``) about a fifth
+of the webhook's CPU. A kind that is not served (a configured job kind whose operator is not
+installed yet, or ``apps/v1`` on an API server without it, like the devcluster) has no objects, so
+an empty cache is the correct answer for it: a presence probe asks discovery every
+``absent_kind_probe_interval`` seconds and such a kind counts as synced while discovery says it is
+absent. A kind whose presence is unknown (API server unreachable) is never counted as absent.
 
 Owner lookups read only the caches. An owner created a few milliseconds before its child can be
 missing from the cache (the same race Kueue's cached controller-runtime client has); the request is
@@ -62,7 +67,7 @@ from shared.kube import (
     strip_managed_fields,
 )
 from shared.kube.kinds import NAMESPACE_GVK
-from webhook.rules.lookups import ObjectKey
+from webhook.rules.lookups import ObjectKey, OwnerCacheNotReady
 from webhook.rules.settings import WebhookSettings
 
 __all__ = [
@@ -127,8 +132,6 @@ class InformerLookups:
             key: informer(GroupVersionKind.from_api_version(*key), metadata_only=True)
             for key in sorted(settings.known_owner_kinds)
         }
-        #: owner informers may legitimately have an unserved kind; the others must sync
-        self._optional = set(self.owners)
         self._required = [
             self.namespaces,
             self.local_queues,
@@ -136,8 +139,11 @@ class InformerLookups:
             self.admission_checks,
             self.priority_classes,
         ]
-        #: optional kinds discovery says are not served (unknown until the probe has asked)
+        #: owner kinds discovery says are not served (unknown until the probe has asked)
         self._absent: set[tuple[str, str]] = set()
+        #: owner kinds whose informer has been asked for (started, or to start once ``run`` runs)
+        self._wanted: set[tuple[str, str]] = set()
+        self._spawn: asyncio.TaskGroup | None = None
 
     @property
     def informers(self) -> list[Informer]:
@@ -152,19 +158,15 @@ class InformerLookups:
 
     # --- Lookups ---------------------------------------------------------------------------------
     def synced(self) -> bool:
-        if not all(informer.has_synced for informer in self._required):
-            return False
-        return all(self.owners[key].has_synced or key in self._absent for key in self._optional)
+        return all(informer.has_synced for informer in self._required)
 
     def unsynced(self) -> list[str]:
         """The kinds readiness still waits for (logs, ``/readyz`` detail)."""
-        waiting = [str(i.gvk) for i in self._required if not i.has_synced]
-        waiting += [
-            str(self.owners[key].gvk)
-            for key in sorted(self._optional)
-            if not self.owners[key].has_synced and key not in self._absent
-        ]
-        return waiting
+        return [str(i.gvk) for i in self._required if not i.has_synced]
+
+    def owner_cache_synced(self, key: tuple[str, str]) -> bool:
+        """The owner kind ``key``'s cache has listed, or discovery says the kind is not served."""
+        return self.owners[key].has_synced or key in self._absent
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
         obj = self.namespaces.store.get(namespace)
@@ -198,10 +200,35 @@ class InformerLookups:
         return name in self.priority_classes.store
 
     def owner(self, key: ObjectKey) -> Mapping[str, Any] | None:
-        informer = self.owners.get((key.api_version, key.kind))
+        kind = (key.api_version, key.kind)
+        informer = self.owners.get(kind)
         if informer is None:
             return None
+        if not self.owner_cache_synced(kind):
+            self._start_owner_informer(kind)
+            raise OwnerCacheNotReady(api_version=key.api_version, kind=key.kind)
         return informer.store.get(f"{key.namespace}/{key.name}" if key.namespace else key.name)
+
+    async def wait_owner_cache(self, *, api_version: str, kind: str, timeout_seconds: float) -> bool:
+        key = (api_version, kind)
+        if key not in self.owners:
+            return True
+        self._start_owner_informer(key)
+        clock = self._client.clock
+        deadline = clock.now() + timeout_seconds
+        while not self.owner_cache_synced(key):
+            if clock.now() >= deadline:
+                return False
+            await clock.sleep(0.01)
+        return True
+
+    def _start_owner_informer(self, key: tuple[str, str]) -> None:
+        """Start ``key``'s informer once (now if ``run`` runs, else when it starts)."""
+        if key in self._wanted:
+            return
+        self._wanted.add(key)
+        if self._spawn is not None:
+            self._spawn.create_task(self._run_when_served(key), name=f"informer-{key[1]}")
 
     # --- running ---------------------------------------------------------------------------------
     async def _run_when_served(self, key: tuple[str, str]) -> None:
@@ -230,12 +257,17 @@ class InformerLookups:
         await informer.run()
 
     async def run(self) -> None:
-        """Run every informer (owner informers once their kind is served) until cancelled."""
-        async with asyncio.TaskGroup() as group:
-            for informer in self._required:
-                group.create_task(informer.run(), name=f"informer-{informer.gvk.kind}")
-            for key in sorted(self._optional):
-                group.create_task(self._run_when_served(key), name=f"informer-{key[1]}")
+        """Run the required informers, and each owner informer from the first question about its
+        kind (once the kind is served), until cancelled."""
+        try:
+            async with asyncio.TaskGroup() as group:
+                self._spawn = group
+                for informer in self._required:
+                    group.create_task(informer.run(), name=f"informer-{informer.gvk.kind}")
+                for key in sorted(self._wanted):
+                    group.create_task(self._run_when_served(key), name=f"informer-{key[1]}")
+        finally:
+            self._spawn = None
 
     async def wait_synced(self, *, timeout_seconds: float, poll_seconds: float = 0.05) -> bool:
         """Wait until ``synced()``; ``False`` when ``timeout_seconds`` passed first."""

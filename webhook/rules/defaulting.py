@@ -20,8 +20,9 @@ Order and rules (``jobframework/defaults.go``, ``utils.go`` at the commit in the
    appended to its pod template's ``spec.schedulingGates`` unless already there
    (``Framework.elastic_gate_template_path``). A template that is not an object is a 400 naming it.
 
-The rules mutate a copy of the request object (labels directly, suspend/managedBy through the
-adapter, which knows its kind's field paths) and ``patch.diff_ops`` produces add/replace operations on
+The rules read the request object and mutate a copy of it made at their first write
+(``_Working``; labels directly, suspend/managedBy through the adapter, which
+knows its kind's field paths) and ``patch.diff_ops`` produces add/replace operations on
 exactly the touched paths. Every lookup is a cache read (``Lookups``).
 
 Errors Kueue returns from ``Default`` raise ``DefaultingError``; the server turns them into a denial
@@ -212,51 +213,82 @@ def default_job(
     ``shared.frameworks.AdapterError`` (the object has a field of the wrong type; the caller
     answers 400 naming the path).
     """
-    working = _working_copy(obj)
-    namespace = job_namespace(working)
-    owner_managed = owner_managed_by_kueue(working, settings=settings)
+    # Rules read the request object and write to a private copy made at the first write (most
+    # admissions change nothing: then nothing is copied and the diff is one identity check per key)
+    working = _Working(_without_managed_fields(obj), framework)
+    namespace = job_namespace(obj)
+    owner_managed = owner_managed_by_kueue(obj, settings=settings)
 
     # 1. default LocalQueue
     if (
         lookups.local_queue_exists(namespace, DEFAULT_LOCAL_QUEUE_NAME)
-        and not queue_name(working)
+        and not queue_name(working.obj)
         and not owner_managed
         and _namespace_selected(namespace, settings=settings, lookups=lookups)
     ):
-        _set_label(working, QUEUE_LABEL, DEFAULT_LOCAL_QUEUE_NAME)
+        _set_label(working.own().obj, QUEUE_LABEL, DEFAULT_LOCAL_QUEUE_NAME)
 
     # 2. default WorkloadPriorityClass
     if (
-        not label_value(working, WORKLOAD_PRIORITY_CLASS_LABEL)
+        not label_value(working.obj, WORKLOAD_PRIORITY_CLASS_LABEL)
         and not owner_managed
         and lookups.workload_priority_class_exists(DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME)
     ):
-        _set_label(working, WORKLOAD_PRIORITY_CLASS_LABEL, DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME)
+        _set_label(working.own().obj, WORKLOAD_PRIORITY_CLASS_LABEL, DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME)
 
-    job: GenericJob = framework.adapter(working)
     # 3. suspend
-    if _should_suspend(working, settings=settings, lookups=lookups) and not job.is_suspended():
-        job.suspend()
+    if _should_suspend(working.obj, settings=settings, lookups=lookups) and not working.job.is_suspended():
+        working.own().suspend()
 
     # 4. managedBy behind a MultiKueue admission check
+    job = working.job
     if (
         has_managed_by(job)
         and job.can_default_managed_by()
-        and _multikueue_behind(working, settings=settings, lookups=lookups)
+        and _multikueue_behind(working.obj, settings=settings, lookups=lookups)
     ):
-        job.set_managed_by(MULTIKUEUE_CONTROLLER_NAME)
+        managed = working.own()
+        assert has_managed_by(managed)
+        managed.set_managed_by(MULTIKUEUE_CONTROLLER_NAME)
 
     # 5. elastic scheduling gate on the pod template
-    if framework.elastic_gate_template_path is not None and framework.is_elastic(job.obj):
-        _gate_template(job.obj, framework.elastic_gate_template_path, ELASTIC_JOB_SCHEDULING_GATE)
+    if framework.elastic_gate_template_path is not None and framework.is_elastic(working.obj):
+        _gate_template(working.own().obj, framework.elastic_gate_template_path, ELASTIC_JOB_SCHEDULING_GATE)
 
     if finish is not None:
-        finish(job.obj)
-    return diff_ops(obj, job.obj)
+        finish(working.own().obj)
+    return diff_ops(obj, working.obj)
 
 
-def _working_copy(obj: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of ``obj`` for the rules to change, without ``metadata.managedFields``.
+class _Working:
+    """The object the rules see: the request's (read-only) until ``own()`` switches to a deep copy.
+
+    ``job`` is the kind's adapter over the current object; after ``own()`` it wraps the copy, so a
+    write through it never reaches the request object.
+    """
+
+    __slots__ = ("_framework", "job", "owned")
+
+    def __init__(self, obj: dict[str, Any], framework: Framework) -> None:
+        self._framework = framework
+        self.job: GenericJob = framework.adapter(obj)
+        self.owned = False
+
+    @property
+    def obj(self) -> dict[str, Any]:
+        return self.job.obj
+
+    def own(self) -> GenericJob:
+        if not self.owned:
+            copied: dict[str, Any] = orjson.loads(orjson.dumps(self.job.obj))
+            self.job = self._framework.adapter(copied)
+            self.owned = True
+        return self.job
+
+
+def _without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` without ``metadata.managedFields`` (a shallow view: only the top and metadata dicts
+    are new), what the rules read and the copy-on-write adapter copies.
 
     No rule reads or writes managedFields, and ``diff_ops`` never removes a key the copy lacks, so
     leaving them out changes no patch. On an object from a real API server they are every writer's
@@ -264,9 +296,8 @@ def _working_copy(obj: dict[str, Any]) -> dict[str, Any]:
     the original, was most of the copy-and-diff cost of a mutation."""
     metadata = obj.get("metadata")
     if isinstance(metadata, dict) and "managedFields" in metadata:
-        obj = {**obj, "metadata": {key: value for key, value in metadata.items() if key != "managedFields"}}
-    copied: dict[str, Any] = orjson.loads(orjson.dumps(obj))
-    return copied
+        return {**obj, "metadata": {key: value for key, value in metadata.items() if key != "managedFields"}}
+    return obj
 
 
 def _gate_template(obj: dict[str, Any], template_path: str, gate: str) -> None:

@@ -12,6 +12,11 @@ and scheduler cache).
 informers' event handlers call its ``put_*``/``delete_*`` methods, so one class serves both.
 ``synced`` gates ``/readyz``: a webhook that answered before its caches were filled would, e.g.,
 not default ``managedBy`` for a job behind a MultiKueue check.
+
+Owner caches may be filled on demand, as controller-runtime's cache starts an informer for a kind
+on the first ``Get`` of it and blocks that ``Get`` until it has synced: ``owner`` then raises
+``OwnerCacheNotReady`` for a kind whose cache is not filled yet (and starts filling it), the caller
+awaits ``wait_owner_cache`` off the synchronous path and asks again.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["InMemoryLookups", "Lookups", "ObjectKey"]
+__all__ = ["InMemoryLookups", "Lookups", "ObjectKey", "OwnerCacheNotReady"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,15 @@ class ObjectKey:
     kind: str
     namespace: str
     name: str
+
+
+class OwnerCacheNotReady(Exception):
+    """``owner`` was asked about a kind whose cache has not listed yet (it is being filled)."""
+
+    def __init__(self, *, api_version: str, kind: str) -> None:
+        super().__init__(f"the cache of {api_version}, Kind={kind} has not synced yet")
+        self.api_version = api_version
+        self.kind = kind
 
 
 class Lookups(Protocol):
@@ -51,7 +65,11 @@ class Lookups(Protocol):
     def workload_priority_class_exists(self, name: str) -> bool: ...
 
     def owner(self, key: ObjectKey) -> Mapping[str, Any] | None:
-        """The owner object (raw dict), ``None`` when it is not in the cache."""
+        """The owner object (raw dict), ``None`` when it is not in the cache; raises
+        ``OwnerCacheNotReady`` when the cache of its kind has not synced yet."""
+
+    async def wait_owner_cache(self, *, api_version: str, kind: str, timeout_seconds: float) -> bool:
+        """Wait until the cache of that kind has synced; ``False`` when ``timeout_seconds`` passed first."""
 
 
 @dataclass
@@ -88,6 +106,9 @@ class InMemoryLookups:
 
     def owner(self, key: ObjectKey) -> Mapping[str, Any] | None:
         return self.owners.get(key)
+
+    async def wait_owner_cache(self, *, api_version: str, kind: str, timeout_seconds: float) -> bool:
+        return True
 
     # --- writers (tests, informer event handlers) -----------------------------------------------
     def put_owner(self, obj: dict[str, Any]) -> None:

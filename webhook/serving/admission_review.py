@@ -34,7 +34,11 @@ Outcomes, and why:
 
 AppWrappers also get the AppWrapper operator's own rules (``webhook.rules.appwrapper``); on create
 that includes one SubjectAccessReview per wrapped component for ``request.userInfo``
-(``webhook.rules.access_review``), the only admission rule that waits for the API server.
+(``webhook.rules.access_review``), the only admission rule that waits for the API server. A
+mutation of a job with a controller owner of a known kind may wait once for that kind's owner cache
+to fill (``Lookups.wait_owner_cache``; filled on demand, as controller-runtime's cache does): after
+``OWNER_CACHE_TIMEOUT`` it is denied (403 ``Forbidden``, ``failed waiting for the <kind> cache to
+sync``), as Kueue's defaulter denies a cached ``Get`` that failed.
 
 Response shapes follow controller-runtime: a mutation without changes is ``{"allowed": true}``; an
 allowed validation carries ``status.code: 200``.
@@ -63,7 +67,7 @@ from webhook.rules.appwrapper import (
 )
 from webhook.rules.defaulting import DefaultingError, default_job
 from webhook.rules.fielderrors import format_field_error, to_aggregate
-from webhook.rules.lookups import Lookups
+from webhook.rules.lookups import Lookups, OwnerCacheNotReady
 from webhook.rules.objectshape import check_object_shape
 from webhook.rules.settings import Framework, WebhookSettings
 from webhook.rules.validation import validate_create, validate_update
@@ -80,6 +84,8 @@ _WRITE_OPERATIONS = frozenset({"CREATE", "UPDATE"})
 _OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
 #: all SubjectAccessReviews of one admission (the API server waits at most ``timeoutSeconds``, <= 10)
 ACCESS_REVIEW_TIMEOUT: Final = 5.0
+#: all owner caches one mutation waits for while they fill on demand (``Lookups.wait_owner_cache``)
+OWNER_CACHE_TIMEOUT: Final = 5.0
 _SHOWN_LIMIT: Final = 100
 
 
@@ -236,6 +242,7 @@ class AdmissionHandler:
         timer: Callable[[], float] = time.perf_counter,
         access: AccessReviewer | None = None,
         access_timeout: float = ACCESS_REVIEW_TIMEOUT,
+        owner_cache_timeout: float = OWNER_CACHE_TIMEOUT,
     ) -> None:
         self.settings = settings
         self.lookups = lookups
@@ -244,17 +251,68 @@ class AdmissionHandler:
         self._timer = timer
         self.access = access
         self._access_timeout = access_timeout
+        self._owner_cache_timeout = owner_cache_timeout
 
     def mutate(self, body: bytes) -> tuple[int, bytes]:
-        """(HTTP status, response body) for ``/mutate``."""
-        return self._handle("mutate", body, self._mutate)
+        """(HTTP status, response body) for ``/mutate`` without waiting: an owner cache that has not
+        synced yet is a denial here (``mutate_async`` waits for it)."""
+        started = self._timer()
+        routed = self._route("mutate", body, started)
+        if isinstance(routed, _Answer):
+            return routed.status, routed.payload
+        request, framework = routed
+        try:
+            return self._apply("mutate", request, framework, self._mutate, started)
+        except OwnerCacheNotReady as exc:
+            return self._owner_cache_denial(request, framework, exc, started)
+
+    def mutate_now(self, body: bytes) -> tuple[int, bytes] | None:
+        """``mutate_async``'s answer when no owner cache has to be waited for; ``None``: call
+        ``mutate_async`` (nothing observed yet). For ``webhook.serving.fastpath``."""
+        started = self._timer()
+        routed = self._route("mutate", body, started)
+        if isinstance(routed, _Answer):
+            return routed.status, routed.payload
+        try:
+            return self._apply("mutate", routed[0], routed[1], self._mutate, started)
+        except OwnerCacheNotReady:
+            return None  # the lookup has started filling the cache; mutate_async waits for it
+
+    async def mutate_async(self, body: bytes) -> tuple[int, bytes]:
+        """(HTTP status, response body) for ``/mutate``, waiting for owner caches that fill on demand.
+
+        The rules are synchronous functions of the request and the caches, so after a wait they are
+        simply run again; a chain of owners may need one wait per kind, all within
+        ``owner_cache_timeout``.
+        """
+        started = self._timer()
+        routed = self._route("mutate", body, started)
+        if isinstance(routed, _Answer):
+            return routed.status, routed.payload
+        request, framework = routed
+        deadline = started + self._owner_cache_timeout
+        while True:
+            try:
+                return self._apply("mutate", request, framework, self._mutate, started)
+            except OwnerCacheNotReady as exc:
+                left = deadline - self._timer()
+                synced = left > 0 and await self.lookups.wait_owner_cache(
+                    api_version=exc.api_version, kind=exc.kind, timeout_seconds=left
+                )
+                if not synced:
+                    return self._owner_cache_denial(request, framework, exc, started)
+
+    def _owner_cache_denial(
+        self, request: ReviewRequest, framework: Framework, exc: OwnerCacheNotReady, started: float
+    ) -> tuple[int, bytes]:
+        """A cached ``Get`` that gave up waiting for its informer: the defaulter's error, denied."""
+        self._observe("mutate", framework.name, request.operation, "denied", started)
+        message = f"failed waiting for the {exc.api_version}, Kind={exc.kind} cache to sync"
+        return 200, _denied(request.uid, code=403, reason="Forbidden", message=message)
 
     def validate(self, body: bytes) -> tuple[int, bytes]:
         """(HTTP status, response body) for ``/validate`` (no SubjectAccessReviews)."""
         return self._handle("validate", body, self._validate)
-
-    async def mutate_async(self, body: bytes) -> tuple[int, bytes]:
-        return self.mutate(body)
 
     def validate_now(self, body: bytes) -> tuple[int, bytes] | None:
         """``validate_async``'s answer when it needs no API call (every admission but the validation
@@ -328,6 +386,8 @@ class AdmissionHandler:
     ) -> tuple[int, bytes]:
         try:
             result, answer = rule(request, framework)
+        except OwnerCacheNotReady:
+            raise  # not an answer: the caller waits for the cache (or denies) and observes once
         except AdapterError as exc:
             result, answer = "invalid", _denied(request.uid, code=400, message=str(exc))
         except Exception:  # a bug in a rule must deny (fail closed), never crash the server

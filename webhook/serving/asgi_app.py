@@ -87,7 +87,7 @@ class WebhookApp:
     def fast_routes(self) -> dict[bytes, FastAnswer]:
         """The admission routes for ``webhook.serving.fastpath``: the same handler methods as the ASGI path,
         answered synchronously (``None``: the request needs the ASGI path's await)."""
-        return {b"/mutate": self.handler.mutate, b"/validate": self.handler.validate_now}
+        return {b"/mutate": self.handler.mutate_now, b"/validate": self.handler.validate_now}
 
     @property
     def body_limit(self) -> int:

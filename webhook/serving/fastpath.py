@@ -21,7 +21,7 @@ Invariants, and why:
   answered by the ASGI path (HTTP pipelining), or that asks for ``Expect: 100-continue``, takes the
   ASGI path, where uvicorn queues it.
 * **Anything that must wait goes through ASGI.** An admission whose rules call the API server
-  (AppWrapper's SubjectAccessReviews) is handed, with its body, to uvicorn's normal request cycle
+  (AppWrapper's SubjectAccessReviews) or wait for an owner cache to fill is handed, with its body, to uvicorn's normal request cycle
   at the end of the message, so it runs as a task like any other request.
 * **Keep-alive as uvicorn does it**: after the response, ``on_response_complete`` (request count,
   keep-alive timer, pipelined requests); ``Connection: close`` when the client asked for it.

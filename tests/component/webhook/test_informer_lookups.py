@@ -23,7 +23,7 @@ from webhook.informer_lookups import (
     InformerLookups,
     cluster_queue_check_names,
 )
-from webhook.rules.lookups import ObjectKey
+from webhook.rules.lookups import ObjectKey, OwnerCacheNotReady
 
 pytestmark = pytest.mark.needs_shared
 __all__ = ["devcluster", "devcluster_factory"]  # fixtures used below
@@ -68,6 +68,10 @@ async def test_lookups_follow_the_cluster(devcluster, kueue_crd_dir: Path) -> No
         async with running(new_lookups(client)) as lookups:
             assert await lookups.wait_synced(timeout_seconds=20)
             assert BATCH_JOB.owner_key in lookups.owners
+            # owner caches fill on the first question about their kind
+            with pytest.raises(OwnerCacheNotReady):
+                lookups.owner(ObjectKey("batch/v1", "Job", "team", "parent"))
+            assert await lookups.wait_owner_cache(api_version="batch/v1", kind="Job", timeout_seconds=20)
             await client.create(NAMESPACE_GVK, {"metadata": {"name": "team", "labels": {"tier": "gold"}}})
             await client.create(WORKLOAD_PRIORITY_CLASS_GVK, {"metadata": {"name": "default"}, "value": 10})
             await client.create(
@@ -129,15 +133,13 @@ async def test_lookups_follow_the_cluster(devcluster, kueue_crd_dir: Path) -> No
             assert lookups.cluster_queue_for("team", "default") is None
 
 
-async def test_unserved_owner_kinds_do_not_block_readiness_but_kueue_crds_do(
-    devcluster, kueue_crd_dir: Path
-) -> None:
+async def test_owner_kinds_do_not_block_readiness_but_kueue_crds_do(devcluster, kueue_crd_dir: Path) -> None:
     async with kube_client(devcluster.kubeconfig_path) as client, running(new_lookups(client)) as lookups:
-        # the devcluster serves no apps/v1: ReplicaSet is absent, which must not block readiness
-        async def namespaces_listed() -> bool:
-            return lookups.namespaces.has_synced and lookups.owners[BATCH_JOB.owner_key].has_synced
 
-        await eventually(namespaces_listed, what="the Namespace and Job informers to sync")
+        async def namespaces_listed() -> bool:
+            return lookups.namespaces.has_synced
+
+        await eventually(namespaces_listed, what="the Namespace informer to sync")
         assert not lookups.synced()
         assert set(lookups.unsynced()) == {
             f"kueue.x-k8s.io/v1beta2, Kind={kind}"
@@ -146,4 +148,18 @@ async def test_unserved_owner_kinds_do_not_block_readiness_but_kueue_crds_do(
         await install_crds(client, [kueue_crd_dir / f"kueue.x-k8s.io_{name}.yaml" for name in KUEUE_CRDS])
         assert await lookups.wait_synced(timeout_seconds=20)
         assert lookups.unsynced() == []
+        # no owner informer runs until an admission asks about its kind
+        assert not any(informer.has_synced for informer in lookups.owners.values())
+
+
+async def test_an_owner_cache_fills_on_the_first_question_and_an_unserved_kind_is_empty(devcluster) -> None:
+    async with kube_client(devcluster.kubeconfig_path) as client, running(new_lookups(client)) as lookups:
+        replica_set = ObjectKey("apps/v1", "ReplicaSet", "default", "rs")
+        with pytest.raises(OwnerCacheNotReady) as raised:
+            lookups.owner(replica_set)
+        assert (raised.value.api_version, raised.value.kind) == ("apps/v1", "ReplicaSet")
+        # the devcluster serves no apps/v1: discovery says absent, so the (empty) cache counts as synced
+        assert await lookups.wait_owner_cache(api_version="apps/v1", kind="ReplicaSet", timeout_seconds=20)
+        assert lookups.owner(replica_set) is None
         assert not lookups.owners[("apps/v1", "ReplicaSet")].has_synced
+        assert not lookups.owners[BATCH_JOB.owner_key].has_synced  # only the kind asked about started

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -11,7 +12,7 @@ import yaml
 
 from shared.constants import QUEUE_LABEL
 from tests.unit.webhook.helpers import apply, handler, job, ops_of, response, review
-from webhook.rules.lookups import InMemoryLookups
+from webhook.rules.lookups import InMemoryLookups, ObjectKey, OwnerCacheNotReady
 
 
 @pytest.mark.parametrize(
@@ -221,3 +222,73 @@ def test_real_admission_review_as_captured_needs_no_patch(shared_dir: Path) -> N
     status, payload = handler().mutate(body)
     assert status == 200
     assert response(payload) == {"allowed": True, "uid": "adb22d9f-ebfd-45d9-83c9-ed91f0801b2d"}
+
+
+class FillingOwnerCache(InMemoryLookups):
+    """Owner caches that fill on demand: ``owner`` raises until the wait has seen the kind synced."""
+
+    def __init__(self, *, fills: bool) -> None:
+        super().__init__()
+        self.fills = fills
+        self.synced_kinds: set[tuple[str, str]] = set()
+        self.waits: list[tuple[str, str]] = []
+
+    def owner(self, key: ObjectKey) -> Any:
+        if (key.api_version, key.kind) not in self.synced_kinds:
+            raise OwnerCacheNotReady(api_version=key.api_version, kind=key.kind)
+        return super().owner(key)
+
+    async def wait_owner_cache(self, *, api_version: str, kind: str, timeout_seconds: float) -> bool:
+        self.waits.append((api_version, kind))
+        if self.fills:
+            self.synced_kinds.add((api_version, kind))
+        return self.fills
+
+
+def owned_job() -> dict:
+    obj = job("child", labels={QUEUE_LABEL: "q"})
+    obj["metadata"]["ownerReferences"] = [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "parent", "uid": "p-uid", "controller": True}
+    ]
+    return obj
+
+
+async def test_a_mutation_waits_for_an_owner_cache_that_fills_on_demand() -> None:
+    lookups = FillingOwnerCache(fills=True)
+    parent = job("parent", labels={QUEUE_LABEL: "q"})
+    parent["metadata"]["uid"] = "p-uid"
+    lookups.put_owner(parent)
+    webhook = handler(lookups)
+    body = review(owned_job())
+    assert webhook.mutate_now(body) is None  # the fast path hands it to the async path, uncounted
+    assert (
+        webhook.metrics.count(webhook="mutate", framework="batch/job", operation="CREATE", result="allowed")
+        == 0
+    )
+    status, payload = await webhook.mutate_async(body)
+    # the parent is managed by Kueue (queue-name): the child is not suspended, exactly as with a warm cache
+    assert status == 200 and response(payload) == {"allowed": True, "uid": "u-1"}
+    assert lookups.waits == [("batch/v1", "Job")]
+    assert (
+        webhook.metrics.count(webhook="mutate", framework="batch/job", operation="CREATE", result="allowed")
+        == 1
+    )
+    assert webhook.mutate_now(body) == (status, payload)  # from now on answered in place
+
+
+async def test_an_owner_cache_that_never_syncs_denies_the_mutation() -> None:
+    webhook = handler(FillingOwnerCache(fills=False))
+    status, payload = await webhook.mutate_async(review(owned_job()))
+    assert status == 200
+    assert response(payload)["status"] == {
+        "code": 403,
+        "reason": "Forbidden",
+        "message": "failed waiting for the batch/v1, Kind=Job cache to sync",
+    }
+    assert response(handler(FillingOwnerCache(fills=False)).mutate(review(owned_job()))[1]) == response(
+        payload
+    )
+    assert (
+        webhook.metrics.count(webhook="mutate", framework="batch/job", operation="CREATE", result="denied")
+        == 1
+    )
