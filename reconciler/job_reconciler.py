@@ -44,20 +44,19 @@ from reconciler.job_control import JobControl
 from reconciler.ports import ClusterReader, ClusterWriter, EventSink, InvalidError, JobKey, NotFoundError
 from reconciler.retention import DELETED_JOB_MESSAGE, DeactivationRetention
 from reconciler.workload_sync import ReadWorkload, WorkloadSync, is_deleting
-from shared.constants import DEFAULT_PODSET_NAME, EventReason, Reason
+from shared.constants import DEFAULT_PODSET_NAME, Condition, EventReason, Reason
 from shared.frameworks.base import AdapterError, GenericJob, JobWithReclaimablePods
 from shared.frameworks.capabilities import has_reclaimable_pods
 from shared.frameworks.copy_on_write import copy_on_write
 from shared.jobmeta import queue_name
 from shared.kube.kinds import NAMESPACE_GVK
 from shared.models.base import WireDict
-from shared.models.condition import set_condition
 from shared.models.workload import PodSet, ReclaimablePod, Workload
 from shared.podset import PodSetInfoError
 from shared.workload_slicing import FEATURE_GATE_DEFAULT
 from shared.workload_slicing import enabled as slicing_enabled
 from shared.workload_state import (
-    desired_pods_ready_condition,
+    desired_pods_ready,
     ensure_status,
     eviction_condition,
     finish_workload,
@@ -264,10 +263,15 @@ class JobReconciler:
 
         finished = job.finished()
         if finished.finished:
-            if read is not None:  # not finished: see above
-                reason = Reason.SUCCEEDED if finished.success else Reason.FAILED
-                finish_workload(read.model, reason=reason, message=finished.message, now=now)
-                await self._workloads.patch_status(read.model, fields=("conditions",))
+            if read is not None:  # not finished: see above (``finish_workload``, on the wire)
+                await self._workloads.patch_condition(
+                    read,
+                    condition_type=Condition.FINISHED,
+                    status="True",
+                    reason=Reason.SUCCEEDED if finished.success else Reason.FAILED,
+                    message=finished.message,
+                    now=now,
+                )
                 self._record_finished(job, read)
             return DONE
 
@@ -281,12 +285,15 @@ class JobReconciler:
         if self._settings.wait_for_pods_ready:
             pods_ready = job.pods_ready()
             if not pods_ready_up_to_date(wire, pods_ready=pods_ready):
-                workload = read.model
-                desired = desired_pods_ready_condition(workload=workload, pods_ready=pods_ready)
-                conditions = ensure_status(workload).conditions
-                assert conditions is not None
-                set_condition(conditions, desired, now=now)
-                await self._workloads.patch_status(workload, fields=("conditions",))
+                status, reason, message = desired_pods_ready(wire, pods_ready=pods_ready)
+                await self._workloads.patch_condition(
+                    read,
+                    condition_type=Condition.PODS_READY,
+                    status=status,
+                    reason=reason,
+                    message=message,
+                    now=now,
+                )
                 return DONE
 
         if is_evicted(wire):

@@ -59,6 +59,8 @@ from shared.jobmeta import (
     workload_priority_class_name,
 )
 from shared.kube import GroupVersionKind
+from shared.kube.conditions import conditions_of
+from shared.kube.conditions import set_condition as set_object_condition
 from shared.models.base import WireDict
 from shared.models.meta import OwnerReference
 from shared.models.workload import PodSet, Workload, WorkloadStatus
@@ -66,7 +68,12 @@ from shared.podset import PodSetInfo, pod_set_infos_from_admission
 from shared.workload_builder import construct_workload, propagate_admission_gated_by
 from shared.workload_slicing import FEATURE_GATE_DEFAULT, name_extra, scaled_up, sorted_unfinished
 from shared.workload_slicing import enabled as slicing_enabled
-from shared.workload_state import finish_workload, has_quota_reservation, is_finished
+from shared.workload_state import (
+    finish_workload,
+    has_quota_reservation,
+    is_finished,
+    truncate_condition_message,
+)
 
 __all__ = [
     "RESOURCE_FLAVOR_GVK",
@@ -232,6 +239,51 @@ class WorkloadSync:
             subresource="status",
             read_back=False,
         )
+
+    async def patch_condition(
+        self,
+        workload: ReadWorkload,
+        *,
+        condition_type: str,
+        status: str,
+        reason: str,
+        message: str,
+        now: datetime,
+    ) -> bool:
+        """Set one condition (``meta.SetStatusCondition``, observing the Workload's generation, the
+        message truncated as Kueue's) on a copy of the read Workload's conditions, and write them
+        as ``patch_status`` does (the same merge patch of the status subresource with the read
+        resourceVersion); whether anything changed (nothing is written otherwise).
+
+        For a step that changes one condition and nothing else (PodsReady, Finished): it never
+        parses the Workload into a model, nor copies more of it than its conditions."""
+        metadata = workload.metadata
+        conditions = [
+            dict(item) if isinstance(item, Mapping) else item for item in conditions_of(workload.wire)
+        ]
+        if not set_object_condition(
+            conditions,
+            condition_type=condition_type,
+            status=status,
+            reason=reason,
+            message=truncate_condition_message(message),
+            observed_generation=metadata.get("generation"),
+            now=now,
+        ):
+            return False
+        patch = {
+            "metadata": {"resourceVersion": metadata.get("resourceVersion")},
+            "status": {"conditions": conditions},
+        }
+        await self._writer.merge_patch(
+            WORKLOAD_GVK,
+            metadata.get("namespace"),
+            str(metadata.get("name")),
+            patch,
+            subresource="status",
+            read_back=False,
+        )
+        return True
 
     async def write_spec(self, workload: Workload) -> Workload:
         stored = await self._writer.update(WORKLOAD_GVK, workload.metadata.namespace, workload.to_wire())
