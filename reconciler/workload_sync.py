@@ -51,6 +51,7 @@ from shared.constants import (
 from shared.frameworks.base import GenericJob
 from shared.frameworks.strconv import quote
 from shared.jobmeta import (
+    annotation_value,
     annotations_of,
     controller_owner_ref,
     is_valid_job_uid_label,
@@ -152,7 +153,7 @@ def is_deleting(obj: WireDict) -> bool:
 
 
 def _admission_gated_by(obj: Mapping[str, Any]) -> str:
-    return annotations_of(obj).get(ADMISSION_GATED_BY_ANNOTATION, "")
+    return annotation_value(obj, ADMISSION_GATED_BY_ANNOTATION) or ""
 
 
 def _priority_may_follow_label(job: GenericJob, *, ref: tuple[str, str] | None, reserved: bool) -> bool:
