@@ -43,21 +43,20 @@ from reconciler.ancestry import (
 from reconciler.job_control import JobControl
 from reconciler.ports import ClusterReader, ClusterWriter, EventSink, InvalidError, JobKey, NotFoundError
 from reconciler.retention import DELETED_JOB_MESSAGE, DeactivationRetention
-from reconciler.workload_sync import WorkloadSync, is_deleting
-from shared.constants import Condition, EventReason, Reason
+from reconciler.workload_sync import ReadWorkload, WorkloadSync, is_deleting
+from shared.constants import DEFAULT_PODSET_NAME, Condition, EventReason, Reason
 from shared.frameworks.base import AdapterError, GenericJob, JobWithReclaimablePods
 from shared.frameworks.capabilities import has_reclaimable_pods
 from shared.frameworks.copy_on_write import copy_on_write
 from shared.jobmeta import queue_name
 from shared.kube.kinds import NAMESPACE_GVK
 from shared.models.base import WireDict
-from shared.models.condition import find_condition, set_condition
 from shared.models.workload import PodSet, ReclaimablePod, Workload
 from shared.podset import PodSetInfoError
 from shared.workload_slicing import FEATURE_GATE_DEFAULT
 from shared.workload_slicing import enabled as slicing_enabled
 from shared.workload_state import (
-    desired_pods_ready_condition,
+    desired_pods_ready,
     ensure_status,
     eviction_condition,
     finish_workload,
@@ -65,6 +64,7 @@ from shared.workload_state import (
     is_admitted,
     is_evicted,
     is_finished,
+    pods_ready_up_to_date,
     set_requeued_condition,
     truncate_event_message,
     unset_quota_reservation,
@@ -246,48 +246,60 @@ class JobReconciler:
             await self._control.suspend_child(job)
 
     async def _sync(
-        self, job: GenericJob, workload: Workload | None, *, pod_sets: list[PodSet] | None
+        self, job: GenericJob, read: ReadWorkload | None, *, pod_sets: list[PodSet] | None
     ) -> ReconcileResult:
+        """The steps after ``ensure_one``. Decisions read the Workload's wire (``read.wire``); its
+        model is parsed only by a step that changes the Workload or needs its typed parts."""
         now = self._clock()
-        if workload is not None and is_finished(workload):
-            self._record_finished(job, workload)
-            await self._workloads.remove_finalizer(workload)
+        wire = read.wire if read is not None else None
+        if read is not None and is_finished(read.wire):
+            self._record_finished(job, read)
+            await self._workloads.remove_finalizer(read)
             return DONE
-        if workload is not None and workload.metadata.deletion_timestamp:  # is_deleting, without a dump
-            await self._control.stop(job, workload=workload, message="Workload is deleted")
-            await self._workloads.remove_finalizer(workload)
+        if read is not None and read.metadata.get("deletionTimestamp"):
+            await self._control.stop(job, workload=read.model, message="Workload is deleted")
+            await self._workloads.remove_finalizer(read)
             return DONE
 
         finished = job.finished()
         if finished.finished:
-            if workload is not None and not is_finished(workload):
-                reason = Reason.SUCCEEDED if finished.success else Reason.FAILED
-                finish_workload(workload, reason=reason, message=finished.message, now=now)
-                await self._workloads.patch_status(workload, fields=("conditions",))
-                self._record_finished(job, workload)
+            if read is not None:  # not finished: see above (``finish_workload``, on the wire)
+                await self._workloads.patch_condition(
+                    read,
+                    condition_type=Condition.FINISHED,
+                    status="True",
+                    reason=Reason.SUCCEEDED if finished.success else Reason.FAILED,
+                    message=finished.message,
+                    now=now,
+                )
+                self._record_finished(job, read)
             return DONE
 
-        if workload is None:
+        if read is None or wire is None:
             await self._workloads.handle_no_workload(job, pod_sets=pod_sets)
             return DONE
 
-        if has_reclaimable_pods(job) and await self._sync_reclaimable(job, workload):
+        if has_reclaimable_pods(job) and await self._sync_reclaimable(job, read):
             return DONE
 
         if self._settings.wait_for_pods_ready:
-            desired = desired_pods_ready_condition(workload=workload, pods_ready=job.pods_ready())
-            current = find_condition(
-                workload.status.conditions if workload.status else None, Condition.PODS_READY
-            )
-            if current is None or (current.status, current.reason) != (desired.status, desired.reason):
-                conditions = ensure_status(workload).conditions
-                assert conditions is not None
-                set_condition(conditions, desired, now=now)
-                await self._workloads.patch_status(workload, fields=("conditions",))
+            pods_ready = job.pods_ready()
+            if not pods_ready_up_to_date(wire, pods_ready=pods_ready):
+                status, reason, message = desired_pods_ready(wire, pods_ready=pods_ready)
+                await self._workloads.patch_condition(
+                    read,
+                    condition_type=Condition.PODS_READY,
+                    status=status,
+                    reason=reason,
+                    message=message,
+                    now=now,
+                )
                 return DONE
 
-        evicted = eviction_condition(workload)
-        if evicted is not None:
+        if is_evicted(wire):
+            workload = read.model
+            evicted = eviction_condition(workload)
+            assert evicted is not None
             await self._control.stop(job, workload=workload, message=evicted.message)
             if has_quota_reservation(workload) and not job.is_active():
                 requeue = evicted.reason in (Reason.PREEMPTED, Reason.NODE_FAILURES)
@@ -301,16 +313,16 @@ class JobReconciler:
             return await self._delete_after_deactivation_retention(job, workload)
 
         if job.is_suspended():
-            if is_admitted(workload):
-                await self._start(job, workload)
+            if is_admitted(wire):
+                await self._start(job, read)
                 return DONE
-            if has_quota_reservation(workload):
-                self._record_pending_checks(job, workload)
-            await self._workloads.sync_queue_name(job, workload)
+            if has_quota_reservation(wire):
+                self._record_pending_checks(job, read.model)
+            await self._workloads.sync_queue_name(job, read)
             return DONE
 
-        if not is_admitted(workload) and not self._workloads.slicing(job):
-            await self._control.stop(job, workload=workload, message="Not admitted by cluster queue")
+        if not is_admitted(wire) and not self._workloads.slicing(job):
+            await self._control.stop(job, workload=read.model, message="Not admitted by cluster queue")
         return DONE
 
     async def _delete_after_deactivation_retention(
@@ -344,37 +356,46 @@ class JobReconciler:
         )
         return DONE
 
-    async def _start(self, job: GenericJob, workload: Workload) -> None:
+    async def _start(self, job: GenericJob, read: ReadWorkload) -> None:
+        workload = read.model
         assert workload.status is not None and workload.status.admission is not None
-        infos = await self._workloads.pod_set_infos_for_start(workload)
+        infos = await self._workloads.pod_set_infos_for_start(read)
         try:
             await self._control.start(job, infos=infos, cluster_queue=workload.status.admission.cluster_queue)
         except PodSetInfoError as exc:
             finish_workload(workload, reason=Reason.FAILED_TO_START, message=str(exc), now=self._clock())
             await self._workloads.patch_status(workload, fields=("conditions",))
 
-    async def _sync_reclaimable(self, job: JobWithReclaimablePods, workload: Workload) -> bool:
-        counts = {pod_set.name: pod_set.count for pod_set in workload.spec.pod_sets}
+    async def _sync_reclaimable(self, job: JobWithReclaimablePods, read: ReadWorkload) -> bool:
+        """Kueue's ``UpdateReclaimablePods``, compared on the wire (pod set names and counts are
+        defaulted as the CRD defaults them) and written from the model."""
+        counts = {
+            str(pod_set.get("name", DEFAULT_PODSET_NAME)): int(pod_set.get("count", 1))
+            for pod_set in read.spec.get("podSets") or []
+        }
         desired = [
             (item.name, min(item.count, counts.get(item.name, 0)))
             for item in job.reclaimable_pods()
             if item.name in counts
         ]
-        current = (workload.status.reclaimable_pods if workload.status else None) or []
-        if set(desired) == {(p.name, p.count) for p in current}:
+        status = read.wire.get("status") or {}
+        current = status.get("reclaimablePods") or []
+        if set(desired) == {(str(p.get("name")), int(p.get("count", 0))) for p in current}:
             return False
+        workload = read.model
         ensure_status(workload).reclaimable_pods = [
             ReclaimablePod(name=name, count=count) for name, count in desired
         ] or None
         await self._workloads.patch_status(workload, fields=("reclaimable_pods",))
         return True
 
-    def _record_finished(self, job: GenericJob, workload: Workload) -> None:
+    def _record_finished(self, job: GenericJob, read: ReadWorkload) -> None:
+        metadata = read.metadata
         self._events.record(
             regarding=job.obj,
             event_type="Normal",
             reason=EventReason.FINISHED_WORKLOAD,
-            message=f"Workload '{workload.metadata.namespace}/{workload.metadata.name}' is declared finished",
+            message=f"Workload '{metadata.get('namespace')}/{metadata.get('name')}' is declared finished",
         )
 
     def _record_pending_checks(self, job: GenericJob, workload: Workload) -> None:

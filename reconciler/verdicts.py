@@ -79,9 +79,14 @@ def same_job(first: Mapping[str, Any], second: Mapping[str, Any], *, with_status
         if key not in ("metadata", "status") and value != second[key]:
             return False
     one, other = _metadata(first), _metadata(second)
-    return {k: v for k, v in one.items() if k not in _VOLATILE_METADATA} == {
-        k: v for k, v in other.items() if k not in _VOLATILE_METADATA
-    }
+    compared = 0
+    for key, value in one.items():  # no filtered copies of the two maps: this runs every pass
+        if key in _VOLATILE_METADATA:
+            continue
+        if key not in other or other[key] != value:
+            return False
+        compared += 1
+    return compared == sum(1 for key in other if key not in _VOLATILE_METADATA)
 
 
 def _condition_statuses(status: Mapping[str, Any]) -> tuple[Any, ...]:

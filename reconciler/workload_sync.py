@@ -23,7 +23,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -51,6 +51,7 @@ from shared.constants import (
 from shared.frameworks.base import GenericJob
 from shared.frameworks.strconv import quote
 from shared.jobmeta import (
+    annotation_value,
     annotations_of,
     controller_owner_ref,
     is_valid_job_uid_label,
@@ -59,6 +60,8 @@ from shared.jobmeta import (
     workload_priority_class_name,
 )
 from shared.kube import GroupVersionKind
+from shared.kube.conditions import conditions_of
+from shared.kube.conditions import set_condition as set_object_condition
 from shared.models.base import WireDict
 from shared.models.meta import OwnerReference
 from shared.models.workload import PodSet, Workload, WorkloadStatus
@@ -66,7 +69,12 @@ from shared.podset import PodSetInfo, pod_set_infos_from_admission
 from shared.workload_builder import construct_workload, propagate_admission_gated_by
 from shared.workload_slicing import FEATURE_GATE_DEFAULT, name_extra, scaled_up, sorted_unfinished
 from shared.workload_slicing import enabled as slicing_enabled
-from shared.workload_state import finish_workload, has_quota_reservation, is_finished
+from shared.workload_state import (
+    finish_workload,
+    has_quota_reservation,
+    is_finished,
+    truncate_condition_message,
+)
 
 __all__ = [
     "RESOURCE_FLAVOR_GVK",
@@ -74,9 +82,48 @@ __all__ = [
     "ExtraWorkloadsError",
     "NoMatchingWorkloadsError",
     "PrebuiltWorkloadNotFoundError",
+    "ReadWorkload",
     "WorkloadSync",
     "is_deleting",
 ]
+
+
+class ReadWorkload:
+    """A Workload as read: ``wire``, the dict the reader returned (the informer's cached object:
+    never changed), and ``model``, parsed from it on first use.
+
+    Most passes of a job's life only read a few fields of its Workload (conditions, finalizers, the
+    queue name, the admission's flavors), which the wire answers; parsing the whole Workload into a
+    model for each pass was the largest single cost of the reconcile logic on a real cluster. The
+    model is for the passes that change the Workload and write it; after such a change ``wire`` no
+    longer describes it (each pass writes at most once and returns, so nothing reads it again)."""
+
+    __slots__ = ("_model", "wire")
+
+    def __init__(self, wire: WireDict, *, model: Workload | None = None) -> None:
+        self.wire = wire
+        self._model = model
+
+    @classmethod
+    def of_model(cls, model: Workload) -> ReadWorkload:
+        """For a Workload only held as a model (a write's answer, a slice, a prebuilt Workload)."""
+        return cls(model.to_wire(), model=model)
+
+    @property
+    def model(self) -> Workload:
+        if self._model is None:
+            self._model = Workload.from_wire(self.wire)
+        return self._model
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        metadata = self.wire.get("metadata")
+        return metadata if isinstance(metadata, Mapping) else {}
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        spec = self.wire.get("spec")
+        return spec if isinstance(spec, Mapping) else {}
 
 
 @dataclass(frozen=True)
@@ -85,7 +132,7 @@ class EnsuredWorkload:
     computed for the match, or ``None`` when the job was stopped meanwhile (its templates may have
     been restored, so they must be computed again)."""
 
-    workload: Workload | None
+    workload: ReadWorkload | None
     pod_sets: list[PodSet] | None
 
 
@@ -103,6 +150,22 @@ class PrebuiltWorkloadNotFoundError(Exception):
 
 def is_deleting(obj: WireDict) -> bool:
     return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _admission_gated_by(obj: Mapping[str, Any]) -> str:
+    return annotation_value(obj, ADMISSION_GATED_BY_ANNOTATION) or ""
+
+
+def _priority_may_follow_label(job: GenericJob, *, ref: tuple[str, str] | None, reserved: bool) -> bool:
+    """Whether the Workload's priority (``ref``: its ``priorityClassRef`` kind and name, ``None``
+    when unset) is to follow the job's ``kueue.x-k8s.io/priority-class`` label and does not name it
+    yet: never for a priority from a pod PriorityClass, nor once quota is reserved without any
+    reference (the API forbids adding one then)."""
+    if reserved and ref is None:
+        return False
+    if ref is not None and ref[0] != "WorkloadPriorityClass":
+        return False
+    return (ref[1] if ref is not None else "") != workload_priority_class_name(job.obj)
 
 
 class WorkloadSync:
@@ -178,32 +241,80 @@ class WorkloadSync:
             read_back=False,
         )
 
+    async def patch_condition(
+        self,
+        workload: ReadWorkload,
+        *,
+        condition_type: str,
+        status: str,
+        reason: str,
+        message: str,
+        now: datetime,
+    ) -> bool:
+        """Set one condition (``meta.SetStatusCondition``, observing the Workload's generation, the
+        message truncated as Kueue's) on a copy of the read Workload's conditions, and write them
+        as ``patch_status`` does (the same merge patch of the status subresource with the read
+        resourceVersion); whether anything changed (nothing is written otherwise).
+
+        For a step that changes one condition and nothing else (PodsReady, Finished): it never
+        parses the Workload into a model, nor copies more of it than its conditions."""
+        metadata = workload.metadata
+        conditions = [
+            dict(item) if isinstance(item, Mapping) else item for item in conditions_of(workload.wire)
+        ]
+        if not set_object_condition(
+            conditions,
+            condition_type=condition_type,
+            status=status,
+            reason=reason,
+            message=truncate_condition_message(message),
+            observed_generation=metadata.get("generation"),
+            now=now,
+        ):
+            return False
+        patch = {
+            "metadata": {"resourceVersion": metadata.get("resourceVersion")},
+            "status": {"conditions": conditions},
+        }
+        await self._writer.merge_patch(
+            WORKLOAD_GVK,
+            metadata.get("namespace"),
+            str(metadata.get("name")),
+            patch,
+            subresource="status",
+            read_back=False,
+        )
+        return True
+
     async def write_spec(self, workload: Workload) -> Workload:
         stored = await self._writer.update(WORKLOAD_GVK, workload.metadata.namespace, workload.to_wire())
         return Workload.from_wire(stored)
 
-    async def remove_finalizer(self, workload: Workload) -> None:
-        finalizers = list(workload.metadata.finalizers or [])
+    async def remove_finalizer(self, workload: Workload | ReadWorkload) -> None:
+        """Drop ``kueue.x-k8s.io/resource-in-use`` (a merge patch of ``metadata.finalizers`` carrying
+        the read resourceVersion); a ``ReadWorkload`` is read from its wire, unparsed."""
+        if isinstance(workload, ReadWorkload):
+            metadata = workload.metadata
+            finalizers = list(metadata.get("finalizers") or [])
+            namespace, name = metadata.get("namespace"), str(metadata.get("name"))
+            resource_version = metadata.get("resourceVersion")
+        else:
+            finalizers = list(workload.metadata.finalizers or [])
+            namespace, name = workload.metadata.namespace, str(workload.metadata.name)
+            resource_version = workload.metadata.resource_version
         if RESOURCE_IN_USE_FINALIZER not in finalizers:
             return
         remaining = [f for f in finalizers if f != RESOURCE_IN_USE_FINALIZER]
-        patch = {"metadata": {"finalizers": remaining, "resourceVersion": workload.metadata.resource_version}}
+        patch = {"metadata": {"finalizers": remaining, "resourceVersion": resource_version}}
         try:
-            await self._writer.merge_patch(
-                WORKLOAD_GVK, workload.metadata.namespace, str(workload.metadata.name), patch, read_back=False
-            )
+            await self._writer.merge_patch(WORKLOAD_GVK, namespace, name, patch, read_back=False)
         except NotFoundError:
             return
 
     # --- reads ---------------------------------------------------------------------------------
     async def _owned_models(self, *, gvk: GroupVersionKind, namespace: str, name: str) -> list[Workload]:
-        return [workload for _, workload in await self._owned_wires(gvk=gvk, namespace=namespace, name=name)]
-
-    async def _owned_wires(
-        self, *, gvk: GroupVersionKind, namespace: str, name: str
-    ) -> list[tuple[WireDict, Workload]]:
         wires = await self._reader.workloads_owned_by(namespace=namespace, owner_gvk=gvk, owner_name=name)
-        return [(wire, Workload.from_wire(wire)) for wire in wires]
+        return [Workload.from_wire(wire) for wire in wires]
 
     async def latest_unfinished_for(self, owner: WireDict) -> Workload | None:
         metadata = owner.get("metadata") or {}
@@ -215,11 +326,19 @@ class WorkloadSync:
         )
         return workloads[-1] if workloads else None
 
-    async def _flavors(self, workload: Workload) -> dict[str, Any]:
+    async def _flavors(self, workload: Workload | ReadWorkload) -> dict[str, Any]:
+        """The node labels and tolerations of each flavor the admission names (a ``ReadWorkload``'s
+        from its wire, unparsed)."""
         names: set[str] = set()
-        admission = workload.status.admission if workload.status else None
-        for assignment in admission.pod_set_assignments if admission else []:
-            names.update((assignment.flavors or {}).values())
+        if isinstance(workload, ReadWorkload):
+            status = workload.wire.get("status") or {}
+            wire_admission = status.get("admission") or {}
+            for wire_assignment in wire_admission.get("podSetAssignments") or []:
+                names.update((wire_assignment.get("flavors") or {}).values())
+        else:
+            admission = workload.status.admission if workload.status else None
+            for assignment in admission.pod_set_assignments if admission else []:
+                names.update((assignment.flavors or {}).values())
         flavors: dict[str, Any] = {}
         for name in sorted(names):
             flavor = await self._reader.get(RESOURCE_FLAVOR_GVK, None, name)
@@ -229,9 +348,9 @@ class WorkloadSync:
             flavors[name] = (dict(spec.get("nodeLabels") or {}), list(spec.get("tolerations") or []))
         return flavors
 
-    async def pod_set_infos_for_start(self, workload: Workload) -> list[PodSetInfo]:
+    async def pod_set_infos_for_start(self, workload: ReadWorkload) -> list[PodSetInfo]:
         return pod_set_infos_from_admission(
-            workload=workload,
+            workload=workload.model,
             flavors=await self._flavors(workload),
             elastic_workload_slices=self._elastic_jobs,
         )
@@ -254,25 +373,32 @@ class WorkloadSync:
         prebuilt = prebuilt_workload_name(job.obj)
         if prebuilt:
             pod_sets = job.pod_sets()
-            return EnsuredWorkload(await self._ensure_prebuilt(job, pod_sets, name=prebuilt), pod_sets)
+            prebuilt_workload = await self._ensure_prebuilt(job, pod_sets, name=prebuilt)
+            return EnsuredWorkload(
+                None if prebuilt_workload is None else ReadWorkload.of_model(prebuilt_workload), pod_sets
+            )
         if self.slicing(job):
             pod_sets = job.pod_sets()
             outcome = await self._slices.ensure(job, pod_sets)
             if outcome.compatible:
                 for live in outcome.live:  # ``syncWorkloadSlicePriority``
                     await self._update_priority(job, pod_sets, live)
-                return EnsuredWorkload(outcome.workload, pod_sets)
+                return EnsuredWorkload(
+                    None if outcome.workload is None else ReadWorkload.of_model(outcome.workload), pod_sets
+                )
 
         job_key = f"{job.gvk.group}/{job.gvk.kind}/{namespace}/{name}"
         status_blind = is_status_blind(job)
-        match: Workload | None = None
-        to_delete: list[Workload] = []
-        for wire, workload in await self._owned_wires(gvk=job.gvk, namespace=namespace, name=name):
+        match: ReadWorkload | None = None
+        to_delete: list[ReadWorkload] = []
+        owned = await self._reader.workloads_owned_by(namespace=namespace, owner_gvk=job.gvk, owner_name=name)
+        for wire in owned:
+            workload = ReadWorkload(wire)
             if match is not None:
                 to_delete.append(workload)
                 continue
             try:
-                flavors = await self._flavors(workload) if has_quota_reservation(workload) else {}
+                flavors = await self._flavors(workload) if has_quota_reservation(wire) else {}
             except NotFoundError:
                 if pod_sets is None:
                     job.pod_sets()  # a malformed job is reported first, as when pod sets came first
@@ -283,7 +409,7 @@ class WorkloadSync:
             if equivalent is None:
                 if pod_sets is None:
                     pod_sets = job.pod_sets()
-                equivalent = decide(job, pod_sets, workload, flavors, elastic_jobs=self._elastic_jobs)
+                equivalent = decide(job, pod_sets, workload.model, flavors, elastic_jobs=self._elastic_jobs)
                 self._verdicts.remember(
                     job_key,
                     job=job.obj,
@@ -299,8 +425,13 @@ class WorkloadSync:
         if match is None and pod_sets is None:
             pod_sets = job.pod_sets()  # every path below may need them: computed before any write
 
-        to_update: Workload | None = None
-        if match is None and to_delete and job.is_suspended() and not has_quota_reservation(to_delete[0]):
+        to_update: ReadWorkload | None = None
+        if (
+            match is None
+            and to_delete
+            and job.is_suspended()
+            and not has_quota_reservation(to_delete[0].wire)
+        ):
             to_update = to_delete.pop(0)
 
         unchanged_pod_sets: list[PodSet] | None = pod_sets
@@ -312,17 +443,19 @@ class WorkloadSync:
                 if restore_from is None
                 else "No matching Workload; restoring pod templates according to existent Workload"
             )
-            await self._control.stop(job, workload=restore_from, message=message)
+            await self._control.stop(
+                job, workload=None if restore_from is None else restore_from.model, message=message
+            )
 
         deleted = 0
-        for workload in to_delete:
-            if await self._delete(workload):
+        for deleting in to_delete:
+            if await self._delete(deleting.model):
                 deleted += 1
                 self._events.record(
                     regarding=job.obj,
                     event_type="Normal",
                     reason=EventReason.DELETED_WORKLOAD,
-                    message=f"Deleted not matching Workload: {workload.metadata.namespace}/{workload.metadata.name}",
+                    message=f"Deleted not matching Workload: {deleting.metadata.get('namespace')}/{deleting.metadata.get('name')}",
                 )
         if deleted:
             if match is None:
@@ -331,10 +464,18 @@ class WorkloadSync:
 
         if to_update is not None:
             assert pod_sets is not None
-            return EnsuredWorkload(await self._update_to_match(job, pod_sets, to_update), unchanged_pod_sets)
+            updated = await self._update_to_match(job, pod_sets, to_update.model)
+            return EnsuredWorkload(ReadWorkload.of_model(updated), unchanged_pod_sets)
         if match is not None:
-            match = await self._update_admission_gated_by(job, match)
-            await self._update_priority(job, pod_sets, match)
+            if _admission_gated_by(job.obj) != _admission_gated_by(match.wire):
+                match = ReadWorkload.of_model(await self._update_admission_gated_by(job, match.model))
+            ref = match.spec.get("priorityClassRef")
+            if _priority_may_follow_label(
+                job,
+                ref=None if ref is None else (ref.get("kind") or "", ref.get("name") or ""),
+                reserved=has_quota_reservation(match.wire),
+            ):
+                await self._update_priority(job, pod_sets, match.model)
         return EnsuredWorkload(match, unchanged_pod_sets)
 
     async def _delete(self, workload: Workload) -> bool:
@@ -445,12 +586,9 @@ class WorkloadSync:
     ) -> None:
         """``pod_sets``: the job's, or ``None`` when not computed yet (computed here if needed)."""
         ref = workload.spec.priority_class_ref
-        if has_quota_reservation(workload) and ref is None:
-            return
-        if ref is not None and ref.kind != "WorkloadPriorityClass":
-            return
-        label = workload_priority_class_name(job.obj)
-        if (ref.name if ref is not None else "") == label:
+        if not _priority_may_follow_label(
+            job, ref=None if ref is None else (ref.kind, ref.name), reserved=has_quota_reservation(workload)
+        ):
             return
         priority = await self._priority.resolve(
             job=job, pod_sets=job.pod_sets() if pod_sets is None else pod_sets
@@ -492,12 +630,13 @@ class WorkloadSync:
             message=f"Created Workload: {workload.metadata.namespace}/{workload.metadata.name}",
         )
 
-    async def sync_queue_name(self, job: GenericJob, workload: Workload) -> None:
+    async def sync_queue_name(self, job: GenericJob, workload: ReadWorkload) -> None:
         wanted = queue_name(job.obj)
-        if (workload.spec.queue_name or "") == wanted:
+        if (workload.spec.get("queueName") or "") == wanted:
             return
-        workload.spec.queue_name = wanted or None
-        await self.write_spec(workload)
+        model = workload.model
+        model.spec.queue_name = wanted or None
+        await self.write_spec(model)
 
     # --- finalize ------------------------------------------------------------------------------
     async def finalize_orphans(self, *, key: JobKey, job: WireDict | None) -> None:

@@ -24,7 +24,8 @@ from datetime import datetime
 from typing import Any
 
 from shared.constants import CheckState, Condition, Reason
-from shared.kube.conditions import is_object_condition_true
+from shared.kube.conditions import conditions_of, is_object_condition_true
+from shared.kube.conditions import find_condition as find_object_condition
 from shared.kube.times import parse_time
 from shared.models.condition import Condition as ConditionModel
 from shared.models.condition import find_condition, is_condition_true, set_condition
@@ -36,6 +37,7 @@ __all__ = [
     "PODS_NOT_READY_MESSAGE",
     "PODS_READY_MESSAGE",
     "PODS_WAITING_FOR_RECOVERY_MESSAGE",
+    "desired_pods_ready",
     "desired_pods_ready_condition",
     "ensure_status",
     "eviction_condition",
@@ -46,6 +48,7 @@ __all__ = [
     "is_admitted",
     "is_evicted",
     "is_finished",
+    "pods_ready_up_to_date",
     "set_requeued_condition",
     "sync_admitted_condition",
     "truncate_condition_message",
@@ -229,30 +232,50 @@ def finish_workload(workload: Workload, *, reason: str, message: str, now: datet
     )
 
 
-def desired_pods_ready_condition(*, workload: Workload, pods_ready: bool) -> ConditionModel:
-    """The ``PodsReady`` condition the job controller wants (reference §2.8, waitForPodsReady)."""
-    generation = workload.metadata.generation
+def _condition_status_reason(
+    workload: Workload | Mapping[str, Any], condition_type: str
+) -> tuple[str, str] | None:
+    """``(status, reason)`` of a condition of a Workload model or wire dict, ``None`` when absent."""
+    if isinstance(workload, Workload):
+        condition = find_condition(_conditions(workload), condition_type)
+        return None if condition is None else (condition.status, condition.reason)
+    found = find_object_condition(conditions_of(workload), condition_type)
+    return None if found is None else (str(found.get("status")), str(found.get("reason")))
 
-    def make(status: str, reason: str, message: str) -> ConditionModel:
-        return ConditionModel(
-            type=Condition.PODS_READY,
-            status=status,
-            reason=reason,
-            message=message,
-            observed_generation=generation,
-        )
 
+def desired_pods_ready(workload: Workload | Mapping[str, Any], *, pods_ready: bool) -> tuple[str, str, str]:
+    """``(status, reason, message)`` of the ``PodsReady`` condition the job controller wants
+    (reference §2.8, waitForPodsReady), for a Workload model or wire dict alike: the reconciler
+    compares it with the read Workload's and only builds a condition when they differ."""
     if not is_admitted(workload):
-        return make("False", Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE)
-    current = find_condition(_conditions(workload), Condition.PODS_READY)
+        return "False", Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE
+    current = _condition_status_reason(workload, Condition.PODS_READY)
     if pods_ready:
-        recovering = current is not None and current.reason in (Reason.WAIT_FOR_RECOVERY, Reason.RECOVERED)
-        return make("True", Reason.RECOVERED if recovering else Reason.STARTED, PODS_READY_MESSAGE)
+        recovering = current is not None and current[1] in (Reason.WAIT_FOR_RECOVERY, Reason.RECOVERED)
+        return "True", Reason.RECOVERED if recovering else Reason.STARTED, PODS_READY_MESSAGE
     if current is None:
-        return make("False", Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE)
-    if current.status == "True" or current.reason == Reason.WAIT_FOR_RECOVERY:
-        return make("False", Reason.WAIT_FOR_RECOVERY, PODS_WAITING_FOR_RECOVERY_MESSAGE)
-    return make("False", Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE)
+        return "False", Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE
+    if current[0] == "True" or current[1] == Reason.WAIT_FOR_RECOVERY:
+        return "False", Reason.WAIT_FOR_RECOVERY, PODS_WAITING_FOR_RECOVERY_MESSAGE
+    return "False", Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE
+
+
+def pods_ready_up_to_date(workload: Workload | Mapping[str, Any], *, pods_ready: bool) -> bool:
+    """Whether the Workload's ``PodsReady`` condition has the wanted status and reason already."""
+    status, reason, _ = desired_pods_ready(workload, pods_ready=pods_ready)
+    return _condition_status_reason(workload, Condition.PODS_READY) == (status, reason)
+
+
+def desired_pods_ready_condition(*, workload: Workload, pods_ready: bool) -> ConditionModel:
+    """The ``PodsReady`` condition the job controller wants (``desired_pods_ready``)."""
+    status, reason, message = desired_pods_ready(workload, pods_ready=pods_ready)
+    return ConditionModel(
+        type=Condition.PODS_READY,
+        status=status,
+        reason=reason,
+        message=message,
+        observed_generation=workload.metadata.generation,
+    )
 
 
 def _set_workload_condition(

@@ -122,9 +122,18 @@ def builtin_plural(name: str) -> str:
         raise UnknownFrameworkError(name) from None
 
 
+#: GVKs parsed so far by ``(apiVersion, kind)``: every reconcile pass asks for its job's adapter
+_PARSED_GVKS: dict[tuple[str, str], GroupVersionKind] = {}
+_PARSED_GVKS_LIMIT: Final = 1024
+
+
 def gvk_of(obj: Mapping[str, Any]) -> GroupVersionKind:
     """The object's GVK from ``apiVersion`` and ``kind``; ``AdapterError`` naming a bad field."""
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if type(api_version) is str and type(kind) is str:
+        known = _PARSED_GVKS.get((api_version, kind))
+        if known is not None:
+            return known
     if not isinstance(api_version, str) or not api_version:
         raise AdapterError(
             "apiVersion", "required field is missing" if api_version is None else "expected a string"
@@ -137,7 +146,10 @@ def gvk_of(obj: Mapping[str, Any]) -> GroupVersionKind:
         raise AdapterError("apiVersion", f"invalid apiVersion {api_version!r}") from None
     if not version:
         raise AdapterError("apiVersion", f"invalid apiVersion {api_version!r}")
-    return GroupVersionKind(group=group, version=version, kind=kind)
+    gvk = GroupVersionKind(group=group, version=version, kind=kind)
+    if len(_PARSED_GVKS) < _PARSED_GVKS_LIMIT:
+        _PARSED_GVKS[(api_version, kind)] = gvk
+    return gvk
 
 
 @dataclass(frozen=True)

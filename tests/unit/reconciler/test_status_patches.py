@@ -130,3 +130,35 @@ async def test_a_status_patch_from_a_stale_read_conflicts(
     cluster.objects[key]["metadata"]["resourceVersion"] = "999999"  # someone else wrote meanwhile
     with pytest.raises(ConflictError):
         await reconciler._workloads.patch_status(stale, fields=("conditions",))
+
+
+async def test_passes_that_only_read_or_set_one_condition_never_parse_the_workload(
+    cluster: FakeCluster, reconciler: JobReconciler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decisions read the Workload as the cache holds it; PodsReady, Finished and the finalizer are
+    written from it too. A model is parsed only to change more than one condition or to compute a
+    verdict again (``reconciler.workload_sync.ReadWorkload``)."""
+    await admitted(cluster, reconciler)  # started, every verdict of this Workload remembered
+    parse = Workload.from_wire
+    parsed: list[str] = []
+
+    def counting(wire: dict[str, Any]) -> Workload:
+        parsed.append(str(wire["metadata"]["name"]))
+        return parse(wire)
+
+    monkeypatch.setattr(Workload, "from_wire", counting)
+    start = len(cluster.writes)
+    await converge(reconciler, rounds=2)
+    assert cluster.writes[start:] == [], "converged: nothing to write"
+    set_job_status(cluster, {"ready": 2, "active": 2})
+    await converge(reconciler, rounds=2)  # PodsReady=True, then its echo
+    set_job_status(
+        cluster, {"succeeded": 4, "conditions": [{"type": "Complete", "status": "True", "message": "done"}]}
+    )
+    await converge(reconciler, rounds=3)  # Finished, finalizer released, finished
+    writes = [(w.verb, w.subresource) for w in cluster.writes[start:] if w.kind == "Workload"]
+    assert writes == [("patch", "status"), ("patch", "status"), ("patch", None)]
+    conditions = {c["type"]: c["status"] for c in workload_of(cluster)["status"]["conditions"]}
+    assert (conditions["PodsReady"], conditions["Finished"]) == ("True", "True")
+    assert not workload_of(cluster)["metadata"].get("finalizers"), "kueue.x-k8s.io/resource-in-use released"
+    assert parsed == []

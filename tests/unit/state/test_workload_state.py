@@ -11,12 +11,14 @@ from shared.constants import Condition, Reason
 from shared.models.condition import find_condition
 from shared.models.workload import Admission, AdmissionCheckState, PodSetAssignment, Workload
 from shared.workload_state import (
+    desired_pods_ready,
     desired_pods_ready_condition,
     eviction_condition,
     finish_workload,
     has_quota_reservation,
     is_active,
     is_admitted,
+    pods_ready_up_to_date,
     set_requeued_condition,
     sync_admitted_condition,
     truncate_condition_message,
@@ -153,6 +155,16 @@ def test_pods_ready_condition_table(
         )
     desired = desired_pods_ready_condition(workload=workload, pods_ready=pods_ready)
     assert (desired.status, desired.reason) == expected
+    # the reconciler decides on the Workload as read (a wire dict): the same answer
+    wire = workload.to_wire()
+    assert desired_pods_ready(wire, pods_ready=pods_ready) == (
+        desired.status,
+        desired.reason,
+        desired.message,
+    )
+    up_to_date = previous_reason is not None and (previous_status, previous_reason) == expected
+    assert pods_ready_up_to_date(wire, pods_ready=pods_ready) is up_to_date
+    assert pods_ready_up_to_date(workload, pods_ready=pods_ready) is up_to_date
 
 
 def test_sync_leaves_a_fresh_workload_without_conditions_alone() -> None:
