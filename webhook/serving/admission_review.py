@@ -217,6 +217,7 @@ class _Answer:
 Rule = Callable[[ReviewRequest, Framework], tuple[str, bytes]]
 
 
+@dataclass(kw_only=True, eq=False)
 class AdmissionHandler:
     """Answers AdmissionReviews for every configured framework; safe to share between requests.
 
@@ -226,24 +227,13 @@ class AdmissionHandler:
     synchronous rules with those answers; for every other framework it is ``validate``.
     """
 
-    def __init__(
-        self,
-        *,
-        settings: WebhookSettings,
-        lookups: Lookups,
-        metrics: WebhookMetrics,
-        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-        timer: Callable[[], float] = time.perf_counter,
-        access: AccessReviewer | None = None,
-        access_timeout: float = ACCESS_REVIEW_TIMEOUT,
-    ) -> None:
-        self.settings = settings
-        self.lookups = lookups
-        self.metrics = metrics
-        self.max_body_bytes = max_body_bytes
-        self._timer = timer
-        self.access = access
-        self._access_timeout = access_timeout
+    settings: WebhookSettings
+    lookups: Lookups
+    metrics: WebhookMetrics
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    timer: Callable[[], float] = time.perf_counter
+    access: AccessReviewer | None = None
+    access_timeout: float = ACCESS_REVIEW_TIMEOUT
 
     def mutate(self, body: bytes) -> tuple[int, bytes]:
         """(HTTP status, response body) for ``/mutate``."""
@@ -260,7 +250,7 @@ class AdmissionHandler:
         """``validate_async``'s answer when it needs no API call (every admission but the validation
         of an AppWrapper create, which asks for access reviews first); ``None``: call
         ``validate_async``. For a server answering in its protocol callbacks (``webhook.serving.fastpath``)."""
-        started = self._timer()
+        started = self.timer()
         routed = self._route("validate", body, started)
         if isinstance(routed, _Answer):
             return routed.status, routed.payload
@@ -274,7 +264,7 @@ class AdmissionHandler:
 
     async def validate_async(self, body: bytes) -> tuple[int, bytes]:
         """(HTTP status, response body) for ``/validate``, with AppWrapper's access reviews."""
-        started = self._timer()
+        started = self.timer()
         routed = self._route("validate", body, started)
         if isinstance(routed, _Answer):
             return routed.status, routed.payload
@@ -292,14 +282,14 @@ class AdmissionHandler:
             wrapped=wrapped_kinds(request.object),
             user_info=request.user_info,
             namespace=namespace,
-            timeout=self._access_timeout,
+            timeout=self.access_timeout,
         )
         return self._apply(
             "validate", request, framework, functools.partial(self._validate, access=denials), started
         )
 
     def _handle(self, webhook: str, body: bytes, rule: Rule) -> tuple[int, bytes]:
-        started = self._timer()
+        started = self.timer()
         routed = self._route(webhook, body, started)
         if isinstance(routed, _Answer):
             return routed.status, routed.payload
@@ -345,7 +335,7 @@ class AdmissionHandler:
             framework=framework,
             operation=operation,
             result=result,
-            seconds=self._timer() - started,
+            seconds=self.timer() - started,
         )
 
     def _shape_error(self, request: ReviewRequest) -> bytes | None:
