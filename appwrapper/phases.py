@@ -88,6 +88,16 @@ def _no_phase_observer(*, namespace: str, phase: str) -> None:
     return None
 
 
+async def _undeployed(attempt: Attempt, *, reason: str, message: str) -> bool:
+    """Delete ``attempt``'s components; once they are all gone, ``ResourcesDeployed=False`` with
+    ``reason``/``message`` and ``True``. ``False`` (the status flushed) while deletions are pending."""
+    if not await delete_components(attempt):
+        await attempt.flush()
+        return False
+    attempt.set(RESOURCES_DEPLOYED, "False", reason, message)
+    return True
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class PhaseMachine:
     """The AppWrapper phase controller's dependencies and its ``reconcile``; it holds no state of
@@ -294,11 +304,10 @@ class PhaseMachine:
         return None
 
     async def _suspending(self, attempt: Attempt) -> float | None:
-        if attempt.is_true(RESOURCES_DEPLOYED):
-            if not await delete_components(attempt):
-                await attempt.flush()
-                return DELETE_POLL_SECONDS
-            attempt.set(RESOURCES_DEPLOYED, "False", Phase.SUSPENDED.value, "Suspend is true")
+        if attempt.is_true(RESOURCES_DEPLOYED) and not await _undeployed(
+            attempt, reason=Phase.SUSPENDED.value, message="Suspend is true"
+        ):
+            return DELETE_POLL_SECONDS
         attempt.set(QUOTA_RESERVED, "False", Phase.SUSPENDED.value, "Suspend is true")
         attempt.clear(PODS_READY, Phase.SUSPENDED.value)
         attempt.clear(UNHEALTHY, Phase.SUSPENDED.value)
@@ -309,16 +318,10 @@ class PhaseMachine:
         if await _externally_suspended(attempt, "Resetting"):
             return None
         attempt.clear(PODS_READY, Phase.RESETTING.value)
-        if attempt.is_true(RESOURCES_DEPLOYED):
-            if not await delete_components(attempt):
-                await attempt.flush()
-                return DELETE_POLL_SECONDS
-            attempt.set(
-                RESOURCES_DEPLOYED,
-                "False",
-                Phase.RESETTING.value,
-                "Resources deleted for resetting AppWrapper",
-            )
+        if attempt.is_true(RESOURCES_DEPLOYED) and not await _undeployed(
+            attempt, reason=Phase.RESETTING.value, message="Resources deleted for resetting AppWrapper"
+        ):
+            return DELETE_POLL_SECONDS
         left = attempt.remaining(attempt.since(UNHEALTHY), attempt.knobs.retry_pause.total_seconds())
         if left > 0:
             await attempt.flush()
@@ -341,13 +344,11 @@ class PhaseMachine:
                 await attempt.flush()
                 return left
         if attempt.is_true(RESOURCES_DEPLOYED):
-            if not await delete_components(attempt):
-                await attempt.flush()
-                return DELETE_POLL_SECONDS
             message = "Resources deleted for failed AppWrapper"
             if delay > timedelta(0) and attempt.suspend:
                 message = "Kueue forced resource deletion by suspending AppWrapper"
-            attempt.set(RESOURCES_DEPLOYED, "False", Phase.FAILED.value, message)
+            if not await _undeployed(attempt, reason=Phase.FAILED.value, message=message):
+                return DELETE_POLL_SECONDS
         attempt.set(QUOTA_RESERVED, "False", Phase.FAILED.value, "No resources deployed")
         await attempt.flush()
         return None
@@ -359,15 +360,9 @@ class PhaseMachine:
         left = attempt.remaining(attempt.since(RESOURCES_DEPLOYED), ttl.total_seconds())
         if left > 0:
             return left
-        if not await delete_components(attempt):
-            await attempt.flush()
+        message = f"Time to live after success of {format_go_duration(ttl)} expired"
+        if not await _undeployed(attempt, reason=Phase.SUCCEEDED.value, message=message):
             return DELETE_POLL_SECONDS
-        attempt.set(
-            RESOURCES_DEPLOYED,
-            "False",
-            Phase.SUCCEEDED.value,
-            f"Time to live after success of {format_go_duration(ttl)} expired",
-        )
         await attempt.flush()
         return None
 
