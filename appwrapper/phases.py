@@ -47,7 +47,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from appwrapper.components import ComponentError, expected_pod_count, initial_component_status
@@ -69,6 +70,7 @@ from appwrapper.state import Attempt
 from appwrapper.summary import JOB_KIND, PodSummary, summarize_components, summarize_pods
 from shared.durations import format_go_duration
 from shared.kube import KubeError, NotFound
+from shared.kube.times import utc_now
 
 __all__ = ["PhaseMachine"]
 
@@ -86,21 +88,26 @@ def _no_phase_observer(*, namespace: str, phase: str) -> None:
     return None
 
 
+async def _undeployed(attempt: Attempt, *, reason: str, message: str) -> bool:
+    """Delete ``attempt``'s components; once they are all gone, ``ResourcesDeployed=False`` with
+    ``reason``/``message`` and ``True``. ``False`` (the status flushed) while deletions are pending."""
+    if not await delete_components(attempt):
+        await attempt.flush()
+        return False
+    attempt.set(RESOURCES_DEPLOYED, "False", reason, message)
+    return True
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
 class PhaseMachine:
-    def __init__(
-        self,
-        *,
-        port: ClusterPort,
-        events: EventSink,
-        config: FaultTolerance = DEFAULT_FAULT_TOLERANCE,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        on_phase: PhaseObserver = _no_phase_observer,
-    ) -> None:
-        self._port = port
-        self._events = events
-        self._config = config
-        self._clock = clock
-        self._on_phase = on_phase
+    """The AppWrapper phase controller's dependencies and its ``reconcile``; it holds no state of
+    its own between calls (everything it knows is in the AppWrapper and the cluster)."""
+
+    port: ClusterPort
+    events: EventSink
+    config: FaultTolerance = DEFAULT_FAULT_TOLERANCE
+    clock: Callable[[], datetime] = utc_now
+    on_phase: PhaseObserver = _no_phase_observer
 
     async def reconcile(self, aw: dict[str, Any]) -> float | None:
         """Move ``aw`` along; the seconds after which to look again, or ``None``."""
@@ -109,11 +116,11 @@ class PhaseMachine:
             return None
         attempt = Attempt(
             aw,
-            port=self._port,
-            events=self._events,
-            on_phase=self._on_phase,
-            config=self._config,
-            now=self._clock(),
+            port=self.port,
+            events=self.events,
+            on_phase=self.on_phase,
+            config=self.config,
+            now=self.clock(),
         )
         if (aw.get("metadata") or {}).get("deletionTimestamp"):
             return await self._finalize(attempt)
@@ -155,7 +162,7 @@ class PhaseMachine:
             attempt.set(QUOTA_RESERVED, "False", Phase.TERMINATING.value, "No resources deployed")
         try:
             await attempt.flush()
-            await self._port.set_finalizers(attempt.aw, [f for f in finalizers if f != FINALIZER])
+            await self.port.set_finalizers(attempt.aw, [f for f in finalizers if f != FINALIZER])
         except NotFound:  # already gone (another replica, or a racing delete): nothing left to finalize
             return None
         log.info("Finalizer Deleted", extra={"appwrapper": f"{attempt.namespace}/{attempt.name}"})
@@ -180,7 +187,7 @@ class PhaseMachine:
         metadata = attempt.aw.get("metadata") or {}
         finalizers = list(metadata.get("finalizers") or [])
         if FINALIZER not in finalizers:
-            updated = await self._port.set_finalizers(attempt.aw, [*finalizers, FINALIZER])
+            updated = await self.port.set_finalizers(attempt.aw, [*finalizers, FINALIZER])
             attempt.aw["metadata"] = updated.get("metadata") or metadata
             log.info("Finalizer Added", extra={"appwrapper": f"{attempt.namespace}/{attempt.name}"})
         for condition_type, status in (
@@ -217,7 +224,7 @@ class PhaseMachine:
         for entry in attempt.component_status:
             name = str(entry.get("name") or "")
             objects.append(
-                await self._port.get(
+                await self.port.get(
                     api_version=str(entry.get("apiVersion", "")),
                     kind=str(entry.get("kind", "")),
                     namespace=attempt.namespace,
@@ -236,7 +243,7 @@ class PhaseMachine:
         ]
         pods = summarize_pods(
             expected=expected_pod_count(attempt.component_status),
-            pods=self._port.cached_pods(namespace=attempt.namespace, appwrapper=attempt.name),
+            pods=self.port.cached_pods(namespace=attempt.namespace, appwrapper=attempt.name),
             jobs=jobs,
             terminal_codes=attempt.knobs.terminal_exit_codes,
             retryable_codes=attempt.knobs.retryable_exit_codes,
@@ -297,11 +304,10 @@ class PhaseMachine:
         return None
 
     async def _suspending(self, attempt: Attempt) -> float | None:
-        if attempt.is_true(RESOURCES_DEPLOYED):
-            if not await delete_components(attempt):
-                await attempt.flush()
-                return DELETE_POLL_SECONDS
-            attempt.set(RESOURCES_DEPLOYED, "False", Phase.SUSPENDED.value, "Suspend is true")
+        if attempt.is_true(RESOURCES_DEPLOYED) and not await _undeployed(
+            attempt, reason=Phase.SUSPENDED.value, message="Suspend is true"
+        ):
+            return DELETE_POLL_SECONDS
         attempt.set(QUOTA_RESERVED, "False", Phase.SUSPENDED.value, "Suspend is true")
         attempt.clear(PODS_READY, Phase.SUSPENDED.value)
         attempt.clear(UNHEALTHY, Phase.SUSPENDED.value)
@@ -312,16 +318,10 @@ class PhaseMachine:
         if await _externally_suspended(attempt, "Resetting"):
             return None
         attempt.clear(PODS_READY, Phase.RESETTING.value)
-        if attempt.is_true(RESOURCES_DEPLOYED):
-            if not await delete_components(attempt):
-                await attempt.flush()
-                return DELETE_POLL_SECONDS
-            attempt.set(
-                RESOURCES_DEPLOYED,
-                "False",
-                Phase.RESETTING.value,
-                "Resources deleted for resetting AppWrapper",
-            )
+        if attempt.is_true(RESOURCES_DEPLOYED) and not await _undeployed(
+            attempt, reason=Phase.RESETTING.value, message="Resources deleted for resetting AppWrapper"
+        ):
+            return DELETE_POLL_SECONDS
         left = attempt.remaining(attempt.since(UNHEALTHY), attempt.knobs.retry_pause.total_seconds())
         if left > 0:
             await attempt.flush()
@@ -344,13 +344,11 @@ class PhaseMachine:
                 await attempt.flush()
                 return left
         if attempt.is_true(RESOURCES_DEPLOYED):
-            if not await delete_components(attempt):
-                await attempt.flush()
-                return DELETE_POLL_SECONDS
             message = "Resources deleted for failed AppWrapper"
             if delay > timedelta(0) and attempt.suspend:
                 message = "Kueue forced resource deletion by suspending AppWrapper"
-            attempt.set(RESOURCES_DEPLOYED, "False", Phase.FAILED.value, message)
+            if not await _undeployed(attempt, reason=Phase.FAILED.value, message=message):
+                return DELETE_POLL_SECONDS
         attempt.set(QUOTA_RESERVED, "False", Phase.FAILED.value, "No resources deployed")
         await attempt.flush()
         return None
@@ -362,15 +360,9 @@ class PhaseMachine:
         left = attempt.remaining(attempt.since(RESOURCES_DEPLOYED), ttl.total_seconds())
         if left > 0:
             return left
-        if not await delete_components(attempt):
-            await attempt.flush()
+        message = f"Time to live after success of {format_go_duration(ttl)} expired"
+        if not await _undeployed(attempt, reason=Phase.SUCCEEDED.value, message=message):
             return DELETE_POLL_SECONDS
-        attempt.set(
-            RESOURCES_DEPLOYED,
-            "False",
-            Phase.SUCCEEDED.value,
-            f"Time to live after success of {format_go_duration(ttl)} expired",
-        )
         await attempt.flush()
         return None
 

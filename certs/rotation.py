@@ -48,6 +48,7 @@ from certs.authority import (
     service_dns_names,
 )
 from certs.bundle import CertBundle, write_cert_dir
+from shared.eventloop import until_first
 
 __all__ = [
     "CABundleInjector",
@@ -225,11 +226,4 @@ class CertRotator:
                 await self.refresh()
             except Exception:  # a transient API error must not stop rotation for good
                 log.exception("certificate check failed; retrying at the next interval")
-            sleeper = asyncio.ensure_future(self.sleep(self.settings.check_interval.total_seconds()))
-            stopper = asyncio.ensure_future(stop.wait())
-            try:
-                await asyncio.wait({sleeper, stopper}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for task in (sleeper, stopper):
-                    task.cancel()
-                await asyncio.gather(sleeper, stopper, return_exceptions=True)
+            await until_first(self.sleep(self.settings.check_interval.total_seconds()), stop.wait())

@@ -20,6 +20,7 @@ Workload reconciler resolves its clusters with it too).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
@@ -71,29 +72,23 @@ def _go_list(names: list[str]) -> str:
     return "[" + " ".join(names) + "]"
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
 class AdmissionCheckReconciler:
-    def __init__(
-        self,
-        *,
-        client: KubeClient,
-        controller_name: str,
-        checks: Callable[[str], dict[str, Any] | None],
-        configs: Callable[[str], dict[str, Any] | None],
-        clusters: Callable[[str], dict[str, Any] | None],
-        now: Callable[[], datetime],
-    ) -> None:
-        self._client = client
-        self._controller_name = controller_name
-        self._checks = checks
-        self._configs = configs
-        self._clusters = clusters
-        self._now = now
+    """``reconcile(name)`` for the MultiKueue AdmissionChecks of ``controller_name``: their
+    ``Active`` condition from their configs and clusters, read through the getters."""
+
+    client: KubeClient
+    controller_name: str
+    checks: Callable[[str], dict[str, Any] | None]
+    configs: Callable[[str], dict[str, Any] | None]
+    clusters: Callable[[str], dict[str, Any] | None]
+    now: Callable[[], datetime]
 
     def wanted_condition(self, check: dict[str, Any]) -> Condition:
         generation = (check.get("metadata") or {}).get("generation")
         try:
             config_name = parameters_config_name(check)
-            config = self._configs(config_name)
+            config = self.configs(config_name)
             if config is None:
                 raise ParametersError(cache_miss_message(MULTIKUEUE_CONFIG_GVK, config_name))
         except ParametersError as exc:
@@ -108,7 +103,7 @@ class AdmissionCheckReconciler:
         missing: list[str] = []
         inactive: list[str] = []
         for name in clusters:
-            cluster = self._clusters(name)
+            cluster = self.clusters(name)
             if cluster is None:
                 missing.append(name)
                 continue
@@ -134,10 +129,10 @@ class AdmissionCheckReconciler:
         )
 
     async def reconcile(self, name: str) -> Result:
-        check = self._checks(name)
-        if check is None or (check.get("spec") or {}).get("controllerName") != self._controller_name:
+        check = self.checks(name)
+        if check is None or (check.get("spec") or {}).get("controllerName") != self.controller_name:
             return Result.done()
         await write_condition(
-            self._client, ADMISSION_CHECK_GVK, check, self.wanted_condition(check), now=self._now()
+            self.client, ADMISSION_CHECK_GVK, check, self.wanted_condition(check), now=self.now()
         )
         return Result.done()

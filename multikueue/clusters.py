@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -54,43 +55,31 @@ CLIENT_CONNECTION_FAILED = "ClientConnectionFailed"
 PATH_RECHECK_SECONDS = 10.0
 
 
+@dataclass(kw_only=True, eq=False)
 class ClusterReconciler:
     """``reconcile(name)`` for MultiKueueClusters; ``remotes`` is read by the other reconcilers."""
 
-    def __init__(
-        self,
-        *,
-        client: KubeClient,
-        clusters: Callable[[str], dict[str, Any] | None],
-        secrets: SecretLookup,
-        new_remote: Callable[[str], RemoteCluster],
-        on_connected: Callable[[str], None] = lambda name: None,
-        on_active: Callable[[str, bool | None], None] = lambda name, active: None,
-        now: Callable[[], datetime],
-        path_prefix: str = DEFAULT_KUBECONFIG_PATH_PREFIX,
-        validate_path: bool = True,
-    ) -> None:
-        self._client = client
-        self._clusters = clusters
-        self._secrets = secrets
-        self._new_remote = new_remote
-        self._on_connected = on_connected
-        self._on_active = on_active
-        self._now = now
-        self._path_prefix = path_prefix
-        self._validate_path = validate_path
-        self.remotes: dict[str, RemoteCluster] = {}
+    client: KubeClient
+    clusters: Callable[[str], dict[str, Any] | None]
+    secrets: SecretLookup
+    new_remote: Callable[[str], RemoteCluster]
+    on_connected: Callable[[str], None] = field(default=lambda name: None)
+    on_active: Callable[[str, bool | None], None] = field(default=lambda name, active: None)
+    now: Callable[[], datetime]
+    path_prefix: str = DEFAULT_KUBECONFIG_PATH_PREFIX
+    validate_path: bool = True
+    remotes: dict[str, RemoteCluster] = field(default_factory=dict, init=False)
 
     def remote(self, name: str) -> RemoteCluster | None:
         return self.remotes.get(name)
 
     async def reconcile(self, name: str) -> Result:
-        obj = self._clusters(name)
+        obj = self.clusters(name)
         if obj is None or (obj.get("metadata") or {}).get("deletionTimestamp"):
             remote = self.remotes.pop(name, None)
             if remote is not None:
                 await remote.close()
-            self._on_active(name, None)
+            self.on_active(name, None)
             return Result.done()
         try:
             cluster = MultiKueueCluster.from_wire(obj)
@@ -106,9 +95,9 @@ class ClusterReconciler:
         try:
             loaded = load_cluster_kubeconfig(
                 cluster,
-                secrets=self._secrets,
-                path_prefix=self._path_prefix,
-                validate_path=self._validate_path,
+                secrets=self.secrets,
+                path_prefix=self.path_prefix,
+                validate_path=self.validate_path,
             )
         except KubeConfigError as exc:
             logger.warning(
@@ -120,7 +109,7 @@ class ClusterReconciler:
             return Result.done() if exc.not_found else Result.again()
         remote = self.remotes.get(name)
         if remote is None:
-            remote = self.remotes[name] = self._new_remote(name)
+            remote = self.remotes[name] = self.new_remote(name)
         was_connected = remote.connected
         retry, error = await remote.refresh(loaded.raw, loaded.document)
         if error is not None:
@@ -134,7 +123,7 @@ class ClusterReconciler:
             obj, active=True, reason="Active", message=_connected_message(remote.kind_errors.items())
         )
         if not was_connected and remote.connected:
-            self._on_connected(name)
+            self.on_connected(name)
         source = cluster.spec.cluster_source.kube_config
         if source is not None and source.effective_location_type == KUBECONFIG_LOCATION_PATH:
             return Result.after(PATH_RECHECK_SECONDS)  # Kueue watches the file (fsnotify); we re-read it
@@ -160,8 +149,8 @@ class ClusterReconciler:
             message=message,
             observed_generation=(obj.get("metadata") or {}).get("generation"),
         )
-        await write_condition(self._client, MULTIKUEUE_CLUSTER_GVK, obj, wanted, now=self._now())
-        self._on_active(name, active)
+        await write_condition(self.client, MULTIKUEUE_CLUSTER_GVK, obj, wanted, now=self.now())
+        self.on_active(name, active)
 
     async def close(self) -> None:
         remotes, self.remotes = list(self.remotes.values()), {}

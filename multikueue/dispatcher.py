@@ -18,6 +18,7 @@ dispatcher.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
@@ -39,48 +40,39 @@ class NoMoreWorkersError(Exception):
         super().__init__("no more workers to nominate")
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
 class IncrementalDispatcher:
-    def __init__(
-        self,
-        *,
-        client: KubeClient,
-        workloads: Callable[[str], dict[str, Any] | None],
-        checks: Callable[[str], dict[str, Any] | None],
-        configs: Callable[[str], dict[str, Any] | None],
-        multikueue_check: Callable[[dict[str, Any]], dict[str, Any] | None],
-        step_size: int,
-        respect_config_order: bool,
-        clock: Clock,
-        now: Callable[[], datetime],
-    ) -> None:
-        self._client = client
-        self._workloads = workloads
-        self._checks = checks
-        self._configs = configs
-        self._multikueue_check = multikueue_check
-        self._step = step_size
-        self._config_order = respect_config_order
-        self._clock = clock
-        self._now = now
-        self.round_started: dict[str, float] = {}
+    """MultiKueue's incremental dispatching: the Workload's copy goes to ``step_size`` more worker
+    clusters each round; ``round_started`` remembers when each Workload's round began."""
+
+    client: KubeClient
+    workloads: Callable[[str], dict[str, Any] | None]
+    checks: Callable[[str], dict[str, Any] | None]
+    configs: Callable[[str], dict[str, Any] | None]
+    multikueue_check: Callable[[dict[str, Any]], dict[str, Any] | None]
+    step_size: int
+    respect_config_order: bool
+    clock: Clock
+    now: Callable[[], datetime]
+    round_started: dict[str, float] = field(default_factory=dict, init=False)
 
     async def reconcile(self, key: str) -> Result:
-        cached = self._workloads(key)
+        cached = self.workloads(key)
         if cached is None or (cached.get("metadata") or {}).get("deletionTimestamp"):
             self.round_started.pop(key, None)
             return Result.done()
-        check = self._multikueue_check(cached)
+        check = self.multikueue_check(cached)
         if (
             check is None
             or check.get("state") != CheckState.PENDING
             or read_status(cached).get("clusterName")
         ):
             return Result.done()
-        admission_check = self._checks(str(check.get("name")))
+        admission_check = self.checks(str(check.get("name")))
         if admission_check is None:
             raise ParametersError(cache_miss_message(ADMISSION_CHECK_GVK, str(check.get("name"))))
         config_name = parameters_config_name(admission_check)
-        config = self._configs(config_name)
+        config = self.configs(config_name)
         if config is None:
             raise ParametersError(cache_miss_message(MULTIKUEUE_CONFIG_GVK, config_name))
         clusters = config_clusters(config)
@@ -90,18 +82,18 @@ class IncrementalDispatcher:
             self.round_started.pop(key, None)
             return Result.done()
         started = self.round_started.get(key)
-        now = self._clock.now()
+        now = self.clock.now()
         if started is not None and now - started <= ROUND_SECONDS:
             return Result.after(ROUND_SECONDS - (now - started))
         workload = json_tree_copy(cached)
         status = writable_status(workload)
         nominated = [str(name) for name in status.get("nominatedClusterNames") or []]
         remaining = [name for name in clusters if name not in nominated]
-        if not self._config_order:
+        if not self.respect_config_order:
             remaining.sort()
         if not remaining:
             raise NoMoreWorkersError()
-        status["nominatedClusterNames"] = nominated + remaining[: self._step]
-        await apply_admission_status(self._client, workload)  # PatchAdmissionStatus, as Kueue
+        status["nominatedClusterNames"] = nominated + remaining[: self.step_size]
+        await apply_admission_status(self.client, workload)  # PatchAdmissionStatus, as Kueue
         self.round_started[key] = now
         return Result.done()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from multikueue.adapters import MultiKueueAdapters
@@ -27,31 +28,25 @@ __all__ = ["GarbageCollector"]
 logger = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
 class GarbageCollector:
-    def __init__(
-        self,
-        *,
-        interval: float,
-        origin: str,
-        adapters: MultiKueueAdapters,
-        remotes: Callable[[], Iterable[RemoteCluster]],
-        local_workload: Callable[[str], dict[str, Any] | None],
-        clock: Clock,
-    ) -> None:
-        self._interval = interval
-        self._origin = origin
-        self._adapters = adapters
-        self._remotes = remotes
-        self._local_workload = local_workload
-        self._clock = clock
+    """Every ``interval`` seconds (0: never), delete the worker clusters' Workloads and jobs of
+    ``origin`` whose Workload is gone from this cluster, as Kueue's MultiKueue GC does."""
+
+    interval: float
+    origin: str
+    adapters: MultiKueueAdapters
+    remotes: Callable[[], Iterable[RemoteCluster]]
+    local_workload: Callable[[str], dict[str, Any] | None]
+    clock: Clock
 
     async def run(self) -> None:
-        if self._interval <= 0:
+        if self.interval <= 0:
             logger.info("garbage collection is disabled (multiKueue.gcInterval: 0)")
             return
         while True:
-            await self._clock.sleep(self._interval)
-            for remote in list(self._remotes()):
+            await self.clock.sleep(self.interval)
+            for remote in list(self.remotes()):
                 try:
                     await self.collect(remote)
                 except Exception:  # one bad worker must not stop the collector
@@ -63,13 +58,13 @@ class GarbageCollector:
         if not remote.connected or client is None:
             return 0
         listed = await client.list_all(
-            WORKLOAD_GVK, label_selector=f"{MULTIKUEUE_ORIGIN_LABEL}={self._origin}"
+            WORKLOAD_GVK, label_selector=f"{MULTIKUEUE_ORIGIN_LABEL}={self.origin}"
         )
         deleted = 0
         for workload in listed.items:
             metadata = workload.get("metadata") or {}
             namespace, name = str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
-            local = self._local_workload(f"{namespace}/{name}")
+            local = self.local_workload(f"{namespace}/{name}")
             if local is not None and not (local.get("metadata") or {}).get("deletionTimestamp"):
                 continue
             owner = next(
@@ -96,7 +91,7 @@ class GarbageCollector:
 
     async def _delete_owner(self, remote: RemoteCluster, namespace: str, owner: dict[str, Any]) -> None:
         client = remote.client
-        adapter = self._adapters.get(GroupVersionKind.of(owner))
+        adapter = self.adapters.get(GroupVersionKind.of(owner))
         if adapter is None or client is None:
             logger.info("no adapter for the remote workload's owner", extra={"owner": owner.get("kind")})
             return
@@ -108,7 +103,7 @@ class GarbageCollector:
         except KubeError:
             logger.exception("reading remote workload's owner failed", extra={"cluster": remote.name})
             return
-        if ((job.get("metadata") or {}).get("labels") or {}).get(MULTIKUEUE_ORIGIN_LABEL) != self._origin:
+        if ((job.get("metadata") or {}).get("labels") or {}).get(MULTIKUEUE_ORIGIN_LABEL) != self.origin:
             return
         try:
             await client.delete(adapter.gvk, name, namespace=namespace, propagation_policy="Background")

@@ -47,6 +47,7 @@ from multikueue.connect_errors import DISCOVERY_PATH, connect_failure_message
 from multikueue.own_writes import OwnWrites
 from multikueue.workload_status import decision_view
 from shared.constants import MULTIKUEUE_ORIGIN_LABEL, WORKLOAD_GVK
+from shared.eventloop import until_first
 from shared.jobmeta import prebuilt_workload_name
 from shared.kube import Clock, GroupVersionKind, KubeClient, KubeError, Watch, WatchSettings
 from shared.kube.times import format_time
@@ -284,15 +285,7 @@ class RemoteCluster:
             clock=self._clock,
             on_restart=restarted,
         )
-        consumer = asyncio.create_task(self._consume(watch, kind))
-        waiter = asyncio.create_task(lost.wait())
-        try:
-            await asyncio.wait({consumer, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in (consumer, waiter):
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        await until_first(self._consume(watch, kind), lost.wait())
         logger.warning("watch on worker cluster lost", extra={"cluster": self.name, "kind": kind.gvk.kind})
         if self.mark_disconnected():
             self._on_lost(self.name)

@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -82,43 +82,29 @@ class ReconcilerSettings:
     workload_identifier_annotations: bool = True
 
 
+@dataclass(kw_only=True, eq=False)
 class WorkloadReconciler:
-    def __init__(
-        self,
-        *,
-        client: KubeClient,
-        settings: ReconcilerSettings,
-        adapters: MultiKueueAdapters,
-        workloads: Callable[[str], dict[str, Any] | None],
-        checks: Callable[[str], dict[str, Any] | None],
-        configs: Callable[[str], dict[str, Any] | None],
-        remotes: Callable[[str], RemoteCluster | None],
-        events: EventSink,
-        clock: Clock,
-        now: Callable[[], datetime],
-        dispatched: Callable[[str], None] = lambda cluster: None,
-        admitted: Callable[[str, dict[str, Any]], None] = lambda cluster, workload: None,
-        local_jobs: LocalJobs | None = None,
-        own_writes: OwnWrites | None = None,
-    ) -> None:
-        self.client = client
-        #: the manager's jobs; without informers every read is a GET
-        self.local_jobs = local_jobs if local_jobs is not None else LocalJobs(client=client)
-        #: our writes whose watch echoes need no reconcile (``None``: every event is reconciled)
-        self.own_writes = own_writes
-        self.settings = settings
-        self.adapters = adapters
-        self._workloads = workloads
-        self._checks = checks
-        self._configs = configs
-        self._remotes = remotes
-        self.events = events
-        self.clock = clock
-        self.now = now
-        self.dispatched = dispatched
-        self.admitted = admitted
-        #: Kueue's ``deletedWlCache``: the last state of Workloads deleted from the manager
-        self.deleted: dict[str, dict[str, Any]] = {}
+    """``reconcile(key)`` for the manager's Workloads that a MultiKueue check of ours guards: the
+    dependencies it reads through and the one piece of state it keeps (``deleted``)."""
+
+    client: KubeClient
+    settings: ReconcilerSettings
+    adapters: MultiKueueAdapters
+    workloads: Callable[[str], dict[str, Any] | None]
+    checks: Callable[[str], dict[str, Any] | None]
+    configs: Callable[[str], dict[str, Any] | None]
+    remotes: Callable[[str], RemoteCluster | None]
+    events: EventSink
+    clock: Clock
+    now: Callable[[], datetime]
+    #: the manager's jobs (read from its informers)
+    local_jobs: LocalJobs
+    dispatched: Callable[[str], None] = field(default=lambda cluster: None)
+    admitted: Callable[[str, dict[str, Any]], None] = field(default=lambda cluster, workload: None)
+    #: our writes whose watch echoes need no reconcile (``None``: every event is reconciled)
+    own_writes: OwnWrites | None = None
+    #: Kueue's ``deletedWlCache``: the last state of Workloads deleted from the manager
+    deleted: dict[str, dict[str, Any]] = field(default_factory=dict, init=False)
 
     def workload_deleted(self, workload: dict[str, Any]) -> None:
         metadata = workload.get("metadata") or {}
@@ -128,7 +114,7 @@ class WorkloadReconciler:
     def multikueue_check(self, workload: dict[str, Any]) -> dict[str, Any] | None:
         """``GetMultiKueueAdmissionCheck`` for our controller name."""
         for state in (workload.get("status") or {}).get("admissionChecks") or []:
-            check = self._checks(str(state.get("name") or ""))
+            check = self.checks(str(state.get("name") or ""))
             if (
                 check is not None
                 and (check.get("spec") or {}).get("controllerName") == self.settings.controller_name
@@ -193,7 +179,7 @@ class WorkloadReconciler:
 
     # --- reconcile -------------------------------------------------------------------------------
     async def reconcile(self, key: str) -> Result:
-        cached = self._workloads(key)
+        cached = self.workloads(key)
         deleted = cached is None
         if cached is None:
             cached = self.deleted.get(key)
@@ -250,12 +236,12 @@ class WorkloadReconciler:
         self, workload: dict[str, Any], check: dict[str, Any], adapter: MultiKueueJobAdapter, owner_name: str
     ) -> WorkloadGroup:
         check_name = str(check["name"])
-        admission_check = self._checks(check_name)
+        admission_check = self.checks(check_name)
         try:
             if admission_check is None:
                 raise ParametersError(cache_miss_message(ADMISSION_CHECK_GVK, check_name))
             config_name = parameters_config_name(admission_check)
-            config = self._configs(config_name)
+            config = self.configs(config_name)
             if config is None:
                 raise ParametersError(cache_miss_message(MULTIKUEUE_CONFIG_GVK, config_name))
         except ParametersError as exc:
@@ -274,7 +260,7 @@ class WorkloadReconciler:
         metadata = workload.get("metadata") or {}
         usable: list[tuple[str, RemoteCluster, KubeClient]] = []
         for cluster in config_clusters(config):
-            remote = self._remotes(cluster)
+            remote = self.remotes(cluster)
             if remote is None or remote.client is None or not remote.usable_for(adapter.gvk):
                 group.unavailable.append(cluster)
             else:
@@ -303,7 +289,7 @@ class WorkloadReconciler:
         return group
 
     def remote(self, cluster: str) -> RemoteCluster | None:
-        return self._remotes(cluster)
+        return self.remotes(cluster)
 
     def current_check(self, workload: dict[str, Any], name: str) -> dict[str, Any] | None:
         return check_state(workload, name)

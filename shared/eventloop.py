@@ -25,12 +25,19 @@ Invariant: nothing here changes behaviour, only speed; without uvloop the stdlib
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import signal
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Final, TypeVar
 
-__all__ = ["GC_GENERATION0_THRESHOLD", "run_process_loop", "run_until_signalled", "tune_garbage_collector"]
+__all__ = [
+    "GC_GENERATION0_THRESHOLD",
+    "run_process_loop",
+    "run_until_signalled",
+    "tune_garbage_collector",
+    "until_first",
+]
 
 T = TypeVar("T")
 
@@ -76,3 +83,21 @@ def run_until_signalled(start: Callable[[asyncio.Event], Awaitable[None]], *, tu
         await start(stop)
 
     run_process_loop(main(), tune_gc=tune_gc)
+
+
+async def until_first(*awaitables: Awaitable[Any]) -> None:
+    """Wait until the first of ``awaitables`` ends, then cancel the others and wait for them.
+
+    For "work until stopped" races (a sleep against a stop event, a consumer against a lost
+    connection): none is left running when this returns or is cancelled. A cancellation is not an
+    error here; any other exception of an awaitable propagates.
+    """
+    tasks = [asyncio.ensure_future(awaitable) for awaitable in awaitables]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -10,7 +10,9 @@
   [--kubeconfig FILE]`` creates or replaces them in the cluster with that CA as ``caBundle``
   (installs without ``kubectl`` or internal certificate management, e.g. docker-compose).
 
-Exit codes: 0 success, 1 runtime/configuration error (message on stderr), 2 usage error.
+Exit codes: 0 success, 1 runtime/configuration error (message on stderr), 2 usage error. The
+configuration is loaded and its errors reported (one line each) as every component does it
+(``shared.cli_args.load_config_or_report``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from typing import Any
 
 import yaml
 
-from shared.config import ConfigError, Configuration, load_config
+from shared.cli_args import load_config_or_report
+from shared.config import Configuration
 from shared.kube.errors import KubeError
 from shared.preflight import StartupRefused, report_refusal
 from shared.webhook_configurations import (
@@ -53,8 +56,11 @@ def _rendering_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _render(args: argparse.Namespace) -> list[dict[str, Any]]:
-    config = load_config(args.config)
+def _render(args: argparse.Namespace) -> list[dict[str, Any]] | None:
+    """The rendered configurations, or ``None`` after the configuration's errors were reported."""
+    config = load_config_or_report(args.config)
+    if config is None:
+        return None
     settings = settings_from_config(config)
     return render_webhook_configurations(
         settings.frameworks, namespace=config.namespace, url=args.url, service=args.service, port=args.port
@@ -63,7 +69,10 @@ def _render(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def _manifests(argv: list[str]) -> int:
     args = _rendering_parser("kueue-bridge webhook manifests").parse_args(argv)
-    sys.stdout.write(yaml.safe_dump_all(_render(args), sort_keys=False))
+    documents = _render(args)
+    if documents is None:
+        return 1
+    sys.stdout.write(yaml.safe_dump_all(documents, sort_keys=False))
     return 0
 
 
@@ -78,6 +87,8 @@ def _register(argv: list[str]) -> int:
     parser.add_argument("--kubeconfig", default=None, help="kubeconfig (default: in-cluster)")
     args = parser.parse_args(argv)
     documents = _render(args)
+    if documents is None:
+        return 1
     ca_pem = args.ca_file.read_bytes()
 
     async def run() -> list[str]:
@@ -174,7 +185,9 @@ def main(argv: list[str]) -> int:
         parser.add_argument("--kubeconfig", default=None, help="kubeconfig (default: in-cluster)")
         parser.add_argument("--cert-dir", type=Path, default=None, help="override webhook.certDir")
         args = parser.parse_args(argv)
-        config = load_config(args.config)
+        config = load_config_or_report(args.config)
+        if config is None:
+            return 1
         from shared.eventloop import run_process_loop
 
         run_process_loop(
@@ -183,9 +196,6 @@ def main(argv: list[str]) -> int:
             )
         )
         return 0
-    except ConfigError as exc:
-        print(f"kueue-bridge webhook: {exc}", file=sys.stderr)
-        return 1
     except StartupRefused as refused:
         return report_refusal("webhook", refused)
     except (OSError, TimeoutError, ValueError, KubeError) as exc:

@@ -26,7 +26,7 @@ Deliberately not done (known differences from Kueue and the Job controller):
 * Kueue: no cohorts (no borrowing, reclaim or fair sharing), so no preemption beyond the
   ClusterQueue, none across flavors and no priority boosts; no partial admission; no
   topology-aware scheduling; a requested resource always takes the first flavor of its resource
-  group; ClusterQueue ``namespaceSelector`` is ignored, and a stop policy holds new admissions but
+  group; a stop policy holds new admissions but
   does not drain (``HoldAndDrain``); no requeue backoff. ClusterQueue and LocalQueue status are
   written as Kueue writes them (:mod:`.queue_status`).
   Kueue's Workload events are recorded (:mod:`.workload_events`), the pending Warning only when the

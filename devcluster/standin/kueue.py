@@ -60,8 +60,14 @@ validated exactly like the real controller's):
   EvictedDueToDeactivated, EvictedDueToPreempted, Preempted, PreemptedWorkload,
   WorkloadSliceReplaced) with its reporting controllers and messages (:mod:`.workload_events`).
 
+* **Namespace selection.** A ClusterQueue admits only Workloads from the namespaces its
+  ``namespaceSelector`` selects: ``{}`` selects every namespace, no selector none (the CRD's
+  "nothing selector"). Any other Workload stays pending as Kueue's scheduler leaves it:
+  ``QuotaReserved=False`` reason ``Misconfigured`` "workload namespace doesn't match ClusterQueue
+  selector", with the pending Warning. Namespace labels are read only for a non-empty selector.
+
 Not modelled: cohorts/borrowing and preemption beyond the ClusterQueue, partial admission, TAS, the
-namespaceSelector of ClusterQueues, the draining of ``HoldAndDrain`` stop policies, requeue backoff. One pass is :meth:`KueueStandin.reconcile_once`: it looks at
+draining of ``HoldAndDrain`` stop policies, requeue backoff. One pass is :meth:`KueueStandin.reconcile_once`: it looks at
 every Workload that is not finished, in queue order. Passes run shortly after a watched change
 (``objects`` / ``wake``, see :mod:`.objects`) and at least every ``poll_interval`` seconds (0.2),
 instead of Kueue's per-object reconciles: simpler, and the same outcome.
@@ -78,6 +84,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 import httpx
+from pydantic import ValidationError
 
 from devcluster.standin.checks import check_based_eviction, check_names, evict, sync_admitted
 from devcluster.standin.client import ApiClient, Resource, run_passes
@@ -113,11 +120,14 @@ from shared.kube.conditions import (
     writable_status,
 )
 from shared.kube.times import utc_now
+from shared.labelselector import LabelSelector
 from shared.quantity import format_usage, parse_quantity, pod_set_requests
 
 __all__ = [
     "CLUSTER_QUEUES",
     "LOCAL_QUEUES",
+    "NAMESPACES",
+    "NAMESPACE_MISMATCH_MESSAGE",
     "RESOURCE_FLAVORS",
     "WORKLOADS",
     "KueueStandin",
@@ -125,6 +135,8 @@ __all__ = [
 ]
 
 WORKLOADS: Final = Resource(API_GROUP, "v1beta2", "workloads")
+NAMESPACES: Final = Resource("", "v1", "namespaces")
+NAMESPACE_MISMATCH_MESSAGE: Final = "workload namespace doesn't match ClusterQueue selector"
 _DEACTIVATED_MESSAGE: Final = "The workload is deactivated"
 _REACTIVATED_MESSAGE: Final = "The workload was reactivated"
 _BACKOFF_FINISHED: Final = "BackoffFinished"
@@ -239,6 +251,7 @@ class KueueStandin:
                     quota.charge(admission)
                     admitted[admission.get("clusterQueue", "")].append(workload)
         blocked: set[str] = set()
+        selection = _NamespaceSelection(self._objects)
         for workload in workloads:
             if is_object_condition_true(workload, Condition.FINISHED) or (workload.get("metadata") or {}).get(
                 "deletionTimestamp"
@@ -264,6 +277,11 @@ class KueueStandin:
                 continue
             if not activities[cq_name].active:
                 await self._mark_suspended(workload, f"ClusterQueue {cq_name} is inactive", now)
+                continue
+            if not await selection.selects(cluster_queue, namespace):
+                await self._mark_pending(
+                    workload, self._missing_queue_reason, NAMESPACE_MISMATCH_MESSAGE, now
+                )
                 continue
             if cq_name in blocked:
                 continue
@@ -590,6 +608,36 @@ class KueueStandin:
         return False
 
 
+class _NamespaceSelection:
+    """Whether a ClusterQueue's ``namespaceSelector`` selects a namespace, for one pass.
+
+    ``metav1.LabelSelectorAsSelector``: no selector selects nothing, ``{}`` everything; the
+    namespaces' labels are listed at most once a pass, and only for a non-empty selector.
+    """
+
+    def __init__(self, objects: ObjectSource) -> None:
+        self._objects = objects
+        self._labels: dict[str, dict[str, str]] | None = None
+
+    async def selects(self, cluster_queue: dict[str, Any], namespace: str) -> bool:
+        selector = (cluster_queue.get("spec") or {}).get("namespaceSelector")
+        if selector is None:
+            return False
+        if not selector:
+            return True
+        if self._labels is None:
+            self._labels = {
+                ns["metadata"]["name"]: (ns["metadata"].get("labels") or {})
+                for ns in await self._objects.list(NAMESPACES)
+                if ns.get("metadata")
+            }
+        try:
+            parsed = LabelSelector.model_validate(selector)
+        except ValidationError:
+            return False  # the API server validates the selector; an invalid one selects nothing
+        return parsed.matches(self._labels.get(namespace, {}))
+
+
 def _requeued_false(workload: dict[str, Any], reason: str) -> bool:
     requeued = object_condition(workload, Condition.REQUEUED)
     return requeued is not None and requeued.get("status") == "False" and requeued.get("reason") == reason
@@ -635,7 +683,7 @@ async def start_addons(
         return objects
 
     if kueue_standin:
-        objects = watched(WORKLOADS, CLUSTER_QUEUES, LOCAL_QUEUES, RESOURCE_FLAVORS)
+        objects = watched(WORKLOADS, CLUSTER_QUEUES, LOCAL_QUEUES, RESOURCE_FLAVORS, NAMESPACES)
         standin = KueueStandin(
             client=client,
             clock=clock,

@@ -24,6 +24,8 @@ from devcluster.standin.jobrunner import JOBS, DeclarativeCompletion, JobRunner
 from devcluster.standin.kueue import (
     CLUSTER_QUEUES,
     LOCAL_QUEUES,
+    NAMESPACE_MISMATCH_MESSAGE,
+    NAMESPACES,
     RESOURCE_FLAVORS,
     WORKLOADS,
     KueueStandin,
@@ -395,6 +397,43 @@ async def test_missing_queues_make_the_workload_misconfigured(api: FakeApi, stan
         "ClusterQueue nowhere doesn't exist",
     )
     assert len(api.writes) == writes, "an unchanged verdict is not written again"
+
+
+async def test_a_cluster_queue_admits_only_the_namespaces_it_selects(
+    api: FakeApi, standin: KueueStandin
+) -> None:
+    """Kueue's scheduler: a namespace the ClusterQueue's ``namespaceSelector`` does not select stays
+    pending (``Misconfigured``, Kueue's message, the pending Warning); no selector selects nothing."""
+    for name, labels in (("ml", {"team": "ml"}), ("web", {"team": "web"})):
+        api.put(
+            NAMESPACES,
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}},
+        )
+    api.put(
+        CLUSTER_QUEUES, cluster_queue("cq-ml", cpu="4", namespaceSelector={"matchLabels": {"team": "ml"}})
+    )
+    closed = cluster_queue("cq-closed", cpu="4")
+    del closed["spec"]["namespaceSelector"]
+    api.put(CLUSTER_QUEUES, closed)
+    for namespace in ("ml", "web"):
+        api.put(LOCAL_QUEUES, local_queue("q", namespace, "cq-ml"))
+        api.put(LOCAL_QUEUES, local_queue("closed", namespace, "cq-closed"))
+        api.put(WORKLOADS, workload("w", namespace=namespace))
+        api.put(WORKLOADS, workload("c", namespace=namespace, queue="closed"))
+
+    await standin.reconcile_once()
+
+    assert conditions(api.get(WORKLOADS, "w", "ml"))["QuotaReserved"][0] == "True"
+    refused = ("False", "Misconfigured", NAMESPACE_MISMATCH_MESSAGE)
+    assert conditions(api.get(WORKLOADS, "w", "web"))["QuotaReserved"] == refused
+    assert conditions(api.get(WORKLOADS, "c", "ml"))["QuotaReserved"] == refused
+    assert conditions(api.get(WORKLOADS, "c", "web"))["QuotaReserved"] == refused
+    warnings = [
+        (event["reason"], event["note"], event["regarding"]["namespace"])
+        for event in api.objects.get(("events.k8s.io", "v1", "events"), {}).values()
+        if event["regarding"]["name"] == "w"
+    ]
+    assert ("Misconfigured", NAMESPACE_MISMATCH_MESSAGE, "web") in warnings
 
 
 async def test_admission_checks_gate_admitted(api: FakeApi, standin: KueueStandin) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 import uvloop
 
-from shared.eventloop import GC_GENERATION0_THRESHOLD, run_process_loop, run_until_signalled
+from shared.eventloop import GC_GENERATION0_THRESHOLD, run_process_loop, run_until_signalled, until_first
 
 
 @pytest.fixture
@@ -73,3 +73,26 @@ def test_a_signal_sets_the_stop_event_and_the_start_function_drains(signum: int)
         for number, handler in handlers.items():
             signal.signal(number, handler)
     assert seen == ["drained"]
+
+
+async def test_until_first_returns_when_one_ends_and_leaves_none_running() -> None:
+    stop = asyncio.Event()
+    cancelled: list[str] = []
+
+    async def forever(name: str) -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cancelled.append(name)
+
+    stop.set()
+    await until_first(forever("work"), stop.wait())
+    assert cancelled == ["work"]
+
+
+async def test_until_first_propagates_a_failure() -> None:
+    async def fails() -> None:
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        await until_first(fails(), asyncio.Event().wait())

@@ -223,6 +223,7 @@ class _Answer:
 Rule = Callable[[ReviewRequest, Framework], tuple[str, bytes]]
 
 
+@dataclass(kw_only=True, eq=False)
 class AdmissionHandler:
     """Answers AdmissionReviews for every configured framework; safe to share between requests.
 
@@ -232,31 +233,19 @@ class AdmissionHandler:
     synchronous rules with those answers; for every other framework it is ``validate``.
     """
 
-    def __init__(
-        self,
-        *,
-        settings: WebhookSettings,
-        lookups: Lookups,
-        metrics: WebhookMetrics,
-        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-        timer: Callable[[], float] = time.perf_counter,
-        access: AccessReviewer | None = None,
-        access_timeout: float = ACCESS_REVIEW_TIMEOUT,
-        owner_cache_timeout: float = OWNER_CACHE_TIMEOUT,
-    ) -> None:
-        self.settings = settings
-        self.lookups = lookups
-        self.metrics = metrics
-        self.max_body_bytes = max_body_bytes
-        self._timer = timer
-        self.access = access
-        self._access_timeout = access_timeout
-        self._owner_cache_timeout = owner_cache_timeout
+    settings: WebhookSettings
+    lookups: Lookups
+    metrics: WebhookMetrics
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    timer: Callable[[], float] = time.perf_counter
+    access: AccessReviewer | None = None
+    access_timeout: float = ACCESS_REVIEW_TIMEOUT
+    owner_cache_timeout: float = OWNER_CACHE_TIMEOUT
 
     def mutate(self, body: bytes) -> tuple[int, bytes]:
         """(HTTP status, response body) for ``/mutate`` without waiting: an owner cache that has not
         synced yet is a denial here (``mutate_async`` waits for it)."""
-        started = self._timer()
+        started = self.timer()
         routed = self._route("mutate", body, started)
         if isinstance(routed, _Answer):
             return routed.status, routed.payload
@@ -269,7 +258,7 @@ class AdmissionHandler:
     def mutate_now(self, body: bytes) -> tuple[int, bytes] | None:
         """``mutate_async``'s answer when no owner cache has to be waited for; ``None``: call
         ``mutate_async`` (nothing observed yet). For ``webhook.serving.fastpath``."""
-        started = self._timer()
+        started = self.timer()
         routed = self._route("mutate", body, started)
         if isinstance(routed, _Answer):
             return routed.status, routed.payload
@@ -285,17 +274,17 @@ class AdmissionHandler:
         simply run again; a chain of owners may need one wait per kind, all within
         ``owner_cache_timeout``.
         """
-        started = self._timer()
+        started = self.timer()
         routed = self._route("mutate", body, started)
         if isinstance(routed, _Answer):
             return routed.status, routed.payload
         request, framework = routed
-        deadline = started + self._owner_cache_timeout
+        deadline = started + self.owner_cache_timeout
         while True:
             try:
                 return self._apply("mutate", request, framework, self._mutate, started)
             except OwnerCacheNotReady as exc:
-                left = deadline - self._timer()
+                left = deadline - self.timer()
                 synced = left > 0 and await self.lookups.wait_owner_cache(
                     api_version=exc.api_version, kind=exc.kind, timeout_seconds=left
                 )
@@ -318,7 +307,7 @@ class AdmissionHandler:
         """``validate_async``'s answer when it needs no API call (every admission but the validation
         of an AppWrapper create, which asks for access reviews first); ``None``: call
         ``validate_async``. For a server answering in its protocol callbacks (``webhook.serving.fastpath``)."""
-        started = self._timer()
+        started = self.timer()
         routed = self._route("validate", body, started)
         if isinstance(routed, _Answer):
             return routed.status, routed.payload
@@ -332,7 +321,7 @@ class AdmissionHandler:
 
     async def validate_async(self, body: bytes) -> tuple[int, bytes]:
         """(HTTP status, response body) for ``/validate``, with AppWrapper's access reviews."""
-        started = self._timer()
+        started = self.timer()
         routed = self._route("validate", body, started)
         if isinstance(routed, _Answer):
             return routed.status, routed.payload
@@ -350,14 +339,14 @@ class AdmissionHandler:
             wrapped=wrapped_kinds(request.object),
             user_info=request.user_info,
             namespace=namespace,
-            timeout=self._access_timeout,
+            timeout=self.access_timeout,
         )
         return self._apply(
             "validate", request, framework, functools.partial(self._validate, access=denials), started
         )
 
     def _handle(self, webhook: str, body: bytes, rule: Rule) -> tuple[int, bytes]:
-        started = self._timer()
+        started = self.timer()
         routed = self._route(webhook, body, started)
         if isinstance(routed, _Answer):
             return routed.status, routed.payload
@@ -405,7 +394,7 @@ class AdmissionHandler:
             framework=framework,
             operation=operation,
             result=result,
-            seconds=self._timer() - started,
+            seconds=self.timer() - started,
         )
 
     def _shape_error(self, request: ReviewRequest) -> bytes | None:

@@ -25,6 +25,7 @@ from fastapi import FastAPI
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.responses import PlainTextResponse, Response
 
+from shared.asgi_body import BodyTooLarge, ClientDisconnected, declared_length, read_limited_body
 from webhook.serving.admission_review import AdmissionHandler
 from webhook.serving.fastpath import FastAnswer
 
@@ -38,37 +39,6 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 _TEXT_HEADERS = [(b"content-type", b"text/plain; charset=utf-8")]
-
-
-class _Disconnected(Exception):
-    """The client went away before sending the whole body."""
-
-
-def _declared_length(scope: Scope) -> int | None:
-    for name, value in scope["headers"]:
-        if name == b"content-length":
-            return int(value) if value.isdigit() else None
-    return None
-
-
-async def _read_limited(scope: Scope, receive: Receive, limit: int) -> bytes | None:
-    """The body, or ``None`` once it exceeds ``limit`` bytes."""
-    declared = _declared_length(scope)
-    if declared is not None and declared > limit:
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise _Disconnected
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 class WebhookApp:
@@ -99,10 +69,12 @@ class WebhookApp:
             await self.operations(scope, receive, send)
             return
         try:
-            body = await _read_limited(scope, receive, self._limit)
-        except _Disconnected:
+            body = await read_limited_body(
+                receive, declared=declared_length(scope["headers"]), limit=self._limit
+            )
+        except ClientDisconnected:
             return  # nobody to answer
-        if body is None:
+        except BodyTooLarge:
             # let the handler produce the uniform one-line reason and count it
             body = b" " * (self._limit + 1)
         status, payload = await answer(body)

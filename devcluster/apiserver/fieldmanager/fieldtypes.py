@@ -24,6 +24,7 @@ ObjectMeta's strategies under ``metadata``), compiled on first use per version a
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, Final
 
 __all__ = [
@@ -71,28 +72,19 @@ DEDUCED: Final = _Deduced()
 BY_VALUE: Final = _ByValue()
 
 
+@dataclass(slots=True, eq=False)
 class Struct(FieldType):
-    __slots__ = ("closed", "elem", "fields", "null_fields", "present")
-
-    def __init__(
-        self,
-        fields: dict[str, FieldType],
-        *,
-        elem: FieldType | None = None,
-        present: bool = False,
-        closed: bool = False,
-        null_fields: frozenset[str] = frozenset(),
-    ) -> None:
-        self.fields = fields
-        self.elem = elem
-        self.present = present
-        #: Go fields without ``omitempty`` that are nil slices/maps in the zero value: they exist
-        #: (as null) wherever this struct does, so setting them never "adds" them either
-        self.null_fields = null_fields
-        #: only ``fields`` exist (a structural-schema object without additionalProperties or
-        #: preserve-unknown-fields, a built-in kind's top level): an applied configuration carrying
-        #: another field is rejected ("field not declared in schema")
-        self.closed = closed
+    fields: dict[str, FieldType]
+    _: KW_ONLY
+    elem: FieldType | None = None
+    present: bool = False
+    #: only ``fields`` exist (a structural-schema object without additionalProperties or
+    #: preserve-unknown-fields, a built-in kind's top level): an applied configuration carrying
+    #: another field is rejected ("field not declared in schema")
+    closed: bool = False
+    #: Go fields without ``omitempty`` that are nil slices/maps in the zero value: they exist
+    #: (as null) wherever this struct does, so setting them never "adds" them either
+    null_fields: frozenset[str] = frozenset()
 
     def child(self, name: str) -> tuple[FieldType | None, bool]:
         """(type of key ``name`` or None for "type it by its value", whether it is declared)."""

@@ -10,6 +10,7 @@ verb, so it cannot cause a partial write.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -18,6 +19,7 @@ import yaml
 from devcluster.apiserver.errors import StatusError, bad_request, unsupported_media_type
 from devcluster.apiserver.request.protobuf import MEDIA_TYPE as PROTOBUF
 from devcluster.apiserver.request.protobuf import decode_protobuf
+from shared.asgi_body import BodyTooLarge, ClientDisconnected, declared_length, read_limited_body
 
 __all__ = [
     "BODY_TYPES",
@@ -34,25 +36,15 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 BODY_TYPES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
 
 
+@dataclass(slots=True, eq=False)
 class Request:
-    __slots__ = ("accept", "body", "content_type", "method", "params", "path")
-
-    def __init__(
-        self,
-        method: str,
-        path: str,
-        params: dict[str, str],
-        content_type: str,
-        body: bytes,
-        accept: str = "",
-    ) -> None:
-        self.method = method
-        self.path = path
-        self.params = params
-        self.content_type = content_type
-        self.body = body
-        #: the Accept header (server-side printing: see devcluster.apiserver.output.tables)
-        self.accept = accept
+    method: str
+    path: str
+    params: dict[str, str]
+    content_type: str
+    body: bytes
+    #: the Accept header (server-side printing: see devcluster.apiserver.output.tables)
+    accept: str = ""
 
 
 def parse_body(body: bytes, *, yaml_ok: bool) -> Any:
@@ -96,27 +88,18 @@ def delete_options(request: Request) -> dict[str, Any]:
 
 
 async def read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) -> bytes:
-    too_large = StatusError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
-    declared = headers.get(b"content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        await drain(receive, None)
-        raise too_large
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            if message.get("more_body", False):
-                await drain(receive, None)
-            raise too_large
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
+    """The request body (``shared.asgi_body``); over ``limit``: 413 after draining the rest, as
+    kube-apiserver answers; a client gone before the end gets no answer anyway (400)."""
+    try:
+        return await read_limited_body(receive, declared=declared_length(headers.items()), limit=limit)
+    except BodyTooLarge as exc:
+        if not exc.complete:
+            await drain(receive, None)
+        raise StatusError(
+            413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}"
+        ) from None
+    except ClientDisconnected:
+        raise bad_request("the client closed the connection before sending the whole body") from None
 
 
 async def drain(receive: Receive, limit: int | None) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from multikueue.adapters import MultiKueueAdapters
+from multikueue.local_jobs import LocalJobs
 from multikueue.remote import RemoteCluster
 from multikueue.workload import ReconcilerSettings, WorkloadReconciler
 from shared.config import parse_config
@@ -79,6 +80,7 @@ class Harness:
             events=lambda obj, kind, message: self.events.append((obj["metadata"]["name"], kind, message)),
             clock=self.clock,
             now=self.clock.wall,
+            local_jobs=LocalJobs(client=self.manager.client),
         )
         self.manager.put(
             ADMISSION_CHECK,

@@ -52,3 +52,16 @@ def test_cli_renders_yaml_for_a_url(tmp_path, capsys) -> None:
 def test_cli_reports_a_bad_config(tmp_path, capsys) -> None:
     assert main(["manifests", "--config", str(tmp_path / "missing.yaml"), "--service", "x"]) == 1
     assert "missing.yaml" in capsys.readouterr().err
+
+
+def test_serving_reports_config_errors_as_the_controllers_do(tmp_path, capsys) -> None:
+    """One ``<file>: <field>: <message>`` line per problem (shared.cli_args), before anything starts."""
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwebhook: {port: -1}\n"
+        "integrations:\n  frameworks: [batch/job]\n"
+    )
+    assert main(["--config", str(config)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err and all(line.startswith(f"{config}: ") for line in err)
+    assert any("webhook.port" in line for line in err)
