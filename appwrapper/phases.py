@@ -123,7 +123,9 @@ class PhaseMachine:
             now=self.clock(),
         )
         if (aw.get("metadata") or {}).get("deletionTimestamp"):
-            return await self._finalize(attempt)
+            requeue = await self._finalize(attempt)
+            attempt.emit_events()
+            return requeue
         try:
             phase = Phase(attempt.phase)
         except ValueError:  # not a phase AppWrapper knows (its switch has no case for it either)
@@ -138,7 +140,11 @@ class PhaseMachine:
             Phase.FAILED: self._failed,
             Phase.SUCCEEDED: self._succeeded,
         }.get(phase)
-        return await handler(attempt) if handler is not None else None
+        if handler is None:
+            return None
+        requeue = await handler(attempt)
+        attempt.emit_events()  # those of a pass that wrote nothing after them
+        return requeue
 
     # --- deletion of the AppWrapper --------------------------------------------------------------
 

@@ -58,6 +58,7 @@ class Attempt:
         self._written = copy_json(status)
         self.port = port
         self._events = events
+        self._pending_events: list[tuple[str, str, str]] = []
         self._on_phase = on_phase
         self.now = now
         metadata = self.aw.get("metadata") or {}
@@ -139,13 +140,13 @@ class Attempt:
     async def flush(self) -> None:
         """Send the status changes made since the last flush (merge patch; nothing if none)."""
         patch = create_merge_patch({"status": self._written}, {"status": self.status})
-        if not patch:
-            return
-        updated = await self.port.patch_status(self.aw, patch)
-        self._written = copy_json(self.status)
-        version = (updated.get("metadata") or {}).get("resourceVersion")
-        if version:
-            self.aw.setdefault("metadata", {})["resourceVersion"] = version
+        if patch:
+            updated = await self.port.patch_status(self.aw, patch)
+            self._written = copy_json(self.status)
+            version = (updated.get("metadata") or {}).get("resourceVersion")
+            if version:
+                self.aw.setdefault("metadata", {})["resourceVersion"] = version
+        self.emit_events()
 
     async def transition(self, phase: Phase) -> None:
         """``transitionToPhase``: write the phase (with every pending change), then count it."""
@@ -167,4 +168,13 @@ class Attempt:
         self._on_phase(namespace=self.namespace, phase=phase.value)
 
     def event(self, reason: str, message: str, *, event_type: str = NORMAL) -> None:
-        self._events.record(regarding=self.aw, event_type=event_type, reason=reason, message=message)
+        """An event about what this pass decided, recorded once the status that goes with it is
+        written (the next ``flush``) or the pass ends (``emit_events``). A pass whose write fails
+        (a conflict) records nothing, so its retry does not record the same failure twice."""
+        self._pending_events.append((event_type, reason, message))
+
+    def emit_events(self) -> None:
+        """Record the events noted so far (in order)."""
+        pending, self._pending_events = self._pending_events, []
+        for event_type, reason, message in pending:
+            self._events.record(regarding=self.aw, event_type=event_type, reason=reason, message=message)

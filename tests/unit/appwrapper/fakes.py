@@ -77,6 +77,8 @@ class FakeCluster:
     create_errors: dict[str, Exception] = field(default_factory=dict)
     #: an exception the next finalizer write raises (consumed)
     finalizer_error: Exception | None = None
+    #: an exception the next status write raises (consumed)
+    status_error: Exception | None = None
     writes: list[tuple[str, Any]] = field(default_factory=list)
     phases: list[str] = field(default_factory=list)
     _uids: Any = field(default_factory=lambda: itertools.count(1))
@@ -95,6 +97,9 @@ class FakeCluster:
     # --- ClusterPort -----------------------------------------------------------------------------
 
     async def patch_status(self, aw: Mapping[str, Any], patch: WireDict) -> WireDict:
+        error, self.status_error = self.status_error, None
+        if error is not None:
+            raise error
         self.writes.append(("patch_status", copy.deepcopy(patch)))
         self.aw["status"] = apply_merge_patch({"status": self.aw.get("status") or {}}, patch)["status"]
         self._bump()

@@ -24,7 +24,7 @@ from appwrapper.model import (
     TERMINAL_EXIT_CODES_ANNOTATION,
 )
 from appwrapper.phases import PhaseMachine
-from shared.kube import FakeClock, Invalid, NotFound, ServiceUnavailable
+from shared.kube import Conflict, FakeClock, Invalid, NotFound, ServiceUnavailable
 from tests.unit.appwrapper.fakes import (
     START,
     FakeCluster,
@@ -246,6 +246,24 @@ async def test_resuming_aborts_when_suspended_again() -> None:
     assert h.events.items == [("Normal", "Suspending", "Externally suspended while in the Resuming phase")]
     await h.step()
     assert h.cluster.phase == "Suspended"
+
+
+async def test_an_event_is_recorded_once_its_status_is_written() -> None:
+    """A pass whose status write loses a conflict records nothing: the retried pass makes the same
+    decision and records its event once (recording before the write counted one failure twice)."""
+    h = Harness(job_and_config())
+    await h.step()
+    h.admit()
+    await h.step()
+    h.suspend()
+    h.cluster.status_error = Conflict(code=409, message="the object has been modified")
+    with pytest.raises(Conflict):
+        await h.step()
+    assert h.cluster.phase == "Resuming"
+    assert h.events.items == []
+    await h.step()
+    assert h.cluster.phase == "Suspending"
+    assert h.events.items == [("Normal", "Suspending", "Externally suspended while in the Resuming phase")]
 
 
 async def test_a_missing_crd_fails_at_once_naming_the_component() -> None:
