@@ -130,15 +130,24 @@ class WorkloadGroup:
         except NotFound:
             return
 
-    async def sync_owned_job(self, cluster: str, *, now: datetime) -> bool:
-        """``ValidateRemoteObjectOwnership`` then ``SyncJob`` (one read of the remote job): create the
-        remote job, or mirror its status; returns ``deferred``."""
+    async def owned_remote_job(self, cluster: str) -> dict[str, Any] | None:
+        """``ValidateRemoteObjectOwnership``: the worker's job of our job's name, ``None`` when there is
+        none; ``RemoteObjectNotOwnedError`` when there is one and it is not ours."""
         remote_job = await self._remote_job(cluster)
         if remote_job is not None and not self._owned(remote_job):
             raise RemoteObjectNotOwnedError(
                 f'remote object is not owned by MultiKueue: expected "{MULTIKUEUE_ORIGIN_LABEL}"="{self.origin}" '
                 f'on {self.adapter.gvk.kind} "{self.namespace}/{self.owner_name}" in cluster {cluster}'
             )
+        return remote_job
+
+    async def sync_owned_job(
+        self, cluster: str, *, now: datetime, checked: tuple[dict[str, Any] | None] | None = None
+    ) -> bool:
+        """``ValidateRemoteObjectOwnership`` then ``SyncJob`` (one read of the remote job): create the
+        remote job, or mirror its status; returns ``deferred``. ``checked``: what
+        ``owned_remote_job`` returned earlier in this pass (not read again)."""
+        remote_job = checked[0] if checked is not None else await self.owned_remote_job(cluster)
         local_job = self.local_job
         if local_job is None:
             local_job = await self.local_client.get(

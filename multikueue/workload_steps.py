@@ -415,7 +415,12 @@ async def _converge_winner(
     nominated = [str(name) for name in read_status(local).get("nominatedClusterNames") or []]
     if needs_check_update and not recorded and cluster not in nominated:
         local = group.local = await _nominate_admitting(r, local, [*nominated, cluster])
-    deferred = await group.sync_owned_job(cluster, now=r.now())
+    # kueue-bridge: the job's name on the worker is checked first, the cluster recorded next and the
+    # job created last (Kueue creates the job before it records the cluster). A pass that dies in
+    # between leaves a recorded cluster without its job, which the next pass creates -- never a
+    # job on a worker that no record names, which a restarted process that cannot reach that worker
+    # would dispatch a second time.
+    remote_job = await group.owned_remote_job(cluster)
     updated = json_tree_copy(local)
     changed = _release_delayed_topology(updated, group.remotes.get(cluster))
     message = f'The workload was admitted on "{cluster}"'
@@ -436,6 +441,7 @@ async def _converge_winner(
         if needs_check_update and not recorded:
             r.event(updated, NORMAL, message)
             r.admitted(cluster, updated)
+    deferred = await group.sync_owned_job(cluster, now=r.now(), checked=(remote_job,))
     return Result.after(SYNC_DEFERRED_REQUEUE_SECONDS if deferred else r.settings.worker_lost_timeout)
 
 

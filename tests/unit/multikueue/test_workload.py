@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import httpx
 import pytest
 
 from multikueue.workload_group import RemoteObjectNotOwnedError
-from shared.kube import Result
+from shared.kube import KubeError, Result
 from tests.unit.multikueue.fakes import JOB, TRAINING, WORKLOAD
 from tests.unit.multikueue.harness import ORIGIN_LABEL, Harness, condition
 
@@ -204,6 +205,27 @@ async def test_local_deletion_removes_job_then_workload_on_reachable_workers(mk:
     ]
     assert methods[-3:] == [("DELETE", "jobs"), ("PUT", "workloads"), ("DELETE", "workloads")]
     assert "ns/wl" not in mk.reconciler.deleted
+
+
+async def test_the_cluster_is_recorded_before_the_job_is_created_on_it(mk: Harness) -> None:
+    """A pass that fails (or is killed) between the two writes leaves the winner recorded as the
+    Workload's clusterName and no job yet, which the next pass creates: a job never stands on a
+    worker that no record names (a restarted process that could not reach that worker would
+    otherwise dispatch the Workload to another worker as well)."""
+    await dispatched(mk)
+    mk.set_remote_condition("w1", "Admitted")
+    refused = mk.workers["w1"].api.fail_when(
+        lambda request: request.method == "POST" and "/jobs" in request.path,
+        lambda request: httpx.Response(503, content=b"unavailable"),
+        times=1,
+    )
+    with pytest.raises(KubeError):
+        await mk.reconcile()
+    assert refused.times == 0, "the job create was attempted"
+    assert mk.local()["status"]["clusterName"] == "w1" and mk.check()["state"] == "Ready"
+    assert mk.remote_job("w1") is None
+    await mk.reconcile()
+    assert mk.remote_job("w1") is not None and mk.remote_job("w2") is None
 
 
 async def test_a_workers_own_job_of_the_same_name_is_never_touched(mk: Harness) -> None:
