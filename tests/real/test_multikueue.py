@@ -39,7 +39,7 @@ from devrun.real_fleet import (
 )
 from shared.admission_apply import ADMISSION_FIELD_MANAGER
 from shared.constants import QUEUE_LABEL
-from shared.kube import GroupVersionKind, KubeClient, NotFound
+from shared.kube import Conflict, GroupVersionKind, KubeClient, NotFound
 from tests.polling import eventually
 
 JOB = GroupVersionKind("batch", "v1", "Job")
@@ -200,9 +200,20 @@ async def _set_cq_stop_policy(client: KubeClient, name: str, policy: str) -> Non
 
 
 async def _set_job_status(client: KubeClient, namespace: str, name: str, status: dict[str, Any]) -> None:
-    job: dict[str, Any] = await client.get(JOB, name, namespace=namespace)
-    job["status"] = {**(job.get("status") or {}), **status}
-    await client.update_status(JOB, job, namespace=namespace)
+    """Merge ``status`` into the job's status with an update of ``/status``, as a job controller
+    would. The worker's reconciler writes the same job (its conditions) meanwhile: a ``Conflict``
+    reads the job again and retries, until the update lands."""
+
+    async def updated() -> bool:
+        job: dict[str, Any] = await client.get(JOB, name, namespace=namespace)
+        job["status"] = {**(job.get("status") or {}), **status}
+        try:
+            await client.update_status(JOB, job, namespace=namespace)
+        except Conflict:
+            return False
+        return True
+
+    await _until(updated, f"the status of job {name} updated")
 
 
 # --- tests ---------------------------------------------------------------------------------------
