@@ -1,7 +1,9 @@
 """``bench/multikueue.py --real`` stays runnable, its chaos included: a small run on three real clusters.
 
-Eight jobs, our multikueue killed with ``kill -9`` (and restarted) when half of them reached a worker;
-the run must print every figure and pass its own checks (every job finished, none on two workers,
+Eight jobs, our multikueue killed with ``kill -9`` (and restarted) when half of them reached a worker,
+and again while ``w1``'s API server is stopped for a few seconds once six of them reached a worker
+(the restarted process sees one worker only; a job it had started to place on ``w1`` must not run on
+``w2`` as well); the run must print every figure and pass its own checks (every job finished, none on two workers,
 nothing left on the workers). The targets are not asserted: speed belongs to the benchmark on
 a quiet machine. The benchmark starts and stops its own fleet (Kueue ff69552), so this runs once,
 not once per Kueue version.
@@ -34,6 +36,10 @@ def test_the_real_benchmark_prints_its_figures_and_passes_its_checks(shared_dir:
                 "5s",
                 "--kill-at",
                 "0.5",
+                "--worker-down-at",
+                "0.75",
+                "--down-seconds",
+                "6",
             ),
         ],
         cwd=REPO_ROOT,
@@ -49,6 +55,8 @@ def test_the_real_benchmark_prints_its_figures_and_passes_its_checks(shared_dir:
         "fleet (kueue-bridge multikueue, Kueue ff69552) ready in ",
         "8 jobs (at 4 jobs/s), 0.5 s each, two workers: 8 finished in ",
         "kill -9 multikueue (pid ",
+        "w1's kube-apiserver stopped",
+        "w1's kube-apiserver started again",
         "CPU seconds in that time: manager etcd ",
         ", manager multikueue ",
         "admission on the manager -> job on the winning worker: p50 ",
