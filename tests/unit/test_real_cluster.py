@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -235,6 +236,11 @@ def test_stop_processes_below_ends_a_process_left_behind(tmp_path: Path) -> None
     marker = root / "bridge" / "config.yaml"
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", str(marker)])
     try:
+        # until the child has exec'd, /proc shows the forked copy of this process's command line
+        deadline = time.monotonic() + 30
+        while child.pid not in processes_below(root):
+            assert time.monotonic() < deadline, "the child's command line never named the run's folder"
+            time.sleep(0.01)
         stopped = stop_processes_below(root, grace=0.5)
         assert stopped == [f"pid {child.pid}: {sys.executable} -c import time; time.sleep(120) {marker}"]
         assert child.wait(timeout=30) != 0
