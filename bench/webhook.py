@@ -42,7 +42,8 @@ import orjson
 
 from certs import generate_ca, issue_serving_cert, write_cert_dir
 from shared.eventloop import run_process_loop
-from shared.frameworks.batch_job import BATCH_JOB_GVK, BatchJobAdapter
+from shared.frameworks.batch_job import BatchJobAdapter
+from shared.frameworks.builtin_kinds import BATCH_JOB
 from webhook.rules.lookups import InMemoryLookups
 from webhook.rules.settings import Framework, WebhookSettings
 from webhook.serving.admission_review import AdmissionHandler
@@ -155,7 +156,7 @@ def bench_handler() -> AdmissionHandler:
     """The webhook this benchmark measures: batch Jobs, one LocalQueue."""
     framework = Framework(
         name="batch/job",
-        gvk=BATCH_JOB_GVK,
+        gvk=BATCH_JOB.gvk,
         plural="jobs",
         adapter=BatchJobAdapter,
         revalidate_create_on_update=True,

@@ -42,7 +42,7 @@ from shared.component_access import (
     service_account_name,
 )
 from shared.config import Configuration
-from shared.frameworks.appwrapper import APPWRAPPER_GVK
+from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kueue_integrations import (
     KUEUE_AGGREGATE_ADMIN_LABEL,
@@ -398,7 +398,7 @@ def render_manifests(config: Configuration, *, options: RenderOptions) -> list[W
             "data": {"config.yaml": options.config_text},
         },
     ]
-    appwrappers = any(kind.gvk == APPWRAPPER_GVK for kind in config.managed_kinds())
+    appwrappers = any(kind.gvk == APPWRAPPER.gvk for kind in config.managed_kinds())
     components: list[Identity] = ["webhook", "reconciler", "multikueue"]
     if appwrappers:
         components.append("appwrapper")

@@ -33,11 +33,11 @@ from shared.constants import (
     ELASTIC_JOB_ANNOTATION,
     JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION,
     JOB_MIN_PARALLELISM_ANNOTATION,
-    KUBERNETES_JOB_CONTROLLER,
     STOPPING_ANNOTATION,
 )
 from shared.frameworks.base import FieldError, FinishedState, ReclaimablePodCount, StopStep
 from shared.frameworks.builtin_base import SpecManagedBy
+from shared.frameworks.builtin_kinds import BATCH_JOB
 from shared.frameworks.conditions import iter_conditions
 from shared.frameworks.paths import parse_path
 from shared.frameworks.strconv import GoParseError, atoi, parse_bool
@@ -48,20 +48,15 @@ from shared.frameworks.topology import (
     build_topology_request,
 )
 from shared.jsontree import json_tree_copy
-from shared.kube import GroupVersionKind
 from shared.merge_patch import apply_merge_patch, create_merge_patch
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template
 
 __all__ = [
-    "BATCH_JOB_FRAMEWORK",
-    "BATCH_JOB_GVK",
     "BatchJobAdapter",
     "parse_index_intervals",
 ]
 
-BATCH_JOB_FRAMEWORK: Final = "batch/job"
-BATCH_JOB_GVK: Final = GroupVersionKind("batch", "v1", "Job")
 
 JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
 INDEXED_COMPLETION: Final = "Indexed"
@@ -128,8 +123,7 @@ def _count_union(intervals: list[tuple[int, int]]) -> int:
 class BatchJobAdapter(SpecManagedBy):
     """``GenericJob`` + ReclaimablePods, CustomStop, ManagedBy, PodLabelSelector, Validation."""
 
-    GVK = BATCH_JOB_GVK
-    OWN_CONTROLLER = KUBERNETES_JOB_CONTROLLER
+    KIND = BATCH_JOB
 
     def __init__(self, obj: dict[str, Any], *, elastic_jobs: bool = True) -> None:
         super().__init__(obj)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from shared.frameworks.builtin_kinds import BuiltinKind
 from shared.frameworks.paths import parse_path
 from shared.kube import GroupVersionKind
 
@@ -20,9 +21,9 @@ _MANAGED_BY = parse_path("spec.managedBy")
 
 
 class RawJobAdapter:
-    """Holds the raw job dict; subclasses set ``GVK``."""
+    """Holds the raw job dict; subclasses set ``KIND`` (their row of ``BUILTIN_KINDS``)."""
 
-    GVK: ClassVar[GroupVersionKind]
+    KIND: ClassVar[BuiltinKind]
 
     def __init__(self, obj: dict[str, Any]) -> None:
         self._obj = obj
@@ -33,16 +34,14 @@ class RawJobAdapter:
 
     @property
     def gvk(self) -> GroupVersionKind:
-        return self.GVK
+        return self.KIND.gvk
 
 
 class SpecManagedBy(RawJobAdapter):
-    """``JobWithManagedBy`` on ``spec.managedBy``; subclasses set ``OWN_CONTROLLER``."""
-
-    OWN_CONTROLLER: ClassVar[str]
+    """``JobWithManagedBy`` on ``spec.managedBy``; the kind's own controller is its ``KIND``'s."""
 
     def can_default_managed_by(self) -> bool:
-        return self.managed_by() in (None, self.OWN_CONTROLLER)
+        return self.managed_by() in (None, self.KIND.own_controller)
 
     def managed_by(self) -> str | None:
         return _MANAGED_BY.get_typed(self._obj, str, default=None)

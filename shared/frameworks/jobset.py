@@ -17,26 +17,20 @@ from typing import Any, Final
 from shared.constants import BATCH_JOB_COMPLETION_INDEX_ANNOTATION
 from shared.frameworks.base import AdapterError, FinishedState, ReclaimablePodCount
 from shared.frameworks.builtin_base import SpecManagedBy
+from shared.frameworks.builtin_kinds import JOBSET
 from shared.frameworks.conditions import find_condition, iter_conditions
 from shared.frameworks.paths import FieldPath, describe_type, parse_path
 from shared.frameworks.templates import merge_infos, restore_infos, template_copy
 from shared.frameworks.topology import build_topology_request
-from shared.kube import GroupVersionKind
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo
 
 __all__ = [
-    "JOBSET_CONTROLLER_NAME",
-    "JOBSET_FRAMEWORK",
-    "JOBSET_GVK",
     "JOBSET_JOB_INDEX_LABEL",
     "JOBSET_NAME_LABEL",
     "JobSetAdapter",
 ]
 
-JOBSET_FRAMEWORK: Final = "jobset.x-k8s.io/jobset"
-JOBSET_GVK: Final = GroupVersionKind("jobset.x-k8s.io", "v1alpha2", "JobSet")
-JOBSET_CONTROLLER_NAME: Final = "jobset.sigs.k8s.io/jobset-controller"
 JOBSET_NAME_LABEL: Final = "jobset.sigs.k8s.io/jobset-name"
 JOBSET_JOB_INDEX_LABEL: Final = "jobset.sigs.k8s.io/job-index"
 
@@ -54,8 +48,7 @@ _RJ_COMPLETIONS = parse_path("template.spec.completions")
 class JobSetAdapter(SpecManagedBy):
     """``GenericJob`` + ReclaimablePods, ManagedBy, PodLabelSelector."""
 
-    GVK = JOBSET_GVK
-    OWN_CONTROLLER = JOBSET_CONTROLLER_NAME
+    KIND = JOBSET
 
     # --- replicated jobs ------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from typing import Final, Literal
 
 from shared.component_access import KUEUE_NAMESPACE_DEFAULT, Identity, access_rules
 from shared.config import Configuration
-from shared.frameworks.appwrapper import APPWRAPPER_GVK
+from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.kube import KubeClient, KubeError
 from shared.preflight.access_checks import check_identity_access, check_own_access, rights_of
 from shared.preflight.findings import Finding, Report, Verdict
@@ -211,7 +211,7 @@ async def startup_checks(
     )
     kinds = config.managed_kinds()
     if component == "appwrapper":
-        kinds = [kind for kind in kinds if kind.gvk == APPWRAPPER_GVK]
+        kinds = [kind for kind in kinds if kind.gvk == APPWRAPPER.gvk]
     if component == "multikueue":
         findings += check_multikueue_controller(config, setup)
         kinds = config.multikueue_kinds()
