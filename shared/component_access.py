@@ -44,7 +44,6 @@ __all__ = [
     "KUEUE_CONFIG_MAP",
     "KUEUE_MANAGER_SERVICE_ACCOUNT",
     "KUEUE_NAMESPACE",
-    "KUEUE_NAMESPACE_DEFAULT",
     "OWN_NAMESPACE",
     "VERBS",
     "WRAPPABLE_KINDS",
@@ -73,7 +72,6 @@ VERBS: Final = ("get", "list", "watch", "create", "update", "patch", "delete")
 _READ: Final = ("get", "list", "watch")
 
 #: Where Kueue runs, its manager's ServiceAccount and its Configuration (Kueue's default manifests).
-KUEUE_NAMESPACE_DEFAULT: Final = "kueue-system"
 KUEUE_MANAGER_SERVICE_ACCOUNT: Final = "kueue-controller-manager"
 KUEUE_CONFIG_MAP: Final = "kueue-manager-config"
 KUEUE_CONFIG_KEY: Final = "controller_manager_config.yaml"

@@ -33,7 +33,6 @@ from typing import Any, Final
 from shared.component_access import (
     CLUSTER,
     KUEUE_NAMESPACE,
-    KUEUE_NAMESPACE_DEFAULT,
     OWN_NAMESPACE,
     AccessRule,
     Identity,
@@ -41,7 +40,7 @@ from shared.component_access import (
     access_rules,
     service_account_name,
 )
-from shared.config import Configuration
+from shared.config import DEFAULT_NAMESPACE, Configuration
 from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kueue_integrations import (
@@ -90,7 +89,7 @@ class RenderOptions:
 
     config_text: str
     image: str
-    kueue_namespace: str = KUEUE_NAMESPACE_DEFAULT
+    kueue_namespace: str = DEFAULT_NAMESPACE
     replicas: int = 2
 
 

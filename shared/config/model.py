@@ -35,9 +35,7 @@ from shared.frameworks.builtin_kinds import BUILTIN_KIND_BY_GVK, BUILTIN_KINDS
 from shared.frameworks.spec import DeclarativeAdapterSpec
 from shared.kube import GroupVersionKind, guess_plural
 from shared.kueue_integrations import KUEUE_INTEGRATIONS
-from shared.labelselector import (
-    LabelSelector,
-)
+from shared.labelselector import LabelSelector, system_namespaces_excluded
 
 __all__ = [
     "CONFIG_API_VERSION",
@@ -78,8 +76,6 @@ CONFIG_API_VERSION: Final = "config.kueue.x-k8s.io/v1beta2"
 CONFIG_KIND: Final = "Configuration"
 #: Kueue's fallback when no service-account namespace file exists; ``parse_config`` takes another.
 DEFAULT_NAMESPACE: Final = "kueue-system"
-KUBE_SYSTEM: Final = "kube-system"
-NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
 
 #: Framework names Kueue knows and kueue-bridge has no adapter for (``BUILTIN_KINDS`` are those it has).
 KUEUE_ONLY_FRAMEWORKS: Final = tuple(
@@ -391,11 +387,6 @@ class KueueBridgeSettings(_ConfigModel):
 
 
 # --- the document ------------------------------------------------------------------------------------
-def _default_selector(namespace: str) -> dict[str, Any]:
-    expression = {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": [KUBE_SYSTEM, namespace]}
-    return {"matchExpressions": [expression]}
-
-
 def _key(value: dict[str, Any], alias: str, name: str) -> str:
     """The key a field is given under (wire alias or Python name, for models built in code)."""
     return name if name in value and alias not in value else alias
@@ -413,7 +404,7 @@ def _fill_dependent_defaults(value: object) -> object:
         return value
     selector_key = _key(value, "managedJobsNamespaceSelector", "managed_jobs_namespace_selector")
     if value.get(selector_key) is None:
-        value[selector_key] = _default_selector(namespace)
+        value[selector_key] = system_namespaces_excluded(namespace)
     election_key = _key(value, "leaderElection", "leader_election")
     election = value.get(election_key)
     if isinstance(election, LeaderElection) and not election.resource_namespace:
@@ -433,7 +424,7 @@ class Configuration(_ConfigModel):
     namespace: str = DEFAULT_NAMESPACE
     manage_jobs_without_queue_name: bool = False
     managed_jobs_namespace_selector: LabelSelector = Field(
-        default_factory=lambda: LabelSelector.model_validate(_default_selector(DEFAULT_NAMESPACE))
+        default_factory=lambda: LabelSelector.model_validate(system_namespaces_excluded(DEFAULT_NAMESPACE))
     )
     integrations: Integrations = Field(default_factory=Integrations)
     wait_for_pods_ready: WaitForPodsReady = Field(default_factory=WaitForPodsReady)

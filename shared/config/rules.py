@@ -16,9 +16,7 @@ from shared.config.model import (
     _NEGATIVE,
     _NOT_POSITIVE,
     INCREMENTAL_DISPATCHER,
-    KUBE_SYSTEM,
     KUEUE_ONLY_FRAMEWORKS,
-    NAMESPACE_NAME_LABEL,
     ClientConnection,
     Configuration,
     Health,
@@ -37,7 +35,7 @@ from shared.config.model import (
 from shared.durations import format_go_duration
 from shared.frameworks.builtin_kinds import BUILTIN_KIND_BY_GVK, BUILTIN_KINDS
 from shared.kube import GroupVersionKind
-from shared.labelselector import LabelSelector, format_selector
+from shared.labelselector import KUBE_SYSTEM, NAMESPACE_NAME_LABEL, LabelSelector, format_selector
 from shared.validation_k8s import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 
 __all__ = [

@@ -28,7 +28,7 @@ from typing import Any, Final
 
 from shared.constants import BATCH_JOB_COMPLETION_INDEX_ANNOTATION
 from shared.frameworks.base import AdapterError, FinishedState
-from shared.frameworks.builtin_base import SpecManagedBy
+from shared.frameworks.builtin_base import SpecSuspend
 from shared.frameworks.builtin_kinds import APPWRAPPER, JOBSET
 from shared.frameworks.conditions import condition_is_true
 from shared.frameworks.jobset import JOBSET_JOB_INDEX_LABEL
@@ -54,8 +54,6 @@ PYTORCH_REPLICA_INDEX_LABEL: Final = "training.kubeflow.org/replica-index"
 
 _COMPONENTS = parse_path("spec.components")
 _COMPONENT_STATUS = parse_path("status.componentStatus")
-_SUSPEND = parse_path("spec.suspend")
-_NAME = parse_path("metadata.name")
 _PHASE = parse_path("status.phase")
 
 
@@ -69,7 +67,7 @@ class ResolvedPodSet:
     annotations: dict[str, str] = field(default_factory=dict)
 
 
-class AppWrapperAdapter(SpecManagedBy):
+class AppWrapperAdapter(SpecSuspend):
     """``GenericJob`` + ManagedBy."""
 
     KIND = APPWRAPPER
@@ -204,17 +202,11 @@ class AppWrapperAdapter(SpecManagedBy):
 
     # --- GenericJob -----------------------------------------------------------------------------
 
-    def is_suspended(self) -> bool:
-        return _SUSPEND.get_typed(self._obj, bool, default=False)
-
-    def suspend(self) -> None:
-        _SUSPEND.set(self._obj, True)
-
     def is_active(self) -> bool:
         return condition_is_true(self._obj, "QuotaReserved")
 
     def pod_sets(self) -> list[PodSet]:
-        name = _NAME.get_typed(self._obj, str, default="")
+        name = self._object_name()
         resolved = self.resolved_pod_sets()
         if not resolved:
             raise AdapterError(
@@ -267,7 +259,7 @@ class AppWrapperAdapter(SpecManagedBy):
         for index, wire in per_component.items():
             if wire:
                 components[index]["podSetInfos"] = wire
-        _SUSPEND.set(self._obj, False)
+        self._unsuspend()
 
     def restore_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> bool:
         changed = False

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from shared.constants import BATCH_JOB_COMPLETION_INDEX_ANNOTATION
 from shared.frameworks.base import AdapterError, FinishedState, ReclaimablePodCount
-from shared.frameworks.builtin_base import SpecManagedBy
+from shared.frameworks.builtin_base import SpecSuspend
 from shared.frameworks.builtin_kinds import JOBSET
 from shared.frameworks.conditions import find_condition, iter_conditions
 from shared.frameworks.paths import FieldPath, describe_type, parse_path
@@ -35,8 +35,6 @@ JOBSET_NAME_LABEL: Final = "jobset.sigs.k8s.io/jobset-name"
 JOBSET_JOB_INDEX_LABEL: Final = "jobset.sigs.k8s.io/job-index"
 
 _REPLICATED_JOBS = parse_path("spec.replicatedJobs")
-_SUSPEND = parse_path("spec.suspend")
-_NAME = parse_path("metadata.name")
 _REPLICATED_JOBS_STATUS = parse_path("status.replicatedJobsStatus")
 _POD_TEMPLATE = parse_path("template.spec.template")
 _RJ_NAME = parse_path("name")
@@ -45,7 +43,7 @@ _RJ_PARALLELISM = parse_path("template.spec.parallelism")
 _RJ_COMPLETIONS = parse_path("template.spec.completions")
 
 
-class JobSetAdapter(SpecManagedBy):
+class JobSetAdapter(SpecSuspend):
     """``GenericJob`` + ReclaimablePods, ManagedBy, PodLabelSelector."""
 
     KIND = JOBSET
@@ -81,12 +79,6 @@ class JobSetAdapter(SpecManagedBy):
 
     # --- GenericJob -----------------------------------------------------------------------------
 
-    def is_suspended(self) -> bool:
-        return _SUSPEND.get_typed(self._obj, bool, default=False)
-
-    def suspend(self) -> None:
-        _SUSPEND.set(self._obj, True)
-
     def is_active(self) -> bool:
         return any(self._status_int(path, "active") > 0 for path, _ in self._statuses())
 
@@ -117,7 +109,7 @@ class JobSetAdapter(SpecManagedBy):
         return [path.text for path in self._template_paths()]
 
     def run_with_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> None:
-        _SUSPEND.set(self._obj, False)
+        self._unsuspend()
         merge_infos(self._obj, self._template_paths(), infos)
 
     def restore_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> bool:
@@ -164,7 +156,7 @@ class JobSetAdapter(SpecManagedBy):
     # --- JobWithManagedBy / JobWithPodLabelSelector ---------------------------------------------
 
     def pod_label_selector(self) -> str:
-        return f"{JOBSET_NAME_LABEL}={_NAME.get_typed(self._obj, str, default='')}"
+        return f"{JOBSET_NAME_LABEL}={self._object_name()}"
 
     # --- status helpers -------------------------------------------------------------------------
 

@@ -39,14 +39,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from shared.frameworks.appwrapper import AppWrapperAdapter, ResolvedPodSet
-from shared.frameworks.base import AdapterError, FieldError
+from shared.frameworks.base import FORBIDDEN, INVALID, REQUIRED, AdapterError, FieldError
 from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.frameworks.strconv import GoParseError, atoi
 from shared.jsontree import copy_json
-from webhook.rules.fielderrors import FORBIDDEN, INVALID, REQUIRED
 
 __all__ = [
-    "INTERNAL",
     "MAX_POD_SETS",
     "USER_ID_LABEL",
     "USER_NAME_LABEL",
@@ -60,7 +58,6 @@ __all__ = [
     "wrapped_kinds",
 ]
 
-INTERNAL: Final = "Internal error"
 MAX_POD_SETS: Final = 8
 USER_NAME_LABEL: Final = "workload.codeflare.dev/user"
 USER_ID_LABEL: Final = "workload.codeflare.dev/userid"
