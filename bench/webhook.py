@@ -49,7 +49,7 @@ from webhook.rules.settings import Framework, WebhookSettings
 from webhook.serving.admission_review import AdmissionHandler
 from webhook.serving.asgi_app import create_app
 from webhook.serving.metrics import WebhookMetrics
-from webhook.serving.tls_server import WebhookServer
+from webhook.serving.tls_server import Listener, WebhookServer
 
 
 def _review(operation: str) -> bytes:
@@ -179,13 +179,9 @@ def write_certificates(cert_dir: Path) -> ssl.SSLContext:
 async def _serve(
     cert_dir: Path, ports: Any, stop: Any, handler_factory: Callable[[], AdmissionHandler], ceiling: bool
 ) -> None:
-    webhook = WebhookServer(
-        app=create_app(handler=handler_factory(), readiness_checks={}),
-        cert_dir=cert_dir,
-        host="127.0.0.1",
-        port=0,
-    )
-    echo = WebhookServer(app=_ceiling_app, cert_dir=cert_dir, host="127.0.0.1", port=0) if ceiling else None  # type: ignore[arg-type]
+    listener = Listener(cert_dir=cert_dir, host="127.0.0.1", port=0)
+    webhook = WebhookServer(app=create_app(handler=handler_factory(), readiness_checks={}), listener=listener)
+    echo = WebhookServer(app=_ceiling_app, listener=listener) if ceiling else None  # type: ignore[arg-type]
     await webhook.start()
     if echo is not None:
         await echo.start()
