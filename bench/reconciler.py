@@ -56,13 +56,12 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.common import bench_client, queued_job  # noqa: E402
 from bench.devcluster import devcluster_process  # noqa: E402
 from shared.constants import RESOURCE_FLAVOR_GVK, WORKLOAD_GVK  # noqa: E402
 from shared.kube import (  # noqa: E402
     AlreadyExists,
-    ClientSettings,
     KubeClient,
-    load_kubeconfig,
 )
 from shared.kube.events import EVENTS_V1_EVENT  # noqa: E402
 from shared.kube.kinds import CRD_GVK, JOB_GVK, NAMESPACE_GVK  # noqa: E402
@@ -89,18 +88,11 @@ def process_cpu_seconds(pid: int) -> float:
 
 
 def client_for(kubeconfig: Path) -> KubeClient:
-    return KubeClient.from_connection(
-        load_kubeconfig(kubeconfig), settings=ClientSettings(qps=100000, burst=100000)
-    )
+    return bench_client(kubeconfig, qps=100000)
 
 
 def job(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "q"}},
-        "spec": {"suspend": True, "parallelism": 1, "completions": 1, "template": {"spec": POD_SPEC}},
-    }
+    return queued_job(name, queue="q", cpu="100m", spec={"suspend": True})
 
 
 def raw_workload(name: str) -> dict[str, Any]:
