@@ -11,7 +11,6 @@ nothing outside the templates, ``spec.suspend`` and ``spec.managedBy`` is ever w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Final
 
 from shared.constants import BATCH_JOB_COMPLETION_INDEX_ANNOTATION
@@ -20,10 +19,9 @@ from shared.frameworks.builtin_base import SpecSuspend
 from shared.frameworks.builtin_kinds import JOBSET
 from shared.frameworks.conditions import find_condition, iter_conditions
 from shared.frameworks.paths import FieldPath, describe_type, parse_path
-from shared.frameworks.templates import merge_infos, restore_infos, template_copy
+from shared.frameworks.templates import PodSetsAtTemplatePaths, template_copy
 from shared.frameworks.topology import build_topology_request
 from shared.models.workload import PodSet
-from shared.podset import PodSetInfo
 
 __all__ = [
     "JOBSET_JOB_INDEX_LABEL",
@@ -43,7 +41,7 @@ _RJ_PARALLELISM = parse_path("template.spec.parallelism")
 _RJ_COMPLETIONS = parse_path("template.spec.completions")
 
 
-class JobSetAdapter(SpecSuspend):
+class JobSetAdapter(SpecSuspend, PodSetsAtTemplatePaths):
     """``GenericJob`` + ReclaimablePods, ManagedBy, PodLabelSelector."""
 
     KIND = JOBSET
@@ -107,13 +105,6 @@ class JobSetAdapter(SpecSuspend):
 
     def template_paths(self) -> list[str]:
         return [path.text for path in self._template_paths()]
-
-    def run_with_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> None:
-        self._unsuspend()
-        merge_infos(self._obj, self._template_paths(), infos)
-
-    def restore_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> bool:
-        return restore_infos(self._obj, self._template_paths(), infos)
 
     def finished(self) -> FinishedState:
         iter_conditions(self._obj)  # shape check: a malformed list is an error, not "not finished"
