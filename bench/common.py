@@ -8,15 +8,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from devcluster.standin import RUN_SECONDS_ANNOTATION
 from shared.constants import QUEUE_LABEL
-from shared.kube import ClientSettings, KubeClient, load_kubeconfig
+from shared.kube import AlreadyExists, ClientSettings, KubeClient, load_kubeconfig
+from shared.kube.kinds import CRD_GVK
 
-__all__ = ["bench_client", "queued_job", "wait_until"]
+__all__ = ["bench_client", "create_kueue_crds", "queued_job", "wait_until"]
 
 
 def queued_job(
@@ -71,3 +74,15 @@ async def wait_until(
         changed.clear()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(changed.wait(), min(remaining, 5.0))
+
+
+async def create_kueue_crds(client: KubeClient, shared: Path, names: Iterable[str]) -> None:
+    """Create Kueue's CRDs ``kueue.x-k8s.io_<name>.yaml`` from the reference folder ``shared``
+    (one that exists is left alone)."""
+    for name in names:
+        for document in yaml.safe_load_all(
+            (shared / "crds" / "kueue" / f"kueue.x-k8s.io_{name}.yaml").read_text()
+        ):
+            if document and document.get("kind") == "CustomResourceDefinition":
+                with contextlib.suppress(AlreadyExists):
+                    await client.create(CRD_GVK, document)
