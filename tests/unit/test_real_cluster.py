@@ -6,6 +6,7 @@ were asked, so nothing here starts etcd, kube-apiserver or Kueue.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from devrun.real_cluster import (
     stop_all_below,
     stop_processes_below,
 )
+from tests.polling import eventually
 
 
 def fake_kit(tmp_path: Path, *, script: str = "exit 0") -> Kit:
@@ -235,6 +237,12 @@ def test_stop_processes_below_ends_a_process_left_behind(tmp_path: Path) -> None
     marker = root / "bridge" / "config.yaml"
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", str(marker)])
     try:
+        # until the child has exec'd, /proc/<pid>/cmdline is still this process's (a loaded machine
+        # may take a while): wait for it, with a deadline, before asking what runs below the folder
+        async def exec_done() -> bool:
+            return child.pid in processes_below(root)
+
+        asyncio.run(eventually(exec_done, what="the child's command line", within_seconds=30.0))
         stopped = stop_processes_below(root, grace=0.5)
         assert stopped == [f"pid {child.pid}: {sys.executable} -c import time; time.sleep(120) {marker}"]
         assert child.wait(timeout=30) != 0
