@@ -25,9 +25,9 @@ from prometheus_client import CollectorRegistry, Counter
 from appwrapper.cluster import EventSinkOnRecorder
 from appwrapper.faulttolerance import FaultTolerance
 from appwrapper.manager import AppWrapperManager
-from appwrapper.model import APPWRAPPER_GVK
 from shared.cli_args import controller_config, controller_parser, run_component
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
+from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.manager import ControllerManager
 
 __all__ = ["main", "phase_counter"]
@@ -61,7 +61,7 @@ def phase_counter(registry: CollectorRegistry) -> Counter:
 
 
 def manages_appwrappers(config: Configuration) -> bool:
-    return any(kind.gvk == APPWRAPPER_GVK for kind in config.managed_kinds())
+    return any(kind.gvk == APPWRAPPER.gvk for kind in config.managed_kinds())
 
 
 def main(argv: list[str]) -> int:
@@ -87,7 +87,7 @@ def main(argv: list[str]) -> int:
             on_phase=on_phase,
             config=FaultTolerance(),
             field_manager=config.kueue_bridge.field_manager,
-            workers=args.workers or config.reconcile_concurrency(APPWRAPPER_GVK),
+            workers=args.workers or config.reconcile_concurrency(APPWRAPPER.gvk),
         )
 
     return run_component(

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from appwrapper.model import APPWRAPPER_GVK, APPWRAPPER_LABEL
+from appwrapper.model import APPWRAPPER_LABEL
+from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.kube import EventRecorder, GroupVersionKind, KubeClient, NotFound, StoreView, UnknownKindError
 from shared.kube.kinds import JOB_GVK, POD_GVK
 from shared.models.base import WireDict
@@ -59,13 +60,13 @@ class KubePort:
 
     async def patch_status(self, aw: Mapping[str, Any], patch: WireDict) -> WireDict:
         return await self._client.patch_status(
-            APPWRAPPER_GVK, _name(aw), patch, namespace=_namespace(aw), field_manager=self._field_manager
+            APPWRAPPER.gvk, _name(aw), patch, namespace=_namespace(aw), field_manager=self._field_manager
         )
 
     async def set_finalizers(self, aw: Mapping[str, Any], finalizers: list[str]) -> WireDict:
         version = (aw.get("metadata") or {}).get("resourceVersion")
         return await self._client.patch(
-            APPWRAPPER_GVK,
+            APPWRAPPER.gvk,
             _name(aw),
             {"metadata": {"finalizers": finalizers, "resourceVersion": version}},
             namespace=_namespace(aw),

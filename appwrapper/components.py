@@ -31,9 +31,10 @@ from typing import Any
 
 import orjson
 
-from appwrapper.model import APPWRAPPER_GVK, APPWRAPPER_LABEL
+from appwrapper.model import APPWRAPPER_LABEL
 from shared.frameworks.appwrapper import AppWrapperAdapter, ResolvedPodSet
 from shared.frameworks.base import AdapterError
+from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.frameworks.paths import FieldPath, PathSyntaxError, describe_type, parse_path
 from shared.jsontree import copy_json
 from shared.kube import GroupVersionKind
@@ -219,8 +220,8 @@ def _set_controller(obj: dict[str, Any], aw: Mapping[str, Any], index: int) -> N
     metadata = obj.setdefault("metadata", {})
     aw_meta = aw.get("metadata") or {}
     owner = {
-        "apiVersion": APPWRAPPER_GVK.api_version,
-        "kind": APPWRAPPER_GVK.kind,
+        "apiVersion": APPWRAPPER.gvk.api_version,
+        "kind": APPWRAPPER.gvk.kind,
         "name": aw_meta.get("name", ""),
         "uid": aw_meta.get("uid", ""),
         "controller": True,
@@ -230,7 +231,7 @@ def _set_controller(obj: dict[str, Any], aw: Mapping[str, Any], index: int) -> N
     kept: list[dict[str, Any]] = []
     for reference in references:
         same = (
-            GroupVersionKind.of(reference).group == APPWRAPPER_GVK.group
+            GroupVersionKind.of(reference).group == APPWRAPPER.gvk.group
             and reference.get("kind") == owner["kind"]
             and reference.get("name") == owner["name"]
         )

@@ -125,11 +125,14 @@ class Knobs:
         try:
             return parse_go_duration(text)
         except DurationError as exc:
-            log.error(
-                "malformed annotation; using the default",
-                extra={"appwrapper": self._key, "annotation": annotation, "value": text, "error": str(exc)},
-            )
+            self._malformed(annotation, text, exc)
             return None
+
+    def _malformed(self, annotation: str, text: str, exc: Exception) -> None:
+        log.error(
+            "malformed annotation; using the default",
+            extra={"appwrapper": self._key, "annotation": annotation, "value": text, "error": str(exc)},
+        )
 
     def _clipped(self, annotation: str, default: timedelta) -> timedelta:
         value = self._duration(annotation)
@@ -175,15 +178,7 @@ class Knobs:
             try:
                 return _int32(atoi(text))
             except GoParseError as exc:
-                log.error(
-                    "malformed annotation; using the default",
-                    extra={
-                        "appwrapper": self._key,
-                        "annotation": RETRY_LIMIT_ANNOTATION,
-                        "value": text,
-                        "error": str(exc),
-                    },
-                )
+                self._malformed(RETRY_LIMIT_ANNOTATION, text, exc)
         return self._config.retry_limit
 
     @property

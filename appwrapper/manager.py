@@ -30,9 +30,10 @@ from typing import Any
 
 from appwrapper.cluster import APPWRAPPER_INDEX, JOB_GVK, POD_GVK, KubePort, appwrapper_index
 from appwrapper.faulttolerance import FaultTolerance
-from appwrapper.model import APPWRAPPER_GVK, APPWRAPPER_LABEL
+from appwrapper.model import APPWRAPPER_LABEL
 from appwrapper.phases import PhaseMachine
 from appwrapper.ports import EventSink, PhaseObserver
+from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.jsontree import json_tree_copy
 from shared.kube import Controller, Informer, KubeClient, Result
 from shared.manager import ControllerSet
@@ -58,7 +59,7 @@ class AppWrapperManager(ControllerSet):
         workers: int,
         resync_period: float | None = 600.0,
     ) -> None:
-        self.appwrappers = Informer(client, APPWRAPPER_GVK, resync_period=resync_period)
+        self.appwrappers = Informer(client, APPWRAPPER.gvk, resync_period=resync_period)
         self.pods = Informer(
             client, POD_GVK, label_selector=APPWRAPPER_LABEL, indexers={APPWRAPPER_INDEX: appwrapper_index}
         )

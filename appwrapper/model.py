@@ -13,12 +13,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Final
 
-from shared.frameworks.appwrapper import APPWRAPPER_CONTROLLER_NAME, APPWRAPPER_GVK
-
 __all__ = [
     "ADMISSION_GRACE_PERIOD_ANNOTATION",
-    "APPWRAPPER_CONTROLLER_NAME",
-    "APPWRAPPER_GVK",
     "APPWRAPPER_LABEL",
     "DELETING_RESOURCES",
     "DELETION_ON_FAILURE_GRACE_PERIOD_ANNOTATION",

@@ -54,7 +54,6 @@ from typing import Any
 from appwrapper.components import ComponentError, expected_pod_count, initial_component_status
 from appwrapper.faulttolerance import FaultTolerance
 from appwrapper.model import (
-    APPWRAPPER_CONTROLLER_NAME,
     DELETING_RESOURCES,
     DELETION_ON_FAILURE_GRACE_PERIOD_ANNOTATION,
     FINALIZER,
@@ -69,6 +68,7 @@ from appwrapper.resources import create_components, delete_components
 from appwrapper.state import Attempt
 from appwrapper.summary import JOB_KIND, PodSummary, summarize_components, summarize_pods
 from shared.durations import format_go_duration
+from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.kube import KubeError, NotFound
 from shared.kube.times import utc_now
 
@@ -112,7 +112,7 @@ class PhaseMachine:
     async def reconcile(self, aw: dict[str, Any]) -> float | None:
         """Move ``aw`` along; the seconds after which to look again, or ``None``."""
         managed_by = (aw.get("spec") or {}).get("managedBy")
-        if managed_by is not None and managed_by != APPWRAPPER_CONTROLLER_NAME:
+        if managed_by is not None and managed_by != APPWRAPPER.own_controller:
             return None
         attempt = Attempt(
             aw,

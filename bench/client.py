@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import gc
 import itertools
 import ssl
@@ -479,6 +480,13 @@ async def measure_informer_memory(
 async def main_async(args: argparse.Namespace) -> None:
     print(f"python {sys.version.split()[0]}, httpx {httpx.__version__}, aiohttp {aiohttp.__version__}")
     served: bytes | None = None
+    throughput = functools.partial(
+        measure_throughput,
+        namespace=args.namespace,
+        count=args.requests,
+        concurrency=args.concurrency,
+        rounds=args.rounds,
+    )
     if args.devcluster:
         from devcluster.apiserver import ServerOptions
         from devcluster.server import ThreadedDevCluster
@@ -487,39 +495,18 @@ async def main_async(args: argparse.Namespace) -> None:
         try:
             connection = load_kubeconfig(cluster.kubeconfig_path)
             print(f"API server: in-process devcluster at {connection.server} (own thread and loop, same CPU)")
-            lines = await measure_throughput(
-                connection,
-                namespace=args.namespace,
-                count=args.requests,
-                concurrency=args.concurrency,
-                rounds=args.rounds,
-                cleanup=False,
-            )
+            lines = await throughput(connection, cleanup=False)
             served = await served_job_list(connection, args.objects, args.concurrency)
         finally:
             await asyncio.to_thread(cluster.stop)
     elif args.kubeconfig:
         connection = load_kubeconfig(args.kubeconfig, context=args.context)
         print(f"API server: {connection.server} (kubeconfig {args.kubeconfig})")
-        lines = await measure_throughput(
-            connection,
-            namespace=args.namespace,
-            count=args.requests,
-            concurrency=args.concurrency,
-            rounds=args.rounds,
-            cleanup=True,
-        )
+        lines = await throughput(connection, cleanup=True)
     else:
         async with loopback_api() as connection:
             print(f"API server: in-process HTTPS imitation at {connection.server} (shares this CPU and loop)")
-            lines = await measure_throughput(
-                connection,
-                namespace=args.namespace,
-                count=args.requests,
-                concurrency=args.concurrency,
-                rounds=args.rounds,
-                cleanup=False,
-            )
+            lines = await throughput(connection, cleanup=False)
     print(
         f"{args.requests} requests per operation and client, concurrency {args.concurrency}, best of {args.rounds} rounds"
     )

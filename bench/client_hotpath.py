@@ -34,7 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -325,6 +325,16 @@ def bench_http1(rounds: int, *, requests: int, concurrency: int) -> None:
         real_made(self, transport)
         self.transport = TimedWrites(self.transport)
 
+    async def cpu_per_request(worker: Callable[[int], Awaitable[None]]) -> tuple[float, float]:
+        """(CPU µs per request, µs per socket write) of ``requests`` requests, ``concurrency`` workers
+        at a time, after five each to open the connections."""
+        await asyncio.gather(*(worker(5) for _ in range(concurrency)))
+        written[:] = [0.0, 0]
+        started = time.process_time()
+        await asyncio.gather(*(worker(requests // concurrency) for _ in range(concurrency)))
+        cpu = (time.process_time() - started) / requests * 1e6
+        return cpu, written[0] / max(written[1], 1) * 1e6
+
     async def client_burst() -> tuple[float, str]:
         client = KubeClient(
             server=f"https://127.0.0.1:{port}",
@@ -348,12 +358,7 @@ def bench_http1(rounds: int, *, requests: int, concurrency: int) -> None:
                     decode=False,
                 )
 
-        await asyncio.gather(*(worker(5) for _ in range(concurrency)))
-        written[:] = [0.0, 0]
-        started = time.process_time()
-        await asyncio.gather(*(worker(requests // concurrency) for _ in range(concurrency)))
-        cpu = (time.process_time() - started) / requests * 1e6
-        write = written[0] / max(written[1], 1) * 1e6
+        cpu, write = await cpu_per_request(worker)
         await client.aclose()
         return cpu, f"write {write:.1f} us"
 
@@ -377,12 +382,7 @@ def bench_http1(rounds: int, *, requests: int, concurrency: int) -> None:
             for _ in range(count):
                 await pool.request("PATCH", url, headers=headers, content=body, path="/w", total_timeout=10.0)
 
-        await asyncio.gather(*(worker(5) for _ in range(concurrency)))  # warm: connections open
-        written[:] = [0.0, 0]
-        started = time.process_time()
-        await asyncio.gather(*(worker(requests // concurrency) for _ in range(concurrency)))
-        cpu = (time.process_time() - started) / requests * 1e6
-        write = written[0] / max(written[1], 1) * 1e6
+        cpu, write = await cpu_per_request(worker)
         await pool.aclose()
         return cpu, f"write {write:.1f} us; {opened} connections for {requests + 5 * concurrency} requests"
 

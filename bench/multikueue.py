@@ -59,6 +59,7 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.common import bench_client, create_kueue_crds  # noqa: E402
 from bench.devcluster import devcluster_process  # noqa: E402
 from bench.multikueue_measure import (  # noqa: E402
     NAMESPACE,
@@ -79,8 +80,8 @@ from shared.constants import (  # noqa: E402
     MULTIKUEUE_CONFIG_GVK,
     RESOURCE_FLAVOR_GVK,
 )
-from shared.kube import AlreadyExists, ClientSettings, KubeClient, load_kubeconfig  # noqa: E402
-from shared.kube.kinds import CRD_GVK, NAMESPACE_GVK, SECRET_GVK  # noqa: E402
+from shared.kube import KubeClient  # noqa: E402
+from shared.kube.kinds import NAMESPACE_GVK, SECRET_GVK  # noqa: E402
 
 SHARED = Path(os.environ.get("KUEUE_BRIDGE_SHARED_DIR") or REPO.parent / "shared")
 KUEUE_CRDS = (
@@ -105,19 +106,11 @@ CONFIG = {
 
 
 def client_for(kubeconfig: Path) -> KubeClient:
-    return KubeClient.from_connection(
-        load_kubeconfig(kubeconfig), settings=ClientSettings(qps=5000, burst=5000)
-    )
+    return bench_client(kubeconfig, qps=5000)
 
 
 async def setup(client: KubeClient, *, cpu: str, check: bool) -> None:
-    for name in KUEUE_CRDS:
-        for document in yaml.safe_load_all(
-            (SHARED / "crds" / "kueue" / f"kueue.x-k8s.io_{name}.yaml").read_text()
-        ):
-            if document and document.get("kind") == "CustomResourceDefinition":
-                with contextlib.suppress(AlreadyExists):
-                    await client.create(CRD_GVK, document)
+    await create_kueue_crds(client, SHARED, KUEUE_CRDS)
     while True:
         try:
             await client.list(MULTIKUEUE_CLUSTER_GVK)

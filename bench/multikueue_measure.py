@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
+from bench.common import queued_job
 from shared.constants import WORKLOAD_GVK
 from shared.kube import KubeClient, Watch
 from shared.kube.kinds import JOB_GVK
@@ -79,30 +80,15 @@ async def submit(client: KubeClient, args: argparse.Namespace, started: float) -
 def job(name: str, run_seconds: float) -> dict[str, Any]:
     """A queued batch Job for MultiKueue (suspended, ``managedBy`` set), 100m CPU; the devcluster's
     job runner completes it ``run_seconds`` after it starts (the real rounds' runner reads it too)."""
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": NAMESPACE,
-            "labels": {"kueue.x-k8s.io/queue-name": "q"},
-            "annotations": {"kueue-bridge.dev/run-seconds": str(run_seconds)},
-        },
-        "spec": {
-            "suspend": True,
-            "managedBy": "kueue.x-k8s.io/multikueue",
-            "parallelism": 1,
-            "completions": 1,
-            "template": {
-                "spec": {
-                    "restartPolicy": "Never",
-                    "containers": [
-                        {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
-                    ],
-                }
-            },
-        },
-    }
+    return queued_job(
+        name,
+        queue="q",
+        cpu="100m",
+        container="c",
+        namespace=NAMESPACE,
+        run_seconds=run_seconds,
+        spec={"suspend": True, "managedBy": "kueue.x-k8s.io/multikueue"},
+    )
 
 
 def complete(obj: dict[str, Any]) -> bool:

@@ -38,6 +38,7 @@ import httpx
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from bench.common import wait_until
 from devcluster.standin.client import ApiClient
 from devcluster.standin.jobrunner import JOBS, JobRunner
 from devcluster.standin.objects import WatchedObjects
@@ -337,14 +338,12 @@ class Timeline:
             self.changed.set()
 
     async def wait(self, predicate: Any, *, within: float, what: str) -> None:
-        deadline = time.monotonic() + within
-        while not predicate():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise RuntimeError(
-                    f"after {within:.0f}s: {what} not reached ({len(self.unsuspended)} unsuspended, "
-                    f"{len(self.admitted)} admitted, {len(self.done)} finished and released)"
-                )
-            self.changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.changed.wait(), min(remaining, 5.0))
+        await wait_until(
+            predicate,
+            self.changed,
+            within=within,
+            failure=lambda: (
+                f"after {within:.0f}s: {what} not reached ({len(self.unsuspended)} unsuspended, "
+                f"{len(self.admitted)} admitted, {len(self.done)} finished and released)"
+            ),
+        )

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import multiprocessing
 import os
 import queue
@@ -56,16 +55,14 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.common import bench_client, create_kueue_crds, queued_job  # noqa: E402
 from bench.devcluster import devcluster_process  # noqa: E402
 from shared.constants import RESOURCE_FLAVOR_GVK, WORKLOAD_GVK  # noqa: E402
 from shared.kube import (  # noqa: E402
-    AlreadyExists,
-    ClientSettings,
     KubeClient,
-    load_kubeconfig,
 )
 from shared.kube.events import EVENTS_V1_EVENT  # noqa: E402
-from shared.kube.kinds import CRD_GVK, JOB_GVK, NAMESPACE_GVK  # noqa: E402
+from shared.kube.kinds import JOB_GVK, NAMESPACE_GVK  # noqa: E402
 from shared.kube.watch import EventType, Watch  # noqa: E402
 
 __all__ = ["main"]
@@ -89,18 +86,11 @@ def process_cpu_seconds(pid: int) -> float:
 
 
 def client_for(kubeconfig: Path) -> KubeClient:
-    return KubeClient.from_connection(
-        load_kubeconfig(kubeconfig), settings=ClientSettings(qps=100000, burst=100000)
-    )
+    return bench_client(kubeconfig, qps=100000)
 
 
 def job(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "q"}},
-        "spec": {"suspend": True, "parallelism": 1, "completions": 1, "template": {"spec": POD_SPEC}},
-    }
+    return queued_job(name, queue="q", cpu="100m", spec={"suspend": True})
 
 
 def raw_workload(name: str) -> dict[str, Any]:
@@ -124,13 +114,7 @@ async def bounded(concurrency: int, calls: list[Any]) -> None:
 
 async def setup(kubeconfig: Path) -> None:
     async with client_for(kubeconfig) as client:
-        for name in KUEUE_CRDS:
-            for document in yaml.safe_load_all(
-                (SHARED / "crds" / "kueue" / f"kueue.x-k8s.io_{name}.yaml").read_text()
-            ):
-                if document and document.get("kind") == "CustomResourceDefinition":
-                    with contextlib.suppress(AlreadyExists):
-                        await client.create(CRD_GVK, document)
+        await create_kueue_crds(client, SHARED, KUEUE_CRDS)
         for namespace in ("kueue-system", "bench", "ceiling", "narrow"):
             await client.create(NAMESPACE_GVK, {"metadata": {"name": namespace}})
         await client.create(RESOURCE_FLAVOR_GVK, {"metadata": {"name": "default"}})

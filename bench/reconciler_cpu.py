@@ -64,6 +64,7 @@ from prometheus_client.parser import text_string_to_metric_families
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.common import bench_client, queued_job, wait_until  # noqa: E402
 from bench.devcluster import devcluster_process  # noqa: E402
 from bench.profile_breakdown import PARTS, Breakdown, read_breakdown, top_functions  # noqa: E402
 from devrun.components import (  # noqa: E402
@@ -76,10 +77,8 @@ from devrun.components import (  # noqa: E402
 from devrun.samples import crd_files, install_crds  # noqa: E402
 from shared.constants import CLUSTER_QUEUE_GVK, LOCAL_QUEUE_GVK, RESOURCE_FLAVOR_GVK, WORKLOAD_GVK  # noqa: E402
 from shared.kube import (  # noqa: E402
-    ClientSettings,
     GroupVersionKind,
     KubeClient,
-    load_kubeconfig,
 )
 from shared.kube.kinds import JOB_GVK, NAMESPACE_GVK  # noqa: E402
 from shared.kube.watch import EventType, Watch  # noqa: E402
@@ -116,33 +115,11 @@ def load_average() -> str:
 
 def job_body(index: int, *, run_seconds: float) -> dict[str, Any]:
     """A queued Job as a user writes it: no ``suspend`` (the webhook adds it)."""
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": f"job-{index}",
-            "labels": {"kueue.x-k8s.io/queue-name": "bench"},
-            "annotations": {"kueue-bridge.dev/run-seconds": str(run_seconds)},
-        },
-        "spec": {
-            "parallelism": 1,
-            "completions": 1,
-            "template": {
-                "spec": {
-                    "restartPolicy": "Never",
-                    "containers": [
-                        {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "10m"}}}
-                    ],
-                }
-            },
-        },
-    }
+    return queued_job(f"job-{index}", queue="bench", cpu="10m", run_seconds=run_seconds)
 
 
 def client_for(kubeconfig: Path) -> KubeClient:
-    return KubeClient.from_connection(
-        load_kubeconfig(kubeconfig), settings=ClientSettings(qps=100000, burst=100000)
-    )
+    return bench_client(kubeconfig, qps=100000)
 
 
 async def setup_queues(client: KubeClient, *, jobs: int, install: bool = True) -> None:
@@ -313,17 +290,15 @@ class Lifecycles:
             self.changed.set()
 
     async def wait_for(self, count: int, *, within: float) -> None:
-        deadline = time.monotonic() + within
-        while len(self.done) < count:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise RuntimeError(
-                    f"after {within:.0f}s only {len(self.done)} of {count} Workloads finished and released "
-                    f"({len(self.workloads)} seen)"
-                )
-            self.changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.changed.wait(), min(remaining, 5.0))
+        await wait_until(
+            lambda: len(self.done) >= count,
+            self.changed,
+            within=within,
+            failure=lambda: (
+                f"after {within:.0f}s only {len(self.done)} of {count} Workloads finished and released "
+                f"({len(self.workloads)} seen)"
+            ),
+        )
 
 
 async def quiet(pid: int, *, within: float = 120.0) -> None:

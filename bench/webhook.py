@@ -42,13 +42,14 @@ import orjson
 
 from certs import generate_ca, issue_serving_cert, write_cert_dir
 from shared.eventloop import run_process_loop
-from shared.frameworks.batch_job import BATCH_JOB_GVK, BatchJobAdapter
+from shared.frameworks.batch_job import BatchJobAdapter
+from shared.frameworks.builtin_kinds import BATCH_JOB
 from webhook.rules.lookups import InMemoryLookups
 from webhook.rules.settings import Framework, WebhookSettings
 from webhook.serving.admission_review import AdmissionHandler
 from webhook.serving.asgi_app import create_app
 from webhook.serving.metrics import WebhookMetrics
-from webhook.serving.tls_server import WebhookServer
+from webhook.serving.tls_server import Listener, WebhookServer
 
 
 def _review(operation: str) -> bytes:
@@ -155,7 +156,7 @@ def bench_handler() -> AdmissionHandler:
     """The webhook this benchmark measures: batch Jobs, one LocalQueue."""
     framework = Framework(
         name="batch/job",
-        gvk=BATCH_JOB_GVK,
+        gvk=BATCH_JOB.gvk,
         plural="jobs",
         adapter=BatchJobAdapter,
         revalidate_create_on_update=True,
@@ -178,13 +179,9 @@ def write_certificates(cert_dir: Path) -> ssl.SSLContext:
 async def _serve(
     cert_dir: Path, ports: Any, stop: Any, handler_factory: Callable[[], AdmissionHandler], ceiling: bool
 ) -> None:
-    webhook = WebhookServer(
-        app=create_app(handler=handler_factory(), readiness_checks={}),
-        cert_dir=cert_dir,
-        host="127.0.0.1",
-        port=0,
-    )
-    echo = WebhookServer(app=_ceiling_app, cert_dir=cert_dir, host="127.0.0.1", port=0) if ceiling else None  # type: ignore[arg-type]
+    listener = Listener(cert_dir=cert_dir, host="127.0.0.1", port=0)
+    webhook = WebhookServer(app=create_app(handler=handler_factory(), readiness_checks={}), listener=listener)
+    echo = WebhookServer(app=_ceiling_app, listener=listener) if ceiling else None  # type: ignore[arg-type]
     await webhook.start()
     if echo is not None:
         await echo.start()

@@ -46,7 +46,7 @@ from devrun.components import (
 from devrun.samples import crd_files, declarative_completions, install_crds, write_runtime_config
 from shared.component_access import KUEUE_CONFIG_KEY, KUEUE_CONFIG_MAP
 from shared.config import load_config
-from shared.frameworks.appwrapper import APPWRAPPER_GVK
+from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.kube import AlreadyExists, KubeClient, load_kubeconfig
 from shared.kube.kinds import CONFIG_MAP_GVK, NAMESPACE_GVK
 
@@ -220,7 +220,7 @@ async def publish_standin_configuration(client: KubeClient, *, config: Path) -> 
 
 def manages_appwrappers(config: Path) -> bool:
     """Whether the run-time configuration manages AppWrappers (then their controller runs too)."""
-    return any(kind.gvk == APPWRAPPER_GVK for kind in load_config(config).managed_kinds())
+    return any(kind.gvk == APPWRAPPER.gvk for kind in load_config(config).managed_kinds())
 
 
 async def start_components(

@@ -53,12 +53,14 @@ from devrun.real_cluster import (
     RealClusterPorts,
     free_ports,
 )
+from shared.config import DEFAULT_BRIDGE_MULTIKUEUE_CONTROLLER, DEFAULT_NAMESPACE
 from shared.constants import (
     ADMISSION_CHECK_GVK,
     CLUSTER_QUEUE_GVK,
     LOCAL_QUEUE_GVK,
     MULTIKUEUE_CLUSTER_GVK,
     MULTIKUEUE_CONFIG_GVK,
+    MULTIKUEUE_CONTROLLER_NAME,
     RESOURCE_FLAVOR_GVK,
 )
 from shared.kube import AlreadyExists, GroupVersionKind, KubeClient, NotFound, load_kubeconfig
@@ -66,8 +68,6 @@ from shared.kube.conditions import object_condition
 from shared.kube.kinds import NAMESPACE_GVK, SECRET_GVK, SERVICE_ACCOUNT_GVK
 
 __all__ = [
-    "BRIDGE_CONTROLLER",
-    "KUEUE_CONTROLLER",
     "Dispatcher",
     "FleetMember",
     "FleetSettings",
@@ -80,11 +80,7 @@ __all__ = [
 
 Dispatcher = Literal["bridge", "kueue"]
 
-BRIDGE_CONTROLLER: Final = "kueue-bridge.dev/multikueue"
-KUEUE_CONTROLLER: Final = "kueue.x-k8s.io/multikueue"
-SYSTEM_NAMESPACE: Final = "kueue-system"
 FIELD_MANAGER: Final = "kueue-bridge-fleet"
-CLUSTER_QUEUE: Final = CLUSTER_QUEUE_GVK
 CHECK_NAME: Final = "mk"
 CONFIG_NAME: Final = "mk-config"
 FLAVOR_NAME: Final = "default-flavor"
@@ -132,7 +128,11 @@ class RealFleet:
 
     @property
     def controller_name(self) -> str:
-        return BRIDGE_CONTROLLER if self.settings.dispatcher == "bridge" else KUEUE_CONTROLLER
+        return (
+            DEFAULT_BRIDGE_MULTIKUEUE_CONTROLLER
+            if self.settings.dispatcher == "bridge"
+            else MULTIKUEUE_CONTROLLER_NAME
+        )
 
     def processes(self) -> dict[str, int]:
         """Every process of the fleet by a label (``manager kube-apiserver``, ``w1 reconciler``, ...):
@@ -187,7 +187,7 @@ class RealFleet:
             if member is self.manager:
                 spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": CHECK_NAME}]}
             await client.apply(
-                CLUSTER_QUEUE,
+                CLUSTER_QUEUE_GVK,
                 {"metadata": {"name": name}, "spec": spec},
                 field_manager=FIELD_MANAGER,
                 force=True,
@@ -261,7 +261,7 @@ def _bridge_config(settings: FleetSettings) -> dict[str, Any]:
     return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
-        "namespace": SYSTEM_NAMESPACE,
+        "namespace": DEFAULT_NAMESPACE,
         "integrations": {"frameworks": ["batch/job"]},
         "multiKueue": {"gcInterval": settings.gc_interval, "workerLostTimeout": settings.worker_lost_timeout},
         "leaderElection": {"leaderElect": False},
@@ -426,7 +426,7 @@ async def _multikueue_objects(fleet: RealFleet) -> None:
         if member.proxy is not None:
             kubeconfig = _kubeconfig_through(kubeconfig, member.proxy.port)
         secret: Mapping[str, Any] = {
-            "metadata": {"name": f"{name}-kubeconfig", "namespace": SYSTEM_NAMESPACE},
+            "metadata": {"name": f"{name}-kubeconfig", "namespace": DEFAULT_NAMESPACE},
             "data": {"kubeconfig": base64.b64encode(kubeconfig.encode()).decode()},
         }
         await client.apply(SECRET_GVK, secret, field_manager=FIELD_MANAGER, force=True)

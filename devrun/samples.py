@@ -28,6 +28,7 @@ from typing import Any, Final
 import yaml
 
 from devcluster.standin import DeclarativeCompletion, Resource
+from shared.frameworks.builtin_kinds import APPWRAPPER, BATCH_JOB
 from shared.kube import AlreadyExists, GroupVersionKind, KubeClient, NotFound
 from shared.kube.kinds import CRD_GVK
 
@@ -63,9 +64,9 @@ class SampleKind:
 
 
 SAMPLE_KINDS: Final = (
-    SampleKind(GroupVersionKind("batch", "v1", "Job"), "jobs"),
+    SampleKind(BATCH_JOB.gvk, BATCH_JOB.plural),
     SampleKind(GroupVersionKind("samples.kueue-bridge.dev", "v1alpha1", "SampleJob"), "samplejobs"),
-    SampleKind(GroupVersionKind("workload.codeflare.dev", "v1beta2", "AppWrapper"), "appwrappers"),
+    SampleKind(APPWRAPPER.gvk, APPWRAPPER.plural),
 )
 
 

@@ -46,9 +46,10 @@ from typing import Any, Final
 from shared.config import Configuration
 from shared.constants import BATCH_JOB_MANAGED_LABELS, MULTIKUEUE_CONTROLLER_NAME
 from shared.frameworks.base import AdapterError
-from shared.frameworks.batch_job import BATCH_JOB_GVK, JOB_NAME_LABEL, BatchJobAdapter
+from shared.frameworks.batch_job import JOB_NAME_LABEL, BatchJobAdapter
+from shared.frameworks.builtin_kinds import BATCH_JOB, JOBSET, PIPELINERUN
 from shared.frameworks.paths import FieldPath, parse_path
-from shared.frameworks.tekton import PIPELINERUN_GVK
+from shared.frameworks.tekton import PIPELINERUN_PENDING
 from shared.jsontree import json_tree_copy
 from shared.kube import GroupVersionKind
 from shared.kube.times import format_time
@@ -56,7 +57,6 @@ from shared.merge_patch import create_merge_patch
 from shared.remote_copy import remote_job_copy
 
 __all__ = [
-    "PIPELINERUN_PENDING",
     "SPEC_MANAGED_BY",
     "MultiKueueAdapters",
     "MultiKueueJobAdapter",
@@ -69,12 +69,10 @@ _TTL: Final = parse_path("spec.ttlSecondsAfterFinished")
 _TEMPLATE_LABELS: Final = parse_path("spec.template.metadata.labels")
 _SUSPEND: Final = parse_path("spec.suspend")
 _PIPELINERUN_STATUS: Final = parse_path("spec.status")
-#: Tekton's "do not start yet" (``v1.PipelineRunSpecStatusPending``)
-PIPELINERUN_PENDING: Final = "PipelineRunPending"
 #: the built-in kinds Kueue has a MultiKueue adapter for (plus PipelineRun, generic in Kueue)
 _SELF_CLEANING: Final[dict[GroupVersionKind, tuple[FieldPath, ...]]] = {
-    BATCH_JOB_GVK: (_SELECTOR, _TTL),
-    GroupVersionKind("jobset.x-k8s.io", "v1alpha2", "JobSet"): (_TTL,),
+    BATCH_JOB.gvk: (_SELECTOR, _TTL),
+    JOBSET.gvk: (_TTL,),
 }
 
 
@@ -245,12 +243,12 @@ class MultiKueueAdapters:
 
 
 def _builtin(gvk: GroupVersionKind) -> MultiKueueJobAdapter:
-    created_as = ((_PIPELINERUN_STATUS, PIPELINERUN_PENDING),) if gvk == PIPELINERUN_GVK else ()
+    created_as = ((_PIPELINERUN_STATUS, PIPELINERUN_PENDING),) if gvk == PIPELINERUN.gvk else ()
     return MultiKueueJobAdapter(
         gvk=gvk,
         drop=_SELF_CLEANING.get(gvk, ()),
         created_as=created_as,
-        batch_job=gvk == BATCH_JOB_GVK,
+        batch_job=gvk == BATCH_JOB.gvk,
         builtin=True,
     )
 

@@ -26,6 +26,7 @@ starts (informers, controllers, the garbage collector, worker connections) and s
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -218,20 +219,13 @@ class MultiKueueManager(ControllerSet):
             clusters=_getter(self.clusters.store),
             now=options.now,
         )
-        metrics = client.metrics
-        self.cluster_controller = Controller(
-            name="multikueue_cluster",
-            reconcile=self.cluster_reconciler.reconcile,
-            clock=client.clock,
-            workers=4,
-            metrics=metrics,
+        # every controller of this process runs on the client's clock and reports to its metrics
+        controller = functools.partial(Controller, clock=client.clock, metrics=client.metrics)
+        self.cluster_controller = controller(
+            name="multikueue_cluster", reconcile=self.cluster_reconciler.reconcile, workers=4
         )
-        self.check_controller = Controller(
-            name="multikueue_admissioncheck",
-            reconcile=self.check_reconciler.reconcile,
-            clock=client.clock,
-            workers=2,
-            metrics=metrics,
+        self.check_controller = controller(
+            name="multikueue_admissioncheck", reconcile=self.check_reconciler.reconcile, workers=2
         )
         self.workload_reconciler = WorkloadReconciler(
             client=client,
@@ -261,12 +255,8 @@ class MultiKueueManager(ControllerSet):
             WORKLOAD_GVK, default=DEFAULT_WORKLOAD_CONCURRENCY
         )
         self._stale_reads: set[str] = set()
-        self.workload_controller = Controller(
-            name="multikueue_workload",
-            reconcile=self._reconcile_workload,
-            clock=client.clock,
-            workers=workers,
-            metrics=metrics,
+        self.workload_controller = controller(
+            name="multikueue_workload", reconcile=self._reconcile_workload, workers=workers
         )
         self.controllers: list[Controller] = [
             self.cluster_controller,
@@ -288,12 +278,8 @@ class MultiKueueManager(ControllerSet):
                 clock=client.clock,
                 now=options.now,
             )
-            dispatcher_controller = Controller(
-                name="multikueue_incremental_dispatcher",
-                reconcile=self.dispatcher.reconcile,
-                clock=client.clock,
-                workers=workers,
-                metrics=metrics,
+            dispatcher_controller = controller(
+                name="multikueue_incremental_dispatcher", reconcile=self.dispatcher.reconcile, workers=workers
             )
             dispatcher_controller.watch(self.workloads)
             self.controllers.append(dispatcher_controller)

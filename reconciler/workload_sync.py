@@ -558,26 +558,26 @@ class WorkloadSync:
         else:
             fresh.spec.active = workload.spec.active
         workload.spec = fresh.spec
-        updated = await self.write_spec(workload)
-        self._events.record(
-            regarding=job.obj,
-            event_type="Normal",
-            reason=EventReason.UPDATED_WORKLOAD,
-            message=f"Updated not matching Workload for suspended job: {workload.metadata.namespace}/{workload.metadata.name}",
+        return await self._write_spec_and_record(
+            job,
+            workload,
+            f"Updated not matching Workload for suspended job: {workload.metadata.namespace}/{workload.metadata.name}",
         )
-        return updated
 
     async def _update_admission_gated_by(self, job: GenericJob, workload: Workload) -> Workload:
         """Kueue's ``UpdateAdmissionGatedBy``: the job's admission gates onto its matching Workload."""
         if not propagate_admission_gated_by(job.obj, workload):
             return workload
-        updated = await self.write_spec(workload)
         gates = annotations_of(job.obj).get(ADMISSION_GATED_BY_ANNOTATION, "")
+        return await self._write_spec_and_record(
+            job, workload, f"Updated workload AdmissionGatedBy to {quote(gates)}"
+        )
+
+    async def _write_spec_and_record(self, job: GenericJob, workload: Workload, message: str) -> Workload:
+        """Write the Workload's spec, then record Kueue's ``UpdatedWorkload`` event on the job."""
+        updated = await self.write_spec(workload)
         self._events.record(
-            regarding=job.obj,
-            event_type="Normal",
-            reason=EventReason.UPDATED_WORKLOAD,
-            message=f"Updated workload AdmissionGatedBy to {quote(gates)}",
+            regarding=job.obj, event_type="Normal", reason=EventReason.UPDATED_WORKLOAD, message=message
         )
         return updated
 
@@ -597,12 +597,10 @@ class WorkloadSync:
             return
         workload.spec.priority_class_ref = priority.ref
         workload.spec.priority = priority.value
-        await self.write_spec(workload)
-        self._events.record(
-            regarding=job.obj,
-            event_type="Normal",
-            reason=EventReason.UPDATED_WORKLOAD,
-            message=f"Updated workload priority class: {workload.metadata.namespace}/{workload.metadata.name}",
+        await self._write_spec_and_record(
+            job,
+            workload,
+            f"Updated workload priority class: {workload.metadata.namespace}/{workload.metadata.name}",
         )
 
     # --- no workload ---------------------------------------------------------------------------

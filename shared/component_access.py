@@ -32,8 +32,7 @@ from typing import Final, Literal
 
 from shared.config import Configuration, ManagedKind
 from shared.constants import API_GROUP
-from shared.frameworks.appwrapper import APPWRAPPER_GVK
-from shared.frameworks.batch_job import BATCH_JOB_GVK
+from shared.frameworks.builtin_kinds import APPWRAPPER, BATCH_JOB
 from shared.kube import GroupVersionKind
 from shared.kueue_integrations import KUEUE_INTEGRATION_BY_GROUP_KIND, KUEUE_INTEGRATIONS
 from shared.webhook_configurations import MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME
@@ -45,7 +44,6 @@ __all__ = [
     "KUEUE_CONFIG_MAP",
     "KUEUE_MANAGER_SERVICE_ACCOUNT",
     "KUEUE_NAMESPACE",
-    "KUEUE_NAMESPACE_DEFAULT",
     "OWN_NAMESPACE",
     "VERBS",
     "WRAPPABLE_KINDS",
@@ -74,7 +72,6 @@ VERBS: Final = ("get", "list", "watch", "create", "update", "patch", "delete")
 _READ: Final = ("get", "list", "watch")
 
 #: Where Kueue runs, its manager's ServiceAccount and its Configuration (Kueue's default manifests).
-KUEUE_NAMESPACE_DEFAULT: Final = "kueue-system"
 KUEUE_MANAGER_SERVICE_ACCOUNT: Final = "kueue-controller-manager"
 KUEUE_CONFIG_MAP: Final = "kueue-manager-config"
 KUEUE_CONFIG_KEY: Final = "controller_manager_config.yaml"
@@ -165,7 +162,7 @@ def _start_up_check() -> list[AccessRule]:
 
 
 def _manages_appwrappers(config: Configuration) -> bool:
-    return any(kind.gvk == APPWRAPPER_GVK for kind in config.managed_kinds())
+    return any(kind.gvk == APPWRAPPER.gvk for kind in config.managed_kinds())
 
 
 def _webhook(config: Configuration) -> list[AccessRule]:
@@ -215,7 +212,7 @@ def _webhook(config: Configuration) -> list[AccessRule]:
 
 def _reconciler(config: Configuration) -> list[AccessRule]:
     kinds = config.managed_kinds()
-    with_status = [kind for kind in kinds if kind.gvk == BATCH_JOB_GVK or kind.builtin is None]
+    with_status = [kind for kind in kinds if kind.gvk == BATCH_JOB.gvk or kind.builtin is None]
     managed = {(kind.gvk.group, kind.gvk.kind) for kind in kinds}
     ancestors = [
         ManagedKind(GroupVersionKind(i.group, i.version, i.kind), i.plural, None, None)
@@ -329,15 +326,11 @@ def _multikueue_worker(config: Configuration) -> list[AccessRule]:
 def _appwrapper(config: Configuration) -> list[AccessRule]:
     if not _manages_appwrappers(config):
         return []
-    group = APPWRAPPER_GVK.group
+    group, plural = APPWRAPPER.gvk.group, APPWRAPPER.plural
     rules = [
-        AccessRule(
-            group, ("appwrappers",), ("get", "list", "watch", "patch"), "AppWrappers and their finalizer"
-        ),
-        AccessRule(group, ("appwrappers/status",), ("get", "update", "patch"), "phases and conditions"),
-        AccessRule(
-            group, ("appwrappers/finalizers",), ("update",), "owner references with blockOwnerDeletion"
-        ),
+        AccessRule(group, (plural,), ("get", "list", "watch", "patch"), "AppWrappers and their finalizer"),
+        AccessRule(group, (f"{plural}/status",), ("get", "update", "patch"), "phases and conditions"),
+        AccessRule(group, (f"{plural}/finalizers",), ("update",), "owner references with blockOwnerDeletion"),
         _events("AppWrapper events"),
         _events_v1("AppWrapper events"),
     ]

@@ -54,12 +54,19 @@ __all__ = [
     "MULTIKUEUE_ORIGIN_LABEL",
     "MULTIKUEUE_WORKER_WORKLOAD_POD_LABEL",
     "MULTIKUEUE_WORKER_WORKLOAD_POD_VALUE",
+    "PODSET_GROUP_NAME_ANNOTATION",
     "PODSET_LABEL",
+    "PODSET_PREFERRED_TOPOLOGY_ANNOTATION",
+    "PODSET_REQUIRED_TOPOLOGY_ANNOTATION",
+    "PODSET_SLICE_REQUIRED_TOPOLOGY_ANNOTATION",
+    "PODSET_SLICE_REQUIRED_TOPOLOGY_CONSTRAINTS_ANNOTATION",
+    "PODSET_SLICE_SIZE_ANNOTATION",
     "PODSET_UNCONSTRAINED_TOPOLOGY_ANNOTATION",
     "POD_PRIORITY_CLASS_GROUP",
     "POD_PRIORITY_CLASS_KIND",
     "PREBUILT_WORKLOAD_ANNOTATION",
     "PREBUILT_WORKLOAD_LABEL",
+    "PRIORITY_BOOST_ANNOTATION",
     "PROVREQ_ANNOTATION_PREFIX",
     "QUEUE_LABEL",
     "RESOURCE_FLAVOR_GVK",
@@ -117,6 +124,7 @@ JOB_MIN_PARALLELISM_ANNOTATION: Final = "kueue.x-k8s.io/job-min-parallelism"
 JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION: Final = "kueue.x-k8s.io/job-completions-equal-parallelism"
 STOPPING_ANNOTATION: Final = "kueue.x-k8s.io/stopping"
 BATCH_JOB_COMPLETION_INDEX_ANNOTATION: Final = "batch.kubernetes.io/job-completion-index"
+#: ``batchv1.JobControllerName``: the only ``spec.managedBy`` the job controller acts on
 KUBERNETES_JOB_CONTROLLER: Final = "kubernetes.io/job-controller"
 # Pod template labels owned by the Kubernetes job controller (``job_controller.go: managedLabels``).
 BATCH_JOB_MANAGED_LABELS: Final = (
@@ -138,6 +146,8 @@ LONG_MAX_WORKLOAD_NAME_LENGTH: Final = 253
 SHORT_MAX_WORKLOAD_NAME_LENGTH: Final = 63  # feature gate ShortWorkloadNames
 
 # --- priority (``apis/kueue/v1beta2``, ``pkg/constants``) ------------------------------------------
+#: ``kueue.x-k8s.io/priority-boost``: added to a Workload's priority in queue order (PriorityBoost gate)
+PRIORITY_BOOST_ANNOTATION: Final = "kueue.x-k8s.io/priority-boost"
 WORKLOAD_PRIORITY_CLASS_GROUP: Final = "kueue.x-k8s.io"
 WORKLOAD_PRIORITY_CLASS_KIND: Final = "WorkloadPriorityClass"
 POD_PRIORITY_CLASS_GROUP: Final = "scheduling.k8s.io"
@@ -150,7 +160,17 @@ LOCAL_QUEUE_LABEL: Final = "kueue.x-k8s.io/local-queue-name"
 CLUSTER_QUEUE_LABEL: Final = "kueue.x-k8s.io/cluster-queue-name"
 WORKLOAD_ANNOTATION: Final = "kueue.x-k8s.io/workload"
 TOPOLOGY_SCHEDULING_GATE: Final = "kueue.x-k8s.io/topology"
+
+# --- pod template annotations of Topology Aware Scheduling (``apis/kueue/v1beta2/topology_types.go``)
+PODSET_REQUIRED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-required-topology"
+PODSET_PREFERRED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-preferred-topology"
 PODSET_UNCONSTRAINED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-unconstrained-topology"
+PODSET_SLICE_REQUIRED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-slice-required-topology"
+PODSET_SLICE_SIZE_ANNOTATION: Final = "kueue.x-k8s.io/podset-slice-size"
+PODSET_SLICE_REQUIRED_TOPOLOGY_CONSTRAINTS_ANNOTATION: Final = (
+    "kueue.x-k8s.io/podset-slice-required-topology-constraints"
+)
+PODSET_GROUP_NAME_ANNOTATION: Final = "kueue.x-k8s.io/podset-group-name"
 
 # --- MultiKueue ------------------------------------------------------------------------------------
 MULTIKUEUE_CONTROLLER_NAME: Final = "kueue.x-k8s.io/multikueue"
@@ -217,6 +237,9 @@ class Reason:
     LOCAL_QUEUE_STOPPED: Final = "LocalQueueStopped"
     DEACTIVATED: Final = "Deactivated"
     NODE_FAILURES: Final = "NodeFailures"
+    # Preempted (``apis/kueue/v1beta2/workload_types.go``, the preemption's place)
+    IN_CLUSTER_QUEUE: Final = "InClusterQueue"
+    IN_COHORT_RECLAIM_WHILE_BORROWING: Final = "InCohortReclaimWhileBorrowing"
     # Requeued
     REACTIVATED: Final = "Reactivated"
     BACKOFF_FINISHED: Final = "BackoffFinished"

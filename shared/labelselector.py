@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from typing import Any, Final
 
 from pydantic import (
     BaseModel,
@@ -42,6 +42,8 @@ from shared.jobmeta import parse_go_int
 from shared.validation_k8s import is_label_key, is_label_value
 
 __all__ = [
+    "KUBE_SYSTEM",
+    "NAMESPACE_NAME_LABEL",
     "LabelSelector",
     "LabelSelectorRequirement",
     "Operator",
@@ -51,7 +53,19 @@ __all__ = [
     "format_selector",
     "parse_selector_string",
     "selector_from_label_selector",
+    "system_namespaces_excluded",
 ]
+
+#: the label kube-apiserver sets on every Namespace: its name (so a selector can name namespaces)
+NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
+KUBE_SYSTEM: Final = "kube-system"
+
+
+def system_namespaces_excluded(kueue_namespace: str) -> dict[str, Any]:
+    """The namespaceSelector (wire form) Kueue uses to leave ``kube-system`` and its own namespace
+    alone: its default ``managedJobsNamespaceSelector`` and its job webhooks' selector."""
+    requirement = {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": [KUBE_SYSTEM, kueue_namespace]}
+    return {"matchExpressions": [requirement]}
 
 
 def _invalid(value: str, messages: list[str]) -> PydanticCustomError:

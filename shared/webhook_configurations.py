@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any, Final, Protocol
 
 from shared.kube import GroupVersionKind
+from shared.labelselector import system_namespaces_excluded
 
 __all__ = [
     "MUTATING_CONFIGURATION_NAME",
@@ -83,15 +84,7 @@ def _webhook(
         "matchPolicy": "Equivalent",
         "sideEffects": "None",
         "timeoutSeconds": timeout,
-        "namespaceSelector": {
-            "matchExpressions": [
-                {
-                    "key": "kubernetes.io/metadata.name",
-                    "operator": "NotIn",
-                    "values": ["kube-system", namespace],
-                }
-            ]
-        },
+        "namespaceSelector": system_namespaces_excluded(namespace),
         "rules": [
             {
                 "apiGroups": [framework.gvk.group],

@@ -39,6 +39,7 @@ from shared.webhook_configurations import (
     VALIDATING_CONFIGURATION_NAME,
     render_webhook_configurations,
 )
+from webhook.serving.tls_server import Listener
 from webhook.settings_from_config import settings_from_config
 
 __all__ = ["main"]
@@ -156,9 +157,7 @@ async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Pat
     process = build_webhook(
         settings=settings,
         client=client,
-        cert_dir=cert_dir,
-        host=config.webhook.host or "0.0.0.0",
-        port=config.webhook.port,
+        listener=Listener(cert_dir=cert_dir, host=config.webhook.host or "0.0.0.0", port=config.webhook.port),
         extra_background=background,
     )
     stopped = asyncio.Event()

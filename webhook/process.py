@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from shared.kube import KubeClient, WatchSettings
@@ -25,7 +24,7 @@ from webhook.rules.settings import WebhookSettings
 from webhook.serving.admission_review import AdmissionHandler
 from webhook.serving.asgi_app import create_app
 from webhook.serving.metrics import WebhookMetrics
-from webhook.serving.tls_server import WebhookServer
+from webhook.serving.tls_server import Listener, WebhookServer
 
 __all__ = ["WebhookProcess", "build_webhook"]
 
@@ -44,10 +43,7 @@ def build_webhook(
     *,
     settings: WebhookSettings,
     client: KubeClient,
-    cert_dir: Path,
-    host: str,
-    port: int,
-    reload_interval: float = 2.0,
+    listener: Listener,
     watch_settings: WatchSettings | None = None,
     extra_background: Callable[[asyncio.Event], list[Coroutine[Any, Any, None]]] | None = None,
 ) -> WebhookProcess:
@@ -67,13 +63,6 @@ def build_webhook(
     def background(stop: asyncio.Event) -> list[Coroutine[Any, Any, None]]:
         return [lookups.run(), *(extra_background(stop) if extra_background is not None else [])]
 
-    server = WebhookServer(
-        app=app,
-        cert_dir=cert_dir,
-        host=host,
-        port=port,
-        reload_interval=reload_interval,
-        background=background,
-    )
+    server = WebhookServer(app=app, listener=listener, background=background)
     server_box.append(server)
     return WebhookProcess(server=server, lookups=lookups, handler=handler)

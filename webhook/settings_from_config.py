@@ -12,10 +12,9 @@ from __future__ import annotations
 import functools
 
 from shared.config import Configuration
-from shared.frameworks.appwrapper import APPWRAPPER_GVK
-from shared.frameworks.batch_job import BATCH_JOB_FRAMEWORK, BatchJobAdapter
+from shared.frameworks.batch_job import BatchJobAdapter
+from shared.frameworks.builtin_kinds import APPWRAPPER, BATCH_JOB, PIPELINERUN
 from shared.frameworks.registry import FrameworkRegistry
-from shared.frameworks.tekton import PIPELINERUN_GVK
 from shared.labelselector import selector_from_label_selector
 from shared.workload_slicing import FEATURE_GATE, FEATURE_GATE_DEFAULT
 from webhook.rules.settings import Framework, WebhookSettings
@@ -33,14 +32,14 @@ def frameworks_from_config(config: Configuration) -> tuple[Framework, ...]:
             plural=entry.plural,
             adapter=(
                 functools.partial(BatchJobAdapter, elastic_jobs=elastic_jobs)
-                if entry.name == BATCH_JOB_FRAMEWORK
+                if entry.name == BATCH_JOB.name
                 else entry.factory
             ),
-            revalidate_create_on_update=entry.name == BATCH_JOB_FRAMEWORK,
-            elastic_gate_template_path="spec.template" if entry.name == BATCH_JOB_FRAMEWORK else None,
+            revalidate_create_on_update=entry.name == BATCH_JOB.name,
+            elastic_gate_template_path="spec.template" if entry.name == BATCH_JOB.name else None,
             elastic_jobs=elastic_jobs,
-            appwrapper_rules=entry.gvk == APPWRAPPER_GVK,
-            external_prebuilt_workloads=not entry.builtin or entry.gvk == PIPELINERUN_GVK,
+            appwrapper_rules=entry.gvk == APPWRAPPER.gvk,
+            external_prebuilt_workloads=not entry.builtin or entry.gvk == PIPELINERUN.gvk,
         )
         for entry in registry
     )

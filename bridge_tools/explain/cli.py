@@ -29,8 +29,7 @@ from bridge_tools.explain.preflight import add_preflight_findings
 from bridge_tools.explain.verdict import Explanation, render_json, render_text
 from bridge_tools.kinds import KindError, parse_object_ref
 from shared.cli_args import EXIT_USAGE, parse_configured_command
-from shared.component_access import KUEUE_NAMESPACE_DEFAULT
-from shared.config import default_config
+from shared.config import DEFAULT_NAMESPACE, default_config
 from shared.kube import KubeClient, KubeError, load_connection
 from shared.preflight import PreflightOptions
 
@@ -56,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
         "--config", help="the kueue-bridge configuration the components run with (default: Kueue's defaults)"
     )
     parser.add_argument(
-        "--kueue-namespace", default=KUEUE_NAMESPACE_DEFAULT, help="where Kueue runs (default: kueue-system)"
+        "--kueue-namespace", default=DEFAULT_NAMESPACE, help="where Kueue runs (default: kueue-system)"
     )
     parser.add_argument(
         "--no-preflight",

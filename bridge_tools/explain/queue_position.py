@@ -37,7 +37,7 @@ from typing import Any, Final
 
 from bridge_tools.explain.cluster_view import LOCAL_QUEUE, WORKLOAD, ClusterView
 from shared.config import Configuration
-from shared.constants import Condition
+from shared.constants import PRIORITY_BOOST_ANNOTATION, Condition, Reason
 from shared.kube.conditions import object_condition
 from shared.kube.times import parse_time
 
@@ -53,11 +53,7 @@ __all__ = [
 
 WireDict = dict[str, Any]
 PAGE: Final = 1000
-PRIORITY_BOOST_ANNOTATION: Final = "kueue.x-k8s.io/priority-boost"
 _EPOCH: Final = datetime(1970, 1, 1).astimezone()
-_BY_PODS_READY_TIMEOUT: Final = "PodsReadyTimeout"
-_BY_ADMISSION_CHECK: Final = "AdmissionCheck"
-_RECLAIM_WHILE_BORROWING: Final = "InCohortReclaimWhileBorrowing"
 
 
 @dataclass(frozen=True)
@@ -129,13 +125,13 @@ def queue_order_timestamp(workload: WireDict, *, ordering: QueueOrdering) -> dat
     """Kueue's ``GetQueueOrderTimestamp``."""
     evicted = _condition(workload, Condition.EVICTED)
     reason = (evicted or {}).get("reason")
-    if evicted is not None and ordering.eviction_timestamp and reason == _BY_PODS_READY_TIMEOUT:
+    if evicted is not None and ordering.eviction_timestamp and reason == Reason.PODS_READY_TIMEOUT:
         return _time(evicted.get("lastTransitionTime"))
-    if evicted is not None and reason == _BY_ADMISSION_CHECK:
+    if evicted is not None and reason == Reason.ADMISSION_CHECK:
         return _time(evicted.get("lastTransitionTime"))
     if not ordering.priority_sorting_within_cohort:
         preempted = _condition(workload, "Preempted")
-        if preempted is not None and preempted.get("reason") == _RECLAIM_WHILE_BORROWING:
+        if preempted is not None and preempted.get("reason") == Reason.IN_COHORT_RECLAIM_WHILE_BORROWING:
             return _time(preempted.get("lastTransitionTime")) + timedelta(milliseconds=1)
     return _time((workload.get("metadata") or {}).get("creationTimestamp"))
 

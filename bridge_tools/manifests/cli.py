@@ -29,8 +29,8 @@ from bridge_tools.manifests.render import (
     render_worker,
 )
 from shared.cli_args import parse_configured_command
-from shared.component_access import KUEUE_CONFIG_KEY, KUEUE_CONFIG_MAP, KUEUE_NAMESPACE_DEFAULT
-from shared.config import Configuration
+from shared.component_access import KUEUE_CONFIG_KEY, KUEUE_CONFIG_MAP
+from shared.config import DEFAULT_NAMESPACE, Configuration
 
 __all__ = ["DEFAULT_IMAGE_REPOSITORY", "default_image", "dump_documents", "kueue_config_comment", "main"]
 
@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--image", help=f"container image (default: {default_image()})")
     parser.add_argument(
         "--kueue-namespace",
-        default=KUEUE_NAMESPACE_DEFAULT,
+        default=DEFAULT_NAMESPACE,
         help="where Kueue runs (its manager's ServiceAccount and ConfigMap)",
     )
     parser.add_argument("--replicas", type=int, default=2, help="replicas of each Deployment")

@@ -33,7 +33,6 @@ from typing import Any, Final
 from shared.component_access import (
     CLUSTER,
     KUEUE_NAMESPACE,
-    KUEUE_NAMESPACE_DEFAULT,
     OWN_NAMESPACE,
     AccessRule,
     Identity,
@@ -41,8 +40,8 @@ from shared.component_access import (
     access_rules,
     service_account_name,
 )
-from shared.config import Configuration
-from shared.frameworks.appwrapper import APPWRAPPER_GVK
+from shared.config import DEFAULT_NAMESPACE, Configuration
+from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kueue_integrations import (
     KUEUE_AGGREGATE_ADMIN_LABEL,
@@ -90,7 +89,7 @@ class RenderOptions:
 
     config_text: str
     image: str
-    kueue_namespace: str = KUEUE_NAMESPACE_DEFAULT
+    kueue_namespace: str = DEFAULT_NAMESPACE
     replicas: int = 2
 
 
@@ -398,7 +397,7 @@ def render_manifests(config: Configuration, *, options: RenderOptions) -> list[W
             "data": {"config.yaml": options.config_text},
         },
     ]
-    appwrappers = any(kind.gvk == APPWRAPPER_GVK for kind in config.managed_kinds())
+    appwrappers = any(kind.gvk == APPWRAPPER.gvk for kind in config.managed_kinds())
     components: list[Identity] = ["webhook", "reconciler", "multikueue"]
     if appwrappers:
         components.append("appwrapper")

@@ -20,8 +20,7 @@ import json
 from typing import TextIO
 
 from shared.cli_args import parse_configured_command
-from shared.component_access import KUEUE_NAMESPACE_DEFAULT
-from shared.config import Configuration
+from shared.config import DEFAULT_NAMESPACE, Configuration
 from shared.kube import KubeClient, KubeError, load_connection
 from shared.preflight import PreflightOptions, Report, render_json, render_text, run_preflight
 
@@ -48,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
         help="also check every MultiKueue worker cluster itself (through its MultiKueueCluster kubeconfig)",
     )
     parser.add_argument(
-        "--kueue-namespace", default=KUEUE_NAMESPACE_DEFAULT, help="where Kueue runs (default: kueue-system)"
+        "--kueue-namespace", default=DEFAULT_NAMESPACE, help="where Kueue runs (default: kueue-system)"
     )
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
     return parser

@@ -25,8 +25,10 @@ Semantics kept from kube-apiserver (each has a conformance test in tests/devclus
 
 from __future__ import annotations
 
+import functools
 import secrets
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -301,6 +303,7 @@ class Rest:
             raise _name_mismatch(new["metadata"].get("name", ""), name)
         precondition = new["metadata"].get("resourceVersion") or ""
         pristine = orjson.dumps(new)
+        write = self._writer(rtype, version=version, caller=caller, options=options, subresource=subresource)
         for attempt in range(_MAX_RETRIES):
             old = self.get(rtype, namespace=namespace, name=name)
             if precondition and precondition != old["metadata"]["resourceVersion"]:
@@ -314,15 +317,7 @@ class Rest:
                     why=f"Precondition failed: UID in precondition: {uid}, UID in object meta: {old['metadata'].get('uid')}",
                 )
             try:
-                return await self._write(
-                    rtype,
-                    version=version,
-                    old=old,
-                    new=orjson.loads(pristine) if attempt else new,
-                    caller=caller,
-                    options=options,
-                    subresource=subresource,
-                )
+                return await write(old=old, new=orjson.loads(pristine) if attempt else new)
             except _Stale:
                 if precondition:
                     raise conflict(group=rtype.group, plural=rtype.plural, name=name) from None
@@ -372,6 +367,7 @@ class Rest:
                 options=options,
                 codec=codec,
             )
+        write = self._writer(rtype, version=version, caller=caller, options=options, subresource=subresource)
         for _ in range(_MAX_RETRIES):
             old = self.store.get(rtype.key, (namespace, name))
             if old is None:
@@ -396,16 +392,7 @@ class Rest:
             if precondition and precondition != old["metadata"]["resourceVersion"]:
                 raise conflict(group=rtype.group, plural=rtype.plural, name=name)
             try:
-                obj = await self._write(
-                    rtype,
-                    version=version,
-                    old=old,
-                    new=new,
-                    caller=caller,
-                    options=options,
-                    subresource=subresource,
-                )
-                return obj, False
+                return await write(old=old, new=new), False
             except _Stale:
                 continue
         raise conflict(group=rtype.group, plural=rtype.plural, name=name)
@@ -433,6 +420,7 @@ class Rest:
                 "the namespace of the provided object does not match the namespace sent on the request"
             )
         scope = self._scope(rtype, version, subresource, caller, options)
+        write = self._writer(rtype, version=version, caller=caller, options=options, subresource=subresource)
         for _ in range(_MAX_RETRIES):
             old = self.store.get(rtype.key, (namespace, name))
             if old is None and subresource:
@@ -478,17 +466,7 @@ class Rest:
                 return obj, True
             _set_managed_fields(merged["metadata"], managed_fields)
             try:
-                obj = await self._write(
-                    rtype,
-                    version=version,
-                    old=old,
-                    new=merged,
-                    caller=caller,
-                    options=options,
-                    subresource=subresource,
-                    managed_fields=managed_fields,
-                )
-                return obj, False
+                return await write(old=old, new=merged, managed_fields=managed_fields), False
             except _Stale:
                 continue
         raise conflict(group=rtype.group, plural=rtype.plural, name=name)
@@ -514,6 +492,15 @@ class Rest:
         return apply_strategic_merge_patch(current, patch)
 
     # -- the shared write path ---------------------------------------------------------------------
+    def _writer(
+        self, rtype: ResourceType, *, version: str, caller: Caller, options: WriteOptions, subresource: str
+    ) -> Callable[..., Awaitable[dict[str, Any]]]:
+        """``_write`` for one request: the retries of an update, patch or apply differ only in the
+        objects (and, for an apply, the managed fields)."""
+        return functools.partial(
+            self._write, rtype, version=version, caller=caller, options=options, subresource=subresource
+        )
+
     async def _write(
         self,
         rtype: ResourceType,

@@ -59,24 +59,14 @@ def sync_admitted(workload: dict[str, Any], check_names: list[str], now: datetim
     ready = all(
         state.get("state") == CheckState.READY for state in states if state.get("name") in check_names
     )
-    if ready:
-        changed |= set_object_condition(
-            workload,
-            condition_type=Condition.ADMITTED,
-            status="True",
-            reason=Reason.ADMITTED,
-            message="The workload is admitted",
-            now=now,
-        )
-    else:
-        changed |= set_object_condition(
-            workload,
-            condition_type=Condition.ADMITTED,
-            status="False",
-            reason=Reason.UNSATISFIED_ADMISSION_CHECKS,
-            message="The workload has not all checks ready",
-            now=now,
-        )
+    admitted, reason, message = (
+        ("True", Reason.ADMITTED, "The workload is admitted")
+        if ready
+        else ("False", Reason.UNSATISFIED_ADMISSION_CHECKS, "The workload has not all checks ready")
+    )
+    changed |= set_object_condition(
+        workload, condition_type=Condition.ADMITTED, status=admitted, reason=reason, message=message, now=now
+    )
     return changed
 
 

@@ -128,6 +128,15 @@ class ApiClient:
             observer(resource, stored)
         return stored
 
+    def _written_unless_gone_or_stale(
+        self, resource: Resource, response: httpx.Response
+    ) -> dict[str, Any] | None:
+        """A write's stored object; None when the object is gone (404) or was changed meanwhile (409)."""
+        if response.status_code in (404, 409):
+            return None
+        _raise_for(response)
+        return self._written(resource, _decode(response))
+
     async def aclose(self) -> None:
         await self._http.aclose()
         await self._watch_http.aclose()
@@ -196,10 +205,7 @@ class ApiClient:
             content=orjson.dumps(obj),
             headers=_JSON_BODY,
         )
-        if response.status_code in (404, 409):
-            return None
-        _raise_for(response)
-        return self._written(resource, _decode(response))
+        return self._written_unless_gone_or_stale(resource, response)
 
     async def replace_status(self, resource: Resource, obj: dict[str, Any]) -> dict[str, Any] | None:
         """PUT ``/status`` with the object's resourceVersion; None when it changed or vanished meanwhile."""
@@ -208,10 +214,7 @@ class ApiClient:
             namespace=metadata.get("namespace"), name=metadata.get("name"), subresource="status"
         )
         response = await self._http.put(path, content=orjson.dumps(obj), headers=_JSON_BODY)
-        if response.status_code in (404, 409):
-            return None
-        _raise_for(response)
-        return self._written(resource, _decode(response))
+        return self._written_unless_gone_or_stale(resource, response)
 
     async def patch_status(
         self, resource: Resource, *, namespace: str | None, name: str, patch: dict[str, Any]
@@ -219,10 +222,7 @@ class ApiClient:
         """JSON merge-patch of ``/status``; None when the object is gone or the patch conflicted."""
         path = resource.path(namespace=namespace, name=name, subresource="status")
         response = await self._http.patch(path, content=orjson.dumps(patch), headers=_MERGE_PATCH)
-        if response.status_code in (404, 409):
-            return None
-        _raise_for(response)
-        return self._written(resource, _decode(response))
+        return self._written_unless_gone_or_stale(resource, response)
 
     async def apply_status(
         self, resource: Resource, body: dict[str, Any], *, field_manager: str
@@ -239,10 +239,7 @@ class ApiClient:
             headers=_APPLY_PATCH,
             params={"fieldManager": field_manager, "force": "true"},
         )
-        if response.status_code in (404, 409):
-            return None
-        _raise_for(response)
-        return self._written(resource, _decode(response))
+        return self._written_unless_gone_or_stale(resource, response)
 
     async def create(
         self, resource: Resource, *, namespace: str | None, body: dict[str, Any]

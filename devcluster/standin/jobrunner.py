@@ -44,6 +44,7 @@ from typing import Any, Final
 
 from devcluster.standin.client import ApiClient, Resource, run_passes
 from devcluster.standin.objects import ListedObjects, ObjectSource
+from shared.constants import KUBERNETES_JOB_CONTROLLER
 from shared.kube.conditions import (
     is_object_condition_true,
     object_condition,
@@ -54,7 +55,6 @@ from shared.kube.times import format_time, parse_time, utc_now
 
 __all__ = [
     "JOBS",
-    "JOB_CONTROLLER_NAME",
     "OUTCOME_ANNOTATION",
     "RUN_SECONDS_ANNOTATION",
     "DeclarativeCompletion",
@@ -65,8 +65,6 @@ JOBS: Final = Resource("batch", "v1", "jobs")
 RUN_SECONDS_ANNOTATION: Final = "kueue-bridge.dev/run-seconds"
 #: "Failed" makes a batch Job fail after its run time (anything else: it succeeds)
 OUTCOME_ANNOTATION: Final = "kueue-bridge.dev/outcome"
-#: ``batchv1.JobControllerName``: the only ``spec.managedBy`` the job controller acts on
-JOB_CONTROLLER_NAME: Final = "kubernetes.io/job-controller"
 _COMPLETED_MESSAGE: Final = "Reached expected number of succeeded pods"
 _BACKOFF_LIMIT_MESSAGE: Final = "Job has reached the specified backoff limit"
 _DEFAULT_BACKOFF_LIMIT: Final = 6
@@ -111,8 +109,8 @@ def _uid(obj: Mapping[str, Any]) -> str:
 
 def _runnable(job: dict[str, Any]) -> bool:
     """Not finished, and ours to run (``_sync_job`` leaves the others alone): all a pass looks at."""
-    managed_by = (job.get("spec") or {}).get("managedBy", JOB_CONTROLLER_NAME)
-    return managed_by == JOB_CONTROLLER_NAME and not (
+    managed_by = (job.get("spec") or {}).get("managedBy", KUBERNETES_JOB_CONTROLLER)
+    return managed_by == KUBERNETES_JOB_CONTROLLER and not (
         is_object_condition_true(job, "Complete") or is_object_condition_true(job, "Failed")
     )
 
@@ -166,7 +164,7 @@ class JobRunner:
             self._started.pop(_uid(job), None)
             return
         spec = job.get("spec") or {}
-        if spec.get("managedBy", JOB_CONTROLLER_NAME) != JOB_CONTROLLER_NAME:
+        if spec.get("managedBy", KUBERNETES_JOB_CONTROLLER) != KUBERNETES_JOB_CONTROLLER:
             return
         status: dict[str, Any] = job.setdefault("status", {})
         changed = False
@@ -237,15 +235,7 @@ class JobRunner:
         status["uncountedTerminatedPods"] = {}
         if (job.get("spec") or {}).get("completionMode") == "Indexed" and succeeded > 0:
             status["completedIndexes"] = "0" if succeeded == 1 else f"0-{succeeded - 1}"
-        for condition_type in ("SuccessCriteriaMet", "Complete"):
-            set_condition(
-                writable_conditions(job),
-                condition_type=condition_type,
-                status="True",
-                reason="CompletionsReached",
-                message=_COMPLETED_MESSAGE,
-                now=now,
-            )
+        _set_true(job, ("SuccessCriteriaMet", "Complete"), "CompletionsReached", _COMPLETED_MESSAGE, now=now)
 
     @staticmethod
     def _fail_job(job: dict[str, Any], *, now: datetime) -> None:
@@ -255,15 +245,7 @@ class JobRunner:
         status["ready"] = 0
         status["failed"] = max(int(status.get("failed") or 0), int(backoff_limit) + 1)
         status["uncountedTerminatedPods"] = {}
-        for condition_type in ("FailureTarget", "Failed"):
-            set_condition(
-                writable_conditions(job),
-                condition_type=condition_type,
-                status="True",
-                reason="BackoffLimitExceeded",
-                message=_BACKOFF_LIMIT_MESSAGE,
-                now=now,
-            )
+        _set_true(job, ("FailureTarget", "Failed"), "BackoffLimitExceeded", _BACKOFF_LIMIT_MESSAGE, now=now)
 
     async def _sync_declarative(
         self, completion: DeclarativeCompletion, obj: dict[str, Any], now: datetime
@@ -287,4 +269,19 @@ class JobRunner:
             namespace=metadata.get("namespace"),
             name=metadata.get("name", ""),
             patch={"status": dict(patch)},
+        )
+
+
+def _set_true(
+    job: dict[str, Any], condition_types: tuple[str, ...], reason: str, message: str, *, now: datetime
+) -> None:
+    """The job controller's finishing conditions: each of ``condition_types`` True, in order."""
+    for condition_type in condition_types:
+        set_condition(
+            writable_conditions(job),
+            condition_type=condition_type,
+            status="True",
+            reason=reason,
+            message=message,
+            now=now,
         )

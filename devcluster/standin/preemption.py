@@ -29,7 +29,6 @@ from shared.kube.conditions import is_object_condition_true, object_condition, s
 from shared.quantity import parse_quantity
 
 __all__ = [
-    "IN_CLUSTER_QUEUE",
     "mark_preempted",
     "preemption_message",
     "preemption_victims",
@@ -37,7 +36,6 @@ __all__ = [
     "usage_of",
 ]
 
-IN_CLUSTER_QUEUE: Final = "InClusterQueue"
 _PREEMPTING_POLICIES: Final = frozenset({"LowerPriority", "LowerOrNewerEqualPriority"})
 
 UsageKey = tuple[str, str]  # (flavor, resource)
@@ -136,7 +134,7 @@ def mark_preempted(victim: dict[str, Any], *, message: str, now: datetime) -> bo
         victim,
         condition_type=Condition.PREEMPTED,
         status="True",
-        reason=IN_CLUSTER_QUEUE,
+        reason=Reason.IN_CLUSTER_QUEUE,
         message=message,
         now=now,
     )

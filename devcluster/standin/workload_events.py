@@ -32,6 +32,7 @@ transition for a check-gated Admitted. Kueue records no event when a Workload fi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
@@ -82,22 +83,11 @@ class WorkloadEvents:
         deferred: bool = False,
     ) -> None:
         names = EventNames()  # one sequence: the two recorders never pick the same name
-        self.scheduler = EventRecorder(
-            client=client,
-            reporting_controller=SCHEDULER,
-            clock=clock,
-            hostname=hostname,
-            names=names,
-            deferred=deferred,
+        recorder = functools.partial(
+            EventRecorder, client=client, clock=clock, hostname=hostname, names=names, deferred=deferred
         )
-        self.workload_controller = EventRecorder(
-            client=client,
-            reporting_controller=WORKLOAD_CONTROLLER,
-            clock=clock,
-            hostname=hostname,
-            names=names,
-            deferred=deferred,
-        )
+        self.scheduler = recorder(reporting_controller=SCHEDULER)
+        self.workload_controller = recorder(reporting_controller=WORKLOAD_CONTROLLER)
 
     async def flush(self) -> None:
         """Write what deferred recorders queued (the scheduler's first, as Kueue's cycle precedes

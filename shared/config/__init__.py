@@ -42,7 +42,6 @@ from shared.config.loading import (
     parse_config,
 )
 from shared.config.model import (
-    BUILTIN_FRAMEWORKS,
     CONFIG_API_VERSION,
     CONFIG_KIND,
     DEFAULT_BRIDGE_MULTIKUEUE_CONTROLLER,
@@ -81,7 +80,6 @@ from shared.config.rules import (
 )
 
 __all__ = [
-    "BUILTIN_FRAMEWORKS",
     "CONFIG_API_VERSION",
     "CONFIG_KIND",
     "DEFAULT_BRIDGE_MULTIKUEUE_CONTROLLER",

@@ -31,15 +31,13 @@ from shared.constants import (
     MULTIKUEUE_DISPATCHER_INCREMENTAL,
 )
 from shared.durations import DurationError, format_go_duration, parse_go_duration
+from shared.frameworks.builtin_kinds import BUILTIN_KIND_BY_GVK, BUILTIN_KINDS
 from shared.frameworks.spec import DeclarativeAdapterSpec
 from shared.kube import GroupVersionKind, guess_plural
 from shared.kueue_integrations import KUEUE_INTEGRATIONS
-from shared.labelselector import (
-    LabelSelector,
-)
+from shared.labelselector import LabelSelector, system_namespaces_excluded
 
 __all__ = [
-    "BUILTIN_FRAMEWORKS",
     "CONFIG_API_VERSION",
     "CONFIG_KIND",
     "DEFAULT_BRIDGE_MULTIKUEUE_CONTROLLER",
@@ -78,21 +76,10 @@ CONFIG_API_VERSION: Final = "config.kueue.x-k8s.io/v1beta2"
 CONFIG_KIND: Final = "Configuration"
 #: Kueue's fallback when no service-account namespace file exists; ``parse_config`` takes another.
 DEFAULT_NAMESPACE: Final = "kueue-system"
-KUBE_SYSTEM: Final = "kube-system"
-NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
 
-#: Framework name -> kind, for the adapters kueue-bridge ships (storage versions of the real CRDs).
-BUILTIN_FRAMEWORKS: Final[dict[str, GroupVersionKind]] = {
-    "batch/job": GroupVersionKind("batch", "v1", "Job"),
-    "jobset.x-k8s.io/jobset": GroupVersionKind("jobset.x-k8s.io", "v1alpha2", "JobSet"),
-    "workload.codeflare.dev/appwrapper": GroupVersionKind("workload.codeflare.dev", "v1beta2", "AppWrapper"),
-    "tekton.dev/pipelinerun": GroupVersionKind("tekton.dev", "v1", "PipelineRun"),
-}
-#: Framework names Kueue knows and kueue-bridge has no adapter for.
+#: Framework names Kueue knows and kueue-bridge has no adapter for (``BUILTIN_KINDS`` are those it has).
 KUEUE_ONLY_FRAMEWORKS: Final = tuple(
-    integration.framework
-    for integration in KUEUE_INTEGRATIONS
-    if integration.framework not in BUILTIN_FRAMEWORKS
+    integration.framework for integration in KUEUE_INTEGRATIONS if integration.framework not in BUILTIN_KINDS
 )
 DEFAULT_DISPATCHER: Final = MULTIKUEUE_DISPATCHER_ALL_AT_ONCE
 INCREMENTAL_DISPATCHER: Final = MULTIKUEUE_DISPATCHER_INCREMENTAL
@@ -400,11 +387,6 @@ class KueueBridgeSettings(_ConfigModel):
 
 
 # --- the document ------------------------------------------------------------------------------------
-def _default_selector(namespace: str) -> dict[str, Any]:
-    expression = {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": [KUBE_SYSTEM, namespace]}
-    return {"matchExpressions": [expression]}
-
-
 def _key(value: dict[str, Any], alias: str, name: str) -> str:
     """The key a field is given under (wire alias or Python name, for models built in code)."""
     return name if name in value and alias not in value else alias
@@ -422,7 +404,7 @@ def _fill_dependent_defaults(value: object) -> object:
         return value
     selector_key = _key(value, "managedJobsNamespaceSelector", "managed_jobs_namespace_selector")
     if value.get(selector_key) is None:
-        value[selector_key] = _default_selector(namespace)
+        value[selector_key] = system_namespaces_excluded(namespace)
     election_key = _key(value, "leaderElection", "leader_election")
     election = value.get(election_key)
     if isinstance(election, LeaderElection) and not election.resource_namespace:
@@ -442,7 +424,7 @@ class Configuration(_ConfigModel):
     namespace: str = DEFAULT_NAMESPACE
     manage_jobs_without_queue_name: bool = False
     managed_jobs_namespace_selector: LabelSelector = Field(
-        default_factory=lambda: LabelSelector.model_validate(_default_selector(DEFAULT_NAMESPACE))
+        default_factory=lambda: LabelSelector.model_validate(system_namespaces_excluded(DEFAULT_NAMESPACE))
     )
     integrations: Integrations = Field(default_factory=Integrations)
     wait_for_pods_ready: WaitForPodsReady = Field(default_factory=WaitForPodsReady)
@@ -505,15 +487,16 @@ class Configuration(_ConfigModel):
         """Every kind kueue-bridge manages: built-ins first (config order), then declarative ones."""
         kinds: dict[GroupVersionKind, ManagedKind] = {}
         for name in self.integrations.frameworks:
-            gvk = BUILTIN_FRAMEWORKS[name]
-            kinds.setdefault(gvk, ManagedKind(gvk, guess_plural(gvk.kind), name, None))
-        by_kind = {gvk: name for name, gvk in BUILTIN_FRAMEWORKS.items()}
+            builtin = BUILTIN_KINDS[name]
+            kinds.setdefault(builtin.gvk, ManagedKind(builtin.gvk, builtin.plural, name, None))
         for entry in self.integrations.external_frameworks:
             external = entry.gvk
             if external is None:  # pragma: no cover - rejected by validation
                 continue
             resource = entry.resource or guess_plural(external.kind)
-            kinds.setdefault(external, ManagedKind(external, resource, by_kind.get(external), entry.adapter))
+            named = BUILTIN_KIND_BY_GVK.get(external)
+            managed = ManagedKind(external, resource, named.name if named else None, entry.adapter)
+            kinds.setdefault(external, managed)
         return list(kinds.values())
 
     def multikueue_kinds(self) -> list[ManagedKind]:

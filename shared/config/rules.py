@@ -15,11 +15,8 @@ from typing import NamedTuple
 from shared.config.model import (
     _NEGATIVE,
     _NOT_POSITIVE,
-    BUILTIN_FRAMEWORKS,
     INCREMENTAL_DISPATCHER,
-    KUBE_SYSTEM,
     KUEUE_ONLY_FRAMEWORKS,
-    NAMESPACE_NAME_LABEL,
     ClientConnection,
     Configuration,
     Health,
@@ -36,8 +33,9 @@ from shared.config.model import (
     parse_kind_arg,
 )
 from shared.durations import format_go_duration
+from shared.frameworks.builtin_kinds import BUILTIN_KIND_BY_GVK, BUILTIN_KINDS
 from shared.kube import GroupVersionKind
-from shared.labelselector import LabelSelector, format_selector
+from shared.labelselector import KUBE_SYSTEM, NAMESPACE_NAME_LABEL, LabelSelector, format_selector
 from shared.validation_k8s import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 
 __all__ = [
@@ -138,13 +136,12 @@ def _integration_rules(s: _Sections) -> Iterator[ConfigIssue]:
             yield ConfigIssue(
                 path, f'Unsupported value: "{name}": kueue-bridge has no adapter for this Kueue framework'
             )
-        elif name not in BUILTIN_FRAMEWORKS:
-            yield ConfigIssue(path, _not_supported(name, BUILTIN_FRAMEWORKS))
-        elif BUILTIN_FRAMEWORKS[name] in managed:
+        elif name not in BUILTIN_KINDS:
+            yield ConfigIssue(path, _not_supported(name, BUILTIN_KINDS))
+        elif BUILTIN_KINDS[name].gvk in managed:
             yield ConfigIssue(path, f'Duplicate value: "{name}"')
         else:
-            managed.add(BUILTIN_FRAMEWORKS[name])
-    builtin_kinds = {gvk: name for name, gvk in BUILTIN_FRAMEWORKS.items()}
+            managed.add(BUILTIN_KINDS[name].gvk)
     for index, entry in enumerate(integrations.external_frameworks):
         path, gvk = f"integrations.externalFrameworks[{index}]", entry.gvk
         name_path = path if entry.adapter is None and entry.resource is None else f"{path}.name"
@@ -157,8 +154,8 @@ def _integration_rules(s: _Sections) -> Iterator[ConfigIssue]:
             yield ConfigIssue(name_path, f'Duplicate value: "{entry.name}"')
             continue
         managed.add(gvk)
-        if entry.adapter is None and gvk not in builtin_kinds:
-            known = ", ".join(kind.kind_arg for kind in builtin_kinds)
+        if entry.adapter is None and gvk not in BUILTIN_KIND_BY_GVK:
+            known = ", ".join(kind.kind_arg for kind in BUILTIN_KIND_BY_GVK)
             yield ConfigIssue(
                 path + ("" if name_path == path else ".adapter"),
                 f'Required value: "{entry.name}" has no built-in adapter; describe it with '
@@ -182,14 +179,12 @@ def _multikueue_rules(s: _Sections) -> Iterator[ConfigIssue]:
     yield from _name_issues("multiKueue.origin", mk.origin, is_label_value(mk.origin))
     builtin_adapters: set[GroupVersionKind] = set()
     if s.integrations is not None:
-        builtin_adapters = {
-            BUILTIN_FRAMEWORKS[n] for n in s.integrations.frameworks if n in BUILTIN_FRAMEWORKS
-        }
+        builtin_adapters = {BUILTIN_KINDS[n].gvk for n in s.integrations.frameworks if n in BUILTIN_KINDS}
         builtin_adapters |= {
             gvk
             for e in s.integrations.external_frameworks
             if e.adapter is None and (gvk := e.gvk) is not None
-        } & set(BUILTIN_FRAMEWORKS.values())
+        } & set(BUILTIN_KIND_BY_GVK)
     seen: set[GroupVersionKind] = set()
     for index, entry in enumerate(mk.external_frameworks):
         path, gvk = f"multiKueue.externalFrameworks[{index}].name", parse_kind_arg(entry.name)

@@ -1,7 +1,8 @@
 """Framework adapters: the built-in kinds and the declarative adapter for any CRD.
 
 ``base`` holds the contracts (``GenericJob`` and the optional interfaces), ``registry`` maps kinds to
-adapters; ``batch_job``, ``jobset``, ``appwrapper`` and ``tekton`` are the built-in adapters and
+adapters; ``builtin_kinds`` is the one table of built-in kinds (name, GVK, plural, own controller,
+Kueue's integration); ``batch_job``, ``jobset``, ``appwrapper`` and ``tekton`` are the built-in adapters and
 ``declarative`` (configured by ``spec``) serves every other kind. ``paths`` and ``cel`` are the two
 ways a declarative spec reaches into an object. ``copy_on_write`` wraps any adapter over a shared
 (cached) object so that the object is copied only when the adapter is about to change it.

@@ -28,21 +28,18 @@ from typing import Any, Final
 
 from shared.constants import BATCH_JOB_COMPLETION_INDEX_ANNOTATION
 from shared.frameworks.base import AdapterError, FinishedState
-from shared.frameworks.builtin_base import SpecManagedBy
+from shared.frameworks.builtin_base import SpecSuspend
+from shared.frameworks.builtin_kinds import APPWRAPPER, JOBSET
 from shared.frameworks.conditions import condition_is_true
 from shared.frameworks.jobset import JOBSET_JOB_INDEX_LABEL
 from shared.frameworks.paths import FieldPath, PathSyntaxError, describe_type, parse_path
 from shared.frameworks.strconv import GoParseError, atoi
 from shared.frameworks.templates import template_copy
 from shared.frameworks.topology import build_topology_request
-from shared.kube import GroupVersionKind
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo, PodSetInfoError
 
 __all__ = [
-    "APPWRAPPER_CONTROLLER_NAME",
-    "APPWRAPPER_FRAMEWORK",
-    "APPWRAPPER_GVK",
     "TAS_POD_INDEX_LABEL_ANNOTATION",
     "TAS_SUB_GROUP_COUNT_ANNOTATION",
     "TAS_SUB_GROUP_INDEX_LABEL_ANNOTATION",
@@ -50,9 +47,6 @@ __all__ = [
     "ResolvedPodSet",
 ]
 
-APPWRAPPER_FRAMEWORK: Final = "workload.codeflare.dev/appwrapper"
-APPWRAPPER_GVK: Final = GroupVersionKind("workload.codeflare.dev", "v1beta2", "AppWrapper")
-APPWRAPPER_CONTROLLER_NAME: Final = "workload.codeflare.dev/appwrapper-controller"
 TAS_POD_INDEX_LABEL_ANNOTATION: Final = "workload.codeflare.dev.appwrapper/tas-pod-index-label"
 TAS_SUB_GROUP_INDEX_LABEL_ANNOTATION: Final = "workload.codeflare.dev.appwrapper/tas-sub-group-index-label"
 TAS_SUB_GROUP_COUNT_ANNOTATION: Final = "workload.codeflare.dev.appwrapper/tas-sub-group-count"
@@ -60,8 +54,6 @@ PYTORCH_REPLICA_INDEX_LABEL: Final = "training.kubeflow.org/replica-index"
 
 _COMPONENTS = parse_path("spec.components")
 _COMPONENT_STATUS = parse_path("status.componentStatus")
-_SUSPEND = parse_path("spec.suspend")
-_NAME = parse_path("metadata.name")
 _PHASE = parse_path("status.phase")
 
 
@@ -75,11 +67,10 @@ class ResolvedPodSet:
     annotations: dict[str, str] = field(default_factory=dict)
 
 
-class AppWrapperAdapter(SpecManagedBy):
+class AppWrapperAdapter(SpecSuspend):
     """``GenericJob`` + ManagedBy."""
 
-    GVK = APPWRAPPER_GVK
-    OWN_CONTROLLER = APPWRAPPER_CONTROLLER_NAME
+    KIND = APPWRAPPER
 
     # --- pod-set resolution ---------------------------------------------------------------------
 
@@ -162,7 +153,7 @@ class AppWrapperAdapter(SpecManagedBy):
                     {TAS_POD_INDEX_LABEL_ANNOTATION: BATCH_JOB_COMPLETION_INDEX_ANNOTATION},
                 )
             ]
-        if (api_version, kind) == ("jobset.x-k8s.io/v1alpha2", "JobSet"):
+        if (api_version, kind) == (JOBSET.gvk.api_version, JOBSET.gvk.kind):
             out: list[ResolvedPodSet] = []
             jobs = template.join(parse_path("spec.replicatedJobs")).get_typed(self._obj, list, default=[])
             for index in range(len(jobs)):
@@ -211,17 +202,11 @@ class AppWrapperAdapter(SpecManagedBy):
 
     # --- GenericJob -----------------------------------------------------------------------------
 
-    def is_suspended(self) -> bool:
-        return _SUSPEND.get_typed(self._obj, bool, default=False)
-
-    def suspend(self) -> None:
-        _SUSPEND.set(self._obj, True)
-
     def is_active(self) -> bool:
         return condition_is_true(self._obj, "QuotaReserved")
 
     def pod_sets(self) -> list[PodSet]:
-        name = _NAME.get_typed(self._obj, str, default="")
+        name = self._object_name()
         resolved = self.resolved_pod_sets()
         if not resolved:
             raise AdapterError(
@@ -274,7 +259,7 @@ class AppWrapperAdapter(SpecManagedBy):
         for index, wire in per_component.items():
             if wire:
                 components[index]["podSetInfos"] = wire
-        _SUSPEND.set(self._obj, False)
+        self._unsuspend()
 
     def restore_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> bool:
         changed = False

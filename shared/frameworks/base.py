@@ -18,14 +18,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from shared.kube import GroupVersionKind
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo
 
 __all__ = [
+    "FORBIDDEN",
+    "INTERNAL",
+    "INVALID",
+    "REQUIRED",
     "STOP_PHASE_ORDER",
+    "TOO_LONG",
+    "TOO_SHORT",
     "AdapterConfigError",
     "AdapterError",
     "FieldError",
@@ -173,12 +179,21 @@ class JobWithTemplatePaths(Protocol):
         """
 
 
+# apimachinery's ``field.ErrorType`` texts (``validation/field/errors.go``), as a ``field.Error`` prints them
+INVALID: Final = "Invalid value"
+FORBIDDEN: Final = "Forbidden"
+REQUIRED: Final = "Required value"
+TOO_LONG: Final = "Too long"
+TOO_SHORT: Final = "Too short"
+INTERNAL: Final = "Internal error"
+
+
 @dataclass(frozen=True)
 class FieldError:
     """One validation failure, rendered like ``field.Error``: ``<path>: <type>: <detail>``."""
 
     path: str
-    type: str  # "Invalid value" | "Forbidden" | "Required value" | ...
+    type: str  # one of the field.ErrorType texts above: INVALID, FORBIDDEN, REQUIRED, ...
     detail: str
     bad_value: Any = None
 

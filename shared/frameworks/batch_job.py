@@ -23,8 +23,8 @@ Invariants and the reasons for them:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final
+from collections.abc import Callable, Sequence
+from typing import Any, Final, TypeVar
 
 from shared.constants import (
     BATCH_JOB_COMPLETION_INDEX_ANNOTATION,
@@ -33,46 +33,46 @@ from shared.constants import (
     ELASTIC_JOB_ANNOTATION,
     JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION,
     JOB_MIN_PARALLELISM_ANNOTATION,
-    KUBERNETES_JOB_CONTROLLER,
+    PODSET_PREFERRED_TOPOLOGY_ANNOTATION,
+    PODSET_REQUIRED_TOPOLOGY_ANNOTATION,
     STOPPING_ANNOTATION,
 )
-from shared.frameworks.base import FieldError, FinishedState, ReclaimablePodCount, StopStep
-from shared.frameworks.builtin_base import SpecManagedBy
+from shared.frameworks.base import (
+    FORBIDDEN,
+    INVALID,
+    FieldError,
+    FinishedState,
+    ReclaimablePodCount,
+    StopStep,
+)
+from shared.frameworks.builtin_base import SpecSuspend
+from shared.frameworks.builtin_kinds import BATCH_JOB
 from shared.frameworks.conditions import iter_conditions
 from shared.frameworks.paths import parse_path
 from shared.frameworks.strconv import GoParseError, atoi, parse_bool
 from shared.frameworks.templates import restore_pod_template, template_at, template_copy
-from shared.frameworks.topology import (
-    PODSET_PREFERRED_TOPOLOGY_ANNOTATION,
-    PODSET_REQUIRED_TOPOLOGY_ANNOTATION,
-    build_topology_request,
-)
+from shared.frameworks.topology import build_topology_request
 from shared.jsontree import json_tree_copy
-from shared.kube import GroupVersionKind
 from shared.merge_patch import apply_merge_patch, create_merge_patch
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template
 
 __all__ = [
-    "BATCH_JOB_FRAMEWORK",
-    "BATCH_JOB_GVK",
     "BatchJobAdapter",
     "parse_index_intervals",
 ]
 
-BATCH_JOB_FRAMEWORK: Final = "batch/job"
-BATCH_JOB_GVK: Final = GroupVersionKind("batch", "v1", "Job")
+
+_T = TypeVar("_T")
 
 JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
 INDEXED_COMPLETION: Final = "Indexed"
 
-_SUSPEND = parse_path("spec.suspend")
 _PARALLELISM = parse_path("spec.parallelism")
 _COMPLETIONS = parse_path("spec.completions")
 _COMPLETION_MODE = parse_path("spec.completionMode")
 _TEMPLATE = parse_path("spec.template")
 _ANNOTATIONS = parse_path("metadata.annotations")
-_NAME = parse_path("metadata.name")
 _START_TIME = parse_path("status.startTime")
 _ACTIVE = parse_path("status.active")
 _READY = parse_path("status.ready")
@@ -125,11 +125,10 @@ def _count_union(intervals: list[tuple[int, int]]) -> int:
     return count
 
 
-class BatchJobAdapter(SpecManagedBy):
+class BatchJobAdapter(SpecSuspend):
     """``GenericJob`` + ReclaimablePods, CustomStop, ManagedBy, PodLabelSelector, Validation."""
 
-    GVK = BATCH_JOB_GVK
-    OWN_CONTROLLER = KUBERNETES_JOB_CONTROLLER
+    KIND = BATCH_JOB
 
     def __init__(self, obj: dict[str, Any], *, elastic_jobs: bool = True) -> None:
         super().__init__(obj)
@@ -157,33 +156,28 @@ class BatchJobAdapter(SpecManagedBy):
         completions = self._completions()
         return completions if completions is not None and completions < parallelism else parallelism
 
+    def _parsed_annotation(self, annotation: str, parse: Callable[[str], _T], default: _T) -> _T:
+        """The annotation parsed as Go's ``strconv`` does; ``default`` when absent or unparsable
+        (Kueue ignores a malformed value)."""
+        value = self._annotations().get(annotation)
+        if value is None:
+            return default
+        try:
+            return parse(str(value))
+        except GoParseError:
+            return default
+
     def min_pods_count(self) -> int | None:
         """The partial-admission minimum, if the annotation parses as an int (else ignored, like Kueue)."""
-        value = self._annotations().get(JOB_MIN_PARALLELISM_ANNOTATION)
-        if value is None:
-            return None
-        try:
-            return atoi(str(value))
-        except GoParseError:
-            return None
+        return self._parsed_annotation(JOB_MIN_PARALLELISM_ANNOTATION, atoi, None)
 
     def sync_completions_with_parallelism(self) -> bool:
-        value = self._annotations().get(JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION)
-        if value is None:
-            return False
-        try:
-            return parse_bool(str(value))
-        except GoParseError:
-            return False
+        return self._parsed_annotation(JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION, parse_bool, False)
 
     # --- GenericJob ---------------------------------------------------------------------------
 
     def is_suspended(self) -> bool:
-        suspended = _SUSPEND.get_typed(self._obj, bool, default=False)
-        return suspended and self._annotations().get(STOPPING_ANNOTATION) != "true"
-
-    def suspend(self) -> None:
-        _SUSPEND.set(self._obj, True)
+        return super().is_suspended() and self._annotations().get(STOPPING_ANNOTATION) != "true"
 
     def is_active(self) -> bool:
         return _ACTIVE.get_typed(self._obj, int, default=0) != 0
@@ -214,7 +208,7 @@ class BatchJobAdapter(SpecManagedBy):
         return [_TEMPLATE.text]
 
     def run_with_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> None:
-        _SUSPEND.set(self._obj, False)  # Kueue unsuspends before checking the infos
+        self._unsuspend()  # Kueue unsuspends before checking the infos
         if len(infos) != 1:
             raise bad_pod_sets_info_len_error(want=1, got=len(infos))
         info = infos[0]
@@ -314,7 +308,7 @@ class BatchJobAdapter(SpecManagedBy):
     # --- JobWithPodLabelSelector --------------------------------------------------------------
 
     def pod_label_selector(self) -> str:
-        return f"{JOB_NAME_LABEL}={_NAME.get_typed(self._obj, str, default='')}"
+        return f"{JOB_NAME_LABEL}={self._object_name()}"
 
     # --- JobWithValidation (the batch-Job extras of §3.4; the generic rules are the webhook's) --
 
@@ -344,12 +338,12 @@ class BatchJobAdapter(SpecManagedBy):
         previous = BatchJobAdapter(old)
         errors: list[FieldError] = []
         if JOB_MIN_PARALLELISM_ANNOTATION in previous._annotations():
-            old_suspended = _SUSPEND.get_typed(old, bool, default=False)
+            old_suspended = self._spec_suspended(old)
             if not old_suspended and previous._parallelism() != self._parallelism():
                 errors.append(
                     FieldError(
                         "spec.parallelism",
-                        "Forbidden",
+                        FORBIDDEN,
                         "cannot change when partial admission is enabled and the job is not suspended",
                     )
                 )
@@ -361,7 +355,7 @@ class BatchJobAdapter(SpecManagedBy):
         ):
             errors.append(
                 FieldError(
-                    _SYNC_COMPLETIONS_PATH, "Forbidden", "field is immutable while the job is not suspended"
+                    _SYNC_COMPLETIONS_PATH, FORBIDDEN, "field is immutable while the job is not suspended"
                 )
             )
         return errors + self._validate_elastic_topology()
@@ -374,7 +368,7 @@ class BatchJobAdapter(SpecManagedBy):
         annotations = _TEMPLATE_ANNOTATIONS.get_typed(self._obj, dict, default={})
         for key, message in _ELASTIC_FORBIDDEN_TOPOLOGY:
             if key in annotations:
-                return [FieldError(f"{_TEMPLATE_ANNOTATIONS.text}[{key}]", "Forbidden", message)]
+                return [FieldError(f"{_TEMPLATE_ANNOTATIONS.text}[{key}]", FORBIDDEN, message)]
         return []
 
     def _validate_partial_admission(self) -> list[FieldError]:
@@ -386,20 +380,18 @@ class BatchJobAdapter(SpecManagedBy):
         try:
             value = atoi(raw)
         except GoParseError as exc:
-            errors.append(FieldError(_MIN_PARALLELISM_PATH, "Invalid value", str(exc), raw))
+            errors.append(FieldError(_MIN_PARALLELISM_PATH, INVALID, str(exc), raw))
         else:
             pods = self.pods_count()
             if value >= pods or value <= 0:
                 errors.append(
-                    FieldError(
-                        _MIN_PARALLELISM_PATH, "Invalid value", f"should be between 0 and {pods - 1}", value
-                    )
+                    FieldError(_MIN_PARALLELISM_PATH, INVALID, f"should be between 0 and {pods - 1}", value)
                 )
         if self._elastic():
             errors.append(
                 FieldError(
                     _MIN_PARALLELISM_PATH,
-                    "Invalid value",
+                    INVALID,
                     "partial admission and elastic job cannot be used together",
                     raw,
                 )
@@ -415,21 +407,19 @@ class BatchJobAdapter(SpecManagedBy):
         try:
             enabled = parse_bool(raw)
         except GoParseError as exc:
-            return [FieldError(_SYNC_COMPLETIONS_PATH, "Invalid value", str(exc), raw)]
+            return [FieldError(_SYNC_COMPLETIONS_PATH, INVALID, str(exc), raw)]
         if not enabled:
             return errors
         if _COMPLETION_MODE.get_typed(self._obj, str, default="NonIndexed") != INDEXED_COMPLETION:
             errors.append(
-                FieldError(
-                    _SYNC_COMPLETIONS_PATH, "Invalid value", "should not be enabled for NonIndexed jobs", raw
-                )
+                FieldError(_SYNC_COMPLETIONS_PATH, INVALID, "should not be enabled for NonIndexed jobs", raw)
             )
         completions = self._completions()
         if self._parallelism() != (1 if completions is None else completions):
             errors.append(
                 FieldError(
                     "spec.completions",
-                    "Invalid value",
+                    INVALID,
                     f"should be equal to parallelism when {JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION} "
                     "annotation is true",
                     completions,

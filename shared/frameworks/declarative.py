@@ -36,7 +36,7 @@ from shared.frameworks.base import AdapterConfigError, AdapterError, FinishedSta
 from shared.frameworks.cel import CelExpression, compile_expression
 from shared.frameworks.paths import FieldPath, PathSyntaxError, describe_type, parse_path
 from shared.frameworks.spec import CountSource, DeclarativeAdapterSpec, NameSource, PodSetSpec
-from shared.frameworks.templates import merge_infos, restore_infos, template_copy
+from shared.frameworks.templates import PodSetsAtTemplatePaths, restore_infos, template_copy
 from shared.frameworks.topology import build_topology_request
 from shared.jsontree import json_tree_copy
 from shared.kube import GroupVersionKind
@@ -243,7 +243,7 @@ class DeclarativeFramework:
         return self._adapter_class(obj, self)
 
 
-class DeclarativeAdapter:
+class DeclarativeAdapter(PodSetsAtTemplatePaths):
     """``GenericJob`` over a raw object, driven by a ``DeclarativeFramework``."""
 
     def __init__(self, obj: dict[str, Any], framework: DeclarativeFramework) -> None:
@@ -335,13 +335,6 @@ class DeclarativeAdapter:
             where = next((p.for_each.text for p in self._framework.pod_sets if p.for_each), "podSets")
             raise AdapterError(where, "the object has no pod sets (the list is empty or missing)")
         return out
-
-    def run_with_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> None:
-        self._unsuspend()
-        merge_infos(self._obj, self._template_paths(), infos)
-
-    def restore_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> bool:
-        return restore_infos(self._obj, self._template_paths(), infos)
 
     def finished(self) -> FinishedState:
         if not self._framework.finished.evaluate_bool(self._obj):

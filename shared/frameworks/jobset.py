@@ -11,38 +11,28 @@ nothing outside the templates, ``spec.suspend`` and ``spec.managedBy`` is ever w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Final
 
 from shared.constants import BATCH_JOB_COMPLETION_INDEX_ANNOTATION
 from shared.frameworks.base import AdapterError, FinishedState, ReclaimablePodCount
-from shared.frameworks.builtin_base import SpecManagedBy
+from shared.frameworks.builtin_base import SpecSuspend
+from shared.frameworks.builtin_kinds import JOBSET
 from shared.frameworks.conditions import find_condition, iter_conditions
 from shared.frameworks.paths import FieldPath, describe_type, parse_path
-from shared.frameworks.templates import merge_infos, restore_infos, template_copy
+from shared.frameworks.templates import PodSetsAtTemplatePaths, template_copy
 from shared.frameworks.topology import build_topology_request
-from shared.kube import GroupVersionKind
 from shared.models.workload import PodSet
-from shared.podset import PodSetInfo
 
 __all__ = [
-    "JOBSET_CONTROLLER_NAME",
-    "JOBSET_FRAMEWORK",
-    "JOBSET_GVK",
     "JOBSET_JOB_INDEX_LABEL",
     "JOBSET_NAME_LABEL",
     "JobSetAdapter",
 ]
 
-JOBSET_FRAMEWORK: Final = "jobset.x-k8s.io/jobset"
-JOBSET_GVK: Final = GroupVersionKind("jobset.x-k8s.io", "v1alpha2", "JobSet")
-JOBSET_CONTROLLER_NAME: Final = "jobset.sigs.k8s.io/jobset-controller"
 JOBSET_NAME_LABEL: Final = "jobset.sigs.k8s.io/jobset-name"
 JOBSET_JOB_INDEX_LABEL: Final = "jobset.sigs.k8s.io/job-index"
 
 _REPLICATED_JOBS = parse_path("spec.replicatedJobs")
-_SUSPEND = parse_path("spec.suspend")
-_NAME = parse_path("metadata.name")
 _REPLICATED_JOBS_STATUS = parse_path("status.replicatedJobsStatus")
 _POD_TEMPLATE = parse_path("template.spec.template")
 _RJ_NAME = parse_path("name")
@@ -51,11 +41,10 @@ _RJ_PARALLELISM = parse_path("template.spec.parallelism")
 _RJ_COMPLETIONS = parse_path("template.spec.completions")
 
 
-class JobSetAdapter(SpecManagedBy):
+class JobSetAdapter(SpecSuspend, PodSetsAtTemplatePaths):
     """``GenericJob`` + ReclaimablePods, ManagedBy, PodLabelSelector."""
 
-    GVK = JOBSET_GVK
-    OWN_CONTROLLER = JOBSET_CONTROLLER_NAME
+    KIND = JOBSET
 
     # --- replicated jobs ------------------------------------------------------------------------
 
@@ -88,12 +77,6 @@ class JobSetAdapter(SpecManagedBy):
 
     # --- GenericJob -----------------------------------------------------------------------------
 
-    def is_suspended(self) -> bool:
-        return _SUSPEND.get_typed(self._obj, bool, default=False)
-
-    def suspend(self) -> None:
-        _SUSPEND.set(self._obj, True)
-
     def is_active(self) -> bool:
         return any(self._status_int(path, "active") > 0 for path, _ in self._statuses())
 
@@ -122,13 +105,6 @@ class JobSetAdapter(SpecManagedBy):
 
     def template_paths(self) -> list[str]:
         return [path.text for path in self._template_paths()]
-
-    def run_with_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> None:
-        _SUSPEND.set(self._obj, False)
-        merge_infos(self._obj, self._template_paths(), infos)
-
-    def restore_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> bool:
-        return restore_infos(self._obj, self._template_paths(), infos)
 
     def finished(self) -> FinishedState:
         iter_conditions(self._obj)  # shape check: a malformed list is an error, not "not finished"
@@ -171,7 +147,7 @@ class JobSetAdapter(SpecManagedBy):
     # --- JobWithManagedBy / JobWithPodLabelSelector ---------------------------------------------
 
     def pod_label_selector(self) -> str:
-        return f"{JOBSET_NAME_LABEL}={_NAME.get_typed(self._obj, str, default='')}"
+        return f"{JOBSET_NAME_LABEL}={self._object_name()}"
 
     # --- status helpers -------------------------------------------------------------------------
 

@@ -69,23 +69,21 @@ class PathSyntaxError(ValueError):
         self.message = message
 
 
+#: JSON Schema's type names, by the Python type a decoder gives (``bool`` before its subclass ``int``)
+_JSON_SCHEMA_TYPES: Final[tuple[tuple[type, str], ...]] = (
+    (type(None), "null"),
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (dict, "object"),
+    (list, "array"),
+)
+
+
 def describe_type(value: Any) -> str:
     """The JSON type name of a decoded value, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    return type(value).__name__
+    return next((name for kind, name in _JSON_SCHEMA_TYPES if isinstance(value, kind)), type(value).__name__)
 
 
 _NAME = re.compile(r"[^.\[\]]+")

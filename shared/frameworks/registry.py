@@ -11,7 +11,8 @@ Invariants:
 * **Dispatch is exact** on ``apiVersion`` + ``kind``; an unknown kind is an ``UnmanagedKindError`` naming
   the GVK (the webhook answers it; the reconciler never watches such kinds in the first place).
 * Built-in names and kinds are Kueue's (``batch/job`` ... ``tekton.dev/pipelinerun``), so a Kueue
-  ``integrations.frameworks`` list means the same thing here.
+  ``integrations.frameworks`` list means the same thing here. ``BUILTIN_FRAMEWORKS`` is derived from
+  the built-in adapters, each of which names its row of ``shared.frameworks.builtin_kinds``.
 """
 
 from __future__ import annotations
@@ -20,16 +21,18 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from shared.frameworks.appwrapper import APPWRAPPER_FRAMEWORK, APPWRAPPER_GVK, AppWrapperAdapter
+from shared.frameworks.appwrapper import AppWrapperAdapter
 from shared.frameworks.base import AdapterConfigError, AdapterError, GenericJob
-from shared.frameworks.batch_job import BATCH_JOB_FRAMEWORK, BATCH_JOB_GVK, BatchJobAdapter
+from shared.frameworks.batch_job import BatchJobAdapter
+from shared.frameworks.builtin_kinds import BUILTIN_KINDS, BuiltinKind
 from shared.frameworks.declarative import DeclarativeFramework
-from shared.frameworks.jobset import JOBSET_FRAMEWORK, JOBSET_GVK, JobSetAdapter
+from shared.frameworks.jobset import JobSetAdapter
 from shared.frameworks.spec import DeclarativeAdapterSpec
-from shared.frameworks.tekton import PIPELINERUN_FRAMEWORK, PIPELINERUN_GVK, PipelineRunAdapter
+from shared.frameworks.tekton import PipelineRunAdapter
 from shared.kube import GroupVersionKind, guess_plural, parse_group_version
 
 __all__ = [
+    "BUILTIN_ADAPTERS",
     "BUILTIN_FRAMEWORKS",
     "AdapterFactory",
     "DeclarativeKind",
@@ -59,14 +62,19 @@ class Framework:
     builtin: bool
 
 
+#: The adapter of every built-in kind, by the kind it names (its ``KIND``).
+BUILTIN_ADAPTERS: Final[Mapping[BuiltinKind, AdapterFactory]] = {
+    BatchJobAdapter.KIND: BatchJobAdapter,
+    JobSetAdapter.KIND: JobSetAdapter,
+    AppWrapperAdapter.KIND: AppWrapperAdapter,
+    PipelineRunAdapter.KIND: PipelineRunAdapter,
+}
+
+#: Framework name -> built-in framework, in ``BUILTIN_KINDS``' order (a row without an adapter
+#: fails here, at import).
 BUILTIN_FRAMEWORKS: Final[Mapping[str, Framework]] = {
-    framework.name: framework
-    for framework in (
-        Framework(BATCH_JOB_FRAMEWORK, BATCH_JOB_GVK, "jobs", BatchJobAdapter, builtin=True),
-        Framework(JOBSET_FRAMEWORK, JOBSET_GVK, "jobsets", JobSetAdapter, builtin=True),
-        Framework(APPWRAPPER_FRAMEWORK, APPWRAPPER_GVK, "appwrappers", AppWrapperAdapter, builtin=True),
-        Framework(PIPELINERUN_FRAMEWORK, PIPELINERUN_GVK, "pipelineruns", PipelineRunAdapter, builtin=True),
-    )
+    kind.name: Framework(kind.name, kind.gvk, kind.plural, BUILTIN_ADAPTERS[kind], builtin=True)
+    for kind in BUILTIN_KINDS.values()
 }
 
 

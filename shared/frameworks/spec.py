@@ -32,7 +32,7 @@ since a new object has no ``status`` at all. ``succeeded`` and ``message`` are e
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -74,27 +74,28 @@ class ManagedBySpec(_Strict):
     )
 
 
-class CountSource(_Strict):
+class _PathOrExpression(_Strict):
+    """A value read from a field or computed by CEL: exactly one of the two is set."""
+
+    path: str | None = None
+    expression: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if (self.path is None) == (self.expression is None):
+            raise ValueError("set exactly one of 'path' or 'expression'")
+        return self
+
+
+class CountSource(_PathOrExpression):
     path: str | None = Field(default=None, description="Integer field holding the pod count")
     expression: str | None = Field(default=None, description="CEL expression giving the pod count")
     default: int = Field(default=1, ge=0, description="Count when the path is absent")
 
-    @model_validator(mode="after")
-    def _one_source(self) -> CountSource:
-        if (self.path is None) == (self.expression is None):
-            raise ValueError("set exactly one of 'path' or 'expression'")
-        return self
 
-
-class NameSource(_Strict):
+class NameSource(_PathOrExpression):
     path: str | None = Field(default=None, description="Field (relative to the element) holding the name")
     expression: str | None = Field(default=None, description="CEL expression giving the name")
-
-    @model_validator(mode="after")
-    def _one_source(self) -> NameSource:
-        if (self.path is None) == (self.expression is None):
-            raise ValueError("set exactly one of 'path' or 'expression'")
-        return self
 
 
 class TopologyRequestSpec(_Strict):

@@ -25,26 +25,23 @@ from typing import Final
 
 from shared.frameworks.base import AdapterError, FinishedState, StopStep
 from shared.frameworks.builtin_base import SpecManagedBy
+from shared.frameworks.builtin_kinds import PIPELINERUN
 from shared.frameworks.conditions import find_condition
 from shared.frameworks.paths import parse_path
-from shared.kube import GroupVersionKind
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo
 
 __all__ = [
     "PIPELINERUN_COUNT_RESOURCE",
-    "PIPELINERUN_FRAMEWORK",
-    "PIPELINERUN_GVK",
+    "PIPELINERUN_PENDING",
     "REQUESTS_ANNOTATION_PREFIX",
     "PipelineRunAdapter",
 ]
 
-PIPELINERUN_FRAMEWORK: Final = "tekton.dev/pipelinerun"
-PIPELINERUN_GVK: Final = GroupVersionKind("tekton.dev", "v1", "PipelineRun")
 PIPELINERUN_COUNT_RESOURCE: Final = "tekton.dev/pipelineruns"
 REQUESTS_ANNOTATION_PREFIX: Final = "kueue.konflux-ci.dev/requests-"
-TEKTON_CONTROLLER_NAME: Final = "tekton.dev/pipeline"
-PENDING: Final = "PipelineRunPending"
+#: Tekton's "do not start yet" (``v1.PipelineRunSpecStatusPending``)
+PIPELINERUN_PENDING: Final = "PipelineRunPending"
 STOPPED_RUN_FINALLY: Final = "StoppedRunFinally"
 SUCCESS_REASONS: Final = frozenset({"Succeeded", "Completed"})
 POD_SET_NAME: Final = "pod-set-1"
@@ -62,8 +59,7 @@ _START_TIME = parse_path("status.startTime")
 class PipelineRunAdapter(SpecManagedBy):
     """``GenericJob`` + CustomStop, ManagedBy."""
 
-    GVK = PIPELINERUN_GVK
-    OWN_CONTROLLER = TEKTON_CONTROLLER_NAME
+    KIND = PIPELINERUN
 
     def _spec_status(self) -> str:
         return _STATUS.get_typed(self._obj, str, default="")
@@ -86,10 +82,10 @@ class PipelineRunAdapter(SpecManagedBy):
     # --- GenericJob -----------------------------------------------------------------------------
 
     def is_suspended(self) -> bool:
-        return self._spec_status() == PENDING
+        return self._spec_status() == PIPELINERUN_PENDING
 
     def suspend(self) -> None:
-        _STATUS.set(self._obj, PENDING)
+        _STATUS.set(self._obj, PIPELINERUN_PENDING)
 
     def is_active(self) -> bool:
         """Started (``status.startTime``) and not yet done."""
@@ -124,7 +120,7 @@ class PipelineRunAdapter(SpecManagedBy):
     # --- JobWithCustomStop ----------------------------------------------------------------------
 
     def stop_steps(self, infos: Sequence[PodSetInfo]) -> list[StopStep]:
-        if self.finished().finished or self._spec_status() not in ("", PENDING):
+        if self.finished().finished or self._spec_status() not in ("", PIPELINERUN_PENDING):
             return []
         return [StopStep({"spec": {"status": STOPPED_RUN_FINALLY}})]
 

@@ -22,6 +22,7 @@ from shared.jsontree import json_tree_copy
 from shared.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template, restore_template
 
 __all__ = [
+    "PodSetsAtTemplatePaths",
     "merge_infos",
     "restore_infos",
     "restore_pod_template",
@@ -103,3 +104,24 @@ def restore_infos(obj: dict[str, Any], paths: Sequence[FieldPath], infos: Sequen
     for template, info in zip(templates, infos, strict=True):
         changed = restore_pod_template(template, info) or changed
     return changed
+
+
+class PodSetsAtTemplatePaths:
+    """Kueue's ``RunWithPodSetsInfo`` / ``RestorePodSetsInfo`` for a kind whose pod sets are the
+    templates at ``_template_paths()`` (JobSet, declarative adapters): unsuspend, then merge each
+    info into its template; restore puts the templates back."""
+
+    _obj: dict[str, Any]
+
+    def _template_paths(self) -> list[FieldPath]:
+        raise NotImplementedError
+
+    def _unsuspend(self) -> None:
+        raise NotImplementedError
+
+    def run_with_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> None:
+        self._unsuspend()
+        merge_infos(self._obj, self._template_paths(), infos)
+
+    def restore_pod_sets_info(self, infos: Sequence[PodSetInfo]) -> bool:
+        return restore_infos(self._obj, self._template_paths(), infos)

@@ -15,31 +15,21 @@ Malformed annotations raise ``AdapterError`` naming the annotation (Kueue return
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from typing import Any
 
+from shared.constants import (
+    PODSET_GROUP_NAME_ANNOTATION,
+    PODSET_PREFERRED_TOPOLOGY_ANNOTATION,
+    PODSET_REQUIRED_TOPOLOGY_ANNOTATION,
+    PODSET_SLICE_REQUIRED_TOPOLOGY_ANNOTATION,
+    PODSET_SLICE_REQUIRED_TOPOLOGY_CONSTRAINTS_ANNOTATION,
+    PODSET_SLICE_SIZE_ANNOTATION,
+    PODSET_UNCONSTRAINED_TOPOLOGY_ANNOTATION,
+)
 from shared.frameworks.base import AdapterError
 from shared.frameworks.strconv import GoParseError, parse_bool, parse_int32
 
-__all__ = [
-    "PODSET_GROUP_NAME_ANNOTATION",
-    "PODSET_PREFERRED_TOPOLOGY_ANNOTATION",
-    "PODSET_REQUIRED_TOPOLOGY_ANNOTATION",
-    "PODSET_SLICE_REQUIRED_TOPOLOGY_ANNOTATION",
-    "PODSET_SLICE_REQUIRED_TOPOLOGY_CONSTRAINTS_ANNOTATION",
-    "PODSET_SLICE_SIZE_ANNOTATION",
-    "build_topology_request",
-]
-
-# apis/kueue/v1beta2/topology_types.go (PODSET_UNCONSTRAINED_TOPOLOGY_ANNOTATION is in shared.constants)
-PODSET_REQUIRED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-required-topology"
-PODSET_PREFERRED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-preferred-topology"
-PODSET_SLICE_REQUIRED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-slice-required-topology"
-PODSET_SLICE_SIZE_ANNOTATION: Final = "kueue.x-k8s.io/podset-slice-size"
-PODSET_SLICE_REQUIRED_TOPOLOGY_CONSTRAINTS_ANNOTATION: Final = (
-    "kueue.x-k8s.io/podset-slice-required-topology-constraints"
-)
-PODSET_GROUP_NAME_ANNOTATION: Final = "kueue.x-k8s.io/podset-group-name"
-_UNCONSTRAINED: Final = "kueue.x-k8s.io/podset-unconstrained-topology"
+__all__ = ["build_topology_request"]
 
 
 def build_topology_request(
@@ -61,7 +51,7 @@ def build_topology_request(
     request: dict[str, Any] = {}
     required = annotations.get(PODSET_REQUIRED_TOPOLOGY_ANNOTATION)
     preferred = annotations.get(PODSET_PREFERRED_TOPOLOGY_ANNOTATION)
-    unconstrained = annotations.get(_UNCONSTRAINED)
+    unconstrained = annotations.get(PODSET_UNCONSTRAINED_TOPOLOGY_ANNOTATION)
     slice_topology = annotations.get(PODSET_SLICE_REQUIRED_TOPOLOGY_ANNOTATION)
     slice_size = annotations.get(PODSET_SLICE_SIZE_ANNOTATION)
     constraints = annotations.get(PODSET_SLICE_REQUIRED_TOPOLOGY_CONSTRAINTS_ANNOTATION)
@@ -75,7 +65,7 @@ def build_topology_request(
         try:
             request["unconstrained"] = parse_bool(str(unconstrained))
         except GoParseError as exc:
-            raise AdapterError(where(_UNCONSTRAINED), str(exc)) from None
+            raise AdapterError(where(PODSET_UNCONSTRAINED_TOPOLOGY_ANNOTATION), str(exc)) from None
     else:
         has_slice_layer = (slice_topology is not None and slice_size is not None) or constraints is not None
         no_index_labels = (

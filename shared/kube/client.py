@@ -28,6 +28,7 @@ module is the request core they all go through.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -313,18 +314,20 @@ class KubeClient(ResourceVerbs):
         content = orjson.dumps(body) if body is not None else None
         if content is not None and content_type is None:
             content_type = JSON_CONTENT
+        attempt = functools.partial(
+            self._attempt,
+            method,
+            path,
+            query,
+            content,
+            content_type,
+            verb=verb,
+            resource=resource,
+            decode=decode,
+            accept=accept,
+        )
         try:
-            return await self._attempt(
-                method,
-                path,
-                query,
-                content,
-                content_type,
-                verb=verb,
-                resource=resource,
-                decode=decode,
-                accept=accept,
-            )
+            return await attempt()
         except KubeError as exc:
             if not _retryable(exc, method=method) or self.settings.max_attempts <= 1:
                 raise
@@ -344,18 +347,7 @@ class KubeClient(ResourceVerbs):
             before_sleep=count_retry,
             reraise=True,
         )
-        return await retrying(
-            self._attempt,
-            method,
-            path,
-            query,
-            content,
-            content_type,
-            verb=verb,
-            resource=resource,
-            decode=decode,
-            accept=accept,
-        )
+        return await retrying(attempt)
 
     async def _discovery_get(self, path: str) -> dict[str, Any]:
         result = await self.request("GET", path, verb="get", resource="discovery")

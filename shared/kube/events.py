@@ -418,8 +418,9 @@ class EventRecorder:
         wall = self.clock.wall()
         reporter = pending.reporter
         metadata = {"name": name, "namespace": namespace}
+        body: dict[str, Any]
         if api == EVENTS_V1_EVENT:
-            body: dict[str, Any] = {
+            body = {
                 "apiVersion": "events.k8s.io/v1",
                 "kind": "Event",
                 "metadata": metadata,
@@ -432,26 +433,24 @@ class EventRecorder:
                 "note": pending.note,
                 "type": pending.type,
             }
-            if pending.related is not None:
-                body["related"] = pending.related
-            return body
-        timestamp = format_time(wall)
-        core: dict[str, Any] = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": metadata,
-            "involvedObject": pending.regarding,
-            "reason": pending.reason,
-            "message": pending.note,
-            "type": pending.type,
-            "firstTimestamp": timestamp,
-            "lastTimestamp": timestamp,
-            "count": 1,
-            "source": {"component": reporter.controller},
-            "reportingComponent": reporter.controller,
-            "reportingInstance": reporter.instance,
-            "action": pending.action,
-        }
+        else:
+            timestamp = format_time(wall)
+            body = {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": metadata,
+                "involvedObject": pending.regarding,
+                "reason": pending.reason,
+                "message": pending.note,
+                "type": pending.type,
+                "firstTimestamp": timestamp,
+                "lastTimestamp": timestamp,
+                "count": 1,
+                "source": {"component": reporter.controller},
+                "reportingComponent": reporter.controller,
+                "reportingInstance": reporter.instance,
+                "action": pending.action,
+            }
         if pending.related is not None:
-            core["related"] = pending.related
-        return core
+            body["related"] = pending.related
+        return body

@@ -26,6 +26,7 @@ import os
 import time
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
+from typing import ClassVar, Generic, TypeVar
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
@@ -40,6 +41,49 @@ USE_CREATED = os.environ.get("PROMETHEUS_DISABLE_CREATED_SERIES", "False").lower
 
 def _full_name(name: str, namespace: str) -> str:
     return f"{namespace}_{name}" if namespace else name
+
+
+ChildT = TypeVar("ChildT")
+
+
+class _LoopFamily(Generic[ChildT]):
+    """A metric family's label sets -> children; a subclass makes a child and collects them.
+
+    ``labels()`` is the hot path: a known label set is one dict lookup (values are looked up as
+    given first, converted to strings only when that misses, as prometheus_client accepts any value).
+    """
+
+    #: the prometheus_client family this metric is exposed as
+    FAMILY: ClassVar[type[CounterMetricFamily] | type[HistogramMetricFamily]]
+
+    def __init__(
+        self, *, name: str, documentation: str, labelnames: Sequence[str], registry: CollectorRegistry
+    ) -> None:
+        self._name = name
+        self._documentation = documentation
+        self._labelnames = tuple(labelnames)
+        self._children: dict[tuple[str, ...], ChildT] = {}
+        registry.register(self)
+
+    def _new_child(self) -> ChildT:
+        raise NotImplementedError
+
+    def labels(self, *labelvalues: str) -> ChildT:
+        child = self._children.get(labelvalues)
+        if child is None:  # a new label set, or values that are not strings yet
+            key = tuple(str(value) for value in labelvalues)
+            child = self._children.get(key)
+            if child is None:
+                if len(key) != len(self._labelnames):
+                    raise ValueError(f"{self._name}: expected labels {self._labelnames}, got {key}")
+                child = self._children[key] = self._new_child()
+        return child
+
+    def describe(self) -> Iterable[Metric]:
+        return [self.FAMILY(self._name, self._documentation, labels=self._labelnames)]
+
+    def collect(self) -> Iterable[Metric]:
+        raise NotImplementedError
 
 
 class CounterChild:
@@ -57,8 +101,10 @@ class CounterChild:
         self.value += amount
 
 
-class LoopCounter:
+class LoopCounter(_LoopFamily[CounterChild]):
     """A labelled counter (``labels(*values).inc()``) exposed as ``prometheus_client.Counter``."""
+
+    FAMILY = CounterMetricFamily
 
     def __init__(
         self,
@@ -70,25 +116,15 @@ class LoopCounter:
         registry: CollectorRegistry,
     ) -> None:
         name = _full_name(name, namespace)
-        self._name = name[: -len("_total")] if name.endswith("_total") else name
-        self._documentation = documentation
-        self._labelnames = tuple(labelnames)
-        self._children: dict[tuple[str, ...], CounterChild] = {}
-        registry.register(self)
+        super().__init__(
+            name=name[: -len("_total")] if name.endswith("_total") else name,
+            documentation=documentation,
+            labelnames=labelnames,
+            registry=registry,
+        )
 
-    def labels(self, *labelvalues: str) -> CounterChild:
-        child = self._children.get(labelvalues)
-        if child is None:  # a new label set, or values that are not strings yet
-            key = tuple(str(value) for value in labelvalues)
-            child = self._children.get(key)
-            if child is None:
-                if len(key) != len(self._labelnames):
-                    raise ValueError(f"{self._name}: expected labels {self._labelnames}, got {key}")
-                child = self._children[key] = CounterChild()
-        return child
-
-    def describe(self) -> Iterable[Metric]:
-        return [CounterMetricFamily(self._name, self._documentation, labels=self._labelnames)]
+    def _new_child(self) -> CounterChild:
+        return CounterChild()
 
     def collect(self) -> Iterable[Metric]:
         family = CounterMetricFamily(self._name, self._documentation, labels=self._labelnames)
@@ -115,8 +151,10 @@ class HistogramChild:
         self.counts[bisect_left(self._bounds, amount)] += 1.0
 
 
-class LoopHistogram:
+class LoopHistogram(_LoopFamily[HistogramChild]):
     """A labelled histogram (``labels(*values).observe(x)``) exposed as ``prometheus_client.Histogram``."""
+
+    FAMILY = HistogramMetricFamily
 
     def __init__(
         self,
@@ -133,25 +171,15 @@ class LoopHistogram:
             bounds.append(INF)
         self._bounds = tuple(bounds)
         self._names = tuple(floatToGoString(bound) for bound in self._bounds)  # type: ignore[no-untyped-call]
-        self._name = _full_name(name, namespace)
-        self._documentation = documentation
-        self._labelnames = tuple(labelnames)
-        self._children: dict[tuple[str, ...], HistogramChild] = {}
-        registry.register(self)
+        super().__init__(
+            name=_full_name(name, namespace),
+            documentation=documentation,
+            labelnames=labelnames,
+            registry=registry,
+        )
 
-    def labels(self, *labelvalues: str) -> HistogramChild:
-        child = self._children.get(labelvalues)
-        if child is None:  # a new label set, or values that are not strings yet
-            key = tuple(str(value) for value in labelvalues)
-            child = self._children.get(key)
-            if child is None:
-                if len(key) != len(self._labelnames):
-                    raise ValueError(f"{self._name}: expected labels {self._labelnames}, got {key}")
-                child = self._children[key] = HistogramChild(self._bounds)
-        return child
-
-    def describe(self) -> Iterable[Metric]:
-        return [HistogramMetricFamily(self._name, self._documentation, labels=self._labelnames)]
+    def _new_child(self) -> HistogramChild:
+        return HistogramChild(self._bounds)
 
     def collect(self) -> Iterable[Metric]:
         family = HistogramMetricFamily(self._name, self._documentation, labels=self._labelnames)

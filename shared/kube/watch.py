@@ -290,7 +290,7 @@ class Watch:
             except Exception:  # a bug or an unforeseen failure must not end the watch
                 logger.exception(
                     "unexpected watch failure, relisting",
-                    extra={"resource": str(self.gvk), "resource_version": self.resource_version},
+                    extra=self._log_extra(),
                 )
                 self._restarted("unexpected")
                 relist = True
@@ -343,11 +343,7 @@ class Watch:
         except KubeError as exc:
             logger.warning(
                 "watch request failed",
-                extra={
-                    "resource": str(self.gvk),
-                    "resource_version": self.resource_version,
-                    "error": str(exc),
-                },
+                extra=self._log_extra(error=str(exc)),
             )
             raise _Restart("error") from exc
 
@@ -383,18 +379,14 @@ class Watch:
                     # bookmark); only a failed reconnect is worth a WARNING (see _open).
                     logger.debug(
                         "watch silent past the inactivity timeout, reconnecting",
-                        extra={"resource": str(self.gvk), "resource_version": self.resource_version},
+                        extra=self._log_extra(),
                     )
                     raise _Restart("inactivity", backoff=False) from exc
                 except KubeError as exc:
                     watchdog.woken()
                     logger.info(
                         "watch stream broke, resuming",
-                        extra={
-                            "resource": str(self.gvk),
-                            "resource_version": self.resource_version,
-                            "error": str(exc),
-                        },
+                        extra=self._log_extra(error=str(exc)),
                     )
                     raise _Restart("disconnect") from exc
                 received = True
@@ -415,15 +407,14 @@ class Watch:
             watchdog.stop()
             await stream.aclose()
 
+    def _log_extra(self, **more: object) -> dict[str, object]:
+        """What a watch's log lines say: the resource, where the watch stands, and ``more``."""
+        return {"resource": str(self.gvk), "resource_version": self.resource_version, **more}
+
     def _malformed(self, line: bytes, *, problem: str) -> _Restart:
         logger.warning(
             "malformed watch data, restarting the watch",
-            extra={
-                "resource": str(self.gvk),
-                "resource_version": self.resource_version,
-                "problem": problem,
-                "snippet": line[:SNIPPET].decode("utf-8", errors="replace"),
-            },
+            extra=self._log_extra(problem=problem, snippet=line[:SNIPPET].decode("utf-8", errors="replace")),
         )
         return _Restart("malformed")
 
@@ -447,7 +438,7 @@ class Watch:
             if code == 410:
                 logger.info(
                     "watch resourceVersion expired, relisting",
-                    extra={"resource": str(self.gvk), "resource_version": self.resource_version},
+                    extra=self._log_extra(),
                 )
                 raise _Restart("gone", relist=True, backoff=False)
             logger.warning(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from shared.config import ManagedKind
-from shared.frameworks.batch_job import BATCH_JOB_GVK
+from shared.frameworks.builtin_kinds import BATCH_JOB
 from shared.kube import Forbidden, KubeClient, KubeError, NotFound, UnknownKindError
 from shared.kube.kinds import CRD_GVK
 from shared.preflight.findings import Finding, Verdict
@@ -93,7 +93,7 @@ async def check_kinds_served(
                 )
             )
             continue
-        resets = kind.gvk == BATCH_JOB_GVK or bool(kind.adapter is not None and kind.adapter.reset_on_stop)
+        resets = kind.gvk == BATCH_JOB.gvk or bool(kind.adapter is not None and kind.adapter.reset_on_stop)
         if resets and "status" not in info.subresources:
             findings.append(
                 Finding(

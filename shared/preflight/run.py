@@ -22,9 +22,9 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from shared.component_access import KUEUE_NAMESPACE_DEFAULT, Identity, access_rules
-from shared.config import Configuration
-from shared.frameworks.appwrapper import APPWRAPPER_GVK
+from shared.component_access import Identity, access_rules
+from shared.config import DEFAULT_NAMESPACE, Configuration
+from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.kube import KubeClient, KubeError
 from shared.preflight.access_checks import check_identity_access, check_own_access, rights_of
 from shared.preflight.findings import Finding, Report, Verdict
@@ -50,7 +50,7 @@ class StartupRefused(RuntimeError):
 
 @dataclass(frozen=True)
 class PreflightOptions:
-    kueue_namespace: str = KUEUE_NAMESPACE_DEFAULT
+    kueue_namespace: str = DEFAULT_NAMESPACE
     all_clusters: bool = False
     make_client: ClientFactory = field(default=KubeClient.from_connection)
     multikueue: bool = True
@@ -192,7 +192,7 @@ async def startup_checks(
     config: Configuration,
     *,
     component: Component,
-    kueue_namespace: str = KUEUE_NAMESPACE_DEFAULT,
+    kueue_namespace: str = DEFAULT_NAMESPACE,
 ) -> list[Finding]:
     """The component's start-up findings; raises :class:`StartupRefused` on a conflict."""
     try:
@@ -211,7 +211,7 @@ async def startup_checks(
     )
     kinds = config.managed_kinds()
     if component == "appwrapper":
-        kinds = [kind for kind in kinds if kind.gvk == APPWRAPPER_GVK]
+        kinds = [kind for kind in kinds if kind.gvk == APPWRAPPER.gvk]
     if component == "multikueue":
         findings += check_multikueue_controller(config, setup)
         kinds = config.multikueue_kinds()

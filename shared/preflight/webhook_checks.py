@@ -38,7 +38,7 @@ from shared.config import Configuration
 from shared.frameworks.registry import Framework, FrameworkRegistry
 from shared.kube import ApiError, GroupVersionKind, KubeClient, KubeError, NotFound, UnknownKindError
 from shared.kube.kinds import ENDPOINT_SLICE_GVK, SERVICE_GVK
-from shared.labelselector import LabelSelector
+from shared.labelselector import KUBE_SYSTEM, NAMESPACE_NAME_LABEL, LabelSelector
 from shared.preflight.findings import Finding, Verdict
 from shared.preflight.webhook_probe import dry_run_probe, local_queue_in, probe_namespace
 from shared.webhook_configurations import (
@@ -124,7 +124,7 @@ def _hook_settings(hook: Mapping[str, Any], *, where: str) -> list[Finding]:
     selector_raw = hook.get("namespaceSelector") or {}
     try:
         selector = LabelSelector.model_validate(selector_raw)
-        kube_system = selector.matches({"kubernetes.io/metadata.name": "kube-system"})
+        kube_system = selector.matches({NAMESPACE_NAME_LABEL: KUBE_SYSTEM})
     except ValueError:
         kube_system = False
     if kube_system:

@@ -23,7 +23,7 @@ from typing import Any, Final
 from shared.config import Configuration
 from shared.constants import LOCAL_QUEUE_GVK, QUEUE_LABEL
 from shared.frameworks.base import AdapterError
-from shared.frameworks.batch_job import BATCH_JOB_GVK
+from shared.frameworks.builtin_kinds import BATCH_JOB
 from shared.frameworks.registry import Framework
 from shared.kube import ApiError, Forbidden, KubeClient, KubeError
 from shared.kube.kinds import NAMESPACE_GVK
@@ -89,7 +89,7 @@ def _probe_object(framework: Framework, *, namespace: str, queue: str) -> WireDi
         "kind": gvk.kind,
         "metadata": {"generateName": _PROBE_PREFIX, "namespace": namespace, "labels": {QUEUE_LABEL: queue}},
     }
-    if gvk == BATCH_JOB_GVK:
+    if gvk == BATCH_JOB.gvk:
         body["spec"] = {
             "suspend": False,
             "template": {

@@ -34,7 +34,7 @@ from bridge_tools.kinds import resolve_kind
 from devcluster.apiserver import ServerOptions
 from devcluster.server import ThreadedDevCluster
 from shared.config import Configuration, default_config
-from shared.frameworks.batch_job import BATCH_JOB_GVK
+from shared.frameworks.builtin_kinds import BATCH_JOB
 from shared.kube import KubeClient
 from shared.workload_builder import ResolvedPriority, construct_workload
 from tests.e2e.conftest import install_crds, kube_client
@@ -52,7 +52,7 @@ __all__ = [
     "wait_for_verdict",
 ]
 
-JOB = BATCH_JOB_GVK
+JOB = BATCH_JOB.gvk
 
 
 def kueue_crds(shared_dir: Path) -> list[Path]:

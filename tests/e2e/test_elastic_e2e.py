@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from shared.constants import JOB_UID_LABEL
-from shared.frameworks.batch_job import BATCH_JOB_GVK
+from shared.frameworks.builtin_kinds import BATCH_JOB
 from shared.kube import Conflict, KubeClient
 from shared.workload_slicing import scheduler_replaced_message, slice_workload_name
 from tests.e2e.conftest import eventually, kube_client
@@ -39,7 +39,7 @@ def slice_name_for(job: dict[str, Any]) -> str:
     return slice_workload_name(
         owner_name=metadata["name"],
         owner_uid=metadata["uid"],
-        owner_gvk=BATCH_JOB_GVK,
+        owner_gvk=BATCH_JOB.gvk,
         generation=metadata["generation"],
         max_length=253,
     )

@@ -47,6 +47,7 @@ from webhook.informer_lookups import (
 )
 from webhook.process import WebhookProcess, build_webhook
 from webhook.registration import register_webhook_configurations
+from webhook.serving.tls_server import Listener
 from webhook.settings_from_config import settings_from_config
 
 pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared]
@@ -175,10 +176,7 @@ async def running_webhook(
         process = build_webhook(
             settings=settings_from_config(config),
             client=webhook_client,
-            cert_dir=cert_dir,
-            host="127.0.0.1",
-            port=0,
-            reload_interval=0.05,
+            listener=Listener(cert_dir=cert_dir, host="127.0.0.1", port=0, reload_interval=0.05),
             watch_settings=WatchSettings(backoff_initial=0.05, backoff_max=0.5),
         )
         await process.server.start()

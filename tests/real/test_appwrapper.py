@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared.constants import PODSET_LABEL, QUEUE_LABEL
-from shared.frameworks.appwrapper import APPWRAPPER_GVK
+from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.kube import GroupVersionKind
 from tests.polling import eventually
 from tests.real.conftest import Bridge
@@ -48,8 +48,8 @@ def _appwrapper(name: str) -> dict[str, Any]:
         "data": {"k": "v"},
     }
     return {
-        "apiVersion": APPWRAPPER_GVK.api_version,
-        "kind": APPWRAPPER_GVK.kind,
+        "apiVersion": APPWRAPPER.gvk.api_version,
+        "kind": APPWRAPPER.gvk.kind,
         "metadata": {"name": name, "labels": {QUEUE_LABEL: "q"}},
         "spec": {"suspend": False, "components": [{"template": job}, {"template": config_map}]},
     }
@@ -57,7 +57,7 @@ def _appwrapper(name: str) -> dict[str, Any]:
 
 async def _phase(bridge: Bridge, namespace: str, name: str, phase: str) -> dict[str, Any]:
     async def reached() -> dict[str, Any] | None:
-        appwrapper: dict[str, Any] = await bridge.client.get(APPWRAPPER_GVK, name, namespace=namespace)
+        appwrapper: dict[str, Any] = await bridge.client.get(APPWRAPPER.gvk, name, namespace=namespace)
         return appwrapper if (appwrapper.get("status") or {}).get("phase") == phase else None
 
     appwrapper: dict[str, Any] = await eventually(
@@ -73,7 +73,7 @@ async def test_an_appwrapper_runs_its_components_with_the_admission_and_finishes
     cluster_queue = await apply_queues(
         client, namespace, cpu="2", flavor={"nodeLabels": {POOL_LABEL: "spot"}, "tolerations": [TOLERATION]}
     )
-    created = await client.create(APPWRAPPER_GVK, _appwrapper("wrapped"), namespace=namespace)
+    created = await client.create(APPWRAPPER.gvk, _appwrapper("wrapped"), namespace=namespace)
     assert created["spec"]["suspend"] is True, "our webhook suspends a queued AppWrapper on create"
 
     running = await _phase(bridge, namespace, "wrapped", "Running")

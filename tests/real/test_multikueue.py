@@ -30,7 +30,6 @@ import pytest_asyncio
 
 from devrun.real_cluster import Kit
 from devrun.real_fleet import (
-    CLUSTER_QUEUE,
     FleetMember,
     FleetSettings,
     RealFleet,
@@ -38,7 +37,7 @@ from devrun.real_fleet import (
     start_real_fleet,
 )
 from shared.admission_apply import ADMISSION_FIELD_MANAGER
-from shared.constants import QUEUE_LABEL
+from shared.constants import CLUSTER_QUEUE_GVK, QUEUE_LABEL
 from shared.kube import Conflict, GroupVersionKind, KubeClient, NotFound
 from tests.polling import eventually
 
@@ -196,7 +195,7 @@ def _owners_of(workload: dict[str, Any], field: str) -> set[tuple[str, str]]:
 
 
 async def _set_cq_stop_policy(client: KubeClient, name: str, policy: str) -> None:
-    await client.patch(CLUSTER_QUEUE, name, {"spec": {"stopPolicy": policy}})
+    await client.patch(CLUSTER_QUEUE_GVK, name, {"spec": {"stopPolicy": policy}})
 
 
 async def _set_job_status(client: KubeClient, namespace: str, name: str, status: dict[str, Any]) -> None:

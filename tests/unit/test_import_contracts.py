@@ -48,6 +48,7 @@ WEBHOOK_RULES = "The webhook's rules use no web framework"
 INDEPENDENT = "Components never import each other"
 FLOORS = "shared's floors"
 KUBE_LEAF = "shared.kube is a leaf library"
+BUILTIN_TABLE = "The table of built-in kinds imports no adapter"
 ONE_CLIENT = "One client per process"
 ONE_SCAFFOLD = "The controller processes run through shared.manager"
 ACYCLIC = "No import circles between the modules of a package"
@@ -257,6 +258,12 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
             "import webhook.settings_from_config",
             {WEBHOOK_LAYERS, ACYCLIC},  # settings_from_config builds the rules' settings: a circle too
             id="the-webhook-rules-import-the-assembly",
+        ),
+        pytest.param(
+            "shared/frameworks/builtin_kinds.py",
+            "import shared.frameworks.registry",
+            {BUILTIN_TABLE, ACYCLIC},  # the registry reads the table: a circle too
+            id="the-table-of-built-in-kinds-imports-the-registry",
         ),
         pytest.param(
             "certs/kubeapi.py",

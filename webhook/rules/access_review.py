@@ -28,10 +28,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from shared.frameworks.base import FieldError
+from shared.frameworks.base import INTERNAL, FieldError
 from shared.kube import ApiError, GroupVersionKind, KubeClient, KubeError, UnknownKindError
 from shared.kube.kinds import SUBJECT_ACCESS_REVIEW_GVK
-from webhook.rules.appwrapper import INTERNAL, WrappedKind, not_authorized, not_served
+from webhook.rules.appwrapper import WrappedKind, not_authorized, not_served
 
 __all__ = ["SAR_GVK", "AccessDecision", "AccessReviewer", "KubeAccessReviewer", "review_components"]
 

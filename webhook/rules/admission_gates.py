@@ -23,10 +23,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from shared.constants import ADMISSION_GATED_BY_ANNOTATION
-from shared.frameworks.base import FieldError
+from shared.frameworks.base import FORBIDDEN, INVALID, REQUIRED, TOO_LONG, FieldError
 from shared.jobmeta import annotation_value
 from shared.validation_k8s import byte_length, is_domain_prefixed_path
-from webhook.rules.fielderrors import FORBIDDEN, INVALID, REQUIRED, TOO_LONG
 
 __all__ = [
     "ADMISSION_GATED_BY_PATH",

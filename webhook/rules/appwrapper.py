@@ -38,14 +38,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from shared.frameworks.appwrapper import APPWRAPPER_GVK, AppWrapperAdapter, ResolvedPodSet
-from shared.frameworks.base import AdapterError, FieldError
+from shared.frameworks.appwrapper import AppWrapperAdapter, ResolvedPodSet
+from shared.frameworks.base import FORBIDDEN, INVALID, REQUIRED, AdapterError, FieldError
+from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.frameworks.strconv import GoParseError, atoi
 from shared.jsontree import copy_json
-from webhook.rules.fielderrors import FORBIDDEN, INVALID, REQUIRED
 
 __all__ = [
-    "INTERNAL",
     "MAX_POD_SETS",
     "USER_ID_LABEL",
     "USER_NAME_LABEL",
@@ -59,7 +58,6 @@ __all__ = [
     "wrapped_kinds",
 ]
 
-INTERNAL: Final = "Internal error"
 MAX_POD_SETS: Final = 8
 USER_NAME_LABEL: Final = "workload.codeflare.dev/user"
 USER_ID_LABEL: Final = "workload.codeflare.dev/userid"
@@ -259,7 +257,7 @@ def validate_appwrapper_create(
             errors.append(FieldError(f"{path}.{_TEMPLATE}", INVALID, "failed to decode as JSON", bad))
             continue
         api_version, kind = template["apiVersion"], template["kind"]
-        if (api_version, kind) == (APPWRAPPER_GVK.api_version, APPWRAPPER_GVK.kind):
+        if (api_version, kind) == (APPWRAPPER.gvk.api_version, APPWRAPPER.gvk.kind):
             errors.append(FieldError(f"{path}.{_TEMPLATE}", FORBIDDEN, "Nested AppWrappers are forbidden"))
         template_namespace = (
             (template.get("metadata") or {}).get("namespace")

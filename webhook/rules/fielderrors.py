@@ -16,7 +16,7 @@ duplicate name of an ``admission-gated-by`` annotation with the whole annotation
 CPU); real denials are far below the limit and unchanged. Identical errors are formatted once.
 
 ``FieldError`` is ``shared.frameworks.FieldError`` so framework adapters and the generic rules share
-one type.
+one type, and its type texts (``INVALID``, ``FORBIDDEN``, ...) are written there once.
 """
 
 from __future__ import annotations
@@ -25,31 +25,23 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final
 
-from shared.frameworks.base import FieldError
+from shared.frameworks.base import FORBIDDEN, INTERNAL, REQUIRED, TOO_LONG, TOO_SHORT, FieldError
 from shared.frameworks.strconv import quote
 
 __all__ = [
-    "FORBIDDEN",
     "IMMUTABLE",
-    "INVALID",
     "MAX_AGGREGATE_CHARS",
-    "REQUIRED",
-    "TOO_LONG",
     "format_field_error",
     "go_quote",
     "to_aggregate",
 ]
 
-INVALID: Final = "Invalid value"
-FORBIDDEN: Final = "Forbidden"
-REQUIRED: Final = "Required value"
-TOO_LONG: Final = "Too long"
 #: ``apivalidation.FieldImmutableErrorMsg``
 IMMUTABLE: Final = "field is immutable"
 #: an aggregate stops listing errors past this length (see the module docstring)
 MAX_AGGREGATE_CHARS: Final = 64 * 1024
 
-_VALUELESS_TYPES = frozenset({"Required value", "Forbidden", "Too long", "Too short", "Internal error"})
+_VALUELESS_TYPES = frozenset({REQUIRED, FORBIDDEN, TOO_LONG, TOO_SHORT, INTERNAL})
 #: Go's ``json.Marshal`` escapes these in strings (HTML safety); ``json.dumps`` does not
 _JSON_HTML_ESCAPES = str.maketrans(
     {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}

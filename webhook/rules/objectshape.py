@@ -22,8 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from shared.frameworks.base import FieldError
-from webhook.rules.fielderrors import INVALID, REQUIRED
+from shared.frameworks.base import INVALID, REQUIRED, FieldError
 
 __all__ = ["check_object_shape"]
 

@@ -42,7 +42,7 @@ from shared.constants import (
     QUEUE_LABEL,
     WORKLOAD_PRIORITY_CLASS_LABEL,
 )
-from shared.frameworks.base import FieldError, GenericJob
+from shared.frameworks.base import FORBIDDEN, INVALID, FieldError, GenericJob
 from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.capabilities import has_managed_by, has_validation
 from shared.frameworks.strconv import GoParseError, atoi, quote
@@ -52,7 +52,7 @@ from webhook.rules.admission_gates import (
     validate_admission_gated_by_on_create,
     validate_admission_gated_by_on_update,
 )
-from webhook.rules.fielderrors import FORBIDDEN, IMMUTABLE, INVALID
+from webhook.rules.fielderrors import IMMUTABLE
 from webhook.rules.lookups import Lookups
 from webhook.rules.settings import Framework
 

@@ -1,8 +1,9 @@
 """Run the webhook: uvicorn over TLS with a reloadable certificate, plus background tasks.
 
-``WebhookServer`` is the embeddable unit (tests, benchmark, ``__main__``): it owns the uvicorn server,
-the certificate reloader and its watcher task, and optional background tasks (cert rotation,
-informers). ``await start()`` returns once the socket is listening (the bound port is in ``port``,
+``WebhookServer`` is the embeddable unit (tests, benchmark, ``__main__``), serving where its
+``Listener`` says (address, certificate folder, how often the certificate is re-read): it owns the
+uvicorn server, the certificate reloader and its watcher task, and optional background tasks (cert
+rotation, informers). ``await start()`` returns once the socket is listening (the bound port is in ``port``,
 so tests may pass port 0); ``await stop()`` shuts everything down and closes the sockets.
 
 uvicorn receives our ``SSLContext`` through ``Config.ssl_context_factory`` (uvicorn >= 0.54; the
@@ -21,6 +22,7 @@ import contextlib
 import logging
 import ssl
 from collections.abc import Awaitable, Callable, Coroutine, Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,7 @@ from webhook.serving.asgi_app import ASGIApp, WebhookApp
 from webhook.serving.fastpath import admission_protocol
 from webhook.serving.tlsreload import CertificateReloader
 
-__all__ = ["WebhookServer"]
+__all__ = ["Listener", "WebhookServer"]
 
 log = logging.getLogger(__name__)
 
@@ -42,20 +44,29 @@ class _EmbeddedServer(uvicorn.Server):
         yield
 
 
+@dataclass(frozen=True)
+class Listener:
+    """Where the webhook listens (``port`` 0: any free port) and the certificate it serves:
+    ``cert_dir``'s ``tls.crt``/``tls.key``, checked for a new pair every ``reload_interval`` seconds."""
+
+    cert_dir: Path
+    host: str = "0.0.0.0"
+    port: int = 9443
+    reload_interval: float = 2.0
+
+
 class WebhookServer:
     def __init__(
         self,
         *,
         app: ASGIApp,
-        cert_dir: Path,
-        host: str = "0.0.0.0",
-        port: int = 9443,
-        reload_interval: float = 2.0,
+        listener: Listener,
         background: Callable[[asyncio.Event], list[Coroutine[Any, Any, None]]] | None = None,
         access_log: bool = False,
     ) -> None:
+        cert_dir = listener.cert_dir
         self.reloader = CertificateReloader(cert_file=cert_dir / "tls.crt", key_file=cert_dir / "tls.key")
-        self._reload_interval = reload_interval
+        self._reload_interval = listener.reload_interval
         self._background = background
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -65,8 +76,8 @@ class WebhookServer:
             extra["http"] = admission_protocol(routes=app.fast_routes, body_limit=app.body_limit)
         config = uvicorn.Config(
             app,
-            host=host,
-            port=port,
+            host=listener.host,
+            port=listener.port,
             **extra,
             ssl_context_factory=self._ssl_context,
             log_level="warning",

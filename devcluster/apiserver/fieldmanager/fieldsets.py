@@ -20,6 +20,7 @@ so an entry the devcluster writes is byte-for-byte the real server's.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -91,22 +92,34 @@ def _finish(out: dict[str, Any], member: bool) -> FieldSet | None:
     return {} if member else None
 
 
-def union(a: FieldSet | None, b: FieldSet | None) -> FieldSet | None:
-    if a is None or a is b:
-        return b
-    if b is None:
-        return a
-    member = is_member(a) or is_member(b)
+def _left_children(
+    a: FieldSet,
+    b: FieldSet,
+    member: bool,
+    combine: Callable[[FieldSet, FieldSet], FieldSet | None],
+) -> tuple[dict[str, Any], bool]:
+    """``a``'s children, each combined with its namesake in ``b`` (kept as is without one), under a
+    ``"."`` when ``member``; and whether that is ``a`` unchanged."""
     out: dict[str, Any] = {SELF: {}} if member else {}
     same = member == is_member(a)
     for name, sub in a.items():
         if name == SELF:
             continue
         other = b.get(name)
-        merged = sub if other is None else union(sub, other)
-        same = same and merged is sub
-        if merged is not None:
-            out[name] = merged
+        combined = sub if other is None else combine(sub, other)
+        same = same and combined is sub
+        if combined is not None:
+            out[name] = combined
+    return out, same
+
+
+def union(a: FieldSet | None, b: FieldSet | None) -> FieldSet | None:
+    if a is None or a is b:
+        return b
+    if b is None:
+        return a
+    member = is_member(a) or is_member(b)
+    out, same = _left_children(a, b, member, union)
     for name, sub in b.items():
         if name != SELF and name not in a:
             out[name] = sub
@@ -121,16 +134,7 @@ def difference(a: FieldSet | None, b: FieldSet | None) -> FieldSet | None:
     if a is b:
         return None
     member = is_member(a) and not is_member(b)
-    out: dict[str, Any] = {SELF: {}} if member else {}
-    same = member == is_member(a)
-    for name, sub in a.items():
-        if name == SELF:
-            continue
-        other = b.get(name)
-        rest = sub if other is None else difference(sub, other)
-        same = same and rest is sub
-        if rest is not None:
-            out[name] = rest
+    out, same = _left_children(a, b, member, difference)
     return a if same else _finish(out, member)
 
 
@@ -159,16 +163,7 @@ def recursive_difference(a: FieldSet | None, b: FieldSet | None) -> FieldSet | N
     if is_member(b):
         return None
     member = is_member(a)
-    out: dict[str, Any] = {SELF: {}} if member else {}
-    same = True
-    for name, sub in a.items():
-        if name == SELF:
-            continue
-        other = b.get(name)
-        rest = sub if other is None else recursive_difference(sub, other)
-        same = same and rest is sub
-        if rest is not None:
-            out[name] = rest
+    out, same = _left_children(a, b, member, recursive_difference)
     return a if same else _finish(out, member)
 
 

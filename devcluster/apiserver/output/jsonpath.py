@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -341,16 +341,17 @@ def _filter(step: _Filter, value: Any) -> Iterator[Any]:
             yield element
 
 
+#: the Go kinds a filter compares (``bool`` before its subclass ``int``); any other value is "other"
+_KINDS: Final[tuple[tuple[type, str], ...]] = (
+    (bool, "bool"),
+    (int, "int"),
+    (float, "float"),
+    (str, "string"),
+)
+
+
 def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    return "other"
+    return next((name for kind, name in _KINDS if isinstance(value, kind)), "other")
 
 
 def _compare(operator: str, left: Any, right: Any) -> bool:

@@ -23,7 +23,7 @@ the structural schema of a custom resource).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 from devcluster.apiserver.errors import StatusError, bad_request
 
@@ -138,16 +138,18 @@ def unrecognized(kind: str, why: str, body: bytes) -> StatusError:
     )
 
 
+#: encoding/json's names of a JSON value's kind (``bool`` before its subclass ``int``); else "object"
+_JSON_KINDS: Final[tuple[tuple[type, str], ...]] = (
+    (bool, "bool"),
+    (int, "number"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+)
+
+
 def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    return next((name for kind, name in _JSON_KINDS if isinstance(value, kind)), "object")
 
 
 def _mismatch(value: Any, go_type: str) -> str | None:

@@ -25,7 +25,7 @@ from tests.unit.webhook.test_appwrapper_admission import job as wrapped_job
 from tests.unit.webhook.test_appwrapper_admission import review as appwrapper_review
 from webhook.serving.admission_review import AdmissionHandler
 from webhook.serving.asgi_app import create_app
-from webhook.serving.tls_server import WebhookServer
+from webhook.serving.tls_server import Listener, WebhookServer
 
 LIMIT = 64 * 1024
 
@@ -63,7 +63,9 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
     handler.max_body_bytes = LIMIT
     served = Served(None, ssl.create_default_context(cadata=ca.cert_pem.decode()), handler)  # type: ignore[arg-type]
     app = create_app(handler=handler, readiness_checks={})
-    server = WebhookServer(app=app, cert_dir=tmp_path, host="127.0.0.1", port=0, reload_interval=3600)
+    server = WebhookServer(
+        app=app, listener=Listener(cert_dir=tmp_path, host="127.0.0.1", port=0, reload_interval=3600)
+    )
     served.server = server
     await server.start()
     try:

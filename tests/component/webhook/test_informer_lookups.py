@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from shared.constants import MULTIKUEUE_CONTROLLER_NAME
-from shared.frameworks.batch_job import BATCH_JOB_GVK
 from shared.kube import KubeClient, WatchSettings
 from tests.e2e.conftest import devcluster, devcluster_factory, eventually, install_crds, kube_client
 from tests.unit.webhook.helpers import BATCH_JOB, settings
@@ -92,7 +91,7 @@ async def test_lookups_follow_the_cluster(devcluster, kueue_crd_dir: Path) -> No
                 {"metadata": {"name": "default", "namespace": "team"}, "spec": {"clusterQueue": "cq"}},
             )
             owner = await client.create(
-                BATCH_JOB_GVK,
+                BATCH_JOB.gvk,
                 {
                     "metadata": {"name": "parent", "namespace": "team"},
                     "spec": {

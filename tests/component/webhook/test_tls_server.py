@@ -15,7 +15,7 @@ from certs import generate_ca, issue_serving_cert, write_cert_dir
 from shared.constants import QUEUE_LABEL
 from tests.unit.webhook.helpers import handler, job, review
 from webhook.serving.asgi_app import create_app
-from webhook.serving.tls_server import WebhookServer
+from webhook.serving.tls_server import Listener, WebhookServer
 
 
 def issue(cert_dir: Path, ca=None):
@@ -32,7 +32,9 @@ async def server(tmp_path: Path) -> AsyncIterator[tuple[WebhookServer, ssl.SSLCo
     app = create_app(
         handler=handler(), readiness_checks={"certificates": lambda: True, "caches": lambda: synced["value"]}
     )
-    srv = WebhookServer(app=app, cert_dir=tmp_path, host="127.0.0.1", port=0, reload_interval=0.05)
+    srv = WebhookServer(
+        app=app, listener=Listener(cert_dir=tmp_path, host="127.0.0.1", port=0, reload_interval=0.05)
+    )
     await srv.start()
     client_ctx = ssl.create_default_context(cadata=ca.cert_pem.decode())
     srv.synced = synced  # type: ignore[attr-defined]
@@ -75,7 +77,9 @@ async def test_server_requires_tls_1_2(server) -> None:
 async def test_rotation_mid_run_causes_zero_failed_admissions(tmp_path: Path) -> None:
     ca, first = issue(tmp_path)
     app = create_app(handler=handler(), readiness_checks={})
-    srv = WebhookServer(app=app, cert_dir=tmp_path, host="127.0.0.1", port=0, reload_interval=0.05)
+    srv = WebhookServer(
+        app=app, listener=Listener(cert_dir=tmp_path, host="127.0.0.1", port=0, reload_interval=0.05)
+    )
     await srv.start()
     ctx = ssl.create_default_context(cadata=ca.cert_pem.decode())
     failures: list[str] = []
@@ -124,7 +128,9 @@ async def test_rotation_mid_run_causes_zero_failed_admissions(tmp_path: Path) ->
 async def test_a_mismatched_pair_is_not_loaded(tmp_path: Path) -> None:
     ca, first = issue(tmp_path)
     app = create_app(handler=handler(), readiness_checks={})
-    srv = WebhookServer(app=app, cert_dir=tmp_path, host="127.0.0.1", port=0, reload_interval=3600)
+    srv = WebhookServer(
+        app=app, listener=Listener(cert_dir=tmp_path, host="127.0.0.1", port=0, reload_interval=3600)
+    )
     await srv.start()
     try:
         other = issue_serving_cert(ca=ca, dns_names=["localhost"], ip_addresses=["127.0.0.1"])

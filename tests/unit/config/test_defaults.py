@@ -7,7 +7,6 @@ from datetime import timedelta
 import pytest
 
 from shared.config import (
-    BUILTIN_FRAMEWORKS,
     CONFIG_API_VERSION,
     Configuration,
     default_config,
@@ -154,8 +153,13 @@ def test_managed_kinds_for_builtins_and_declarative_adapters() -> None:
     )
     kinds = parse_config(text, source="x").managed_kinds()
     assert [(k.gvk, k.resource, k.builtin, k.adapter is not None) for k in kinds] == [
-        (BUILTIN_FRAMEWORKS["batch/job"], "jobs", "batch/job", False),
-        (BUILTIN_FRAMEWORKS["tekton.dev/pipelinerun"], "pipelineruns", "tekton.dev/pipelinerun", False),
+        (GroupVersionKind("batch", "v1", "Job"), "jobs", "batch/job", False),
+        (
+            GroupVersionKind("tekton.dev", "v1", "PipelineRun"),
+            "pipelineruns",
+            "tekton.dev/pipelinerun",
+            False,
+        ),
         (GroupVersionKind("example.com", "v1", "Policy"), "policies", None, True),
     ]
 

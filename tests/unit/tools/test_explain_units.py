@@ -32,7 +32,7 @@ from bridge_tools.explain.verdict import Explanation, Section, State, render_jso
 from bridge_tools.kinds import KindError, parse_object_ref, resolve_kind
 from bridge_tools.quota import quota_report, reserved_usage
 from shared.config import default_config
-from shared.frameworks.batch_job import BATCH_JOB_GVK
+from shared.frameworks.builtin_kinds import BATCH_JOB
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import HttpxTransport, KubeClient
 from shared.models.queue import ClusterQueue
@@ -53,7 +53,7 @@ def registry(*builtin: str) -> FrameworkRegistry:
     "text", ["job", "Job", "jobs", "job.batch", "jobs.batch", "Job.v1.batch", "batch/job"]
 )
 def test_every_kubectl_spelling_of_job(text: str) -> None:
-    assert resolve_kind(text, registry()).gvk == BATCH_JOB_GVK
+    assert resolve_kind(text, registry()).gvk == BATCH_JOB.gvk
 
 
 def test_an_unmanaged_kind_lists_the_managed_ones() -> None:
@@ -65,7 +65,7 @@ def test_an_unmanaged_kind_lists_the_managed_ones() -> None:
 
 def test_object_ref_with_a_slash_in_the_kind() -> None:
     reference = parse_object_ref("batch/job/hello", registry())
-    assert (reference.framework.gvk, reference.name) == (BATCH_JOB_GVK, "hello")
+    assert (reference.framework.gvk, reference.name) == (BATCH_JOB.gvk, "hello")
     with pytest.raises(KindError, match="expected KIND/NAME"):
         parse_object_ref("hello", registry())
 
@@ -354,7 +354,7 @@ def state(**objects: Any) -> dict[Any, list[dict[str, Any]]]:
 
 async def run_chain(view: FakeView, obj: dict[str, Any] | None = None) -> Explanation:
     settings = ExplainSettings.from_config(default_config())
-    framework = settings.registry.framework_for(BATCH_JOB_GVK)
+    framework = settings.registry.framework_for(BATCH_JOB.gvk)
     return await explain_job(view, settings=settings, framework=framework, job=obj or job(), now=NOW)
 
 

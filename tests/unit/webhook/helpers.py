@@ -9,7 +9,8 @@ from typing import Any
 import jsonpatch
 import orjson
 
-from shared.frameworks.batch_job import BATCH_JOB_GVK, BatchJobAdapter
+from shared.frameworks import builtin_kinds
+from shared.frameworks.batch_job import BatchJobAdapter
 from webhook.rules.lookups import InMemoryLookups
 from webhook.rules.settings import Framework, WebhookSettings
 from webhook.serving.admission_review import AdmissionHandler
@@ -18,7 +19,7 @@ from webhook.serving.metrics import WebhookMetrics
 
 BATCH_JOB = Framework(
     name="batch/job",
-    gvk=BATCH_JOB_GVK,
+    gvk=builtin_kinds.BATCH_JOB.gvk,
     plural="jobs",
     adapter=BatchJobAdapter,
     revalidate_create_on_update=True,

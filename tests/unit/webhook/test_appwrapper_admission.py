@@ -10,7 +10,8 @@ from typing import Any
 import orjson
 import pytest
 
-from shared.frameworks.appwrapper import APPWRAPPER_GVK, AppWrapperAdapter
+from shared.frameworks import builtin_kinds
+from shared.frameworks.appwrapper import AppWrapperAdapter
 from shared.kube import ServiceUnavailable
 from tests.unit.webhook.helpers import BATCH_JOB, apply, response
 from webhook.rules.access_review import AccessDecision
@@ -23,7 +24,7 @@ from webhook.serving.metrics import WebhookMetrics
 
 APPWRAPPER = Framework(
     name="workload.codeflare.dev/appwrapper",
-    gvk=APPWRAPPER_GVK,
+    gvk=builtin_kinds.APPWRAPPER.gvk,
     plural="appwrappers",
     adapter=AppWrapperAdapter,
     appwrapper_rules=True,
