@@ -69,7 +69,7 @@ from bench.reconciler_cpu import (  # noqa: E402
 from bench.webhook_vs_kueue import queued_review  # noqa: E402
 from shared.kube import KubeClient  # noqa: E402
 
-__all__ = ["main"]
+__all__ = ["main", "probe_webhook"]
 
 OURS, KUEUE, NONE = "ours", "kueue", "none"
 
@@ -101,7 +101,11 @@ async def _concurrently(count: int, concurrency: int, one: Callable[[int], Await
     await asyncio.gather(*(gated(i) for i in range(count)))
 
 
-async def _probe(url: str, verify: ssl.SSLContext, body: bytes, interval: float, into: list[float]) -> None:
+async def probe_webhook(
+    url: str, verify: ssl.SSLContext, body: bytes, interval: float, into: list[float]
+) -> None:
+    """POST ``body`` to ``url`` on one kept-alive connection every ``interval`` seconds until
+    cancelled, appending each round trip (seconds) to ``into``."""
     connector = aiohttp.TCPConnector(limit=1, ssl=verify)
     headers = {"Content-Type": "application/json"}
     async with aiohttp.ClientSession(connector=connector) as http:
@@ -215,7 +219,7 @@ async def run_round(args: argparse.Namespace, *, setup: str, tmp: Path) -> list[
                 verify = components.verify
 
                 def send_probes(into: list[float]) -> Coroutine[Any, Any, None]:
-                    return _probe(url, verify, body, args.probe_interval, into)
+                    return probe_webhook(url, verify, body, args.probe_interval, into)
 
                 probe = send_probes
 
