@@ -74,6 +74,23 @@ __all__ = ["main", "probe_webhook"]
 OURS, KUEUE, NONE = "ours", "kueue", "none"
 
 
+def process_counters(pid: int | None) -> dict[str, int]:
+    """Context switches (``/proc/<pid>/status``) and read/write system calls (``/proc/<pid>/io``:
+    libuv reads and writes sockets with ``read``/``write``), all threads; empty without a process."""
+    if not pid:
+        return {}
+    counters: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"):
+            counters[name.split("_")[0] + " switches"] = int(value)
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("syscr", "syscw"):
+            counters["reads" if name == "syscr" else "writes"] = int(value)
+    return counters
+
+
 @dataclass
 class Phase:
     name: str
@@ -85,6 +102,8 @@ class Phase:
     apiserver_cpu: float = 0.0
     probe: list[float] = field(default_factory=list)
     jobs: int = 0
+    #: ``process_counters`` of the webhook over the phase
+    counters: dict[str, int] = field(default_factory=dict)
 
     @property
     def us_per_admission(self) -> float:
@@ -149,11 +168,13 @@ async def _phase(
     prober = asyncio.create_task(probe(latencies)) if probe is not None else None
     recorder = _perf_record(webhook_pid, perf_dir / f"{name}.perf.data") if perf_dir and webhook_pid else None
     cpu_before = process_cpu_seconds(webhook_pid) if webhook_pid else 0.0
+    counters_before = process_counters(webhook_pid)
     api_before = process_cpu_seconds(apiserver_pid)
     began = time.monotonic()
     await work()
     seconds = time.monotonic() - began
     cpu = (process_cpu_seconds(webhook_pid) - cpu_before) if webhook_pid else 0.0
+    counters = {key: value - counters_before[key] for key, value in process_counters(webhook_pid).items()}
     api_cpu = process_cpu_seconds(apiserver_pid) - api_before
     if recorder is not None:
         recorder.send_signal(signal.SIGINT)
@@ -164,7 +185,7 @@ async def _phase(
             await prober
     count = await admissions() - count_before - len(latencies)
     waits = (await apiserver.snapshot()).webhook_latency_since(waits_before)
-    return Phase(name, count, cpu, seconds, load, waits, api_cpu, latencies, jobs)
+    return Phase(name, count, cpu, seconds, load, waits, api_cpu, latencies, jobs, counters)
 
 
 async def run_round(args: argparse.Namespace, *, setup: str, tmp: Path) -> list[Phase]:
@@ -283,6 +304,9 @@ def print_phase(setup: str, phase: Phase, jobs: int) -> None:
             f"{phase.cpu / phase.seconds * 1000:.2f} ms per second idle (load {phase.load})"
         )
     print(line, flush=True)
+    if phase.counters and phase.admissions:
+        counted = ", ".join(f"{key} {value / phase.admissions:.2f}" for key, value in phase.counters.items())
+        print(f"    per admission: {counted}", flush=True)
     if phase.probe:
         ordered = sorted(phase.probe)
         print(
