@@ -72,6 +72,8 @@ from bench.reconciler_cpu import (
     total,
     work_done,
 )
+from bench.webhook_real import probe_webhook
+from bench.webhook_vs_kueue import queued_review
 
 __all__ = ["RealRound", "main_real", "run_real_round"]
 
@@ -100,6 +102,8 @@ class RealRound:
     per_watcher: dict[str, float] = field(default_factory=dict)
     ours: Census = field(default_factory=dict)
     decoded_bytes: dict[str, float] = field(default_factory=dict)
+    #: ``--probe``: round trips of direct requests to our /mutate while the Jobs are created and started
+    probe: list[float] = field(default_factory=list)
 
     @property
     def jobs_per_second(self) -> float:
@@ -183,6 +187,14 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
                     output = out / f"real-{name}-round{number}.pyspy.txt"
                     samplers[name] = Sampler(processes[name], output, rate=args.rate, native=args.native)
                 await asyncio.sleep(0.5)  # py-spy attaches
+            probe_latencies: list[float] = []
+            prober: asyncio.Task[None] | None = None
+            if getattr(args, "probe", False) and components is not None:
+                url = components.webhook_metrics.rpartition("/")[0] + "/mutate"
+                body = queued_review(namespace=BENCH_NAMESPACE, queue="bench")
+                prober = asyncio.create_task(
+                    probe_webhook(url, components.verify, body, args.probe_interval, probe_latencies)
+                )
             cpu_before = {name: process_cpu_seconds(pid) for name, pid in processes.items()}
             started = time.monotonic()
             create_latencies = await _create(
@@ -195,6 +207,10 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
                 within=LIFECYCLE_TIMEOUT,
                 what="all unsuspended",
             )
+            if prober is not None:
+                prober.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await prober
             await timeline.wait(
                 lambda: len(timeline.done) >= everyone, within=LIFECYCLE_TIMEOUT, what="all finished"
             )
@@ -229,8 +245,10 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
         )
     bench_own = census_delta(finisher_after, finisher_before)
     bench_own[("create", "jobs")] = bench_own.get(("create", "jobs"), 0.0) + args.jobs
-    admissions = total(webhook_after, "kueue_bridge_webhook_requests_total") - total(
-        webhook_before, "kueue_bridge_webhook_requests_total"
+    admissions = (
+        total(webhook_after, "kueue_bridge_webhook_requests_total")
+        - total(webhook_before, "kueue_bridge_webhook_requests_total")
+        - len(probe_latencies)
     )
     decoded_after, decoded_before = (
         _decoded(reconciler_after, webhook_after),
@@ -262,6 +280,7 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
         decoded_bytes={key: value - decoded_before.get(key, 0.0) for key, value in decoded_after.items()},
         profiles=profiles,
         work={key: delta(work_after[key], work_before.get(key, {})) for key in work_after},
+        probe=probe_latencies,
     )
 
 
@@ -311,6 +330,13 @@ def print_real_round(result: RealRound) -> None:
         for resource in ("jobs", "workloads")
     )
     print(f"  KiB of watch events per job that every watcher of these decodes (Kueue's too): {watched}")
+    if result.probe:
+        probed = sorted(result.probe)
+        print(
+            f"  direct probe to our /mutate until all unsuspended: {len(probed)} requests, p50 "
+            f"{probed[len(probed) // 2] * 1000:.1f} ms, p90 {probed[int(len(probed) * 0.9)] * 1000:.1f} ms, "
+            f"max {probed[-1] * 1000:.1f} ms"
+        )
     cpu = ", ".join(f"{name} {seconds:.2f}" for name, seconds in sorted(result.cpu.items()))
     print(f"  CPU seconds: {cpu}")
     if result.setup == KUEUE_BRIDGE:

@@ -595,6 +595,13 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="--real: the cluster's state folder (wiped each round; default: a new temp dir)",
     )
+    parser.add_argument(
+        "--probe",
+        action="store_true",
+        help="--real: also send our /mutate a request directly every --probe-interval seconds until "
+        "all Jobs are unsuspended and print the round trips (the webhook's own responsiveness)",
+    )
+    parser.add_argument("--probe-interval", type=float, default=0.02)
     args = parser.parse_args(argv)
     if args.real:
         from bench.real_rounds import main_real
