@@ -64,6 +64,7 @@ from bench.reconciler_cpu import (
     load_average,
     print_round,
     process_cpu_seconds,
+    process_cpu_split,
     quiet,
     run_round,
     scrape,
@@ -79,6 +80,8 @@ __all__ = ["RealRound", "main_real", "run_real_round"]
 
 KUEUE_BRIDGE, KUEUE = "kueue-bridge", "kueue"
 LIFECYCLE_TIMEOUT = 1800.0
+#: seconds the idle controller's CPU is read for before the creates (what it burns on no job at all)
+IDLE_SECONDS = 5.0
 
 
 @dataclass
@@ -104,6 +107,12 @@ class RealRound:
     decoded_bytes: dict[str, float] = field(default_factory=dict)
     #: ``--probe``: round trips of direct requests to our /mutate while the Jobs are created and started
     probe: list[float] = field(default_factory=list)
+    #: the job controller's CPU seconds per second while idle, just before the creates
+    idle_cpu_per_second: float = 0.0
+    #: seconds from the first create to the end of the CPU window
+    window_seconds: float = 0.0
+    #: the job controller's (user, system) CPU seconds over the window
+    controller_split: tuple[float, float] = (0.0, 0.0)
 
     @property
     def jobs_per_second(self) -> float:
@@ -176,6 +185,9 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
                 processes["webhook"] = components.webhook.pid
             controller_pid = processes["reconciler" if components else "kueue-manager"]
             await quiet(controller_pid)
+            idle_from = process_cpu_seconds(controller_pid)
+            await asyncio.sleep(IDLE_SECONDS)
+            idle_cpu_per_second = (process_cpu_seconds(controller_pid) - idle_from) / IDLE_SECONDS
 
             load_before = load_average()
             apiserver_before, finisher_before = await apiserver.snapshot(), dict(finisher.counts)
@@ -196,6 +208,7 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
                     probe_webhook(url, components.verify, body, args.probe_interval, probe_latencies)
                 )
             cpu_before = {name: process_cpu_seconds(pid) for name, pid in processes.items()}
+            split_before = process_cpu_split(controller_pid)
             started = time.monotonic()
             create_latencies = await _create(
                 client, jobs=args.jobs, concurrency=args.concurrency, run_seconds=args.run_seconds
@@ -216,6 +229,8 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
             )
             await quiet(controller_pid)
             cpu_after = {name: process_cpu_seconds(pid) for name, pid in processes.items()}
+            window_seconds = time.monotonic() - started
+            split_after = process_cpu_split(controller_pid)
             profiles = {name: sampler.output for name, sampler in samplers.items() if sampler.stop()}
             load_after = load_average()
             apiserver_after, finisher_after = await apiserver.snapshot(), dict(finisher.counts)
@@ -281,6 +296,9 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
         profiles=profiles,
         work={key: delta(work_after[key], work_before.get(key, {})) for key in work_after},
         probe=probe_latencies,
+        idle_cpu_per_second=idle_cpu_per_second,
+        window_seconds=window_seconds,
+        controller_split=(split_after[0] - split_before[0], split_after[1] - split_before[1]),
     )
 
 
@@ -339,6 +357,14 @@ def print_real_round(result: RealRound) -> None:
         )
     cpu = ", ".join(f"{name} {seconds:.2f}" for name, seconds in sorted(result.cpu.items()))
     print(f"  CPU seconds: {cpu}")
+    user, system = result.controller_split
+    print(f"  job controller CPU: user {user:.2f} s, system {system:.2f} s")
+    idle_share = result.idle_cpu_per_second * result.window_seconds / jobs * 1000
+    print(
+        f"  job controller idle: {result.idle_cpu_per_second * 1000:.1f} ms CPU per second over "
+        f"{IDLE_SECONDS:g}s before the creates; over the {result.window_seconds:.1f}s window that is "
+        f"{idle_share:.2f} ms per job"
+    )
     if result.setup == KUEUE_BRIDGE:
         print(
             f"  reconciler {result.ms_per_job('reconciler'):.2f} ms/job (target <= 4), webhook "

@@ -34,12 +34,12 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from shared.constants import Condition
-from shared.equivalence import equivalent_to_workload
+from shared.equivalence import equivalent_on_the_wire, equivalent_to_workload
 from shared.frameworks.base import GenericJob
 from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.copy_on_write import CopyOnWriteJob
@@ -50,6 +50,7 @@ __all__ = [
     "STATUS_BLIND_ADAPTERS",
     "EquivalenceVerdicts",
     "decide",
+    "decide_on_wire",
     "is_status_blind",
     "same_job",
     "same_workload_inputs",
@@ -145,6 +146,32 @@ def decide(
         flavors=flavors,
         elastic_workload_slices=elastic_jobs,
     )
+
+
+def decide_on_wire(
+    job: GenericJob,
+    pod_sets: list[PodSet],
+    workload: Mapping[str, Any],
+    flavors: dict[str, Any],
+    *,
+    model: Callable[[], Workload],
+    elastic_jobs: bool,
+) -> bool:
+    """``decide`` for a Workload read as JSON (``workload``): answered from the JSON when
+    ``equivalent_on_the_wire`` can, else from ``model()``, the same Workload parsed. Most verdicts
+    of a job's life (its Workload created, admitted, the job started) are answered without the
+    parse and without building the expected running pod sets."""
+    metadata = job.obj.get("metadata") or {}
+    verdict = equivalent_on_the_wire(
+        job_pod_sets=pod_sets,
+        job_name=str(metadata.get("name")),
+        job_uid=str(metadata.get("uid")),
+        max_exec_seconds=max_exec_time_seconds(job.obj),
+        workload=workload,
+    )
+    if verdict is not None:
+        return verdict
+    return decide(job, pod_sets, model(), flavors, elastic_jobs=elastic_jobs)
 
 
 def is_status_blind(job: object) -> bool:

@@ -38,7 +38,7 @@ from reconciler.ports import (
     NotFoundError,
 )
 from reconciler.priority import PriorityResolver
-from reconciler.verdicts import EquivalenceVerdicts, decide, is_status_blind
+from reconciler.verdicts import EquivalenceVerdicts, decide, decide_on_wire, is_status_blind
 from reconciler.workload_slices import SliceSync
 from shared.constants import (
     ADMISSION_GATED_BY_ANNOTATION,
@@ -409,7 +409,14 @@ class WorkloadSync:
             if equivalent is None:
                 if pod_sets is None:
                     pod_sets = job.pod_sets()
-                equivalent = decide(job, pod_sets, workload.model, flavors, elastic_jobs=self._elastic_jobs)
+                equivalent = decide_on_wire(
+                    job,
+                    pod_sets,
+                    wire,
+                    flavors,
+                    model=lambda read=workload: read.model,  # type: ignore[misc]
+                    elastic_jobs=self._elastic_jobs,
+                )
                 self._verdicts.remember(
                     job_key,
                     job=job.obj,

@@ -35,6 +35,8 @@ from typing import Any, Final
 
 from shared.constants import Condition as ConditionType
 from shared.jsontree import json_tree_copy
+from shared.kube.conditions import conditions_of
+from shared.kube.conditions import is_condition_true as is_object_condition_true_in
 from shared.models.condition import is_condition_true
 from shared.models.meta import controller_owner
 from shared.models.workload import PodSet, Workload
@@ -50,6 +52,7 @@ __all__ = [
     "can_be_partially_admitted",
     "compare_pod_set_slices",
     "compare_pod_sets",
+    "equivalent_on_the_wire",
     "equivalent_to_workload",
     "expected_running_pod_sets",
     "parse_quantity",
@@ -166,21 +169,33 @@ def _pod_spec(pod_set: PodSet) -> Mapping[str, Any]:
     return spec if isinstance(spec, Mapping) else {}
 
 
-def compare_pod_sets(first: PodSet, second: PodSet, *, ignore_tolerations: bool = False) -> bool:
-    """``equality.ComparePodSets``: count, minCount (absent == -1), containers, tolerations."""
-    if first.count != second.count:
+def _same_pod_set(
+    first: tuple[int, int | None, Mapping[str, Any]],
+    second: tuple[int, int | None, Mapping[str, Any]],
+    *,
+    ignore_tolerations: bool,
+) -> bool:
+    """``equality.ComparePodSets`` on ``(count, minCount, pod spec)`` of two pod sets."""
+    if first[0] != second[0]:
         return False
-    if (first.min_count if first.min_count is not None else -1) != (
-        second.min_count if second.min_count is not None else -1
-    ):
+    if (first[1] if first[1] is not None else -1) != (second[1] if second[1] is not None else -1):
         return False
-    first_spec, second_spec = _pod_spec(first), _pod_spec(second)
+    first_spec, second_spec = first[2], second[2]
     keys = (
         ("initContainers", "containers")
         if ignore_tolerations
         else ("tolerations", "initContainers", "containers")
     )
     return all(semantically_equal(first_spec.get(key), second_spec.get(key)) for key in keys)
+
+
+def _compared(pod_set: PodSet) -> tuple[int, int | None, Mapping[str, Any]]:
+    return pod_set.count, pod_set.min_count, _pod_spec(pod_set)
+
+
+def compare_pod_sets(first: PodSet, second: PodSet, *, ignore_tolerations: bool = False) -> bool:
+    """``equality.ComparePodSets``: count, minCount (absent == -1), containers, tolerations."""
+    return _same_pod_set(_compared(first), _compared(second), ignore_tolerations=ignore_tolerations)
 
 
 def compare_pod_set_slices(
@@ -239,15 +254,23 @@ def _sanitized_views(pod_sets: Sequence[PodSet]) -> list[PodSet]:
     views: list[PodSet] = []
     for pod_set in pod_sets:
         template = pod_set.template
-        spec = template.get("spec")
-        if isinstance(spec, dict):
-            spec = dict(spec)
-            for key in ("containers", "initContainers"):
-                if isinstance(spec.get(key), list):
-                    spec[key] = [_dedup_env(container) for container in spec[key]]
-            template = {**template, "spec": spec}
+        if isinstance(template.get("spec"), dict):
+            template = {**template, "spec": _sanitized_spec(pod_set)}
         views.append(pod_set.model_copy(update={"template": template}))
     return views
+
+
+def _sanitized_spec(pod_set: PodSet) -> Mapping[str, Any]:
+    """The pod spec of ``pod_set`` as ``sanitize_pod_sets`` leaves it, for reading: a new dict with
+    the sanitised container lists, everything else shared."""
+    spec = pod_set.template.get("spec")
+    if not isinstance(spec, dict):
+        return spec if isinstance(spec, Mapping) else {}
+    spec = dict(spec)
+    for key in ("containers", "initContainers"):
+        if isinstance(spec.get(key), list):
+            spec[key] = [_dedup_env(container) for container in spec[key]]
+    return spec
 
 
 def can_be_partially_admitted(workload: Workload) -> bool:
@@ -356,3 +379,106 @@ def equivalent_to_workload(
             job_sets, workload.spec.pod_sets, ignore_tolerations=ignore_tolerations
         )
     return compare_pod_set_slices(job_sets, workload.spec.pod_sets, ignore_tolerations=ignore_tolerations)
+
+
+def _wire_pod_sets(spec: Mapping[str, Any]) -> list[tuple[int, int | None, Mapping[str, Any]]] | None:
+    """``(count, minCount, pod spec)`` of each ``spec.podSets`` entry, defaulted as ``Workload``'s
+    model defaults them, or ``None`` when an entry is not shaped as the model requires."""
+    pod_sets = spec.get("podSets", [])
+    if not isinstance(pod_sets, list):
+        return None
+    found: list[tuple[int, int | None, Mapping[str, Any]]] = []
+    for pod_set in pod_sets:
+        if not isinstance(pod_set, dict):
+            return None
+        count, min_count = pod_set.get("count", 1), pod_set.get("minCount")
+        template = pod_set.get("template", {})
+        if (
+            type(count) is not int
+            or (min_count is not None and type(min_count) is not int)
+            or not isinstance(pod_set.get("name", ""), str)
+            or not isinstance(template, dict)
+        ):
+            return None
+        pod_spec = template.get("spec")
+        found.append((count, min_count, pod_spec if isinstance(pod_spec, Mapping) else {}))
+    return found
+
+
+def _wire_controller_owner(metadata: Mapping[str, Any]) -> tuple[bool, Mapping[str, Any] | None]:
+    """``(readable, controller reference)`` of a Workload's wire metadata; not readable when an
+    owner reference is not shaped as the model requires (strings, a boolean ``controller``)."""
+    references = metadata.get("ownerReferences")
+    if references is None:
+        return True, None
+    if not isinstance(references, list):
+        return False, None
+    owner: Mapping[str, Any] | None = None
+    for reference in references:
+        if not isinstance(reference, dict) or reference.get("controller") not in (True, False, None):
+            return False, None
+        if not all(isinstance(reference.get(key), str) for key in ("apiVersion", "kind", "name", "uid")):
+            return False, None
+        if owner is None and reference.get("controller"):
+            owner = reference
+    return True, owner
+
+
+def equivalent_on_the_wire(
+    *,
+    job_pod_sets: Sequence[PodSet],
+    job_name: str,
+    job_uid: str,
+    max_exec_seconds: int | None,
+    workload: Mapping[str, Any],
+    finish_orphaned_workloads: bool = True,
+    partial_admission: bool = True,
+) -> bool | None:
+    """``equivalent_to_workload``'s answer read off the Workload's JSON, when that needs no expected
+    running pod sets; ``None`` otherwise (the caller parses the Workload and asks it).
+
+    Why it is the same answer: the running pod sets differ from the spec's only where the admission
+    is merged in -- template labels, annotations, node selector, tolerations, scheduling gates -- and,
+    for a Workload that can be partially admitted, in ``count``. The comparison reads ``count``,
+    ``minCount``, containers, init containers and, unless the Workload is ``Admitted``, tolerations.
+    So without ``QuotaReserved`` (no running pod sets) and with ``Admitted`` and no partial
+    admission, every branch of ``equivalent_to_workload`` compares the job with the spec pod sets
+    (a failed running comparison equals the spec comparison, and so does the suspended fallback):
+    that comparison is this answer. ``QuotaReserved`` without ``Admitted`` (tolerations with the
+    flavors' merged in) and partial admission are left to the caller, and so is any Workload part
+    this reads that is not shaped as ``Workload``'s model requires (the model then says why).
+    """
+    metadata, spec = workload.get("metadata"), workload.get("spec", {})
+    if not isinstance(metadata, Mapping) or not isinstance(spec, Mapping):
+        return None
+    pod_sets = _wire_pod_sets(spec)
+    readable, owner = _wire_controller_owner(metadata)
+    workload_max_exec = spec.get("maximumExecutionTimeSeconds")
+    if (
+        pod_sets is None
+        or not readable
+        or (workload_max_exec is not None and type(workload_max_exec) is not int)
+    ):
+        return None
+    conditions = conditions_of(workload)
+    admitted = is_object_condition_true_in(conditions, ConditionType.ADMITTED)
+    if is_object_condition_true_in(conditions, ConditionType.QUOTA_RESERVED):
+        partial = any(min_count is not None and count > min_count for count, min_count, _ in pod_sets)
+        if not admitted or partial:
+            return None
+    if owner is None or owner["name"] != job_name:
+        return False
+    if finish_orphaned_workloads and owner["uid"] != job_uid:
+        return False
+    if (workload_max_exec if workload_max_exec is not None else -1) != (
+        max_exec_seconds if max_exec_seconds is not None else -1
+    ):
+        return False
+    job_sets = [
+        (pod_set.count, pod_set.min_count if partial_admission else None, _sanitized_spec(pod_set))
+        for pod_set in job_pod_sets
+    ]
+    return len(job_sets) == len(pod_sets) and all(
+        _same_pod_set(job_set, pod_set, ignore_tolerations=admitted)
+        for job_set, pod_set in zip(job_sets, pod_sets, strict=True)
+    )

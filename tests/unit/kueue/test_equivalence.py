@@ -12,6 +12,7 @@ from shared.equivalence import (
     can_be_partially_admitted,
     compare_pod_set_slices,
     compare_pod_sets,
+    equivalent_on_the_wire,
     equivalent_to_workload,
     expected_running_pod_sets,
     parse_quantity,
@@ -65,8 +66,15 @@ def workload(
 
 
 def equivalent(job_pod_sets: list[PodSet], wl: Workload, **kwargs: Any) -> bool:
+    """``equivalent_to_workload``, checked against ``equivalent_on_the_wire`` wherever that answers."""
     arguments: dict[str, Any] = {"job_name": "job", "job_uid": UID, "max_exec_seconds": None, **kwargs}
-    return equivalent_to_workload(job_pod_sets=job_pod_sets, workload=wl, **arguments)
+    answer = equivalent_to_workload(job_pod_sets=job_pod_sets, workload=wl, **arguments)
+    wire_arguments = {
+        key: value for key, value in arguments.items() if key not in ("flavors", "job_suspended")
+    }
+    on_the_wire = equivalent_on_the_wire(job_pod_sets=job_pod_sets, workload=wl.to_wire(), **wire_arguments)
+    assert on_the_wire in (None, answer)
+    return answer
 
 
 # --- golden fixture ----------------------------------------------------------------------------------
@@ -341,3 +349,57 @@ def test_quantities_only_compare_by_value_where_they_are_quantities() -> None:
 
 def test_compare_pod_set_slices_empty() -> None:
     assert compare_pod_set_slices([], [])
+
+
+# --- the same verdict read off the Workload's JSON ----------------------------------------------------
+
+
+def on_the_wire(job_pod_sets: list[PodSet], wire: dict[str, Any]) -> bool | None:
+    return equivalent_on_the_wire(
+        job_pod_sets=job_pod_sets, job_name="job", job_uid=UID, max_exec_seconds=None, workload=wire
+    )
+
+
+def test_wire_answers_without_reservation_and_once_admitted() -> None:
+    assert on_the_wire([pod_set()], workload([pod_set()]).to_wire()) is True
+    assert on_the_wire([pod_set(count=3)], workload([pod_set()]).to_wire()) is False
+    admitted = workload(
+        [pod_set()],
+        conditions=("QuotaReserved", "Admitted"),
+        assignments=[{"name": "main", "flavors": {"cpu": "spot"}, "count": 2}],
+    )
+    # admitted: tolerations are not compared, so the running pod sets compare as the spec's
+    assert on_the_wire([pod_set(tolerations=SPOT[1])], admitted.to_wire()) is True
+    assert on_the_wire([pod_set(count=3)], admitted.to_wire()) is False
+
+
+def test_wire_leaves_reserved_not_admitted_and_partial_admission_to_the_model() -> None:
+    assignments = [{"name": "main", "flavors": {"cpu": "spot"}, "count": 2}]
+    reserved = workload([pod_set()], conditions=("QuotaReserved",), assignments=assignments)
+    assert on_the_wire([pod_set()], reserved.to_wire()) is None
+    partial = workload(
+        [pod_set(count=4, min_count=2)], conditions=("QuotaReserved", "Admitted"), assignments=assignments
+    )
+    assert on_the_wire([pod_set(count=4, min_count=2)], partial.to_wire()) is None
+    # not reserved: no running pod sets, partial admission or not
+    assert on_the_wire([pod_set(count=4, min_count=2)], workload([pod_set(count=4, min_count=2)]).to_wire())
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda wire: wire["spec"]["podSets"][0].update(count="2"),
+        lambda wire: wire["spec"]["podSets"][0].update(minCount=True),
+        lambda wire: wire["spec"]["podSets"][0].update(template=None),
+        lambda wire: wire["spec"].update(podSets={"main": {}}),
+        lambda wire: wire["spec"].update(maximumExecutionTimeSeconds="60"),
+        lambda wire: wire["metadata"]["ownerReferences"][0].update(controller="true"),
+        lambda wire: wire["metadata"]["ownerReferences"][0].pop("uid"),
+        lambda wire: wire["metadata"].update(ownerReferences={"name": "job"}),
+        lambda wire: wire.update(spec=[]),
+    ],
+)
+def test_wire_leaves_what_the_model_would_read_differently_to_the_model(change: Any) -> None:
+    wire = workload([pod_set()]).to_wire()
+    change(wire)
+    assert on_the_wire([pod_set()], wire) is None
