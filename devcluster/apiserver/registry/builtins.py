@@ -2,12 +2,18 @@
 
 Only kinds the project (or its tests) talk to are here; each entry mirrors kube-apiserver's
 discovery for it (names, short names, scope, subresources, verbs) because clients such as kubectl
-resolve ``kubectl get cm`` or ``kubectl wait`` through exactly these documents.
+resolve ``kubectl get cm`` or ``kubectl wait`` through exactly these documents. All of them are
+``v1`` and named the way kube-apiserver names its own kinds: singular = the kind lower-cased, plural =
+apimachinery's guess from the kind (``PriorityClass`` -> ``priorityclasses``), so an entry states only
+its group, kind, scope and what differs from the defaults.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from devcluster.apiserver.registry.resources import ResourceType
+from shared.kube import guess_plural
 
 __all__ = ["BUILTIN_TYPES", "CREATE_ONLY_VERBS"]
 
@@ -27,13 +33,24 @@ _EVENT_FIELDS = (
     "type",
 )
 
-BUILTIN_TYPES: tuple[ResourceType, ...] = (
-    ResourceType(
-        group="",
+
+def _v1(group: str, kind: str, *, namespaced: bool, **options: Any) -> ResourceType:
+    """The ``v1`` resource of ``group``/``kind``, named by kube-apiserver's convention."""
+    return ResourceType(
+        group=group,
         versions=("v1",),
-        plural="namespaces",
-        singular="namespace",
-        kind="Namespace",
+        plural=guess_plural(kind),
+        singular=kind.lower(),
+        kind=kind,
+        namespaced=namespaced,
+        **options,
+    )
+
+
+BUILTIN_TYPES: tuple[ResourceType, ...] = (
+    _v1(
+        "",
+        "Namespace",
         namespaced=False,
         short_names=("ns",),
         subresources=frozenset({"status", "finalize"}),
@@ -42,39 +59,12 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         returns_deleted_object=True,
         selectable_fields=("status.phase",),
     ),
-    ResourceType(
-        group="",
-        versions=("v1",),
-        plural="configmaps",
-        singular="configmap",
-        kind="ConfigMap",
-        namespaced=True,
-        short_names=("cm",),
-    ),
-    ResourceType(
-        group="",
-        versions=("v1",),
-        plural="secrets",
-        singular="secret",
-        kind="Secret",
-        namespaced=True,
-        selectable_fields=("type",),
-    ),
-    ResourceType(
-        group="",
-        versions=("v1",),
-        plural="serviceaccounts",
-        singular="serviceaccount",
-        kind="ServiceAccount",
-        namespaced=True,
-        short_names=("sa",),
-    ),
-    ResourceType(
-        group="",
-        versions=("v1",),
-        plural="pods",
-        singular="pod",
-        kind="Pod",
+    _v1("", "ConfigMap", namespaced=True, short_names=("cm",)),
+    _v1("", "Secret", namespaced=True, selectable_fields=("type",)),
+    _v1("", "ServiceAccount", namespaced=True, short_names=("sa",)),
+    _v1(
+        "",
+        "Pod",
         namespaced=True,
         short_names=("po",),
         categories=("all",),
@@ -91,23 +81,17 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
             "status.nominatedNodeName",
         ),
     ),
-    ResourceType(
-        group="",
-        versions=("v1",),
-        plural="events",
-        singular="event",
-        kind="Event",
+    _v1(
+        "",
+        "Event",
         namespaced=True,
         short_names=("ev",),
         selectable_fields=_EVENT_FIELDS,
         name_rule="path",  # core v1 Events: the generic path-segment rule only (event_validation.py)
     ),
-    ResourceType(
-        group="events.k8s.io",
-        versions=("v1",),
-        plural="events",
-        singular="event",
-        kind="Event",
+    _v1(
+        "events.k8s.io",
+        "Event",
         namespaced=True,
         short_names=("ev",),
         served_from=("", "events"),
@@ -121,124 +105,45 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
             "type",
         ),
     ),
-    ResourceType(
-        group="batch",
-        versions=("v1",),
-        plural="jobs",
-        singular="job",
-        kind="Job",
+    _v1(
+        "batch",
+        "Job",
         namespaced=True,
         categories=("all",),
         subresources=frozenset({"status"}),
         tracks_generation=True,
         selectable_fields=("status.successful",),
     ),
-    ResourceType(
-        group="coordination.k8s.io",
-        versions=("v1",),
-        plural="leases",
-        singular="lease",
-        kind="Lease",
-        namespaced=True,
-    ),
-    ResourceType(
-        group="scheduling.k8s.io",
-        versions=("v1",),
-        plural="priorityclasses",
-        singular="priorityclass",
-        kind="PriorityClass",
-        namespaced=False,
-        short_names=("pc",),
-    ),
-    ResourceType(
-        group="admissionregistration.k8s.io",
-        versions=("v1",),
-        plural="mutatingwebhookconfigurations",
-        singular="mutatingwebhookconfiguration",
-        kind="MutatingWebhookConfiguration",
+    _v1("coordination.k8s.io", "Lease", namespaced=True),
+    _v1("scheduling.k8s.io", "PriorityClass", namespaced=False, short_names=("pc",)),
+    _v1(
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
         namespaced=False,
         categories=("api-extensions",),
         tracks_generation=True,
     ),
-    ResourceType(
-        group="admissionregistration.k8s.io",
-        versions=("v1",),
-        plural="validatingwebhookconfigurations",
-        singular="validatingwebhookconfiguration",
-        kind="ValidatingWebhookConfiguration",
+    _v1(
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
         namespaced=False,
         categories=("api-extensions",),
         tracks_generation=True,
     ),
-    ResourceType(
-        group="apiextensions.k8s.io",
-        versions=("v1",),
-        plural="customresourcedefinitions",
-        singular="customresourcedefinition",
-        kind="CustomResourceDefinition",
+    _v1(
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
         namespaced=False,
         short_names=("crd", "crds"),
         categories=("api-extensions",),
         subresources=frozenset({"status"}),
         tracks_generation=True,
     ),
-    ResourceType(
-        group="rbac.authorization.k8s.io",
-        versions=("v1",),
-        plural="roles",
-        singular="role",
-        kind="Role",
-        namespaced=True,
-    ),
-    ResourceType(
-        group="rbac.authorization.k8s.io",
-        versions=("v1",),
-        plural="rolebindings",
-        singular="rolebinding",
-        kind="RoleBinding",
-        namespaced=True,
-    ),
-    ResourceType(
-        group="rbac.authorization.k8s.io",
-        versions=("v1",),
-        plural="clusterroles",
-        singular="clusterrole",
-        kind="ClusterRole",
-        namespaced=False,
-    ),
-    ResourceType(
-        group="rbac.authorization.k8s.io",
-        versions=("v1",),
-        plural="clusterrolebindings",
-        singular="clusterrolebinding",
-        kind="ClusterRoleBinding",
-        namespaced=False,
-    ),
-    ResourceType(
-        group="authorization.k8s.io",
-        versions=("v1",),
-        plural="subjectaccessreviews",
-        singular="subjectaccessreview",
-        kind="SubjectAccessReview",
-        namespaced=False,
-        verbs=CREATE_ONLY_VERBS,
-    ),
-    ResourceType(
-        group="authorization.k8s.io",
-        versions=("v1",),
-        plural="selfsubjectaccessreviews",
-        singular="selfsubjectaccessreview",
-        kind="SelfSubjectAccessReview",
-        namespaced=False,
-        verbs=CREATE_ONLY_VERBS,
-    ),
-    ResourceType(
-        group="authorization.k8s.io",
-        versions=("v1",),
-        plural="localsubjectaccessreviews",
-        singular="localsubjectaccessreview",
-        kind="LocalSubjectAccessReview",
-        namespaced=True,
-        verbs=CREATE_ONLY_VERBS,
-    ),
+    _v1("rbac.authorization.k8s.io", "Role", namespaced=True),
+    _v1("rbac.authorization.k8s.io", "RoleBinding", namespaced=True),
+    _v1("rbac.authorization.k8s.io", "ClusterRole", namespaced=False),
+    _v1("rbac.authorization.k8s.io", "ClusterRoleBinding", namespaced=False),
+    _v1("authorization.k8s.io", "SubjectAccessReview", namespaced=False, verbs=CREATE_ONLY_VERBS),
+    _v1("authorization.k8s.io", "SelfSubjectAccessReview", namespaced=False, verbs=CREATE_ONLY_VERBS),
+    _v1("authorization.k8s.io", "LocalSubjectAccessReview", namespaced=True, verbs=CREATE_ONLY_VERBS),
 )
