@@ -3,14 +3,15 @@
 ``bench/reconciler_cpu.py`` measures the reconciler process as deployed, where watches, HTTP/TLS and
 the event loop share the CPU with the logic and a loaded machine moves the figure by half. This
 bench takes those out: the reconciler's ports are bound to an in-memory cluster that answers from
-dicts (reads share the stored objects, as the informer caches do; writes store what a server would
-store), and one job lives the same life as on a real cluster, pass by pass:
+dicts (reads share the stored objects, as the informer caches do; writes go through the production
+``reconciler.cluster.KubeWriter`` to an in-memory client that stores what a server would store),
+and one job lives the same life as on a real cluster, pass by pass:
 
     created -> Workload created -> PodsReady=False -> (echo) -> admitted -> started -> (echo)
     -> running: PodsReady=True -> (echo) -> complete: Finished -> finalizer released -> finished
 
 (an "echo" is the pass the watch event of our own write triggers). It prints the microseconds of
-CPU (``time.process_time``, less what the in-memory writes took) per life and per pass kind, the
+CPU (``time.process_time``, less what the in-memory client's writes took) per life and per pass kind, the
 minimum over ``--repeats`` batches of
 ``--jobs`` lives: the minimum is what the code costs when nothing else interferes, which is what
 tells one version of the logic from another on a shared machine.
@@ -28,18 +29,19 @@ import time
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from reconciler.ancestry import OwnerKinds
+from reconciler.cluster import KubeWriter
 from reconciler.job_reconciler import JobReconciler, ReconcilerSettings
-from reconciler.ports import ConflictError, JobKey, NotFoundError
+from reconciler.ports import JobKey
 from shared.frameworks.base import GenericJob
 from shared.frameworks.batch_job import BatchJobAdapter
-from shared.kube import GroupVersionKind
+from shared.kube import Conflict, GroupVersionKind, KubeClient, NotFound
 from shared.kube.kinds import JOB_GVK
 from shared.merge_patch import apply_merge_patch
 
@@ -112,22 +114,23 @@ def job_object(index: int) -> WireDict:
 
 
 def _harness(method: Any) -> Any:
-    """Count a port method's own CPU as the harness's (the bench subtracts it: a server's work)."""
+    """Count a client method's own CPU as the harness's (the bench subtracts it: a server's work)."""
 
-    async def timed(self: MemoryCluster, *args: Any, **kwargs: Any) -> Any:
+    async def timed(self: MemoryClient, *args: Any, **kwargs: Any) -> Any:
         started = time.process_time()
         try:
             return await method(self, *args, **kwargs)
         finally:
-            self.harness += time.process_time() - started
+            self.cluster.harness += time.process_time() - started
 
     return timed
 
 
 class MemoryCluster:
-    """The reconciler's three ports over dicts: reads share the stored objects (never changed in
-    place: every write stores a new dict), writes check resourceVersions like a server. The CPU
-    its writes take is counted apart (``harness``) and not charged to the reconcile logic."""
+    """The reconciler's read and event ports over dicts: reads share the stored objects (never
+    changed in place: every write stores a new dict). Writes reach it as in production, through
+    ``reconciler.cluster.KubeWriter`` and a client (``MemoryClient``); the CPU the stand-in for the
+    server takes is counted apart (``harness``) and not charged to the reconcile logic."""
 
     def __init__(self) -> None:
         self.harness = 0.0
@@ -160,10 +163,34 @@ class MemoryCluster:
     async def list_priority_classes(self) -> list[WireDict]:
         return []
 
-    # --- ClusterWriter
+    # --- EventSink
+    def record(self, *, regarding: WireDict, event_type: str, reason: str, message: str) -> None:
+        self.events += 1
+
+
+class MemoryClient:
+    """The part of ``KubeClient`` that ``KubeWriter`` calls, answering as a server would: writes
+    check resourceVersions and store a new dict in ``cluster``; failures are the client's typed
+    errors, which ``KubeWriter`` translates as it does in production."""
+
+    def __init__(self, cluster: MemoryCluster) -> None:
+        self.cluster = cluster
+
+    def _stored(self, key: Key) -> WireDict:
+        old = self.cluster.objects.get(key)
+        if old is None:
+            raise NotFound(code=404, message=key[2])
+        return old
+
     @_harness
     async def create(
-        self, gvk: GroupVersionKind, namespace: str | None, body: WireDict, *, read_back: bool = True
+        self,
+        gvk: GroupVersionKind,
+        body: WireDict,
+        *,
+        namespace: str | None,
+        field_manager: str,
+        decode: bool,
     ) -> WireDict:
         stored = _copy(body)
         stored["metadata"].update(
@@ -172,62 +199,61 @@ class MemoryCluster:
             generation=1,
             creationTimestamp="2026-11-26T20:00:01Z",
         )
-        return self.put(stored) if read_back else (self.put(stored) and {})
+        return self.cluster.put(stored) if decode else (self.cluster.put(stored) and {})
 
     @_harness
     async def update(
         self,
         gvk: GroupVersionKind,
-        namespace: str | None,
         body: WireDict,
         *,
-        subresource: str | None = None,
-        read_back: bool = True,
+        namespace: str | None,
+        subresource: str | None,
+        field_manager: str,
+        decode: bool,
     ) -> WireDict:
-        key = (gvk.kind, namespace or "", body["metadata"]["name"])
-        old = self.objects.get(key)
-        if old is None:
-            raise NotFoundError(key[2])
+        old = self._stored((gvk.kind, namespace or "", body["metadata"]["name"]))
         if body["metadata"].get("resourceVersion") != old["metadata"]["resourceVersion"]:
-            raise ConflictError(key[2])
+            raise Conflict(code=409, message=body["metadata"]["name"])
         new = _copy(old)
         if subresource == "status":
             new["status"] = _copy(body.get("status") or {})
         else:
             new = {**_copy(body), "status": new.get("status")}
-        stored = self.put(new)
-        return stored if read_back else {}
+        stored = self.cluster.put(new)
+        return stored if decode else {}
 
     @_harness
-    async def merge_patch(
+    async def patch(
         self,
         gvk: GroupVersionKind,
-        namespace: str | None,
         name: str,
         patch: WireDict,
         *,
-        subresource: str | None = None,
-        read_back: bool = True,
+        namespace: str | None,
+        subresource: str | None,
+        field_manager: str,
+        decode: bool,
     ) -> WireDict:
-        key = (gvk.kind, namespace or "", name)
-        old = self.objects.get(key)
-        if old is None:
-            raise NotFoundError(name)
+        old = self._stored((gvk.kind, namespace or "", name))
         precondition = (patch.get("metadata") or {}).get("resourceVersion")
         if precondition is not None and precondition != old["metadata"]["resourceVersion"]:
-            raise ConflictError(name)
-        stored = self.put(apply_merge_patch(_copy(old), patch))
-        return stored if read_back else {}
+            raise Conflict(code=409, message=name)
+        stored = self.cluster.put(apply_merge_patch(_copy(old), patch))
+        return stored if decode else {}
 
     @_harness
     async def delete(
-        self, gvk: GroupVersionKind, namespace: str | None, name: str, *, uid: str | None = None
-    ) -> None:
-        self.objects.pop((gvk.kind, namespace or "", name), None)
-
-    # --- EventSink
-    def record(self, *, regarding: WireDict, event_type: str, reason: str, message: str) -> None:
-        self.events += 1
+        self,
+        gvk: GroupVersionKind,
+        name: str,
+        *,
+        namespace: str | None,
+        propagation_policy: str,
+        uid: str | None,
+    ) -> dict[str, Any]:
+        self.cluster.objects.pop((gvk.kind, namespace or "", name), None)
+        return {}
 
 
 class Adapters:
@@ -350,7 +376,7 @@ def make_reconciler(cluster: MemoryCluster) -> JobReconciler:
     return JobReconciler(
         adapters=Adapters(),
         reader=cluster,
-        writer=cluster,
+        writer=KubeWriter(client=cast(KubeClient, MemoryClient(cluster)), field_manager="kueue-bridge"),
         events=cluster,
         settings=ReconcilerSettings(owner_kinds=OwnerKinds(known=kinds, managed=kinds)),
         clock=lambda: NOW + timedelta(seconds=0),
