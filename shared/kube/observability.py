@@ -21,6 +21,7 @@ queue names) -- never object names or keys.
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
 import os
 import random
@@ -152,134 +153,84 @@ class KubeMetrics:
 
     def __init__(self, registry: CollectorRegistry, *, namespace: str = "kueue_bridge") -> None:
         self.registry = registry
-        ns = namespace
-        self.api_requests = LoopCounter(
+        # every collector is registered on ``registry`` under ``namespace``; latencies share buckets
+        counter = functools.partial(Counter, namespace=namespace, registry=registry)
+        loop_counter = functools.partial(LoopCounter, namespace=namespace, registry=registry)
+        gauge = functools.partial(Gauge, namespace=namespace, registry=registry)
+        latency = functools.partial(
+            LoopHistogram, namespace=namespace, registry=registry, buckets=_LATENCY_BUCKETS
+        )
+        self.api_requests = loop_counter(
             "rest_client_requests_total",
             "API requests by verb, resource and HTTP code ('error' for transport failures).",
             ["verb", "resource", "code"],
-            namespace=ns,
-            registry=registry,
         )
-        self.api_latency = LoopHistogram(
+        self.api_latency = latency(
             "rest_client_request_duration_seconds",
             "API request latency by verb and resource (including client-side rate limiting).",
             ["verb", "resource"],
-            namespace=ns,
-            registry=registry,
-            buckets=_LATENCY_BUCKETS,
         )
-        self.api_retries = Counter(
-            "rest_client_retries_total",
-            "Retried API requests by verb and resource.",
-            ["verb", "resource"],
-            namespace=ns,
-            registry=registry,
+        self.api_retries = counter(
+            "rest_client_retries_total", "Retried API requests by verb and resource.", ["verb", "resource"]
         )
-        self.rate_limiter_wait = Counter(
+        self.rate_limiter_wait = counter(
             "rest_client_rate_limiter_wait_seconds_total",
             "Seconds spent waiting for the client-side QPS limiter.",
-            namespace=ns,
-            registry=registry,
         )
-        self.watch_restarts = Counter(
+        self.watch_restarts = counter(
             "watch_restarts_total",
             "Watch restarts by resource and reason (disconnect, gone, inactivity, malformed, error).",
             ["resource", "reason"],
-            namespace=ns,
-            registry=registry,
         )
-        self.decoded_bytes = LoopCounter(
+        self.decoded_bytes = loop_counter(
             "decoded_bytes_total",
             "Bytes of JSON parsed, by resource and source (response: request answers; watch: watch streams).",
             ["resource", "source"],
-            namespace=ns,
-            registry=registry,
         )
-        self.watch_events = LoopCounter(
-            "watch_events_total",
-            "Watch events received by resource and type.",
-            ["resource", "type"],
-            namespace=ns,
-            registry=registry,
+        self.watch_events = loop_counter(
+            "watch_events_total", "Watch events received by resource and type.", ["resource", "type"]
         )
-        self.queue_depth = Gauge(
-            "workqueue_depth", "Current depth of the work queue.", ["name"], namespace=ns, registry=registry
-        )
-        self.queue_adds = LoopCounter(
-            "workqueue_adds_total", "Keys added to the work queue.", ["name"], namespace=ns, registry=registry
-        )
-        self.queue_latency = LoopHistogram(
+        self.queue_depth = gauge("workqueue_depth", "Current depth of the work queue.", ["name"])
+        self.queue_adds = loop_counter("workqueue_adds_total", "Keys added to the work queue.", ["name"])
+        self.queue_latency = latency(
             "workqueue_queue_duration_seconds",
             "Seconds a key waits in the queue before a worker takes it.",
             ["name"],
-            namespace=ns,
-            registry=registry,
-            buckets=_LATENCY_BUCKETS,
         )
-        self.queue_work_duration = LoopHistogram(
-            "workqueue_work_duration_seconds",
-            "Seconds a worker spends on one key.",
-            ["name"],
-            namespace=ns,
-            registry=registry,
-            buckets=_LATENCY_BUCKETS,
+        self.queue_work_duration = latency(
+            "workqueue_work_duration_seconds", "Seconds a worker spends on one key.", ["name"]
         )
-        self.queue_retries = Counter(
-            "workqueue_retries_total",
-            "Rate-limited re-adds (retries) of keys.",
-            ["name"],
-            namespace=ns,
-            registry=registry,
+        self.queue_retries = counter(
+            "workqueue_retries_total", "Rate-limited re-adds (retries) of keys.", ["name"]
         )
-        self.reconcile_total = LoopCounter(
+        self.reconcile_total = loop_counter(
             "controller_runtime_reconcile_total",
             "Reconciles by controller and result (success, requeue, requeue_after, error).",
             ["controller", "result"],
-            namespace=ns,
-            registry=registry,
         )
-        self.reconcile_errors = Counter(
+        self.reconcile_errors = counter(
             "controller_runtime_reconcile_errors_total",
             "Reconciles that raised, by controller.",
             ["controller"],
-            namespace=ns,
-            registry=registry,
         )
-        self.reconcile_conflicts = Counter(
+        self.reconcile_conflicts = counter(
             "controller_runtime_reconcile_conflicts_total",
             "Reconciles that hit a write conflict (stale read) and were requeued with backoff, by controller.",
             ["controller"],
-            namespace=ns,
-            registry=registry,
         )
-        self.reconcile_time = LoopHistogram(
-            "controller_runtime_reconcile_time_seconds",
-            "Reconcile duration by controller.",
-            ["controller"],
-            namespace=ns,
-            registry=registry,
-            buckets=_LATENCY_BUCKETS,
+        self.reconcile_time = latency(
+            "controller_runtime_reconcile_time_seconds", "Reconcile duration by controller.", ["controller"]
         )
-        self.events_emitted = LoopCounter(
-            "events_emitted_total",
-            "Kubernetes Events written, by action (create, series).",
-            ["action"],
-            namespace=ns,
-            registry=registry,
+        self.events_emitted = loop_counter(
+            "events_emitted_total", "Kubernetes Events written, by action (create, series).", ["action"]
         )
-        self.events_dropped = Counter(
+        self.events_dropped = counter(
             "events_dropped_total",
             "Kubernetes Events dropped, by reason (queue_full, api_error, shutdown).",
             ["reason"],
-            namespace=ns,
-            registry=registry,
         )
-        self.leader = Gauge(
-            "leader_election_master_status",
-            "1 while this process holds the named lease.",
-            ["name"],
-            namespace=ns,
-            registry=registry,
+        self.leader = gauge(
+            "leader_election_master_status", "1 while this process holds the named lease.", ["name"]
         )
         self._request_children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
         self._children: dict[tuple[Any, tuple[str, ...]], Any] = {}
