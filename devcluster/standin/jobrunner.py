@@ -170,14 +170,7 @@ class JobRunner:
         changed = False
         if spec.get("suspend") is True:
             self._started.pop(_uid(job), None)
-            suspended_now = set_condition(
-                writable_conditions(job),
-                condition_type="Suspended",
-                status="True",
-                reason="JobSuspended",
-                message="Job suspended",
-                now=now,
-            )
+            suspended_now = _set_suspended(job, True, now=now)
             if suspended_now:
                 status.pop("startTime", None)
             changed |= suspended_now
@@ -192,14 +185,7 @@ class JobRunner:
         completions = spec.get("completions")
         pods = min(parallelism, int(completions)) if completions is not None else parallelism
         if object_condition(job, "Suspended") is not None and is_object_condition_true(job, "Suspended"):
-            set_condition(
-                writable_conditions(job),
-                condition_type="Suspended",
-                status="False",
-                reason="JobResumed",
-                message="Job resumed",
-                now=now,
-            )
+            _set_suspended(job, False, now=now)
             status["startTime"] = format_time(now)
             self._started[_uid(job)] = now
             changed = True
@@ -270,6 +256,18 @@ class JobRunner:
             name=metadata.get("name", ""),
             patch={"status": dict(patch)},
         )
+
+
+def _set_suspended(job: dict[str, Any], suspended: bool, *, now: datetime) -> bool:
+    """The job controller's ``Suspended`` condition, set on suspend and cleared on resume; whether it changed."""
+    return set_condition(
+        writable_conditions(job),
+        condition_type="Suspended",
+        status="True" if suspended else "False",
+        reason="JobSuspended" if suspended else "JobResumed",
+        message="Job suspended" if suspended else "Job resumed",
+        now=now,
+    )
 
 
 def _set_true(
