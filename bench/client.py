@@ -48,6 +48,7 @@ from prometheus_client import CollectorRegistry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import run_concurrently
 from shared.kube import (
     ClientSettings,
     ConnectionConfig,
@@ -160,19 +161,6 @@ async def loopback_api() -> AsyncIterator[ConnectionConfig]:
 
 
 # --- the measured loops -----------------------------------------------------------------------
-
-
-async def run_concurrently(count: int, concurrency: int, one: Callable[[int], Awaitable[None]]) -> float:
-    """Requests per second of ``one(i)`` for i in range(count), ``concurrency`` at a time."""
-    indexes = iter(range(count))
-
-    async def worker() -> None:
-        for i in indexes:
-            await one(i)
-
-    started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return count / (time.perf_counter() - started)
 
 
 async def measure_op(

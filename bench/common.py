@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from shared.constants import QUEUE_LABEL
 from shared.kube import AlreadyExists, ClientSettings, KubeClient, load_kubeconfig
 from shared.kube.kinds import CRD_GVK
 
-__all__ = ["bench_client", "create_kueue_crds", "queued_job", "wait_until"]
+__all__ = ["bench_client", "create_kueue_crds", "queued_job", "run_concurrently", "wait_until"]
 
 
 def queued_job(
@@ -86,3 +86,16 @@ async def create_kueue_crds(client: KubeClient, shared: Path, names: Iterable[st
             if document and document.get("kind") == "CustomResourceDefinition":
                 with contextlib.suppress(AlreadyExists):
                     await client.create(CRD_GVK, document)
+
+
+async def run_concurrently(count: int, concurrency: int, one: Callable[[int], Awaitable[None]]) -> float:
+    """Requests per second of ``one(i)`` for i in range(count), ``concurrency`` at a time."""
+    indexes = iter(range(count))
+
+    async def worker() -> None:
+        for i in indexes:
+            await one(i)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return count / (time.perf_counter() - started)

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,9 @@ import aiohttp
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.common import run_concurrently  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -68,18 +71,6 @@ def _server_access(kubeconfig: Path) -> tuple[str, str, ssl.SSLContext]:
     return cluster["server"], config["users"][0]["user"]["token"], context
 
 
-async def _run_concurrently(count: int, concurrency: int, make: Callable[[int], Awaitable[None]]) -> float:
-    queue = iter(range(count))
-
-    async def worker() -> None:
-        for index in queue:
-            await make(index)
-
-    start = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return time.perf_counter() - start
-
-
 def _configmap(name: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
@@ -109,9 +100,9 @@ async def _bench(url: str, token: str, context: ssl.SSLContext, args: argparse.N
                 assert response.status == 200
                 await response.read()
 
-        results["creates/s"] = args.objects / await _run_concurrently(args.objects, args.concurrency, create)
+        results["creates/s"] = await run_concurrently(args.objects, args.concurrency, create)
         gets = args.objects * 2
-        results["gets/s"] = gets / await _run_concurrently(gets, args.concurrency, get)
+        results["gets/s"] = await run_concurrently(gets, args.concurrency, get)
 
         events = args.fanout_events
         received = [0] * args.watchers
@@ -141,7 +132,7 @@ async def _bench(url: str, token: str, context: ssl.SSLContext, args: argparse.N
                 await response.read()
 
         start = time.perf_counter()
-        await _run_concurrently(events, min(args.concurrency, 8), create_fanout)
+        await run_concurrently(events, min(args.concurrency, 8), create_fanout)
         await asyncio.wait_for(done.wait(), timeout=300)
         results["watch fan-out events/s"] = events * args.watchers / (time.perf_counter() - start)
         for task in tasks:
