@@ -7,11 +7,15 @@ for ``None`` before reading; ``to_wire()`` omits them when empty only if they we
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
+from shared.constants import API_VERSION
 from shared.models.base import KubeModel
 
 __all__ = [
+    "KueueObject",
     "LabelSelector",
     "LabelSelectorRequirement",
     "ObjectMeta",
@@ -49,6 +53,16 @@ class ObjectMeta(KubeModel):
 
     def annotation(self, key: str) -> str | None:
         return (self.annotations or {}).get(key)
+
+
+class KueueObject(KubeModel):
+    """What every ``kueue.x-k8s.io/v1beta2`` object has: its apiVersion, kind and metadata. A kind's
+    model narrows ``kind`` to its own name (so another kind fails to parse) and adds spec and status;
+    the field order, and so the wire order, stays apiVersion, kind, metadata, spec, status."""
+
+    api_version: Literal["kueue.x-k8s.io/v1beta2"] = API_VERSION
+    kind: str
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
 
 
 class LabelSelectorRequirement(KubeModel):

@@ -19,10 +19,9 @@ from typing import Final, Literal
 
 from pydantic import Field
 
-from shared.constants import API_VERSION
 from shared.models.base import KubeModel
 from shared.models.condition import Condition
-from shared.models.meta import ObjectMeta
+from shared.models.meta import KueueObject
 
 __all__ = [
     "KUBECONFIG_LOCATION_PATH",
@@ -46,10 +45,8 @@ class MultiKueueConfigSpec(KubeModel):
     quota_management: str | None = None  # Manual | Automated
 
 
-class MultiKueueConfig(KubeModel):
-    api_version: Literal["kueue.x-k8s.io/v1beta2"] = API_VERSION
+class MultiKueueConfig(KueueObject):
     kind: Literal["MultiKueueConfig"] = "MultiKueueConfig"
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: MultiKueueConfigSpec = Field(default_factory=MultiKueueConfigSpec)
 
 
@@ -82,9 +79,7 @@ class MultiKueueClusterStatus(KubeModel):
     conditions: list[Condition] | None = None
 
 
-class MultiKueueCluster(KubeModel):
-    api_version: Literal["kueue.x-k8s.io/v1beta2"] = API_VERSION
+class MultiKueueCluster(KueueObject):
     kind: Literal["MultiKueueCluster"] = "MultiKueueCluster"
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: MultiKueueClusterSpec = Field(default_factory=MultiKueueClusterSpec)
     status: MultiKueueClusterStatus | None = None

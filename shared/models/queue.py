@@ -21,14 +21,13 @@ arithmetic is needed.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import Field
 
-from shared.constants import API_VERSION
 from shared.models.base import IntOrString, KubeModel
 from shared.models.condition import Condition
-from shared.models.meta import LabelSelector, ObjectMeta
+from shared.models.meta import KueueObject, LabelSelector
 
 __all__ = [
     "AdmissionCheckStrategyRule",
@@ -48,6 +47,7 @@ __all__ = [
     "LocalQueueResourceUsage",
     "LocalQueueSpec",
     "LocalQueueStatus",
+    "QueueStatus",
     "ResourceGroup",
     "ResourceQuota",
     "ResourceUsage",
@@ -58,6 +58,23 @@ class FairSharing(KubeModel):
     """``spec.fairSharing`` of a ClusterQueue, Cohort or LocalQueue (``weight`` is a quantity)."""
 
     weight: IntOrString | None = None
+
+
+# --- what both queues report ----------------------------------------------------------------------
+_FlavorUsageT = TypeVar("_FlavorUsageT", bound=KubeModel)
+
+
+class QueueStatus(KubeModel, Generic[_FlavorUsageT]):
+    """The status fields a LocalQueue and a ClusterQueue share; only the shape of a flavor's usage
+    differs between them."""
+
+    conditions: list[Condition] | None = None
+    pending_workloads: int | None = None
+    reserving_workloads: int | None = None
+    admitted_workloads: int | None = None
+    flavors_reservation: list[_FlavorUsageT] | None = None
+    flavors_usage: list[_FlavorUsageT] | None = None
+    fair_sharing: dict[str, Any] | None = None
 
 
 # --- LocalQueue ------------------------------------------------------------------------------------
@@ -79,20 +96,12 @@ class LocalQueueFlavorUsage(KubeModel):
     resources: list[LocalQueueResourceUsage] = Field(default_factory=list)
 
 
-class LocalQueueStatus(KubeModel):
-    conditions: list[Condition] | None = None
-    pending_workloads: int | None = None
-    reserving_workloads: int | None = None
-    admitted_workloads: int | None = None
-    flavors_reservation: list[LocalQueueFlavorUsage] | None = None
-    flavors_usage: list[LocalQueueFlavorUsage] | None = None
-    fair_sharing: dict[str, Any] | None = None
+class LocalQueueStatus(QueueStatus[LocalQueueFlavorUsage]):
+    """A LocalQueue's status: its flavors' usage has no ``borrowed``."""
 
 
-class LocalQueue(KubeModel):
-    api_version: Literal["kueue.x-k8s.io/v1beta2"] = API_VERSION
+class LocalQueue(KueueObject):
     kind: Literal["LocalQueue"] = "LocalQueue"
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: LocalQueueSpec = Field(default_factory=LocalQueueSpec)
     status: LocalQueueStatus | None = None
 
@@ -182,19 +191,11 @@ class FlavorUsage(KubeModel):
     resources: list[ResourceUsage] = Field(default_factory=list)
 
 
-class ClusterQueueStatus(KubeModel):
-    conditions: list[Condition] | None = None
-    pending_workloads: int | None = None
-    reserving_workloads: int | None = None
-    admitted_workloads: int | None = None
-    flavors_reservation: list[FlavorUsage] | None = None
-    flavors_usage: list[FlavorUsage] | None = None
-    fair_sharing: dict[str, Any] | None = None
+class ClusterQueueStatus(QueueStatus[FlavorUsage]):
+    """A ClusterQueue's status: its flavors' usage says what is borrowed."""
 
 
-class ClusterQueue(KubeModel):
-    api_version: Literal["kueue.x-k8s.io/v1beta2"] = API_VERSION
+class ClusterQueue(KueueObject):
     kind: Literal["ClusterQueue"] = "ClusterQueue"
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: ClusterQueueSpec = Field(default_factory=ClusterQueueSpec)
     status: ClusterQueueStatus | None = None

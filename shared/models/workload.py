@@ -17,10 +17,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from shared.constants import API_VERSION, DEFAULT_PODSET_NAME
+from shared.constants import DEFAULT_PODSET_NAME
 from shared.models.base import KubeModel
 from shared.models.condition import Condition
-from shared.models.meta import ObjectMeta
+from shared.models.meta import KueueObject
 
 __all__ = [
     "Admission",
@@ -131,9 +131,7 @@ class WorkloadStatus(KubeModel):
     preemption_gates: list[PreemptionGateState] | None = None
 
 
-class Workload(KubeModel):
-    api_version: Literal["kueue.x-k8s.io/v1beta2"] = API_VERSION
+class Workload(KueueObject):
     kind: Literal["Workload"] = "Workload"
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: WorkloadSpec = Field(default_factory=WorkloadSpec)
     status: WorkloadStatus | None = None
