@@ -41,6 +41,7 @@ __all__ = [
     "parse_or_exit_code",
     "positive_int",
     "run_component",
+    "run_configured_command",
 ]
 
 EXIT_USAGE: Final = 2
@@ -129,6 +130,23 @@ def parse_configured_command(
     if config is None:
         return 1
     return args, config, out, err
+
+
+def run_configured_command(
+    parser: argparse.ArgumentParser,
+    argv: list[str],
+    command: Callable[[argparse.Namespace, Configuration, TextIO, TextIO], int],
+    *,
+    stdout: TextIO | None,
+    stderr: TextIO | None,
+    default: Callable[[], Configuration] | None = None,
+) -> int:
+    """``main`` of an operator command with ``--config``: ``command(args, config, out, err)``'s exit
+    code, or the one parsing the arguments or loading the configuration ended with."""
+    parsed = parse_configured_command(parser, argv, stdout=stdout, stderr=stderr, default=default)
+    if isinstance(parsed, int):
+        return parsed
+    return command(*parsed)
 
 
 def load_config_or_report(path: str, *, stderr: TextIO | None = None) -> Configuration | None:

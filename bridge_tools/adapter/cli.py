@@ -22,7 +22,8 @@ import yaml
 
 from bridge_tools.adapter.dry_run import DryRunFailed, dry_run
 from bridge_tools.kinds import KindError, resolve_kind
-from shared.cli_args import EXIT_USAGE, parse_configured_command
+from shared.cli_args import EXIT_USAGE, run_configured_command
+from shared.config import Configuration
 from shared.frameworks.base import AdapterConfigError
 from shared.frameworks.registry import FrameworkRegistry
 
@@ -84,10 +85,11 @@ def _read_object(path: str) -> dict[str, Any]:
 
 
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    parsed = parse_configured_command(_parser(), argv, stdout=stdout, stderr=stderr)
-    if isinstance(parsed, int):
-        return parsed
-    args, config, out, err = parsed
+    return run_configured_command(_parser(), argv, _adapter_test, stdout=stdout, stderr=stderr)
+
+
+def _adapter_test(args: argparse.Namespace, config: Configuration, out: TextIO, err: TextIO) -> int:
+    """Print what kueue-bridge would do with the object, or why it cannot say."""
     try:
         registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
     except AdapterConfigError as exc:

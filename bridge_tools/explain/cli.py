@@ -28,8 +28,8 @@ from bridge_tools.explain.diagnosis import ExplainSettings, ObjectNotFound, expl
 from bridge_tools.explain.preflight import add_preflight_findings
 from bridge_tools.explain.verdict import Explanation, render_json, render_text
 from bridge_tools.kinds import KindError, parse_object_ref
-from shared.cli_args import EXIT_USAGE, parse_configured_command
-from shared.config import DEFAULT_NAMESPACE, default_config
+from shared.cli_args import EXIT_USAGE, run_configured_command
+from shared.config import DEFAULT_NAMESPACE, Configuration, default_config
 from shared.kube import KubeClient, KubeError, load_connection
 from shared.preflight import PreflightOptions
 
@@ -99,10 +99,13 @@ def _fail(err: TextIO, message: str) -> int:
 
 
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    parsed = parse_configured_command(_parser(), argv, stdout=stdout, stderr=stderr, default=default_config)
-    if isinstance(parsed, int):
-        return parsed
-    args, config, out, err = parsed
+    return run_configured_command(
+        _parser(), argv, _explain_command, stdout=stdout, stderr=stderr, default=default_config
+    )
+
+
+def _explain_command(args: argparse.Namespace, config: Configuration, out: TextIO, err: TextIO) -> int:
+    """Print the verdict and its evidence."""
     try:
         explanation = asyncio.run(_explain(args, ExplainSettings.from_config(config)))
     except (KindError, ObjectNotFound) as exc:

@@ -28,7 +28,7 @@ from bridge_tools.manifests.render import (
     render_manifests,
     render_worker,
 )
-from shared.cli_args import parse_configured_command
+from shared.cli_args import run_configured_command
 from shared.component_access import KUEUE_CONFIG_KEY, KUEUE_CONFIG_MAP
 from shared.config import DEFAULT_NAMESPACE, Configuration
 
@@ -95,10 +95,11 @@ def dump_documents(documents: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    parsed = parse_configured_command(_parser(), argv, stdout=stdout, stderr=stderr)
-    if isinstance(parsed, int):
-        return parsed
-    args, config, out, _ = parsed
+    return run_configured_command(_parser(), argv, _render, stdout=stdout, stderr=stderr)
+
+
+def _render(args: argparse.Namespace, config: Configuration, out: TextIO, _: TextIO) -> int:
+    """Print the requested part of the manifests."""
     text = Path(args.config).read_text(encoding="utf-8")  # read once more: loading succeeded
     if args.part == "kueue-config":
         out.write(kueue_config_comment(config, kueue_namespace=args.kueue_namespace))

@@ -19,7 +19,7 @@ import asyncio
 import json
 from typing import TextIO
 
-from shared.cli_args import parse_configured_command
+from shared.cli_args import run_configured_command
 from shared.config import DEFAULT_NAMESPACE, Configuration
 from shared.kube import KubeClient, KubeError, load_connection
 from shared.preflight import PreflightOptions, Report, render_json, render_text, run_preflight
@@ -62,10 +62,11 @@ async def _run(args: argparse.Namespace, config: Configuration) -> Report:
 
 
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    parsed = parse_configured_command(_parser(), argv, stdout=stdout, stderr=stderr)
-    if isinstance(parsed, int):
-        return parsed
-    args, config, out, err = parsed
+    return run_configured_command(_parser(), argv, _preflight, stdout=stdout, stderr=stderr)
+
+
+def _preflight(args: argparse.Namespace, config: Configuration, out: TextIO, err: TextIO) -> int:
+    """Print the findings; failed when one of them is an error."""
     try:
         report = asyncio.run(_run(args, config))
     except KubeError as exc:
