@@ -71,6 +71,23 @@ def _priorities(preemptor: Mapping[str, Any], target: Mapping[str, Any]) -> str:
     )
 
 
+def _admitted(cluster_queue: str, *, since: str) -> str:
+    return f"Admitted by ClusterQueue {cluster_queue}, wait time since reservation was {since}s"
+
+
+async def _record(
+    recorder: EventRecorder,
+    obj: Mapping[str, Any],
+    *,
+    reason: str,
+    note: str,
+    type: str = _NORMAL,
+    action: str | None = None,
+) -> None:
+    """One event; its action is its reason unless Kueue names another (the table above)."""
+    await recorder.event(obj, type=type, reason=reason, action=action or reason, note=note)
+
+
 class WorkloadEvents:
     """Records Kueue's Workload events through one recorder per Kueue controller."""
 
@@ -103,21 +120,13 @@ class WorkloadEvents:
         queued = parse_time((requeued or {}).get("lastTransitionTime")) or parse_time(
             (workload.get("metadata") or {}).get("creationTimestamp")
         )
-        await self.scheduler.event(
-            workload,
-            type=_NORMAL,
-            reason="QuotaReserved",
-            action="QuotaReserved",
-            note=f"Quota reserved in ClusterQueue {cluster_queue}, wait time since queued was {_seconds_since(queued, now)}s",
-        )
+        waited = _seconds_since(queued, now)
+        note = f"Quota reserved in ClusterQueue {cluster_queue}, wait time since queued was {waited}s"
+        await _record(self.scheduler, workload, reason="QuotaReserved", note=note)
         admitted = object_condition(workload, Condition.ADMITTED)
         if admitted is not None and admitted.get("status") == "True":
-            await self.scheduler.event(
-                workload,
-                type=_NORMAL,
-                reason="Admitted",
-                action="Admitted",
-                note=f"Admitted by ClusterQueue {cluster_queue}, wait time since reservation was 0s",
+            await _record(
+                self.scheduler, workload, reason="Admitted", note=_admitted(cluster_queue, since="0")
             )
 
     async def admitted_by_checks(
@@ -126,26 +135,16 @@ class WorkloadEvents:
         """The Workload controller's Admitted, once every admission check is Ready."""
         reserved = object_condition(workload, Condition.QUOTA_RESERVED) or {}
         since = _seconds_since(parse_time(reserved.get("lastTransitionTime")), now)
-        await self.workload_controller.event(
-            workload,
-            type=_NORMAL,
-            reason="Admitted",
-            action="Admitted",
-            note=f"Admitted by ClusterQueue {cluster_queue}, wait time since reservation was {since}s",
+        await _record(
+            self.workload_controller, workload, reason="Admitted", note=_admitted(cluster_queue, since=since)
         )
 
     async def pending(self, workload: Mapping[str, Any], *, reason: str, message: str) -> None:
         """The scheduler's Warning for a Workload it could not admit (``requeueAndUpdate``)."""
-        await self.scheduler.event(workload, type=_WARNING, reason=reason, action=reason, note=message)
+        await _record(self.scheduler, workload, type=_WARNING, reason=reason, note=message)
 
     async def deactivated(self, workload: Mapping[str, Any], *, message: str) -> None:
-        await self.workload_controller.event(
-            workload,
-            type=_NORMAL,
-            reason="EvictedDueToDeactivated",
-            action="EvictedDueToDeactivated",
-            note=message,
-        )
+        await _record(self.workload_controller, workload, reason="EvictedDueToDeactivated", note=message)
 
     async def preempted(
         self,
@@ -157,25 +156,16 @@ class WorkloadEvents:
     ) -> None:
         """``workloadevict.Evict`` (EvictedDueToPreempted), then Preempted and PreemptedWorkload."""
         priorities = _priorities(preemptor, victim)
-        await self.scheduler.event(
-            victim, type=_NORMAL, reason="EvictedDueToPreempted", action="EvictedDueToPreempted", note=message
-        )
-        await self.scheduler.event(
-            victim, type=_NORMAL, reason="Preempted", action="Preempted", note=f"{message}; {priorities}"
-        )
+        await _record(self.scheduler, victim, reason="EvictedDueToPreempted", note=message)
+        await _record(self.scheduler, victim, reason="Preempted", note=f"{message}; {priorities}")
         metadata = victim.get("metadata") or {}
-        await self.scheduler.event(
-            preemptor,
-            type=_NORMAL,
-            reason="PreemptedWorkload",
-            action="PreemptedWorkload",
-            note=(
-                f"Preempted workload {metadata.get('namespace', '')}/{metadata.get('name', '')} "
-                f"(UID: {metadata.get('uid', '')}) in ClusterQueue {cluster_queue}; {priorities}"
-            ),
+        note = (
+            f"Preempted workload {metadata.get('namespace', '')}/{metadata.get('name', '')} "
+            f"(UID: {metadata.get('uid', '')}) in ClusterQueue {cluster_queue}; {priorities}"
         )
+        await _record(self.scheduler, preemptor, reason="PreemptedWorkload", note=note)
 
     async def slice_replaced(self, old_slice: Mapping[str, Any], *, message: str) -> None:
-        await self.scheduler.event(
-            old_slice, type=_NORMAL, reason="WorkloadSliceReplaced", action="Replaced", note=message
+        await _record(
+            self.scheduler, old_slice, reason="WorkloadSliceReplaced", action="Replaced", note=message
         )
