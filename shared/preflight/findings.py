@@ -14,7 +14,7 @@ keep the order the checks produced them in).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -61,17 +61,7 @@ class Finding:
 
     def in_cluster(self, cluster: str) -> Finding:
         """The same finding, said about worker cluster ``cluster`` (``--all-clusters``)."""
-        return Finding(
-            check=f"{cluster}: {self.check}",
-            verdict=self.verdict,
-            message=self.message,
-            fix=self.fix,
-            kinds=self.kinds,
-            namespaces=self.namespaces,
-            admission_checks=self.admission_checks,
-            clusters=(cluster, *self.clusters),
-            conflict=self.conflict,
-        )
+        return replace(self, check=f"{cluster}: {self.check}", clusters=(cluster, *self.clusters))
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"check": self.check, "verdict": str(self.verdict), "message": self.message}
