@@ -144,6 +144,11 @@ class BatchJobAdapter(SpecSuspend):
     def _annotations(self) -> dict[str, Any]:
         return _ANNOTATIONS.get_typed(self._obj, dict, default={})
 
+    def _annotation_text(self, annotation: str) -> str | None:
+        """The annotation's value as text, ``None`` when the job does not carry it."""
+        annotations = self._annotations()
+        return str(annotations[annotation]) if annotation in annotations else None
+
     def _parallelism(self) -> int:
         return _PARALLELISM.get_typed(self._obj, int, default=1)
 
@@ -159,11 +164,11 @@ class BatchJobAdapter(SpecSuspend):
     def _parsed_annotation(self, annotation: str, parse: Callable[[str], _T], default: _T) -> _T:
         """The annotation parsed as Go's ``strconv`` does; ``default`` when absent or unparsable
         (Kueue ignores a malformed value)."""
-        value = self._annotations().get(annotation)
+        value = self._annotation_text(annotation)
         if value is None:
             return default
         try:
-            return parse(str(value))
+            return parse(value)
         except GoParseError:
             return default
 
@@ -372,10 +377,9 @@ class BatchJobAdapter(SpecSuspend):
         return []
 
     def _validate_partial_admission(self) -> list[FieldError]:
-        annotations = self._annotations()
-        if JOB_MIN_PARALLELISM_ANNOTATION not in annotations:
+        raw = self._annotation_text(JOB_MIN_PARALLELISM_ANNOTATION)
+        if raw is None:
             return []
-        raw = str(annotations[JOB_MIN_PARALLELISM_ANNOTATION])
         errors: list[FieldError] = []
         try:
             value = atoi(raw)
@@ -399,10 +403,9 @@ class BatchJobAdapter(SpecSuspend):
         return errors
 
     def _validate_sync_completions(self) -> list[FieldError]:
-        annotations = self._annotations()
-        if JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION not in annotations:
+        raw = self._annotation_text(JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION)
+        if raw is None:
             return []
-        raw = str(annotations[JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION])
         errors: list[FieldError] = []
         try:
             enabled = parse_bool(raw)
