@@ -44,6 +44,7 @@ __all__ = [
     "JobWithReclaimablePods",
     "JobWithTemplatePaths",
     "JobWithValidation",
+    "RawObjectAdapter",
     "ReclaimablePodCount",
     "StopPhase",
     "StopStep",
@@ -136,6 +137,18 @@ class GenericJob(Protocol):
     def is_active(self) -> bool: ...
 
     def pods_ready(self) -> bool: ...
+
+
+class RawObjectAdapter:
+    """Holds ``GenericJob.obj``: the raw object read from the API server, never a copy or a model, so
+    that what an adapter writes is what the reconciler sends back."""
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self._obj = obj
+
+    @property
+    def obj(self) -> dict[str, Any]:
+        return self._obj
 
 
 @runtime_checkable

@@ -1,7 +1,8 @@
 """What the built-in adapters share: holding the raw object, ``spec.managedBy`` and ``spec.suspend``.
 
 Built-in adapters wrap the raw object read from the API server (never a copy, never a model) and
-mutate it in place; ``RawJobAdapter`` is that holder. All four built-in kinds keep their manager in
+mutate it in place; ``RawJobAdapter`` is that holder (``RawObjectAdapter``, which declarative
+adapters share, plus the kind's ``BUILTIN_KINDS`` row). All four built-in kinds keep their manager in
 ``spec.managedBy`` and may have it defaulted to MultiKueue only while it is unset or names the
 kind's own controller (Kueue's ``CanDefaultManagedBy``); ``SpecManagedBy`` implements
 ``JobWithManagedBy`` once for them. Three of them (batch Job, JobSet, AppWrapper) are suspended by
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from shared.frameworks.base import RawObjectAdapter
 from shared.frameworks.builtin_kinds import BuiltinKind
 from shared.frameworks.paths import parse_path
 from shared.kube import GroupVersionKind
@@ -23,17 +25,10 @@ _SUSPEND = parse_path("spec.suspend")
 _NAME = parse_path("metadata.name")
 
 
-class RawJobAdapter:
+class RawJobAdapter(RawObjectAdapter):
     """Holds the raw job dict; subclasses set ``KIND`` (their row of ``BUILTIN_KINDS``)."""
 
     KIND: ClassVar[BuiltinKind]
-
-    def __init__(self, obj: dict[str, Any]) -> None:
-        self._obj = obj
-
-    @property
-    def obj(self) -> dict[str, Any]:
-        return self._obj
 
     @property
     def gvk(self) -> GroupVersionKind:

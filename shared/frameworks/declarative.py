@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared.constants import STOPPING_ANNOTATION
-from shared.frameworks.base import AdapterConfigError, AdapterError, FinishedState, StopStep
+from shared.frameworks.base import AdapterConfigError, AdapterError, FinishedState, RawObjectAdapter, StopStep
 from shared.frameworks.cel import CelExpression, compile_expression
 from shared.frameworks.paths import FieldPath, PathSyntaxError, describe_type, parse_path
 from shared.frameworks.spec import CountSource, DeclarativeAdapterSpec, NameSource, PodSetSpec
@@ -243,16 +243,12 @@ class DeclarativeFramework:
         return self._adapter_class(obj, self)
 
 
-class DeclarativeAdapter(PodSetsAtTemplatePaths):
+class DeclarativeAdapter(RawObjectAdapter, PodSetsAtTemplatePaths):
     """``GenericJob`` over a raw object, driven by a ``DeclarativeFramework``."""
 
     def __init__(self, obj: dict[str, Any], framework: DeclarativeFramework) -> None:
-        self._obj = obj
+        super().__init__(obj)
         self._framework = framework
-
-    @property
-    def obj(self) -> dict[str, Any]:
-        return self._obj
 
     @property
     def gvk(self) -> GroupVersionKind:
