@@ -317,19 +317,15 @@ class RealCluster:
 
     def kubectl(self, *args: str, input_text: str | None = None, timeout: float = 120) -> str:
         """The kit's kubectl with this cluster's kubeconfig; raises :class:`KitError` on failure."""
-        done = subprocess.run(
-            [str(self.kit.kubectl), "--kubeconfig", str(self.kubeconfig), *args],
-            input=input_text,
-            capture_output=True,
-            text=True,
+        return _run_client(
+            "kubectl",
+            self.kit.kubectl,
+            args,
+            kubeconfig=self.kubeconfig,
+            where=self.name,
+            input_text=input_text,
             timeout=timeout,
-            check=False,
         )
-        if done.returncode != 0:
-            raise KitError(
-                f"kubectl {' '.join(args)} ({self.name}): {done.stderr.strip() or done.stdout.strip()}"
-            )
-        return done.stdout
 
     def kueuectl(self, *args: str, timeout: float = 120) -> str:
         """Kueue's CLI (the kit's kueuectl) with this cluster's kubeconfig."""
@@ -351,18 +347,35 @@ def run_kueuectl(
 
     Raises :class:`KitError` with kueuectl's own message when it exits non-zero.
     """
+    return _run_client(
+        "kueuectl", kit.kueuectl(version), args, kubeconfig=kubeconfig, where=str(kubeconfig), timeout=timeout
+    )
+
+
+def _run_client(
+    name: str,
+    binary: Path,
+    args: tuple[str, ...],
+    *,
+    kubeconfig: Path,
+    where: str,
+    input_text: str | None = None,
+    timeout: float,
+) -> str:
+    """``binary --kubeconfig <kubeconfig> <args>`` (client ``name``: kubectl, kueuectl): its standard
+    output; a :class:`KitError` naming the command and ``where`` with the client's own message when it
+    fails. Standard input is ``input_text``, else nothing (a client must never wait on ours)."""
     done = subprocess.run(
-        [str(kit.kueuectl(version)), "--kubeconfig", str(kubeconfig), *args],
-        stdin=subprocess.DEVNULL,
+        [str(binary), "--kubeconfig", str(kubeconfig), *args],
+        input=input_text,
+        stdin=subprocess.DEVNULL if input_text is None else None,
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
     )
     if done.returncode != 0:
-        raise KitError(
-            f"kueuectl {' '.join(args)} ({kubeconfig}): {done.stderr.strip() or done.stdout.strip()}"
-        )
+        raise KitError(f"{name} {' '.join(args)} ({where}): {done.stderr.strip() or done.stdout.strip()}")
     return done.stdout
 
 
