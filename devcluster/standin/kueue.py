@@ -79,6 +79,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Final
@@ -173,6 +174,17 @@ class _Quota:
         return self.nominal.get(key, Decimal(0)) - self.used.get(key, Decimal(0))
 
 
+@dataclass(slots=True)
+class _Target:
+    """A ClusterQueue as one pass admits to it: its name and object, the quota its admitted
+    Workloads leave, and those Workloads (preemption candidates)."""
+
+    name: str
+    cluster_queue: dict[str, Any]
+    quota: _Quota
+    admitted: list[dict[str, Any]] = field(default_factory=list)
+
+
 class KueueStandin:
     """One controller playing Kueue's scheduler and workload controller (see module doc)."""
 
@@ -237,8 +249,7 @@ class KueueStandin:
         )
         workloads = sorted(live, key=queue_order)
         by_key = {slice_key(workload): workload for workload in workloads}
-        quotas = {name: _Quota(cq) for name, cq in cluster_queues.items()}
-        admitted: dict[str, list[dict[str, Any]]] = {name: [] for name in cluster_queues}
+        targets = {name: _Target(name, cq, _Quota(cq)) for name, cq in cluster_queues.items()}
         for workload in workloads:
             admission = (workload.get("status") or {}).get("admission")
             if (
@@ -246,10 +257,10 @@ class KueueStandin:
                 and is_object_condition_true(workload, Condition.QUOTA_RESERVED)
                 and not is_object_condition_true(workload, Condition.FINISHED)
             ):
-                quota = quotas.get(admission.get("clusterQueue", ""))
-                if quota is not None:
-                    quota.charge(admission)
-                    admitted[admission.get("clusterQueue", "")].append(workload)
+                target = targets.get(admission.get("clusterQueue", ""))
+                if target is not None:
+                    target.quota.charge(admission)
+                    target.admitted.append(workload)
         blocked: set[str] = set()
         selection = _NamespaceSelection(self._objects)
         for workload in workloads:
@@ -287,11 +298,8 @@ class KueueStandin:
                 continue
             fits = await self._try_admit(
                 workload,
-                cq_name,
-                cluster_queue,
-                quotas[cq_name],
+                targets[cq_name],
                 now,
-                admitted=admitted[cq_name],
                 replaced=replaced_slice(workload, by_key=by_key, cluster_queue=cq_name),
             )
             strict = (cluster_queue.get("spec") or {}).get("queueingStrategy") == "StrictFIFO"
@@ -454,19 +462,16 @@ class KueueStandin:
     async def _try_admit(
         self,
         workload: dict[str, Any],
-        cq_name: str,
-        cluster_queue: dict[str, Any],
-        quota: _Quota,
+        target: _Target,
         now: datetime,
         *,
-        admitted: list[dict[str, Any]],
         replaced: dict[str, Any] | None = None,
     ) -> bool:
         # a scale-up slice may use the quota of the slice it replaces (Kueue: a preemption target)
         freed: dict[str, Any] = ((replaced.get("status") or {}).get("admission") or {}) if replaced else {}
-        quota.charge(freed, sign=-1)
-        others = [candidate for candidate in admitted if candidate is not replaced]
-        stored = await self._admit_within(workload, cq_name, cluster_queue, quota, now, admitted=others)
+        target.quota.charge(freed, sign=-1)
+        others = [candidate for candidate in target.admitted if candidate is not replaced]
+        stored = await self._admit_within(workload, target, now, admitted=others)
         retired_slice = (
             await self._client.replace_status(WORKLOADS, replaced)
             if replaced is not None
@@ -479,21 +484,15 @@ class KueueStandin:
             finished = object_condition(retired_slice, Condition.FINISHED) or {}
             await self._events.slice_replaced(retired_slice, message=str(finished.get("message", "")))
         if not retired:
-            quota.charge(freed)  # not admitted, or the old slice still holds its quota
+            target.quota.charge(freed)  # not admitted, or the old slice still holds its quota
         return stored is not None
 
     async def _admit_within(
-        self,
-        workload: dict[str, Any],
-        cq_name: str,
-        cluster_queue: dict[str, Any],
-        quota: _Quota,
-        now: datetime,
-        *,
-        admitted: list[dict[str, Any]],
+        self, workload: dict[str, Any], target: _Target, now: datetime, *, admitted: list[dict[str, Any]]
     ) -> dict[str, Any] | None:
-        """Admit ``workload`` within ``quota`` (preempting for it if it does not fit): the stored
-        Workload, or ``None``."""
+        """Admit ``workload`` within ``target``'s quota (preempting among ``admitted`` if it does not
+        fit): the stored Workload, or ``None``."""
+        cq_name, cluster_queue, quota = target.name, target.cluster_queue, target.quota
         assignments: list[dict[str, Any]] = []
         wanted: dict[tuple[str, str], Decimal] = {}
         for pod_set in (workload.get("spec") or {}).get("podSets") or []:
@@ -539,7 +538,7 @@ class KueueStandin:
                 f"couldn't assign flavors to pod set {assignments[0]['name'] if assignments else 'main'}: "
                 f"insufficient unused quota for {resource} in flavor {flavor}, {missing} more needed"
             )
-            preempted = await self._preempt_for(workload, cq_name, cluster_queue, admitted, shortfall, now)
+            preempted = await self._preempt_for(workload, target, admitted, shortfall, now)
             if preempted:
                 message = f"{message}. Pending the preemption of {preempted} workload(s)"
                 await self._mark_pending(workload, Reason.WAITING_FOR_PREEMPTED_WORKLOADS, message, now)
@@ -579,8 +578,7 @@ class KueueStandin:
     async def _preempt_for(
         self,
         workload: dict[str, Any],
-        cq_name: str,
-        cluster_queue: dict[str, Any],
+        target: _Target,
         admitted: list[dict[str, Any]],
         shortfall: dict[tuple[str, str], Decimal],
         now: datetime,
@@ -588,15 +586,15 @@ class KueueStandin:
         """Preempt for ``workload``; how many Workloads are being preempted for it (already evicted
         ones included)."""
         victims = preemption_victims(
-            preemptor=workload, cluster_queue=cluster_queue, admitted=admitted, shortfall=shortfall
+            preemptor=workload, cluster_queue=target.cluster_queue, admitted=admitted, shortfall=shortfall
         )
-        message = preemption_message(workload, cluster_queue=cq_name)
+        message = preemption_message(workload, cluster_queue=target.name)
         for victim in victims or []:
             if mark_preempted(victim, message=message, now=now):
                 stored = await self._apply_admission(victim)
                 if stored is not None:
                     await self._events.preempted(
-                        stored, preemptor=workload, cluster_queue=cq_name, message=message
+                        stored, preemptor=workload, cluster_queue=target.name, message=message
                     )
         return len(victims or [])
 
