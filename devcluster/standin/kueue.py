@@ -147,6 +147,14 @@ _BACKOFF_FINISHED_MESSAGE: Final = "The workload backoff was finished"
 _log = logging.getLogger(__name__)
 
 
+def _set_requeued(workload: dict[str, Any], *, reason: str, message: str, now: datetime) -> bool:
+    """``Requeued=True`` (Kueue's ``SetRequeuedCondition(wl, reason, message, true)``): the Workload
+    may be queued again; whether the condition changed."""
+    return set_object_condition(
+        workload, condition_type=Condition.REQUEUED, status="True", reason=reason, message=message, now=now
+    )
+
+
 class _Quota:
     """Nominal quota and current usage of one ClusterQueue, per (flavor, resource)."""
 
@@ -372,22 +380,12 @@ class KueueStandin:
             and not reserved
             and not is_object_condition_true(workload, Condition.REQUEUED)
         ):
-            changed = set_object_condition(
-                workload,
-                condition_type=Condition.REQUEUED,
-                status="True",
-                reason=Reason.REACTIVATED,
-                message=_REACTIVATED_MESSAGE,
-                now=now,
+            changed = _set_requeued(
+                workload, reason=Reason.REACTIVATED, message=_REACTIVATED_MESSAGE, now=now
             )
         elif _requeued_false(workload, Reason.ADMISSION_CHECK) and not reserved:
-            changed = set_object_condition(
-                workload,
-                condition_type=Condition.REQUEUED,
-                status="True",
-                reason=_BACKOFF_FINISHED,
-                message=_BACKOFF_FINISHED_MESSAGE,
-                now=now,
+            changed = _set_requeued(
+                workload, reason=_BACKOFF_FINISHED, message=_BACKOFF_FINISHED_MESSAGE, now=now
             )
         elif reserved and not is_object_condition_true(workload, Condition.FINISHED):
             changed = admission_write = check_based_eviction(workload, now)
