@@ -47,6 +47,7 @@ from typing import Any, Final
 import httpx
 import jsonpatch
 
+from devcluster.apiserver.errors import status_body
 from devcluster.apiserver.request.patching import JsonPatchNotApplied, apply_operations
 
 __all__ = ["AdmissionChain", "AdmissionDenied", "TransportFactory"]
@@ -73,18 +74,9 @@ class AdmissionDenied(Exception):
 
     @property
     def status(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
-        }
-        if self.details:
-            body["details"] = self.details
-        return body
+        return status_body(
+            code=self.code, reason=self.reason, message=self.message, details=self.details or None
+        )
 
 
 class _CallFailed(Exception):

@@ -34,6 +34,7 @@ from typing import Any
 
 import orjson
 
+from devcluster.apiserver.errors import expired
 from devcluster.apiserver.registry.resources import ResourceType
 from devcluster.apiserver.request.query_options import flag, integer
 from devcluster.apiserver.selectors import Selector
@@ -95,16 +96,7 @@ def _bookmark(rtype: ResourceType, api_version: str, revision: int, *, initial_e
 
 
 def expired_frame(message: str) -> bytes:
-    status = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": "Expired",
-        "code": 410,
-    }
-    return orjson.dumps({"type": "ERROR", "object": status}) + b"\n"
+    return orjson.dumps({"type": "ERROR", "object": expired(message).to_status()}) + b"\n"
 
 
 def _added_frame(obj: dict[str, Any], api_version: str) -> bytes:
