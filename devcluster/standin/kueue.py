@@ -155,6 +155,19 @@ def _set_requeued(workload: dict[str, Any], *, reason: str, message: str, now: d
     )
 
 
+def _set_quota_not_reserved(workload: dict[str, Any], *, reason: str, message: str, now: datetime) -> bool:
+    """``QuotaReserved=False`` with ``reason``/``message`` (Kueue's ``SetQuotaReservation`` without an
+    admission): why the Workload waits; whether the condition changed."""
+    return set_object_condition(
+        workload,
+        condition_type=Condition.QUOTA_RESERVED,
+        status="False",
+        reason=reason,
+        message=message,
+        now=now,
+    )
+
+
 class _Quota:
     """Nominal quota and current usage of one ClusterQueue, per (flavor, resource)."""
 
@@ -365,13 +378,8 @@ class KueueStandin:
                 count_eviction(workload, Reason.DEACTIVATED, str((target or {}).get("reason", "")))
                 changed = deactivating = admission_write = True
             elif not reserved:
-                changed = set_object_condition(
-                    workload,
-                    condition_type=Condition.QUOTA_RESERVED,
-                    status="False",
-                    reason=Reason.DEACTIVATED,
-                    message=_DEACTIVATED_MESSAGE,
-                    now=now,
+                changed = _set_quota_not_reserved(
+                    workload, reason=Reason.DEACTIVATED, message=_DEACTIVATED_MESSAGE, now=now
                 )
         elif (
             evicted is not None
@@ -445,14 +453,7 @@ class KueueStandin:
     ) -> dict[str, Any] | None:
         """``QuotaReserved=False`` with ``reason``/``message``; the status is written only on change
         (the stored Workload is returned then)."""
-        if set_object_condition(
-            workload,
-            condition_type=Condition.QUOTA_RESERVED,
-            status="False",
-            reason=reason,
-            message=message,
-            now=now,
-        ):
+        if _set_quota_not_reserved(workload, reason=reason, message=message, now=now):
             return await self._client.replace_status(WORKLOADS, workload)
         return None
 
