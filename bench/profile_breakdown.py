@@ -36,7 +36,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PARTS", "Breakdown", "breakdown", "classify", "parse_raw", "read_breakdown", "top_functions"]
+__all__ = [
+    "PARTS",
+    "Breakdown",
+    "breakdown",
+    "classify",
+    "parse_perf_script",
+    "parse_raw",
+    "read_breakdown",
+    "top_functions",
+]
 
 EVENTS = "events"
 WATCH = "watch decoding"
@@ -126,6 +135,40 @@ def parse_raw(text: str) -> list[tuple[list[str], int]]:
     return stacks
 
 
+_PERF_PYTHON_FRAME = re.compile(r"\bpy::(?P<function>[^:]+):(?P<file>.+?)\+0x[0-9a-f]+")
+
+
+def parse_perf_script(text: str) -> list[tuple[list[str], int]]:
+    """``[(frames, samples)]`` of ``perf script`` output taken with Python's perf trampolines.
+
+    Python 3.12+ run with ``PYTHONPERFSUPPORT=1`` enters every Python function through a small
+    trampoline that ``/tmp/perf-PID.map`` names ``py::function:file``. ``perf record --call-graph
+    dwarf`` unwinds from the sampled instruction up to the first trampoline and no further (the
+    trampolines carry no unwind tables), so each sample yields one frame: the Python function that
+    was running, with the C code it called (orjson, ssl, the dict and allocation functions) counted
+    for it. Unlike py-spy's, these samples are CPU cycles only: a process that waits for a core is
+    not sampled. A sample with no Python frame (the event loop's C code, the collector, the kernel)
+    gets no frame and so counts as the event loop. With one frame a sample, ``classify`` goes by
+    that frame alone: the HTTP time of an event write counts as an API write, not as events.
+    A sample starts at an unindented header line; its frame lines are indented.
+    """
+    counts: Counter[tuple[str, ...]] = Counter()
+    frame: tuple[str, ...] | None = None
+    in_sample = False
+    for line in [*text.splitlines(), ""]:
+        header = bool(line.strip()) and not line[0].isspace()
+        if in_sample and (header or not line.strip()):
+            counts[frame or ()] += 1
+            frame, in_sample = None, False
+        if header:
+            in_sample = True
+        elif in_sample and frame is None:
+            match = _PERF_PYTHON_FRAME.search(line)
+            if match:
+                frame = (f"{match.group('function')} ({match.group('file')})",)
+    return [(list(frames), count) for frames, count in counts.most_common()]
+
+
 def breakdown(stacks: list[tuple[list[str], int]]) -> Breakdown:
     samples: Counter[str] = Counter()
     for frames, count in stacks:
@@ -154,5 +197,7 @@ def _strip_line(frame: str) -> str:
 
 
 def read_breakdown(path: Path) -> tuple[Breakdown, list[tuple[list[str], int]]]:
-    stacks = parse_raw(path.read_text(errors="replace"))
+    """The breakdown of a py-spy raw file, or of a ``perf script`` text file (``*.perf.txt``)."""
+    text = path.read_text(errors="replace")
+    stacks = parse_perf_script(text) if path.name.endswith(".perf.txt") else parse_raw(text)
     return breakdown(stacks), stacks

@@ -55,6 +55,7 @@ from bench.reconciler_cpu import (
     BENCH_NAMESPACE,
     JOB,
     Components,
+    PerfSampler,
     RoundResult,
     Sampler,
     Samples,
@@ -70,6 +71,7 @@ from bench.reconciler_cpu import (
     scrape,
     setup_queues,
     start_components,
+    start_sampler,
     total,
     work_done,
 )
@@ -193,11 +195,10 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
             apiserver_before, finisher_before = await apiserver.snapshot(), dict(finisher.counts)
             reconciler_before, webhook_before = await _our_samples(components)
             work_before = await work_done(components) if components is not None else {}
-            samplers: dict[str, Sampler] = {}
+            samplers: dict[str, Sampler | PerfSampler] = {}
             if args.profile and components is not None:
                 for name in ("reconciler", "webhook"):
-                    output = out / f"real-{name}-round{number}.pyspy.txt"
-                    samplers[name] = Sampler(processes[name], output, rate=args.rate, native=args.native)
+                    samplers[name] = start_sampler(args, processes[name], out / f"real-{name}-round{number}")
                 await asyncio.sleep(0.5)  # py-spy attaches
             probe_latencies: list[float] = []
             prober: asyncio.Task[None] | None = None

@@ -46,6 +46,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import ssl
 import statistics
@@ -351,6 +352,60 @@ class Sampler:
         return False
 
 
+class PerfSampler:
+    """``perf record --call-graph dwarf`` on a process started with ``PYTHONPERFSUPPORT=1`` (Python
+    3.12+), stopped with SIGINT and turned into ``perf script`` text (``*.perf.txt``, read by
+    ``bench.profile_breakdown.parse_perf_script``): CPU samples named by Python function."""
+
+    def __init__(self, pid: int, output: Path, *, rate: int) -> None:
+        self.output = output
+        self._data = output.with_name(output.name.removesuffix(".perf.txt") + ".perf.data")
+        command = ["perf", "record", "-F", str(rate), "--call-graph", "dwarf,8192", "-p", str(pid)]
+        self._process = subprocess.Popen(
+            [*command, "-o", str(self._data)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+
+    def stop(self) -> bool:
+        """Stop sampling and write the text file; whether it was written."""
+        if self._process.poll() is None:
+            self._process.send_signal(signal.SIGINT)
+        try:
+            _, stderr = self._process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            _, stderr = self._process.communicate()
+        if not self._data.exists():
+            print(f"perf wrote no profile: {stderr.decode(errors='replace')[-1000:]}", file=sys.stderr)
+            return False
+        with self.output.open("wb") as text:
+            script = subprocess.run(
+                ["perf", "script", "-i", str(self._data)], stdout=text, stderr=subprocess.PIPE, check=False
+            )
+        if script.returncode != 0:
+            print(f"perf script failed: {script.stderr.decode(errors='replace')[-1000:]}", file=sys.stderr)
+            return False
+        return True
+
+
+def start_sampler(args: argparse.Namespace, pid: int, stem: Path) -> Sampler | PerfSampler:
+    """The profiler ``--profiler`` names on ``pid``, writing ``<stem>.pyspy.txt`` or ``<stem>.perf.txt``."""
+    if args.profiler == "perf":
+        return PerfSampler(pid, stem.with_name(stem.name + ".perf.txt"), rate=args.rate)
+    return Sampler(pid, stem.with_name(stem.name + ".pyspy.txt"), rate=args.rate, native=args.native)
+
+
+def perf_profiling_problem() -> str | None:
+    """Why ``--profiler perf`` cannot run here, or ``None``."""
+    if sys.version_info < (3, 12):
+        return "--profiler perf needs Python 3.12 or later (its perf trampolines); run the bench from such a venv"
+    if shutil.which("perf") is None:
+        return "--profiler perf needs the perf tool on PATH (linux-perf / linux-tools)"
+    return None
+
+
 def py_spy_available() -> bool:
     binary = Path(sys.executable).parent / "py-spy"
     return binary.exists() or any(
@@ -445,11 +500,10 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
                 await scrape(components.webhook_metrics, verify=components.verify),
                 "kueue_bridge_webhook_requests_total",
             )
-            samplers: list[Sampler] = []
+            samplers: list[Sampler | PerfSampler] = []
             if args.profile:
                 for name, pid in (("reconciler", reconciler_pid), ("webhook", webhook_pid)):
-                    output = out / f"{name}-round{number}.pyspy.txt"
-                    samplers.append(Sampler(pid, output, rate=args.rate, native=args.native))
+                    samplers.append(start_sampler(args, pid, out / f"{name}-round{number}"))
                 await asyncio.sleep(0.5)  # py-spy attaches
             cpu_before = (
                 process_cpu_seconds(reconciler_pid),
@@ -577,7 +631,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--qps", type=int, help="the components' client rate limit (default: the config's)")
     parser.add_argument("--out", type=Path, help="folder for the profiles and logs (default: a new temp dir)")
     parser.add_argument("--no-profile", dest="profile", action="store_false", help="do not run py-spy")
-    parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
+    parser.add_argument("--rate", type=int, default=200, help="samples per second")
+    parser.add_argument(
+        "--profiler",
+        choices=["py-spy", "perf"],
+        default="py-spy",
+        help="perf: CPU samples named by Python function (Python 3.12+, PYTHONPERFSUPPORT); py-spy's "
+        "samples also count time spent waiting for a core, which misleads on a busy host",
+    )
     parser.add_argument(
         "--native", action="store_true", help="py-spy --native: C frames too (pauses the process per sample)"
     )
@@ -609,6 +670,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--probe-interval", type=float, default=0.02)
     args = parser.parse_args(argv)
+    if args.profile and args.profiler == "perf":
+        problem = perf_profiling_problem()
+        if problem is not None:
+            parser.error(problem)
+        os.environ["PYTHONPERFSUPPORT"] = "1"  # the components inherit it and write /tmp/perf-PID.map
     if args.real:
         from bench.real_rounds import main_real
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bench.profile_breakdown import (
     EVENTS,
     INFORMER,
@@ -11,7 +13,9 @@ from bench.profile_breakdown import (
     WRITES,
     breakdown,
     classify,
+    parse_perf_script,
     parse_raw,
+    read_breakdown,
     top_functions,
 )
 
@@ -59,3 +63,45 @@ def test_top_functions_rank_own_samples_and_count_callers_once() -> None:
     top = top_functions(parse_raw(RAW), limit=2)
     assert top[0] == ("_Connection.exchange (shared/kube/http1.py)", 7, 7)
     assert top[1][1] == 5
+
+
+#: ``perf script`` of three CPU samples of a process run with Python's perf trampolines: the running
+#: Python function is the first ``py::`` frame up from the sampled instruction
+PERF_SCRIPT = """\
+python  4768 55733.127275:    3344481 cpu-clock:pppH:
+\t          1cfe1f _PyObject_Malloc+0x6f (/usr/lib/libpython3.12.so.1.0)
+\t          110811 _PyEval_EvalFrameDefault+0x4a51 (/usr/lib/libpython3.12.so.1.0)
+\t    7f937e7f77bb py::_Connection.exchange:/srv/app/shared/kube/http1.py+0x5 (/tmp/perf-4768.map)
+
+python  4768 55733.131748:    3344481 cpu-clock:pppH:
+\t          16ff00 _Py_CheckFunctionResult+0x0 (/usr/lib/libpython3.12.so.1.0)
+\t          1318cb __pyx_f_6uvloop_4loop_4Loop__on_idle+0x49b (/venv/uvloop/loop.so)
+
+python  4768 55733.135001:    3344481 cpu-clock:pppH:
+\t          110811 _PyEval_EvalFrameDefault+0x4a51 (/usr/lib/libpython3.12.so.1.0)
+\t    7f937e7f1000 py::JobReconciler._reconcile:/srv/app/reconciler/job_reconciler.py+0x5 (/tmp/perf-4768.map)
+\t    7f937e7f2000 py::Controller._process:/srv/app/shared/kube/controller.py+0x5 (/tmp/perf-4768.map)
+python  4768 55733.139002:    3344481 cpu-clock:pppH:
+\t    7f937e7f77bb py::_Connection.exchange:/srv/app/shared/kube/http1.py+0x5 (/tmp/perf-4768.map)
+"""
+
+
+def test_perf_samples_are_named_by_the_running_python_function() -> None:
+    stacks = {tuple(frames): count for frames, count in parse_perf_script(PERF_SCRIPT)}
+    assert stacks == {
+        ("_Connection.exchange (/srv/app/shared/kube/http1.py)",): 2,
+        ("JobReconciler._reconcile (/srv/app/reconciler/job_reconciler.py)",): 1,
+        (): 1,  # no Python frame: the event loop's own C code
+    }
+    shares = breakdown(parse_perf_script(PERF_SCRIPT))
+    assert shares.total == 4
+    assert shares.samples == {WRITES: 2, LOGIC: 1, LOOP: 1}
+
+
+def test_a_perf_text_file_is_read_as_perf_and_a_py_spy_file_as_raw(tmp_path: Path) -> None:
+    perf = tmp_path / "real-reconciler-round1.perf.txt"
+    perf.write_text(PERF_SCRIPT)
+    raw = tmp_path / "real-reconciler-round1.pyspy.txt"
+    raw.write_text(RAW)
+    assert read_breakdown(perf)[0].total == 4
+    assert read_breakdown(raw)[0] == breakdown(parse_raw(RAW))
