@@ -322,7 +322,20 @@ async def quiet(pid: int, *, within: float = 120.0) -> None:
     raise RuntimeError(f"process {pid} still busy {within:.0f}s after the last lifecycle ended")
 
 
-# --- py-spy ---------------------------------------------------------------------------------------
+# --- profilers ------------------------------------------------------------------------------------
+def _interrupt(process: subprocess.Popen[bytes], *, within: float) -> bytes:
+    """SIGINT a profiler (it writes its output on the way out), killed if it has not exited
+    ``within`` seconds; its standard error."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+    try:
+        _, stderr = process.communicate(timeout=within)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        _, stderr = process.communicate()
+    return stderr
+
+
 class Sampler:
     """``py-spy record --nonblocking`` on a process (it is never paused), stopped with SIGINT."""
 
@@ -339,13 +352,7 @@ class Sampler:
 
     def stop(self) -> bool:
         """Stop sampling; whether a profile was written (py-spy may lack the right to attach)."""
-        if self._process.poll() is None:
-            self._process.send_signal(signal.SIGINT)
-        try:
-            _, stderr = self._process.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            _, stderr = self._process.communicate()
+        stderr = _interrupt(self._process, within=60)
         if self.output.exists():
             return True
         print(f"py-spy wrote no profile: {stderr.decode(errors='replace')[-1000:]}", file=sys.stderr)
@@ -370,13 +377,7 @@ class PerfSampler:
 
     def stop(self) -> bool:
         """Stop sampling and write the text file; whether it was written."""
-        if self._process.poll() is None:
-            self._process.send_signal(signal.SIGINT)
-        try:
-            _, stderr = self._process.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            _, stderr = self._process.communicate()
+        stderr = _interrupt(self._process, within=120)
         if not self._data.exists():
             print(f"perf wrote no profile: {stderr.decode(errors='replace')[-1000:]}", file=sys.stderr)
             return False
