@@ -37,7 +37,6 @@ __all__ = [
     "default_identity",
     "load_config_or_report",
     "parse_command",
-    "parse_configured_command",
     "parse_or_exit_code",
     "positive_int",
     "run_component",
@@ -107,17 +106,20 @@ def parse_command(
     return args, stdout or sys.stdout, stderr or sys.stderr
 
 
-def parse_configured_command(
+def run_configured_command(
     parser: argparse.ArgumentParser,
     argv: list[str],
+    command: Callable[[argparse.Namespace, Configuration, TextIO, TextIO], int],
     *,
     stdout: TextIO | None,
     stderr: TextIO | None,
     default: Callable[[], Configuration] | None = None,
-) -> tuple[argparse.Namespace, Configuration, TextIO, TextIO] | int:
-    """``parse_command`` for a command with ``--config``: also the configuration, loaded (``default()``
-    when ``--config`` is not given and there is a default), or exit code 1 after each of its errors
-    was written to the command's stderr."""
+) -> int:
+    """``main`` of an operator command with ``--config``: ``command(args, config, out, err)``'s exit
+    code. The arguments are parsed as ``parse_command`` does and the configuration loaded
+    (``default()`` when ``--config`` is not given and there is a default); a parse that ends the
+    command gives its exit code, a configuration that does not load exit code 1 after each of its
+    errors was written to the command's stderr."""
     parsed = parse_command(parser, argv, stdout=stdout, stderr=stderr)
     if isinstance(parsed, int):
         return parsed
@@ -129,24 +131,7 @@ def parse_configured_command(
     )
     if config is None:
         return 1
-    return args, config, out, err
-
-
-def run_configured_command(
-    parser: argparse.ArgumentParser,
-    argv: list[str],
-    command: Callable[[argparse.Namespace, Configuration, TextIO, TextIO], int],
-    *,
-    stdout: TextIO | None,
-    stderr: TextIO | None,
-    default: Callable[[], Configuration] | None = None,
-) -> int:
-    """``main`` of an operator command with ``--config``: ``command(args, config, out, err)``'s exit
-    code, or the one parsing the arguments or loading the configuration ended with."""
-    parsed = parse_configured_command(parser, argv, stdout=stdout, stderr=stderr, default=default)
-    if isinstance(parsed, int):
-        return parsed
-    return command(*parsed)
+    return command(args, config, out, err)
 
 
 def load_config_or_report(path: str, *, stderr: TextIO | None = None) -> Configuration | None:
