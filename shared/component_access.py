@@ -7,7 +7,7 @@ The same list has three readers, so it is written once, here:
   resource, whether the deployed ServiceAccounts really have it;
 * the tests compare it with ``deploy/`` and with the requests the components make.
 
-Identities (:data:`IDENTITIES`): the four components (``webhook``, ``reconciler``, ``multikueue``,
+Identities (:data:`IDENTITIES`, named in ``shared.identities``): the four components (``webhook``, ``reconciler``, ``multikueue``,
 ``appwrapper``), the identity the MultiKueue controller uses on a worker cluster
 (``multikueue-worker``), and Kueue's own manager (``kueue``), which needs to read the kinds it
 knows only as ``integrations.externalFrameworks`` (it follows a job's owners through them: Kueue's
@@ -33,6 +33,7 @@ from typing import Final, Literal
 from shared.config import Configuration, ManagedKind
 from shared.constants import API_GROUP
 from shared.frameworks.builtin_kinds import APPWRAPPER, BATCH_JOB
+from shared.identities import IDENTITIES, KUEUE_MANAGER_SERVICE_ACCOUNT, Identity, service_account_name
 from shared.kube import GroupVersionKind
 from shared.kueue_integrations import KUEUE_INTEGRATION_BY_GROUP_KIND, KUEUE_INTEGRATIONS
 from shared.webhook_configurations import MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME
@@ -59,20 +60,10 @@ Scope = Literal["cluster", "own-namespace", "kueue-namespace"]
 CLUSTER: Final[Scope] = "cluster"
 OWN_NAMESPACE: Final[Scope] = "own-namespace"
 KUEUE_NAMESPACE: Final[Scope] = "kueue-namespace"
-Identity = Literal["webhook", "reconciler", "multikueue", "appwrapper", "multikueue-worker", "kueue"]
-IDENTITIES: Final[tuple[Identity, ...]] = (
-    "webhook",
-    "reconciler",
-    "multikueue",
-    "appwrapper",
-    "multikueue-worker",
-    "kueue",
-)
 VERBS: Final = ("get", "list", "watch", "create", "update", "patch", "delete")
 _READ: Final = ("get", "list", "watch")
 
-#: Where Kueue runs, its manager's ServiceAccount and its Configuration (Kueue's default manifests).
-KUEUE_MANAGER_SERVICE_ACCOUNT: Final = "kueue-controller-manager"
+#: Where Kueue keeps its Configuration (Kueue's default manifests).
 KUEUE_CONFIG_MAP: Final = "kueue-manager-config"
 KUEUE_CONFIG_KEY: Final = "controller_manager_config.yaml"
 
@@ -102,11 +93,6 @@ class AccessRule:
 
     def grants(self) -> set[tuple[str, str, str]]:
         return {(self.group, resource, verb) for resource in self.resources for verb in self.verbs}
-
-
-def service_account_name(identity: Identity) -> str:
-    """The ServiceAccount ``kueue-bridge manifests`` creates for an identity (Kueue's is Kueue's)."""
-    return KUEUE_MANAGER_SERVICE_ACCOUNT if identity == "kueue" else f"kueue-bridge-{identity}"
 
 
 def grants(rules: Iterable[AccessRule], *, scope: Scope | None = None) -> set[tuple[str, str, str]]:

@@ -55,6 +55,7 @@ __all__ = [
     "PART_OF",
     "RESOURCES",
     "RenderOptions",
+    "identity_rbac",
     "kueue_configuration_fragment",
     "kueue_frameworks_to_remove",
     "render_manifests",
@@ -138,9 +139,11 @@ def _role_objects(
 _ROLE_SUFFIX: Final[dict[Scope, str]] = {CLUSTER: "", OWN_NAMESPACE: "", KUEUE_NAMESPACE: "-kueue-config"}
 
 
-def _identity_rbac(
+def identity_rbac(
     config: Configuration, identity: Identity, *, namespace: str, kueue_namespace: str
 ) -> list[WireDict]:
+    """The ServiceAccount of ``identity`` (Kueue's own excepted) and its Roles and bindings: what
+    :func:`access_rules` grants it with ``config``."""
     rules = access_rules(config, identity)
     if not rules:
         return []
@@ -403,7 +406,7 @@ def render_manifests(config: Configuration, *, options: RenderOptions) -> list[W
         components.append("appwrapper")
     identities: list[Identity] = [*components, "kueue"]
     for identity in identities:
-        objects += _identity_rbac(
+        objects += identity_rbac(
             config, identity, namespace=namespace, kueue_namespace=options.kueue_namespace
         )
     objects += _kueue_user_roles(config)
@@ -419,7 +422,7 @@ def render_worker(config: Configuration, *, namespace: str | None = None) -> lis
     account = service_account_name("multikueue-worker")
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace)},
-        *_identity_rbac(config, "multikueue-worker", namespace=namespace, kueue_namespace=namespace),
+        *identity_rbac(config, "multikueue-worker", namespace=namespace, kueue_namespace=namespace),
         {
             "apiVersion": "v1",
             "kind": "Secret",

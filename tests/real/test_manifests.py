@@ -47,15 +47,15 @@ import yaml
 from bridge_tools.manifests.cli import dump_documents
 from bridge_tools.manifests.release_bundle import build_bundles
 from bridge_tools.manifests.render import RenderOptions, render_manifests
+from devrun.identities import service_account_kubeconfig, write_kubeconfig
 from devrun.real_cluster import RealCluster
 from shared.component_access import service_account_name
 from shared.config import load_config
 from shared.constants import QUEUE_LABEL
-from shared.kube import GroupVersionKind, KubeClient, NotFound, load_kubeconfig
+from shared.kube import GroupVersionKind, KubeClient, KubeError, NotFound, load_kubeconfig
 from shared.preflight import Verdict, run_preflight
 from tests.e2e.conftest import install_crds, wait_served
 from tests.polling import eventually
-from tests.real.identities import service_account_kubeconfig, write_kubeconfig
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -242,12 +242,17 @@ async def test_the_components_work_with_the_identities_the_manifests_grant(
             raise AssertionError(f"{exc}\n" + "\n".join(lines[-60:])) from None
         secret = await client.get(SECRET, "kueue-bridge-webhook-server-cert", namespace=NAMESPACE)
         assert {"tls.crt", "tls.key", "ca.crt"} <= set(secret.get("data") or {})
+        # the rotator mirrors the files (which make the server ready) before it injects the caBundle
         for gvk, name in (
             (MUTATING, "kueue-bridge-mutating-webhook-configuration"),
             (VALIDATING, "kueue-bridge-validating-webhook-configuration"),
         ):
-            hooks = (await client.get(gvk, name))["webhooks"]
-            assert all(h["clientConfig"].get("caBundle") == secret["data"]["ca.crt"] for h in hooks), name
+
+            async def injected(gvk: GroupVersionKind = gvk, name: str = name) -> bool:
+                hooks = (await client.get(gvk, name))["webhooks"]
+                return all(h["clientConfig"].get("caBundle") == secret["data"]["ca.crt"] for h in hooks)
+
+            await eventually(injected, what=f"the caBundle in {name}", within_seconds=60)
     assert not _forbidden(logs["webhook"]), _forbidden(logs["webhook"])
     await _preflight_sees_the_deployment(client)
     # nothing here reaches the webhook's Service (no cluster network): take its configurations out
@@ -284,6 +289,7 @@ async def test_the_components_work_with_the_identities_the_manifests_grant(
             await _ready_controller(process, logs[name])
         await _a_job_runs(client)
         await _an_appwrapper_runs(client)
+        await _the_reconciler_starts_a_job_the_validating_webhook_cannot_see(client)
     for name in ("reconciler", "appwrapper", "multikueue"):
         assert not _forbidden(logs[name]), (name, _forbidden(logs[name]))
 
@@ -359,6 +365,46 @@ async def _a_job_runs(client: KubeClient) -> None:
     await eventually(
         started, what="the reconciler (its ServiceAccount) starts the admitted Job", within_seconds=90
     )
+
+
+async def _the_reconciler_starts_a_job_the_validating_webhook_cannot_see(client: KubeClient) -> None:
+    """Our validating webhook configuration back in force, its Service unreachable (no pods here), with
+    ``failurePolicy: Fail``: the reconciler still starts an admitted Job, because its own updates are
+    left out by the configuration's match condition (``shared.webhook_configurations``), which only
+    the API server evaluates; anyone else's update of the Job is refused."""
+    job = {
+        # a LocalQueue that does not exist yet: the Workload waits until the configuration is back
+        "metadata": {"name": "started-unseen", "labels": {QUEUE_LABEL: "later"}},
+        "spec": {
+            "suspend": True,
+            "template": {"spec": {"restartPolicy": "Never", "containers": [_container()]}},
+        },
+    }
+    await client.create(JOB, job, namespace=WORK)
+    (validating,) = [d for d in rendered() if d["kind"] == "ValidatingWebhookConfiguration"]
+    await client.create(VALIDATING, validating)
+    try:
+        await client.apply(
+            LOCAL_QUEUE,
+            {"metadata": {"name": "later", "namespace": WORK}, "spec": {"clusterQueue": "manifests-cq"}},
+            namespace=WORK,
+            field_manager="test",
+            force=True,
+        )
+
+        async def started() -> bool:
+            return (await client.get(JOB, "started-unseen", namespace=WORK))["spec"].get("suspend") is False
+
+        await eventually(
+            started, what="the reconciler starts the Job past the unreachable webhook", within_seconds=90
+        )
+        with pytest.raises(KubeError) as refused:
+            await client.patch(
+                JOB, "started-unseen", {"metadata": {"labels": {"touched": "yes"}}}, namespace=WORK
+            )
+        assert 'failed calling webhook "vjob.batch.kueue-bridge.x-k8s.io"' in str(refused.value)
+    finally:
+        await client.delete(VALIDATING, validating["metadata"]["name"])
 
 
 async def _an_appwrapper_runs(client: KubeClient) -> None:

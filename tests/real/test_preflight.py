@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from devrun.identities import service_account_kubeconfig
 from devrun.real_cluster import RealCluster
 from shared.config import load_config, parse_config
 from shared.kube import KubeClient, load_kubeconfig
 from shared.preflight import Verdict, run_preflight, startup_checks
 from tests.e2e import preflight_scenarios as scenarios
 from tests.real.conftest import BRIDGE_CONFIG, Bridge, bridge_external_frameworks
-from tests.real.identities import service_account_kubeconfig
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

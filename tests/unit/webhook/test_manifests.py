@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+from typing import Any
+
+import cel
+import pytest
 import yaml
 
-from shared.webhook_configurations import render_webhook_configurations
+from shared.webhook_configurations import RECONCILER_UPDATES_SKIPPED, render_webhook_configurations
 from tests.unit.webhook.helpers import BATCH_JOB
 from webhook.__main__ import main
 
@@ -36,6 +40,41 @@ def test_one_rule_set_per_framework_with_kueue_policies() -> None:
         "port": 443,
     }
     assert validating["webhooks"][0]["rules"][0]["operations"] == ["CREATE", "UPDATE"]
+
+
+def _request(operation: str, username: str) -> dict[str, Any]:
+    return {"operation": operation, "userInfo": {"username": username, "groups": ["system:authenticated"]}}
+
+
+RECONCILER = "system:serviceaccount:kb-system:kueue-bridge-reconciler"
+
+
+@pytest.mark.parametrize(
+    ("request_", "called"),
+    [
+        (_request("UPDATE", RECONCILER), False),
+        (_request("CREATE", RECONCILER), True),
+        (_request("UPDATE", "alice"), True),
+        (_request("UPDATE", "system:serviceaccount:kb-system:kueue-bridge-multikueue"), True),
+        # the same account name in another namespace is another user
+        (_request("UPDATE", "system:serviceaccount:default:kueue-bridge-reconciler"), True),
+        (_request("CREATE", "alice"), True),
+    ],
+)
+def test_the_validating_webhooks_leave_out_only_the_reconcilers_own_updates(
+    request_: dict[str, Any], called: bool
+) -> None:
+    """The condition, evaluated as the API server does (CEL over the AdmissionRequest): a webhook is
+    called only when every condition is true. Mutating webhooks (CREATE only) have none."""
+    mutating, validating = render_webhook_configurations(
+        [BATCH_JOB], namespace="kb-system", service="kb-webhook"
+    )
+    assert all("matchConditions" not in hook for hook in mutating["webhooks"])
+    (hook,) = validating["webhooks"]
+    (condition,) = hook["matchConditions"]
+    assert condition["name"] == RECONCILER_UPDATES_SKIPPED
+    variables = {"request": request_, "object": {}, "oldObject": {}}
+    assert cel.compile(condition["expression"]).execute(variables) is called
 
 
 def test_cli_renders_yaml_for_a_url(tmp_path, capsys) -> None:
