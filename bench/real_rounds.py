@@ -166,7 +166,12 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
             components: Components | None = None
             if setup == KUEUE_BRIDGE:
                 components = await start_components(
-                    stack, tmp=tmp, kubeconfig=kubeconfig, client=client, qps=args.qps
+                    stack,
+                    tmp=tmp,
+                    kubeconfig=kubeconfig,
+                    client=client,
+                    qps=args.qps,
+                    reconciler_identity=True,
                 )
             timeline = Timeline(BENCH_NAMESPACE)
             for watcher in (timeline.watch_jobs(client), timeline.watch_workloads(client)):

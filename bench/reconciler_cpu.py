@@ -75,7 +75,9 @@ from devrun.components import (  # noqa: E402
     register_webhooks,
     render_webhook_manifests,
 )
+from devrun.identities import run_as  # noqa: E402
 from devrun.samples import crd_files, install_crds  # noqa: E402
+from shared.config import load_config  # noqa: E402
 from shared.constants import CLUSTER_QUEUE_GVK, LOCAL_QUEUE_GVK, RESOURCE_FLAVOR_GVK, WORKLOAD_GVK  # noqa: E402
 from shared.kube import (  # noqa: E402
     GroupVersionKind,
@@ -88,6 +90,8 @@ __all__ = ["main"]
 
 JOB = JOB_GVK
 BENCH_NAMESPACE = "bench"
+#: Kueue's namespace, and the components' (the bench's configuration)
+KUEUE_NAMESPACE = "kueue-system"
 RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 #: seconds the lifecycle of every job may take before the bench gives up
 LIFECYCLE_TIMEOUT = 900.0
@@ -135,7 +139,7 @@ async def setup_queues(client: KubeClient, *, jobs: int, install: bool = True) -
     if install:
         files, _ = crd_files()
         await install_crds(client, files)
-        await client.create(NAMESPACE_GVK, {"metadata": {"name": "kueue-system"}})
+        await client.create(NAMESPACE_GVK, {"metadata": {"name": KUEUE_NAMESPACE}})
     quota = str(max(jobs, 10))  # 10m per job: every job fits at once
     objects: list[tuple[GroupVersionKind, dict[str, Any]]] = [
         (NAMESPACE_GVK, {"metadata": {"name": BENCH_NAMESPACE}}),
@@ -182,7 +186,7 @@ def write_config(path: Path, *, webhook_port: int, cert_dir: Path, probe_port: i
     config: dict[str, Any] = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
-        "namespace": "kueue-system",
+        "namespace": KUEUE_NAMESPACE,
         "integrations": {"frameworks": ["batch/job"]},
         "leaderElection": {"leaderElect": False},
         "internalCertManagement": {"enable": False},
@@ -197,9 +201,20 @@ def write_config(path: Path, *, webhook_port: int, cert_dir: Path, probe_port: i
 
 
 async def start_components(
-    stack: contextlib.AsyncExitStack, *, tmp: Path, kubeconfig: Path, client: KubeClient, qps: int | None
+    stack: contextlib.AsyncExitStack,
+    *,
+    tmp: Path,
+    kubeconfig: Path,
+    client: KubeClient,
+    qps: int | None,
+    reconciler_identity: bool = False,
 ) -> Components:
-    """The webhook (ready, then registered as ``kueue-bridge dev`` does) and the reconciler (healthy)."""
+    """The webhook (ready, then registered as ``kueue-bridge dev`` does) and the reconciler (healthy).
+
+    ``reconciler_identity`` (a real cluster only: it needs the TokenRequest API and RBAC): the
+    reconciler runs as its own ServiceAccount with the Roles ``kueue-bridge manifests`` grants it, as
+    in a deployment, instead of as the admin; the validating webhook then does not see its updates
+    (``shared.webhook_configurations``)."""
     cert_dir = tmp / "certs"
     ca_pem = generate_certs(cert_dir)
     webhook_port, probe_port = free_port(), free_port()
@@ -221,12 +236,30 @@ async def start_components(
     await webhook.start()
     documents = await render_webhook_manifests(config=config, url=url, env=env)
     await register_webhooks(client, documents, ca_pem=ca_pem)
+    reconciler_kubeconfig = kubeconfig
+    if reconciler_identity:
+        reconciler_kubeconfig = await run_as(
+            client,
+            "reconciler",
+            config=load_config(config),
+            admin_kubeconfig=kubeconfig,
+            target=tmp / "reconciler.kubeconfig",
+            kueue_namespace=KUEUE_NAMESPACE,
+        )
     reconciler = ComponentProcess(
         name="reconciler",
-        args=("reconciler", *common, "--probe-address", f"127.0.0.1:{probe_port}"),
+        args=(
+            "reconciler",
+            "--config",
+            str(config),
+            "--kubeconfig",
+            str(reconciler_kubeconfig),
+            "--probe-address",
+            f"127.0.0.1:{probe_port}",
+        ),
         log_path=tmp / "reconciler.log",
         health_url=f"http://127.0.0.1:{probe_port}/healthz",
-        env=env,
+        env={**env, "KUBECONFIG": str(reconciler_kubeconfig)},
     )
     stack.push_async_callback(reconciler.stop)
     await reconciler.start()
