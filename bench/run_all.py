@@ -74,6 +74,7 @@ BENCHES: Final = (
 
 NOT_BENCHES: Final = {
     "floor_reconciler.py": "the logic-free reconciler process that reconciler.py --floor starts",
+    "io_floor.py": "needs a real kube-apiserver (the kit's of ../shared/real-cluster, or --kubeconfig)",
     "webhook_real.py": "needs the real cluster of ../shared/real-cluster (as reconciler_cpu.py --real)",
     "webhook_wrk.py": "needs wrk and taskset from Debian's packages (as webhook.py --kueue)",
 }
