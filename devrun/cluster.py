@@ -25,7 +25,7 @@ import contextlib
 import os
 import secrets
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -110,10 +110,19 @@ class ClusterRun:
     config: Path | None = None
     #: a devcluster whose Kueue stand-in publishes the Configuration it plays (:func:`publish_standin_configuration`)
     kueue_standin: bool = False
+    #: component -> the kubeconfig of the ServiceAccount it runs as (``devrun.identities.run_as``, a
+    #: real cluster's); a component not named here runs as the cluster's admin
+    identities: dict[str, Path] = field(default_factory=dict)
 
     @property
     def kubeconfig(self) -> Path:
         return self.state / "kubeconfig"
+
+    def kubeconfig_for(self, component: str) -> Path:
+        return self.identities.get(component, self.kubeconfig)
+
+    def env_for(self, component: str) -> dict[str, str]:
+        return {**os.environ, "KUBECONFIG": str(self.kubeconfig_for(component))}
 
     @property
     def logs(self) -> Path:
@@ -246,14 +255,14 @@ async def start_components(
     )
     if cluster.kueue_standin:
         await publish_standin_configuration(cluster.client, config=config)
-    kubeconfig = str(cluster.kubeconfig)
+    kubeconfig = str(cluster.kubeconfig_for("webhook"))
     webhook_url = f"https://127.0.0.1:{webhook_port}"
     webhook = ComponentProcess(
         name=cluster.component_name("webhook"),
         args=("webhook", "--config", str(config), "--kubeconfig", kubeconfig, "--cert-dir", str(cert_dir)),
         log_path=cluster.logs / "webhook.log",
         health_url=f"{webhook_url}/readyz",
-        env=cluster.env,
+        env=cluster.env_for("webhook"),
         ca_pem=ca_pem,
     )
     await session.launch(stack, webhook)
@@ -289,14 +298,14 @@ async def start_controller(
             "--config",
             str(cluster.config),
             "--kubeconfig",
-            str(cluster.kubeconfig),
+            str(cluster.kubeconfig_for(component)),
             "--probe-address",
             f"127.0.0.1:{port}",
             *extra,
         ),
         log_path=cluster.logs / f"{component}.log",
         health_url=f"http://127.0.0.1:{port}/healthz",
-        env=cluster.env,
+        env=cluster.env_for(component),
     )
     await session.launch(stack, process)
     cluster.say(

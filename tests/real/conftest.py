@@ -13,7 +13,8 @@ folder out of every other pytest run. Fixtures:
   Jobs, AppWrappers and the tests' JobSet-shaped ``JobGroup`` CRD, ``crds/jobgroup.yaml``, through a
   declarative adapter) and our webhook, reconciler and AppWrapper controller running as
   ``kueue-bridge`` processes, started the way ``make dev`` starts them
-  (``devrun.cluster.start_components``);
+  (``devrun.cluster.start_components``), each with a token of its own ServiceAccount and the RBAC
+  ``kueue-bridge manifests`` grants it (``devrun.identities.run_as``);
 * ``namespace``: a fresh namespace with the ``default`` ServiceAccount, per test, in ``bridge``;
 * ``dev_twin``: one devcluster for the session, started as ``make dev`` starts it (Kueue stand-in,
   job runner) with the same configuration and components as ``bridge``, for the tests that run the
@@ -39,9 +40,11 @@ import pytest_asyncio
 
 from devrun.cluster import ClusterRun, Session, start_cluster, start_components
 from devrun.components import ComponentProcess
+from devrun.identities import run_as
 from devrun.real_cluster import KUEUE_VERSIONS, Kit, KueueMode, RealCluster, find_kit
 from devrun.samples import EXAMPLES_DIR
 from shared.config import load_config
+from shared.identities import Identity, service_account_name
 from shared.kube import GroupVersionKind, KubeClient, load_kubeconfig
 from tests.e2e.conftest import install_crds, wait_served
 
@@ -57,6 +60,10 @@ HERE = Path(__file__).resolve().parent
 BRIDGE_CONFIG = HERE / "bridge-config.yaml"
 JOBGROUP_CRD = HERE / "crds" / "jobgroup.yaml"
 JOBGROUP = GroupVersionKind("e2e.kueue-bridge.dev", "v1alpha1", "JobGroup")
+#: the components of ``bridge`` that run as their own ServiceAccounts, and their tokens' lifetime
+#: (the whole session: a restarted component keeps its kubeconfig)
+BRIDGE_IDENTITIES: tuple[Identity, ...] = ("webhook", "reconciler", "appwrapper")
+TOKEN_SECONDS = 24 * 3600
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -160,6 +167,33 @@ def _shared_crds(shared_dir: Path) -> list[Path]:
     ]
 
 
+async def _let_the_appwrapper_controller_wrap_samplejobs(client: KubeClient, *, namespace: str) -> None:
+    """SampleJobs are not among the kinds an AppWrapper may wrap (``shared.component_access``); as
+    the README says for any other kind, a ClusterRole bound to the controller's ServiceAccount adds
+    them (test_appwrapper_ownership wraps one)."""
+    name = "kueue-bridge-appwrapper-samplejobs"
+    role = {
+        "metadata": {"name": name},
+        "rules": [
+            {
+                "apiGroups": ["samples.kueue-bridge.dev"],
+                "resources": ["samplejobs"],
+                "verbs": ["get", "create", "delete"],
+            }
+        ],
+    }
+    binding = {
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [
+            {"kind": "ServiceAccount", "name": service_account_name("appwrapper"), "namespace": namespace}
+        ],
+    }
+    for kind, body in (("ClusterRole", role), ("ClusterRoleBinding", binding)):
+        gvk = GroupVersionKind("rbac.authorization.k8s.io", "v1", kind)
+        await client.apply(gvk, body, field_manager="tests-real", force=True)
+
+
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def bridge(
     kueue_version: str, start_real_cluster: Callable[..., RealCluster], shared_dir: Path
@@ -189,6 +223,21 @@ async def bridge(
         run.logs.mkdir(parents=True, exist_ok=True)
         # ClusterRun reads its kubeconfig from its state folder: point it at the real cluster's.
         (run.state / "kubeconfig").symlink_to(cluster.kubeconfig)
+        # each component as its own ServiceAccount with the RBAC `kueue-bridge manifests` grants it,
+        # as deployed: every test here also checks those rights, and the validating webhooks' match
+        # condition on the reconciler's user takes effect (shared.webhook_configurations)
+        config = load_config(BRIDGE_CONFIG)
+        for identity in BRIDGE_IDENTITIES:
+            run.identities[identity] = await run_as(
+                client,
+                identity,
+                config=config,
+                admin_kubeconfig=cluster.kubeconfig,
+                target=run.state / f"{identity}.kubeconfig",
+                kueue_namespace=config.namespace,
+                seconds=TOKEN_SECONDS,
+            )
+        await _let_the_appwrapper_controller_wrap_samplejobs(client, namespace=config.namespace)
         await start_components(session, stack, run, source=BRIDGE_CONFIG)
         yield Bridge(cluster=cluster, run=run, session=session, kueue_version=kueue_version)
 
