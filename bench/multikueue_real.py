@@ -342,6 +342,11 @@ async def real_round(
             await asyncio.wait_for(observed.all_finished.wait(), args.timeout)
         wall = time.monotonic() - started
         spent = cpu.total()
+        if observed.all_finished.is_set():
+            # every round gets the whole outage, w1 back included, even when the last jobs finished
+            # on w2 while w1 was down (a busy machine); only a round that timed out cuts it short
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(chaos), timeout=args.down_seconds + 120)
         if not chaos.done():
             chaos.cancel()
         with contextlib.suppress(asyncio.CancelledError):
