@@ -349,9 +349,9 @@ def _container() -> dict[str, Any]:
     return {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
 
 
-async def _a_job_runs(client: KubeClient) -> None:
+async def _create_queued_job(client: KubeClient, name: str, *, queue: str) -> None:
     job = {
-        "metadata": {"name": "queued", "labels": {QUEUE_LABEL: "q"}},
+        "metadata": {"name": name, "labels": {QUEUE_LABEL: queue}},
         "spec": {
             "suspend": True,
             "template": {"spec": {"restartPolicy": "Never", "containers": [_container()]}},
@@ -359,12 +359,17 @@ async def _a_job_runs(client: KubeClient) -> None:
     }
     await client.create(JOB, job, namespace=WORK)
 
-    async def started() -> bool:
-        return (await client.get(JOB, "queued", namespace=WORK))["spec"].get("suspend") is False
 
-    await eventually(
-        started, what="the reconciler (its ServiceAccount) starts the admitted Job", within_seconds=90
-    )
+async def _wait_started(client: KubeClient, name: str, *, what: str) -> None:
+    async def started() -> bool:
+        return (await client.get(JOB, name, namespace=WORK))["spec"].get("suspend") is False
+
+    await eventually(started, what=what, within_seconds=90)
+
+
+async def _a_job_runs(client: KubeClient) -> None:
+    await _create_queued_job(client, "queued", queue="q")
+    await _wait_started(client, "queued", what="the reconciler (its ServiceAccount) starts the admitted Job")
 
 
 async def _the_reconciler_starts_a_job_the_validating_webhook_cannot_see(client: KubeClient) -> None:
@@ -372,15 +377,8 @@ async def _the_reconciler_starts_a_job_the_validating_webhook_cannot_see(client:
     ``failurePolicy: Fail``: the reconciler still starts an admitted Job, because its own updates are
     left out by the configuration's match condition (``shared.webhook_configurations``), which only
     the API server evaluates; anyone else's update of the Job is refused."""
-    job = {
-        # a LocalQueue that does not exist yet: the Workload waits until the configuration is back
-        "metadata": {"name": "started-unseen", "labels": {QUEUE_LABEL: "later"}},
-        "spec": {
-            "suspend": True,
-            "template": {"spec": {"restartPolicy": "Never", "containers": [_container()]}},
-        },
-    }
-    await client.create(JOB, job, namespace=WORK)
+    # a LocalQueue that does not exist yet: the Workload waits until the configuration is back
+    await _create_queued_job(client, "started-unseen", queue="later")
     (validating,) = [d for d in rendered() if d["kind"] == "ValidatingWebhookConfiguration"]
     await client.create(VALIDATING, validating)
     try:
@@ -391,12 +389,8 @@ async def _the_reconciler_starts_a_job_the_validating_webhook_cannot_see(client:
             field_manager="test",
             force=True,
         )
-
-        async def started() -> bool:
-            return (await client.get(JOB, "started-unseen", namespace=WORK))["spec"].get("suspend") is False
-
-        await eventually(
-            started, what="the reconciler starts the Job past the unreachable webhook", within_seconds=90
+        await _wait_started(
+            client, "started-unseen", what="the reconciler starts the Job past the unreachable webhook"
         )
         with pytest.raises(KubeError) as refused:
             await client.patch(
