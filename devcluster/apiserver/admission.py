@@ -325,9 +325,12 @@ class AdmissionChain:
         if isinstance(exc, _CallFailed):
             if hook.spec.get("failurePolicy", "Fail") == "Ignore":
                 return
-            message = f'Internal error occurred: failed calling webhook "{hook.name}": {exc}'
+            cause = f'failed calling webhook "{hook.name}": {exc}'
             raise AdmissionDenied(
-                code=500, message=message, reason="InternalError", details={"causes": [{"message": str(exc)}]}
+                code=500,
+                message=f"Internal error occurred: {cause}",
+                reason="InternalError",
+                details={"causes": [{"message": cause}]},
             )
         raise exc
 
