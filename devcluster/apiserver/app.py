@@ -28,6 +28,7 @@ from devcluster.apiserver.auth.authz import (
     request_attributes,
     review_access,
 )
+from devcluster.apiserver.auth.impersonation import impersonated_user
 from devcluster.apiserver.auth.rbac import RBAC_GROUP
 from devcluster.apiserver.core import Cluster
 from devcluster.apiserver.deletion import Deleter
@@ -157,6 +158,11 @@ class DevClusterApp:
             except StatusError:
                 await drain(receive, self.options.max_body_bytes)
                 raise
+        try:
+            user = impersonated_user(scope["headers"], user)
+        except StatusError:
+            await drain(receive, self.options.max_body_bytes)
+            raise
         body = b""
         if method in {"POST", "PUT", "PATCH", "DELETE"}:
             body = await read_body(headers, receive, self.options.max_body_bytes)
