@@ -150,19 +150,18 @@ class DevClusterApp:
         if user is None:
             await drain(receive, self.options.max_body_bytes)
             raise unauthorized()
-        if user is ANONYMOUS_USER:
-            try:
+        try:
+            acting = impersonated_user(
+                scope["headers"], user, attributes=lambda: request_attributes(method, path, params)
+            )
+            if acting is ANONYMOUS_USER:
                 authorize_anonymous(
                     request_attributes(method, path, params), self.options, self._rbac_objects
                 )
-            except StatusError:
-                await drain(receive, self.options.max_body_bytes)
-                raise
-        try:
-            user = impersonated_user(scope["headers"], user)
         except StatusError:
             await drain(receive, self.options.max_body_bytes)
             raise
+        user = acting
         body = b""
         if method in {"POST", "PUT", "PATCH", "DELETE"}:
             body = await read_body(headers, receive, self.options.max_body_bytes)
