@@ -17,8 +17,13 @@ Behaviour reproduced from ``k8s.io/apiserver/pkg/admission/plugin/webhook``:
   ``res/sub``, ``*/sub``, ``res/*``; scope), ``namespaceSelector`` (never excludes cluster-scoped
   objects other than Namespaces; a Namespace is matched by its own labels), ``objectSelector``
   (labels of the object *or* the old object). ``matchPolicy: Equivalent`` is satisfied by exact
-  matching because the devcluster serves a single version per resource; ``matchConditions`` are
-  not evaluated (documented gap).
+  matching because the devcluster serves a single version per resource.
+* ``matchConditions`` (CEL, :mod:`.match_conditions`) are judged after rules and selectors matched,
+  against the object as the previous mutating webhooks left it (so reinvocation re-judges them):
+  any ``false`` skips the webhook; otherwise an evaluation error refuses the request with 403
+  ``<resource> "<name>" is forbidden: expression '<expr>' resulted in error: <cause>`` under
+  ``failurePolicy: Fail`` and skips the webhook under ``Ignore``. ``authorizer`` is not bound (the
+  one gap, see that module).
 * Each call gets a fresh request uid; the URL carries ``?timeout=<n>s`` like the real client;
   ``timeoutSeconds`` defaults to 10, ``failurePolicy`` to Fail.
 * Failing closed: ``Internal error occurred: failed calling webhook "<name>": failed to call webhook:
@@ -47,7 +52,8 @@ from typing import Any, Final
 import httpx
 import jsonpatch
 
-from devcluster.apiserver.errors import status_body
+from devcluster.apiserver.errors import forbidden, status_body
+from devcluster.apiserver.match_conditions import evaluate_match_conditions
 from devcluster.apiserver.request.patching import JsonPatchNotApplied, apply_operations
 
 __all__ = ["AdmissionChain", "AdmissionDenied", "TransportFactory"]
@@ -283,11 +289,27 @@ class AdmissionChain:
             if not _selector_matches(namespace_selector, labels):
                 return False
         object_selector = spec.get("objectSelector")
-        if object_selector:
-            return _selector_matches(object_selector, _labels(obj)) or _selector_matches(
-                object_selector, _labels(request.old_obj)
+        if object_selector and not (
+            _selector_matches(object_selector, _labels(obj))
+            or _selector_matches(object_selector, _labels(request.old_obj))
+        ):
+            return False
+        conditions = spec.get("matchConditions")
+        if not conditions:
+            return True
+        outcome = evaluate_match_conditions(
+            conditions,
+            variables={"object": obj, "oldObject": request.old_obj, "request": request.cel_request()},
+            fail_closed=spec.get("failurePolicy", "Fail") != "Ignore",
+        )
+        if outcome.error is not None:
+            refused = forbidden(
+                group=request.gvr[0], plural=request.gvr[2], name=request.name, why=outcome.error
             )
-        return True
+            raise AdmissionDenied(
+                code=refused.code, message=refused.message, reason=refused.reason, details=refused.details
+            )
+        return outcome.matches
 
     async def _run_mutating(
         self, hooks: list[_Hook], request: _RequestAttributes, obj: dict[str, Any] | None
@@ -458,6 +480,14 @@ class _RequestAttributes:
             dryRun=self.dry_run,
             options=self._options(),
         )
+        return body
+
+    def cel_request(self) -> dict[str, Any]:
+        """The ``request`` variable of CEL conditions: the AdmissionRequest kube builds for them
+        (``CreateAdmissionRequest``), i.e. :meth:`body` without ``uid``, ``object`` and ``oldObject``."""
+        body = self.body("", None)
+        for key in ("uid", "object", "oldObject"):
+            del body[key]
         return body
 
     def _options(self) -> dict[str, Any] | None:
