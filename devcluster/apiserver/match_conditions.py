@@ -52,6 +52,16 @@ __all__ = [
 #: kube's limit on ``matchConditions`` per webhook
 MAX_MATCH_CONDITIONS: Final = 64
 _PARSE_PREFIX: Final = "Failed to parse expression "
+#: CEL's names for the binding's result types (kube's "must evaluate to bool but got <type>")
+_CEL_TYPE_NAMES: Final[dict[type, str]] = {
+    str: "string",
+    int: "int",
+    float: "double",
+    bytes: "bytes",
+    list: "list",
+    dict: "map",
+    type(None): "null_type",
+}
 
 
 @lru_cache(maxsize=1024)
@@ -126,7 +136,7 @@ def evaluate_match_conditions(
         if result is False:
             return MatchOutcome(matches=False)
         if result is not True:  # kube's type check refuses such an expression at configuration time
-            shown = "null" if result is None else type(result).__name__
+            shown = _CEL_TYPE_NAMES.get(type(result), type(result).__name__)
             errors.append(
                 f"expression '{expression}' resulted in error: must evaluate to bool but got {shown}"
             )
