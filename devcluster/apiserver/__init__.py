@@ -38,9 +38,10 @@ Deliberately not done (known differences from kube-apiserver, each documented in
   (:mod:`.auth.rbac`; no ClusterRole aggregation, no bootstrap roles).
 * Admission: ``matchPolicy: Equivalent`` is exact matching (one served version per resource). The
   built-in controllers' writes skip webhooks. ``matchConditions`` are evaluated as kube does
-  (:mod:`.match_conditions`) except that ``authorizer`` is not bound, and configurations are only
-  checked for CEL *syntax* errors: kube's type errors (undeclared names, unknown ``request``
-  fields, non-bool results) surface per request as evaluation errors instead of a 422.
+  (:mod:`.match_conditions`; ``authorizer`` answers from the devcluster's SubjectAccessReview rules,
+  :mod:`.cel_authorizer`), but configurations are only checked for CEL *syntax* errors: kube's type
+  errors (undeclared names, unknown ``request`` fields, non-bool results) surface per request as
+  evaluation errors instead of a 422.
 * Impersonation headers are honoured for every authenticated user (:mod:`.auth.impersonation`).
 * CRDs are Established at once; objects are stored once and served in every version with only
   ``apiVersion`` rewritten (a Webhook conversion strategy is treated as None).

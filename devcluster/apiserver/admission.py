@@ -22,8 +22,9 @@ Behaviour reproduced from ``k8s.io/apiserver/pkg/admission/plugin/webhook``:
   against the object as the previous mutating webhooks left it (so reinvocation re-judges them):
   any ``false`` skips the webhook; otherwise an evaluation error refuses the request with 403
   ``<resource> "<name>" is forbidden: expression '<expr>' resulted in error: <cause>`` under
-  ``failurePolicy: Fail`` and skips the webhook under ``Ignore``. ``authorizer`` is not bound (the
-  one gap, see that module).
+  ``failurePolicy: Fail`` and skips the webhook under ``Ignore``.
+  ``authorizer`` is bound when the chain is given ``authorize`` (the devcluster's
+  SubjectAccessReview answers, :mod:`.cel_authorizer`).
 * Each call gets a fresh request uid; the URL carries ``?timeout=<n>s`` like the real client;
   ``timeoutSeconds`` defaults to 10, ``failurePolicy`` to Fail.
 * Failing closed: ``Internal error occurred: failed calling webhook "<name>": failed to call webhook:
@@ -52,6 +53,7 @@ from typing import Any, Final
 import httpx
 import jsonpatch
 
+from devcluster.apiserver.cel_authorizer import Authorize, authorizer_context
 from devcluster.apiserver.errors import forbidden, status_body
 from devcluster.apiserver.match_conditions import evaluate_match_conditions
 from devcluster.apiserver.request.patching import JsonPatchNotApplied, apply_operations
@@ -201,6 +203,7 @@ class AdmissionChain:
         clock: Callable[[], float] = time.monotonic,
         transport_factory: TransportFactory | None = None,
         uid_factory: Callable[[], str] | None = None,
+        authorize: Authorize | None = None,
     ) -> None:
         self._list_mutating = list_mutating
         self._list_validating = list_validating
@@ -210,6 +213,8 @@ class AdmissionChain:
         self._transport_factory = transport_factory or _default_transport
         self._uid_factory = uid_factory or (lambda: str(uuid.uuid4()))
         self._clients: dict[bytes, httpx.AsyncClient] = {}
+        #: SubjectAccessReview answers for the ``authorizer`` of matchConditions (None: not bound)
+        self._authorize = authorize
 
     async def aclose(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
@@ -301,6 +306,7 @@ class AdmissionChain:
             conditions,
             variables={"object": obj, "oldObject": request.old_obj, "request": request.cel_request()},
             fail_closed=spec.get("failurePolicy", "Fail") != "Ignore",
+            bind=lambda variables, with_authorizer: self._bind(request, variables, with_authorizer),
         )
         if outcome.error is not None:
             refused = forbidden(
@@ -310,6 +316,21 @@ class AdmissionChain:
                 code=refused.code, message=refused.message, reason=refused.reason, details=refused.details
             )
         return outcome.matches
+
+    def _bind(self, request: _RequestAttributes, variables: Mapping[str, Any], with_authorizer: bool) -> Any:
+        """What a matchConditions program runs with: the variables, plus ``authorizer`` if it asks."""
+        if not with_authorizer or self._authorize is None:
+            return dict(variables)
+        request_resource = {
+            "group": request.gvr[0],
+            "resource": request.gvr[2],
+            "subresource": request.subresource,
+            "namespace": request.namespace,
+            "name": request.name,
+        }
+        return authorizer_context(
+            variables, user=request.user_info, request_resource=request_resource, authorize=self._authorize
+        )
 
     async def _run_mutating(
         self, hooks: list[_Hook], request: _RequestAttributes, obj: dict[str, Any] | None

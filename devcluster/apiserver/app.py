@@ -29,7 +29,6 @@ from devcluster.apiserver.auth.authz import (
     review_access,
 )
 from devcluster.apiserver.auth.impersonation import impersonated_user
-from devcluster.apiserver.auth.rbac import RBAC_GROUP
 from devcluster.apiserver.core import Cluster
 from devcluster.apiserver.deletion import Deleter
 from devcluster.apiserver.errors import (
@@ -495,8 +494,7 @@ class DevClusterApp:
         )
 
     def _rbac_objects(self, plural: str, namespace: str | None) -> list[dict[str, Any]]:
-        table = self.cluster.store.tables.get((RBAC_GROUP, plural))
-        return [] if table is None else [obj for _, obj in table.sorted_items(namespace)]
+        return self.cluster.rbac_objects(plural, namespace)
 
     async def _access_review(
         self,

@@ -27,14 +27,13 @@ Invariants and known differences (stated, not hidden):
   library has no checker, so an undeclared reference (``params``), an unknown ``request`` field, an
   overload mismatch or a non-bool result is accepted here and becomes an evaluation error at
   request time (failurePolicy applies) instead of a 422 at configuration time.
-* ``authorizer`` (and ``authorizer.requestResource``) is not bound: an expression using it fails to
-  evaluate (``undeclared reference to 'authorizer'``), so the failurePolicy decides. This is the
-  one semantic gap; kueue-bridge's configurations do not use it.
+* ``authorizer`` is bound (by the caller's ``bind``, :mod:`.cel_authorizer`) only for expressions
+  that reference it, since building it costs a ``cel.Context`` per evaluation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
@@ -43,11 +42,15 @@ import cel
 
 __all__ = [
     "MAX_MATCH_CONDITIONS",
+    "Binder",
     "MatchOutcome",
     "compile_problem",
     "compiled",
     "evaluate_match_conditions",
 ]
+
+Binder = Callable[[Mapping[str, Any], bool], Any]
+"""``(variables, with_authorizer)`` -> the dict or ``cel.Context`` a program executes with."""
 
 #: kube's limit on ``matchConditions`` per webhook
 MAX_MATCH_CONDITIONS: Final = 64
@@ -102,10 +105,17 @@ def _cause(exc: Exception) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _evaluate(program: cel.Program, variables: Mapping[str, Any]) -> Any:
+@lru_cache(maxsize=1024)
+def _uses_authorizer(expression: str) -> bool:
+    return "authorizer" in compiled(expression).references()["variables"]
+
+
+def _evaluate(expression: str, variables: Mapping[str, Any], bind: Binder) -> Any:
     """One evaluation; a selection on a ``null`` variable fails the way cel-go reports it."""
+    program = compiled(expression)
+    with_authorizer = _uses_authorizer(expression)
     try:
-        return program.execute(dict(variables))
+        return program.execute(bind(variables, with_authorizer))
     except TypeError:
         absent = [name for name, value in variables.items() if value is None]
         if not absent:
@@ -113,7 +123,7 @@ def _evaluate(program: cel.Program, variables: Mapping[str, Any]) -> Any:
         # The binding reports ``null.field`` as an overload error without naming the field; cel-go
         # says ``no such key: <field>``. Re-running with the null variables as empty maps names it.
         try:
-            program.execute({**variables, **{name: {} for name in absent}})
+            program.execute(bind({**variables, **{name: {} for name in absent}}, with_authorizer))
         except KeyError as missing:
             raise missing from None
         except Exception:
@@ -121,15 +131,24 @@ def _evaluate(program: cel.Program, variables: Mapping[str, Any]) -> Any:
         raise
 
 
+def _plain(variables: Mapping[str, Any], with_authorizer: bool) -> Any:
+    return dict(variables)
+
+
 def evaluate_match_conditions(
-    conditions: Sequence[Mapping[str, Any]], *, variables: Mapping[str, Any], fail_closed: bool
+    conditions: Sequence[Mapping[str, Any]],
+    *,
+    variables: Mapping[str, Any],
+    fail_closed: bool,
+    bind: Binder = _plain,
 ) -> MatchOutcome:
-    """Judge one webhook's conditions (module docstring); ``fail_closed`` is ``failurePolicy: Fail``."""
+    """Judge one webhook's conditions (module docstring); ``fail_closed`` is ``failurePolicy: Fail``;
+    ``bind`` makes what a program executes with (it adds ``authorizer`` when asked to)."""
     errors: list[str] = []
     for condition in conditions:
         expression = str(condition.get("expression") or "")
         try:
-            result = _evaluate(compiled(expression), variables)
+            result = _evaluate(expression, variables, bind)
         except Exception as exc:  # CEL runtime errors arrive as KeyError, TypeError, RuntimeError...
             errors.append(f"expression '{expression}' resulted in error: {_cause(exc)}")
             continue

@@ -219,6 +219,28 @@ def test_a_condition_on_the_user_skips_the_webhook_for_that_user_only(
     assert excluded not in users
 
 
+def test_the_authorizer_answers_for_the_requesting_user(
+    kube: KubeTarget, namespace: str, webhook: Webhook, register: Any, writers: None
+) -> None:
+    hook = "vauthz.conformance.example.com"
+    conditions = [
+        {"name": "may-do-this", "expression": "authorizer.requestResource.check('create').allowed()"},
+        {
+            "name": "may-delete",
+            "expression": f"authorizer.group('').resource('configmaps').namespace('{namespace}')"
+            ".check('delete').allowed()",
+        },
+    ]
+    spec = webhook_spec(hook, namespace, webhook.client_config("/validate"), conditions)
+    register("validatingwebhookconfigurations", configuration(spec))
+    wait_until_denied(kube, namespace, "by-admin", hook)  # system:masters may do anything
+
+    writer = f"conf-writer-{secrets.token_hex(3)}"  # may create configmaps (Role), not delete them
+    skipped = dry_run_create(kube, namespace, "by-writer", as_user(writer))
+    assert skipped.status_code == 201, skipped.text
+    assert writer not in {user for _, _, _, user in webhook.calls.snapshot()}
+
+
 def test_a_condition_on_the_operation_skips_updates(
     kube: KubeTarget, namespace: str, webhook: Webhook, register: Any
 ) -> None:
