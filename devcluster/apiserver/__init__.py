@@ -39,9 +39,9 @@ Deliberately not done (known differences from kube-apiserver, each documented in
 * Admission: ``matchPolicy: Equivalent`` is exact matching (one served version per resource). The
   built-in controllers' writes skip webhooks. ``matchConditions`` are evaluated as kube does
   (:mod:`.match_conditions`; ``authorizer`` answers from the devcluster's SubjectAccessReview rules,
-  :mod:`.cel_authorizer`), but configurations are only checked for CEL *syntax* errors: kube's type
-  errors (undeclared names, unknown ``request`` fields, non-bool results) surface per request as
-  evaluation errors instead of a 422.
+  :mod:`.cel_authorizer`); configurations are checked for CEL syntax errors and undeclared
+  variables, but kube's other type errors (unknown ``request`` fields or functions, overloads,
+  non-bool results) surface per request as evaluation errors instead of a 422.
 * Impersonation headers are honoured for every authenticated user (:mod:`.auth.impersonation`).
 * CRDs are Established at once; objects are stored once and served in every version with only
   ``apiVersion`` rewritten (a Webhook conversion strategy is treated as None).

@@ -304,7 +304,12 @@ class AdmissionChain:
             return True
         outcome = evaluate_match_conditions(
             conditions,
-            variables={"object": obj, "oldObject": request.old_obj, "request": request.cel_request()},
+            variables={
+                "object": obj,
+                "oldObject": request.old_obj,
+                "request": request.cel_request(),
+                "namespaceObject": None,  # declared for webhooks, never set (kube passes no namespace)
+            },
             fail_closed=spec.get("failurePolicy", "Fail") != "Ignore",
             bind=lambda variables, with_authorizer: self._bind(request, variables, with_authorizer),
         )

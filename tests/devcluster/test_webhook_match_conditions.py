@@ -395,6 +395,26 @@ INVALID_CONDITIONS: dict[str, tuple[list[dict[str, str]], list[dict[str, str]]]]
             }
         ],
     ),
+    "undeclared variables": (
+        [
+            {
+                "name": "a",
+                "expression": "params.a == 1 &&\n  namespaceObject == null && oldObject == null || x",
+            }
+        ],
+        [
+            {
+                "reason": "FieldValueInvalid",
+                "message": 'Invalid value: "params.a == 1 \u0026\u0026\\n  namespaceObject == null \u0026\u0026'
+                ' oldObject == null || x": compilation failed:'
+                " ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n | params.a == 1 &&\n | ^"
+                "\nERROR: <input>:2:51: undeclared reference to 'x' (in container '')"
+                "\n |   namespaceObject == null && oldObject == null || x"
+                f"\n | {'.' * 50}^",
+                "field": f"{_P}[0].expression",
+            }
+        ],
+    ),
     "name that is not a qualified name": (
         [{"name": "bad name!", "expression": "true"}],
         [

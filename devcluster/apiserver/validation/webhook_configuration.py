@@ -9,8 +9,8 @@ compilation failed: ...``), then the ``name`` (required; a qualified name, the l
 
 Only ``matchConditions`` are validated here: the devcluster trusts the rest of these objects (the
 kit's and our own manifests are checked against the real server by the conformance suite). The
-compile check covers syntax only; see :mod:`devcluster.apiserver.match_conditions` for the type
-errors kube also reports.
+compile check covers syntax errors and undeclared variables; see
+:mod:`devcluster.apiserver.match_conditions` for the type errors kube also reports.
 """
 
 from __future__ import annotations
