@@ -24,18 +24,16 @@ Invariants and known differences (stated, not hidden):
   by configuration validation), never per request.
 * Configuration validation (:func:`compile_problem`) reproduces kube's texts byte for byte for
   **syntax** errors (``compilation failed: ERROR: <input>:1:24: Syntax error: ...``, the source
-  line and caret after `` | ``) and for **undeclared variables** (``undeclared reference to
-  'params' (in container '')``, one issue per use, located by :func:`undeclared_references`).
-  The rest of kube's type check has no counterpart in the ``cel`` binding: an unknown ``request``
-  field, an undeclared function, an overload mismatch or a non-bool result is accepted here and
-  becomes an evaluation error at request time (failurePolicy applies) instead of a 422.
+  line and caret after `` | ``) and for the type errors :mod:`.cel_checks` can find (undeclared
+  variables, unknown ``request`` fields). The rest of kube's type check has no counterpart in the
+  ``cel`` binding: an undeclared function, an overload mismatch or a non-bool result is accepted
+  here and becomes an evaluation error at request time (failurePolicy applies), not a 422.
 * ``authorizer`` is bound (by the caller's ``bind``, :mod:`.cel_authorizer`) only for expressions
   that reference it, since building it costs a ``cel.Context`` per evaluation.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -43,30 +41,16 @@ from typing import Any, Final
 
 import cel
 
+from devcluster.apiserver.cel_checks import type_issues
+
 __all__ = [
-    "DECLARED_VARIABLES",
     "MAX_MATCH_CONDITIONS",
     "Binder",
     "MatchOutcome",
     "compile_problem",
     "compiled",
     "evaluate_match_conditions",
-    "undeclared_references",
 ]
-
-#: the variables kube declares for webhook matchConditions (``namespaceObject`` is always null there)
-DECLARED_VARIABLES: Final = frozenset({"object", "oldObject", "request", "authorizer", "namespaceObject"})
-_TYPE_NAMES: Final = frozenset(
-    {"bool", "bytes", "double", "dyn", "int", "list", "map", "null_type", "string", "type", "uint"}
-)
-#: ``.all(x, ...)``, ``.map(k, v, ...)``...: the names a macro binds
-_COMPREHENSION: Final = re.compile(r"\.\s*[A-Za-z_]\w*\s*\(\s*([A-Za-z_]\w*)\s*,(?:\s*([A-Za-z_]\w*)\s*,)?")
-#: string/bytes literals (any quoting, optional r/b prefixes), numbers, identifiers
-_TOKEN: Final = re.compile(
-    r"(?P<string>[rRbB]{0,2}(?:\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'))"
-    r"|(?P<number>\d[\w.]*)"
-    r"|(?P<ident>[A-Za-z_]\w*)"
-)
 
 Binder = Callable[[Mapping[str, Any], bool], Any]
 """``(variables, with_authorizer)`` -> the dict or ``cel.Context`` a program executes with."""
@@ -107,50 +91,10 @@ def compile_problem(expression: str) -> str | None:
         program = compiled(expression)
     except Exception as exc:  # the binding raises ValueError for parse errors; be robust to others
         return "compilation failed: " + _kube_compile_text(str(exc), expression)
-    undeclared = undeclared_references(expression, program.references()["variables"])
-    if not undeclared:
+    issues = type_issues(expression, program.references()["variables"])
+    if not issues:
         return None
-    issues = []
-    for name, line, column in undeclared:
-        source_line = expression.split("\n")[line - 1]
-        issues.append(
-            f"ERROR: <input>:{line}:{column}: undeclared reference to '{name}' (in container '')"
-            f"\n | {source_line}\n | {'.' * (column - 1)}^"
-        )
     return "compilation failed: " + "\n".join(issues)
-
-
-def undeclared_references(expression: str, variables: Sequence[str]) -> list[tuple[str, int, int]]:
-    """(name, line, column) of each use of a variable kube does not declare, in source order.
-
-    ``variables`` are the names the binding's static analysis found; comprehension variables
-    (``x`` of ``list.all(x, ...)``) and type names (``int``, ``map``) are not references.
-    Positions come from :func:`_identifier_uses`. Lenient by construction: a name whose use cannot
-    be located is let through (the request-time evaluation then fails instead).
-    """
-    bound = {name for match in _COMPREHENSION.finditer(expression) for name in match.groups() if name}
-    unknown = set(variables) - DECLARED_VARIABLES - _TYPE_NAMES - bound
-    if not unknown:
-        return []
-    return [use for use in _identifier_uses(expression) if use[0] in unknown]
-
-
-def _identifier_uses(expression: str) -> list[tuple[str, int, int]]:
-    """Identifiers used as variables (not after ``.``, not called), with 1-based line and column;
-    string and bytes literals and numbers are skipped."""
-    uses: list[tuple[str, int, int]] = []
-    for match in _TOKEN.finditer(expression):
-        name = match.group("ident")
-        if name is None:
-            continue
-        before = expression[: match.start()].rstrip()
-        after = expression[match.end() :].lstrip()
-        if before.endswith(".") or after.startswith("("):
-            continue
-        line = expression.count("\n", 0, match.start()) + 1
-        column = match.start() - (expression.rfind("\n", 0, match.start()) + 1) + 1
-        uses.append((name, line, column))
-    return uses
 
 
 @dataclass(frozen=True, slots=True)

@@ -415,6 +415,20 @@ INVALID_CONDITIONS: dict[str, tuple[list[dict[str, str]], list[dict[str, str]]]]
             }
         ],
     ),
+    "unknown request fields": (
+        [{"name": "a", "expression": 'request.userinfo.username == "me" || has(request.object)'}],
+        [
+            {
+                "reason": "FieldValueInvalid",
+                "message": 'Invalid value: "request.userinfo.username == \\"me\\" || has(request.object)":'
+                " compilation failed: ERROR: <input>:1:8: undefined field 'userinfo'"
+                '\n | request.userinfo.username == "me" || has(request.object)\n | .......^'
+                "\nERROR: <input>:1:41: undefined field 'object'"
+                '\n | request.userinfo.username == "me" || has(request.object)\n | ........................................^',
+                "field": f"{_P}[0].expression",
+            }
+        ],
+    ),
     "name that is not a qualified name": (
         [{"name": "bad name!", "expression": "true"}],
         [
