@@ -33,6 +33,7 @@ Behaviour reproduced from ``k8s.io/apiserver/pkg/admission/plugin/webhook``:
   `` without explanation``), with the webhook's status code (below 400 becomes 400) and reason.
 * Response verification: apiVersion/kind, uid, patch/patchType pairing, JSONPatch only, no patches
   from validating webhooks; violations fail the call ("received invalid webhook response: ...").
+  Answers are interpreted by :mod:`.webhook_answers`.
 * Dry run: a matching webhook whose ``sideEffects`` is not None/NoneOnDryRun denies with 400
   ``admission webhook "<name>" does not support dry run``.
 """
@@ -51,44 +52,26 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import httpx
-import jsonpatch
 
-from devcluster.apiserver.cel_authorizer import Authorize, authorizer_context
-from devcluster.apiserver.errors import forbidden, status_body
+from devcluster.apiserver.cel_authorizer import Authorize, authorizer_binder
+from devcluster.apiserver.errors import forbidden
 from devcluster.apiserver.match_conditions import evaluate_match_conditions
-from devcluster.apiserver.request.patching import JsonPatchNotApplied, apply_operations
+from devcluster.apiserver.webhook_answers import (
+    REVIEW_API_VERSION,
+    AdmissionDenied,
+    CallFailed,
+    apply_patch,
+    denial,
+    verify_response,
+)
 
 __all__ = ["AdmissionChain", "AdmissionDenied", "TransportFactory"]
 
 TransportFactory = Callable[[bytes], httpx.AsyncBaseTransport]
 """Builds the HTTP transport for one CA bundle (PEM bytes, empty for the system roots)."""
 
-_REVIEW_API_VERSION: Final = "admission.k8s.io/v1"
 _OPTIONS_KIND: Final = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 _SIDE_EFFECT_FREE: Final = frozenset({"None", "NoneOnDryRun"})
-
-
-class AdmissionDenied(Exception):
-    """The request is refused; ``status`` is the metav1.Status body the API server answers with."""
-
-    def __init__(
-        self, *, code: int, message: str, reason: str, details: dict[str, Any] | None = None
-    ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.reason = reason
-        self.details = details
-
-    @property
-    def status(self) -> dict[str, Any]:
-        return status_body(
-            code=self.code, reason=self.reason, message=self.message, details=self.details or None
-        )
-
-
-class _CallFailed(Exception):
-    """A webhook could not be called or answered nonsense (apiserver's ``ErrCallingWebhook``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,7 +294,17 @@ class AdmissionChain:
                 "namespaceObject": None,  # declared for webhooks, never set (kube passes no namespace)
             },
             fail_closed=spec.get("failurePolicy", "Fail") != "Ignore",
-            bind=lambda variables, with_authorizer: self._bind(request, variables, with_authorizer),
+            bind=authorizer_binder(
+                user=request.user_info,
+                request_resource={
+                    "group": request.gvr[0],
+                    "resource": request.gvr[2],
+                    "subresource": request.subresource,
+                    "namespace": request.namespace,
+                    "name": request.name,
+                },
+                authorize=self._authorize,
+            ),
         )
         if outcome.error is not None:
             refused = forbidden(
@@ -321,21 +314,6 @@ class AdmissionChain:
                 code=refused.code, message=refused.message, reason=refused.reason, details=refused.details
             )
         return outcome.matches
-
-    def _bind(self, request: _RequestAttributes, variables: Mapping[str, Any], with_authorizer: bool) -> Any:
-        """What a matchConditions program runs with: the variables, plus ``authorizer`` if it asks."""
-        if not with_authorizer or self._authorize is None:
-            return dict(variables)
-        request_resource = {
-            "group": request.gvr[0],
-            "resource": request.gvr[2],
-            "subresource": request.subresource,
-            "namespace": request.namespace,
-            "name": request.name,
-        }
-        return authorizer_context(
-            variables, user=request.user_info, request_resource=request_resource, authorize=self._authorize
-        )
 
     async def _run_mutating(
         self, hooks: list[_Hook], request: _RequestAttributes, obj: dict[str, Any] | None
@@ -352,7 +330,7 @@ class AdmissionChain:
                     continue
                 try:
                     patched = await self._call(hook, request, obj, mutating=True)
-                except (_CallFailed, AdmissionDenied) as exc:
+                except (CallFailed, AdmissionDenied) as exc:
                     self._raise_for(hook, exc)  # returns only when failurePolicy is Ignore
                     patched = None
                 if patched is not None and patched != obj:
@@ -370,7 +348,7 @@ class AdmissionChain:
         """Turn a failed call into the server's answer; returns when failurePolicy says to ignore it."""
         if isinstance(exc, AdmissionDenied):
             raise exc
-        if isinstance(exc, _CallFailed):
+        if isinstance(exc, CallFailed):
             if hook.spec.get("failurePolicy", "Fail") == "Ignore":
                 return
             cause = f'failed calling webhook "{hook.name}": {exc}'
@@ -399,20 +377,20 @@ class AdmissionChain:
             f"{namespace}/{name}"
         )
         if target is None:
-            raise _CallFailed(f'failed to call webhook: Post "{shown}": service "{name}" not found')
+            raise CallFailed(f'failed to call webhook: Post "{shown}": service "{name}" not found')
         return f"https://{target}{path}{query}", shown, server_name
 
     def _client(self, ca_bundle: str) -> httpx.AsyncClient:
         try:
             ca_pem = base64.b64decode(ca_bundle) if ca_bundle else b""
         except (binascii.Error, ValueError) as exc:
-            raise _CallFailed(f"could not get REST client: invalid caBundle: {exc}") from exc
+            raise CallFailed(f"could not get REST client: invalid caBundle: {exc}") from exc
         client = self._clients.get(ca_pem)
         if client is None:
             try:
                 transport = self._transport_factory(ca_pem)
             except (ssl.SSLError, ValueError) as exc:  # not PEM certificates: client-go's rootCertPool
-                raise _CallFailed(
+                raise CallFailed(
                     "could not get REST client: unable to load root certificates: unable to parse bytes as PEM block"
                 ) from exc
             client = httpx.AsyncClient(transport=transport)
@@ -431,14 +409,14 @@ class AdmissionChain:
                 reason="BadRequest",
             )
         if "v1" not in (spec.get("admissionReviewVersions") or ["v1"]):
-            raise _CallFailed("webhook does not accept known AdmissionReview versions")
+            raise CallFailed("webhook does not accept known AdmissionReview versions")
         timeout = int(spec.get("timeoutSeconds") or 10)
         url, shown_url, server_name = self._endpoint(hook, timeout)
         client = self._client(str((spec.get("clientConfig") or {}).get("caBundle") or ""))
         uid = self._uid_factory()
         review = {
             "kind": "AdmissionReview",
-            "apiVersion": _REVIEW_API_VERSION,
+            "apiVersion": REVIEW_API_VERSION,
             "request": request.body(uid, obj),
         }
         extensions = {"sni_hostname": server_name} if server_name else {}
@@ -452,23 +430,23 @@ class AdmissionChain:
             )
         except httpx.HTTPError as exc:
             cause = _describe_transport_error(exc, httpx.URL(url).netloc.decode())
-            raise _CallFailed(f'failed to call webhook: Post "{shown_url}": {cause}') from exc
+            raise CallFailed(f'failed to call webhook: Post "{shown_url}": {cause}') from exc
         if response.status_code // 100 != 2:
-            raise _CallFailed(
+            raise CallFailed(
                 f"failed to call webhook: the server responded with the status code {response.status_code}"
                 " but did not return more information"
             )
         try:
             answer = response.json()
         except ValueError as exc:
-            raise _CallFailed(f"failed to call webhook: {exc}") from exc
-        result = _verify_response(answer, uid=uid, mutating=mutating)
+            raise CallFailed(f"failed to call webhook: {exc}") from exc
+        result = verify_response(answer, uid=uid, mutating=mutating)
         if not result.get("allowed", False):
-            raise _denial(hook.name, result.get("status"))
+            raise denial(hook.name, result.get("status"))
         patch = result.get("patch")
         if not mutating or not patch:
             return None
-        return _apply_patch(hook.name, obj, patch)
+        return apply_patch(hook.name, obj, patch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -521,77 +499,3 @@ class _RequestAttributes:
             return self.options
         kind = _OPTIONS_KIND.get(self.operation)
         return {"kind": kind, "apiVersion": "meta.k8s.io/v1"} if kind else None
-
-
-def _verify_response(answer: Any, *, uid: str, mutating: bool) -> dict[str, Any]:
-    def invalid(why: str) -> _CallFailed:
-        return _CallFailed(f"received invalid webhook response: {why}")
-
-    if not isinstance(answer, dict):
-        raise invalid("response is not an AdmissionReview object")
-    if answer.get("apiVersion") != _REVIEW_API_VERSION or answer.get("kind") != "AdmissionReview":
-        got = f"{answer.get('apiVersion', '')}, Kind={answer.get('kind', '')}"
-        raise invalid(f"expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got {got}")
-    result = answer.get("response")
-    if not isinstance(result, dict):
-        raise invalid("webhook response was absent")
-    if result.get("uid") != uid:
-        raise invalid(f'expected response.uid="{uid}", got "{result.get("uid", "")}"')
-    patch, patch_type = result.get("patch"), result.get("patchType")
-    if not mutating and (patch or patch_type):
-        raise invalid("validating webhooks may not return patches")
-    if patch and not patch_type:
-        raise invalid("webhook returned response.patch but not response.patchType")
-    if patch_type and not patch:
-        raise invalid("webhook returned response.patchType but not response.patch")
-    if patch_type and patch_type != "JSONPatch":
-        raise invalid(f'webhook returned invalid response.patchType of "{patch_type}"')
-    return result
-
-
-def _denial(hook_name: str, status: Any) -> AdmissionDenied:
-    status = dict(status) if isinstance(status, dict) else {}
-    denied_by = f'admission webhook "{hook_name}" denied the request'
-    if status.get("message"):
-        message = f"{denied_by}: {status['message']}"
-    elif status.get("reason"):
-        message = f"{denied_by}: {status['reason']}"
-    else:
-        message = f"{denied_by} without explanation"
-    code = int(status.get("code") or 0)
-    return AdmissionDenied(
-        code=max(code, 400),
-        message=message,
-        reason=str(status.get("reason") or ""),
-        details=status.get("details"),
-    )
-
-
-def _apply_patch(hook_name: str, obj: dict[str, Any] | None, encoded_patch: str) -> dict[str, Any] | None:
-    try:
-        operations = json.loads(base64.b64decode(encoded_patch))
-        patch = jsonpatch.JsonPatch(operations)
-    except (ValueError, TypeError, jsonpatch.JsonPatchException) as exc:
-        raise _CallFailed(f"received undecodable patch in webhook response: {exc}") from exc
-    if not operations:
-        return obj
-    if obj is None:
-        raise AdmissionDenied(
-            code=500,
-            message=f'Internal error occurred: admission webhook "{hook_name}" attempted to modify the object,'
-            " which is not supported for this operation",
-            reason="InternalError",
-        )
-    try:
-        patched = apply_operations(obj, patch)
-    except JsonPatchNotApplied as exc:
-        raise AdmissionDenied(
-            code=500, message=f"Internal error occurred: {exc}", reason="InternalError"
-        ) from exc
-    if not isinstance(patched, dict):
-        raise AdmissionDenied(
-            code=500,
-            message="Internal error occurred: patched object is not an object",
-            reason="InternalError",
-        )
-    return patched

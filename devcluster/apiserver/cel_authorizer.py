@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import cel
 
-__all__ = ["TAG", "Authorize", "authorizer_context"]
+__all__ = ["TAG", "Authorize", "authorizer_binder", "authorizer_context"]
 
 Authorize = Callable[[dict[str, Any]], dict[str, Any]]
 """The ``status`` of a SubjectAccessReview for a ``spec`` (user, groups, resource/non-resource)."""
@@ -155,3 +155,19 @@ def authorizer_context(
     for name, function in functions.items():
         context.add_function(name, function)
     return context
+
+
+def authorizer_binder(
+    *, user: Mapping[str, Any], request_resource: dict[str, str], authorize: Authorize | None
+) -> Callable[[Mapping[str, Any], bool], Any]:
+    """A ``match_conditions.Binder``: the variables as they are, or a context that adds
+    ``authorizer`` when an expression uses it (and there is an ``authorize`` to answer it)."""
+
+    def bind(variables: Mapping[str, Any], with_authorizer: bool) -> Any:
+        if not with_authorizer or authorize is None:
+            return dict(variables)
+        return authorizer_context(
+            variables, user=user, request_resource=request_resource, authorize=authorize
+        )
+
+    return bind
