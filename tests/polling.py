@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["eventually"]
+__all__ = ["eventually", "eventually_sync"]
 
 
 async def eventually(
@@ -21,3 +22,16 @@ async def eventually(
             return result
         assert loop.time() < deadline, f"timed out after {within_seconds}s waiting for {what}"
         await asyncio.sleep(interval)
+
+
+def eventually_sync(
+    check: Callable[[], Any], *, what: str, within_seconds: float = 20.0, interval: float = 0.05
+) -> Any:
+    """:func:`eventually` for synchronous checks (tests driving a server through ``httpx.Client``)."""
+    deadline = time.monotonic() + within_seconds
+    while True:
+        result = check()
+        if result:
+            return result
+        assert time.monotonic() < deadline, f"timed out after {within_seconds}s waiting for {what}"
+        time.sleep(interval)

@@ -36,8 +36,13 @@ Deliberately not done (known differences from kube-apiserver, each documented in
 * No RBAC enforcement: every authenticated user may do anything; SubjectAccessReviews are answered
   from a static policy (:attr:`ServerOptions.access_rules`), then from the stored RBAC objects
   (:mod:`.auth.rbac`; no ClusterRole aggregation, no bootstrap roles).
-* Admission: ``matchConditions`` are not evaluated; ``matchPolicy: Equivalent`` is exact matching
-  (one served version per resource). The built-in controllers' writes skip webhooks.
+* Admission: ``matchPolicy: Equivalent`` is exact matching (one served version per resource). The
+  built-in controllers' writes skip webhooks. ``matchConditions`` are evaluated as kube does
+  (:mod:`.match_conditions`; ``authorizer`` answers from the devcluster's SubjectAccessReview rules,
+  :mod:`.cel_authorizer`); configurations are checked for CEL syntax errors and undeclared
+  variables, but kube's other type errors (unknown ``request`` fields or functions, overloads,
+  non-bool results) surface per request as evaluation errors instead of a 422.
+* Impersonation headers are honoured for every authenticated user (:mod:`.auth.impersonation`).
 * CRDs are Established at once; objects are stored once and served in every version with only
   ``apiVersion`` rewritten (a Webhook conversion strategy is treated as None).
 * Structural schemas: ``x-kubernetes-validations`` (CEL) rules (hence their ratcheting),

@@ -17,8 +17,14 @@ Behaviour reproduced from ``k8s.io/apiserver/pkg/admission/plugin/webhook``:
   ``res/sub``, ``*/sub``, ``res/*``; scope), ``namespaceSelector`` (never excludes cluster-scoped
   objects other than Namespaces; a Namespace is matched by its own labels), ``objectSelector``
   (labels of the object *or* the old object). ``matchPolicy: Equivalent`` is satisfied by exact
-  matching because the devcluster serves a single version per resource; ``matchConditions`` are
-  not evaluated (documented gap).
+  matching because the devcluster serves a single version per resource.
+* ``matchConditions`` (CEL, :mod:`.match_conditions`) are judged after rules and selectors matched,
+  against the object as the previous mutating webhooks left it (so reinvocation re-judges them):
+  any ``false`` skips the webhook; otherwise an evaluation error refuses the request with 403
+  ``<resource> "<name>" is forbidden: expression '<expr>' resulted in error: <cause>`` under
+  ``failurePolicy: Fail`` and skips the webhook under ``Ignore``.
+  ``authorizer`` is bound when the chain is given ``authorize`` (the devcluster's
+  SubjectAccessReview answers, :mod:`.cel_authorizer`).
 * Each call gets a fresh request uid; the URL carries ``?timeout=<n>s`` like the real client;
   ``timeoutSeconds`` defaults to 10, ``failurePolicy`` to Fail.
 * Failing closed: ``Internal error occurred: failed calling webhook "<name>": failed to call webhook:
@@ -27,6 +33,7 @@ Behaviour reproduced from ``k8s.io/apiserver/pkg/admission/plugin/webhook``:
   `` without explanation``), with the webhook's status code (below 400 becomes 400) and reason.
 * Response verification: apiVersion/kind, uid, patch/patchType pairing, JSONPatch only, no patches
   from validating webhooks; violations fail the call ("received invalid webhook response: ...").
+  Answers are interpreted by :mod:`.webhook_answers`.
 * Dry run: a matching webhook whose ``sideEffects`` is not None/NoneOnDryRun denies with 400
   ``admission webhook "<name>" does not support dry run``.
 """
@@ -45,42 +52,26 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import httpx
-import jsonpatch
 
-from devcluster.apiserver.errors import status_body
-from devcluster.apiserver.request.patching import JsonPatchNotApplied, apply_operations
+from devcluster.apiserver.cel_authorizer import Authorize, authorizer_binder
+from devcluster.apiserver.errors import forbidden
+from devcluster.apiserver.match_conditions import evaluate_match_conditions
+from devcluster.apiserver.webhook_answers import (
+    REVIEW_API_VERSION,
+    AdmissionDenied,
+    CallFailed,
+    apply_patch,
+    denial,
+    verify_response,
+)
 
 __all__ = ["AdmissionChain", "AdmissionDenied", "TransportFactory"]
 
 TransportFactory = Callable[[bytes], httpx.AsyncBaseTransport]
 """Builds the HTTP transport for one CA bundle (PEM bytes, empty for the system roots)."""
 
-_REVIEW_API_VERSION: Final = "admission.k8s.io/v1"
 _OPTIONS_KIND: Final = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 _SIDE_EFFECT_FREE: Final = frozenset({"None", "NoneOnDryRun"})
-
-
-class AdmissionDenied(Exception):
-    """The request is refused; ``status`` is the metav1.Status body the API server answers with."""
-
-    def __init__(
-        self, *, code: int, message: str, reason: str, details: dict[str, Any] | None = None
-    ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.reason = reason
-        self.details = details
-
-    @property
-    def status(self) -> dict[str, Any]:
-        return status_body(
-            code=self.code, reason=self.reason, message=self.message, details=self.details or None
-        )
-
-
-class _CallFailed(Exception):
-    """A webhook could not be called or answered nonsense (apiserver's ``ErrCallingWebhook``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +186,7 @@ class AdmissionChain:
         clock: Callable[[], float] = time.monotonic,
         transport_factory: TransportFactory | None = None,
         uid_factory: Callable[[], str] | None = None,
+        authorize: Authorize | None = None,
     ) -> None:
         self._list_mutating = list_mutating
         self._list_validating = list_validating
@@ -204,6 +196,8 @@ class AdmissionChain:
         self._transport_factory = transport_factory or _default_transport
         self._uid_factory = uid_factory or (lambda: str(uuid.uuid4()))
         self._clients: dict[bytes, httpx.AsyncClient] = {}
+        #: SubjectAccessReview answers for the ``authorizer`` of matchConditions (None: not bound)
+        self._authorize = authorize
 
     async def aclose(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
@@ -283,11 +277,43 @@ class AdmissionChain:
             if not _selector_matches(namespace_selector, labels):
                 return False
         object_selector = spec.get("objectSelector")
-        if object_selector:
-            return _selector_matches(object_selector, _labels(obj)) or _selector_matches(
-                object_selector, _labels(request.old_obj)
+        if object_selector and not (
+            _selector_matches(object_selector, _labels(obj))
+            or _selector_matches(object_selector, _labels(request.old_obj))
+        ):
+            return False
+        conditions = spec.get("matchConditions")
+        if not conditions:
+            return True
+        outcome = evaluate_match_conditions(
+            conditions,
+            variables={
+                "object": obj,
+                "oldObject": request.old_obj,
+                "request": request.cel_request(),
+                "namespaceObject": None,  # declared for webhooks, never set (kube passes no namespace)
+            },
+            fail_closed=spec.get("failurePolicy", "Fail") != "Ignore",
+            bind=authorizer_binder(
+                user=request.user_info,
+                request_resource={
+                    "group": request.gvr[0],
+                    "resource": request.gvr[2],
+                    "subresource": request.subresource,
+                    "namespace": request.namespace,
+                    "name": request.name,
+                },
+                authorize=self._authorize,
+            ),
+        )
+        if outcome.error is not None:
+            refused = forbidden(
+                group=request.gvr[0], plural=request.gvr[2], name=request.name, why=outcome.error
             )
-        return True
+            raise AdmissionDenied(
+                code=refused.code, message=refused.message, reason=refused.reason, details=refused.details
+            )
+        return outcome.matches
 
     async def _run_mutating(
         self, hooks: list[_Hook], request: _RequestAttributes, obj: dict[str, Any] | None
@@ -304,7 +330,7 @@ class AdmissionChain:
                     continue
                 try:
                     patched = await self._call(hook, request, obj, mutating=True)
-                except (_CallFailed, AdmissionDenied) as exc:
+                except (CallFailed, AdmissionDenied) as exc:
                     self._raise_for(hook, exc)  # returns only when failurePolicy is Ignore
                     patched = None
                 if patched is not None and patched != obj:
@@ -322,12 +348,15 @@ class AdmissionChain:
         """Turn a failed call into the server's answer; returns when failurePolicy says to ignore it."""
         if isinstance(exc, AdmissionDenied):
             raise exc
-        if isinstance(exc, _CallFailed):
+        if isinstance(exc, CallFailed):
             if hook.spec.get("failurePolicy", "Fail") == "Ignore":
                 return
-            message = f'Internal error occurred: failed calling webhook "{hook.name}": {exc}'
+            cause = f'failed calling webhook "{hook.name}": {exc}'
             raise AdmissionDenied(
-                code=500, message=message, reason="InternalError", details={"causes": [{"message": str(exc)}]}
+                code=500,
+                message=f"Internal error occurred: {cause}",
+                reason="InternalError",
+                details={"causes": [{"message": cause}]},
             )
         raise exc
 
@@ -348,20 +377,20 @@ class AdmissionChain:
             f"{namespace}/{name}"
         )
         if target is None:
-            raise _CallFailed(f'failed to call webhook: Post "{shown}": service "{name}" not found')
+            raise CallFailed(f'failed to call webhook: Post "{shown}": service "{name}" not found')
         return f"https://{target}{path}{query}", shown, server_name
 
     def _client(self, ca_bundle: str) -> httpx.AsyncClient:
         try:
             ca_pem = base64.b64decode(ca_bundle) if ca_bundle else b""
         except (binascii.Error, ValueError) as exc:
-            raise _CallFailed(f"could not get REST client: invalid caBundle: {exc}") from exc
+            raise CallFailed(f"could not get REST client: invalid caBundle: {exc}") from exc
         client = self._clients.get(ca_pem)
         if client is None:
             try:
                 transport = self._transport_factory(ca_pem)
             except (ssl.SSLError, ValueError) as exc:  # not PEM certificates: client-go's rootCertPool
-                raise _CallFailed(
+                raise CallFailed(
                     "could not get REST client: unable to load root certificates: unable to parse bytes as PEM block"
                 ) from exc
             client = httpx.AsyncClient(transport=transport)
@@ -380,14 +409,14 @@ class AdmissionChain:
                 reason="BadRequest",
             )
         if "v1" not in (spec.get("admissionReviewVersions") or ["v1"]):
-            raise _CallFailed("webhook does not accept known AdmissionReview versions")
+            raise CallFailed("webhook does not accept known AdmissionReview versions")
         timeout = int(spec.get("timeoutSeconds") or 10)
         url, shown_url, server_name = self._endpoint(hook, timeout)
         client = self._client(str((spec.get("clientConfig") or {}).get("caBundle") or ""))
         uid = self._uid_factory()
         review = {
             "kind": "AdmissionReview",
-            "apiVersion": _REVIEW_API_VERSION,
+            "apiVersion": REVIEW_API_VERSION,
             "request": request.body(uid, obj),
         }
         extensions = {"sni_hostname": server_name} if server_name else {}
@@ -401,23 +430,23 @@ class AdmissionChain:
             )
         except httpx.HTTPError as exc:
             cause = _describe_transport_error(exc, httpx.URL(url).netloc.decode())
-            raise _CallFailed(f'failed to call webhook: Post "{shown_url}": {cause}') from exc
+            raise CallFailed(f'failed to call webhook: Post "{shown_url}": {cause}') from exc
         if response.status_code // 100 != 2:
-            raise _CallFailed(
+            raise CallFailed(
                 f"failed to call webhook: the server responded with the status code {response.status_code}"
                 " but did not return more information"
             )
         try:
             answer = response.json()
         except ValueError as exc:
-            raise _CallFailed(f"failed to call webhook: {exc}") from exc
-        result = _verify_response(answer, uid=uid, mutating=mutating)
+            raise CallFailed(f"failed to call webhook: {exc}") from exc
+        result = verify_response(answer, uid=uid, mutating=mutating)
         if not result.get("allowed", False):
-            raise _denial(hook.name, result.get("status"))
+            raise denial(hook.name, result.get("status"))
         patch = result.get("patch")
         if not mutating or not patch:
             return None
-        return _apply_patch(hook.name, obj, patch)
+        return apply_patch(hook.name, obj, patch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -457,82 +486,16 @@ class _RequestAttributes:
         )
         return body
 
+    def cel_request(self) -> dict[str, Any]:
+        """The ``request`` variable of CEL conditions: the AdmissionRequest kube builds for them
+        (``CreateAdmissionRequest``), i.e. :meth:`body` without ``uid``, ``object`` and ``oldObject``."""
+        body = self.body("", None)
+        for key in ("uid", "object", "oldObject"):
+            del body[key]
+        return body
+
     def _options(self) -> dict[str, Any] | None:
         if self.options is not None:
             return self.options
         kind = _OPTIONS_KIND.get(self.operation)
         return {"kind": kind, "apiVersion": "meta.k8s.io/v1"} if kind else None
-
-
-def _verify_response(answer: Any, *, uid: str, mutating: bool) -> dict[str, Any]:
-    def invalid(why: str) -> _CallFailed:
-        return _CallFailed(f"received invalid webhook response: {why}")
-
-    if not isinstance(answer, dict):
-        raise invalid("response is not an AdmissionReview object")
-    if answer.get("apiVersion") != _REVIEW_API_VERSION or answer.get("kind") != "AdmissionReview":
-        got = f"{answer.get('apiVersion', '')}, Kind={answer.get('kind', '')}"
-        raise invalid(f"expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got {got}")
-    result = answer.get("response")
-    if not isinstance(result, dict):
-        raise invalid("webhook response was absent")
-    if result.get("uid") != uid:
-        raise invalid(f'expected response.uid="{uid}", got "{result.get("uid", "")}"')
-    patch, patch_type = result.get("patch"), result.get("patchType")
-    if not mutating and (patch or patch_type):
-        raise invalid("validating webhooks may not return patches")
-    if patch and not patch_type:
-        raise invalid("webhook returned response.patch but not response.patchType")
-    if patch_type and not patch:
-        raise invalid("webhook returned response.patchType but not response.patch")
-    if patch_type and patch_type != "JSONPatch":
-        raise invalid(f'webhook returned invalid response.patchType of "{patch_type}"')
-    return result
-
-
-def _denial(hook_name: str, status: Any) -> AdmissionDenied:
-    status = dict(status) if isinstance(status, dict) else {}
-    denied_by = f'admission webhook "{hook_name}" denied the request'
-    if status.get("message"):
-        message = f"{denied_by}: {status['message']}"
-    elif status.get("reason"):
-        message = f"{denied_by}: {status['reason']}"
-    else:
-        message = f"{denied_by} without explanation"
-    code = int(status.get("code") or 0)
-    return AdmissionDenied(
-        code=max(code, 400),
-        message=message,
-        reason=str(status.get("reason") or ""),
-        details=status.get("details"),
-    )
-
-
-def _apply_patch(hook_name: str, obj: dict[str, Any] | None, encoded_patch: str) -> dict[str, Any] | None:
-    try:
-        operations = json.loads(base64.b64decode(encoded_patch))
-        patch = jsonpatch.JsonPatch(operations)
-    except (ValueError, TypeError, jsonpatch.JsonPatchException) as exc:
-        raise _CallFailed(f"received undecodable patch in webhook response: {exc}") from exc
-    if not operations:
-        return obj
-    if obj is None:
-        raise AdmissionDenied(
-            code=500,
-            message=f'Internal error occurred: admission webhook "{hook_name}" attempted to modify the object,'
-            " which is not supported for this operation",
-            reason="InternalError",
-        )
-    try:
-        patched = apply_operations(obj, patch)
-    except JsonPatchNotApplied as exc:
-        raise AdmissionDenied(
-            code=500, message=f"Internal error occurred: {exc}", reason="InternalError"
-        ) from exc
-    if not isinstance(patched, dict):
-        raise AdmissionDenied(
-            code=500,
-            message="Internal error occurred: patched object is not an object",
-            reason="InternalError",
-        )
-    return patched

@@ -28,7 +28,7 @@ from devcluster.apiserver.auth.authz import (
     request_attributes,
     review_access,
 )
-from devcluster.apiserver.auth.rbac import RBAC_GROUP
+from devcluster.apiserver.auth.impersonation import impersonated_user
 from devcluster.apiserver.core import Cluster
 from devcluster.apiserver.deletion import Deleter
 from devcluster.apiserver.errors import (
@@ -149,14 +149,18 @@ class DevClusterApp:
         if user is None:
             await drain(receive, self.options.max_body_bytes)
             raise unauthorized()
-        if user is ANONYMOUS_USER:
-            try:
+        try:
+            acting = impersonated_user(
+                scope["headers"], user, attributes=lambda: request_attributes(method, path, params)
+            )
+            if acting is ANONYMOUS_USER:
                 authorize_anonymous(
                     request_attributes(method, path, params), self.options, self._rbac_objects
                 )
-            except StatusError:
-                await drain(receive, self.options.max_body_bytes)
-                raise
+        except StatusError:
+            await drain(receive, self.options.max_body_bytes)
+            raise
+        user = acting
         body = b""
         if method in {"POST", "PUT", "PATCH", "DELETE"}:
             body = await read_body(headers, receive, self.options.max_body_bytes)
@@ -490,8 +494,7 @@ class DevClusterApp:
         )
 
     def _rbac_objects(self, plural: str, namespace: str | None) -> list[dict[str, Any]]:
-        table = self.cluster.store.tables.get((RBAC_GROUP, plural))
-        return [] if table is None else [obj for _, obj in table.sorted_items(namespace)]
+        return self.cluster.rbac_objects(plural, namespace)
 
     async def _access_review(
         self,

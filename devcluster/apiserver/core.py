@@ -20,6 +20,8 @@ from typing import Any
 
 import orjson
 
+from devcluster.apiserver.auth.authz import review_access
+from devcluster.apiserver.auth.rbac import RBAC_GROUP
 from devcluster.apiserver.customresources.definitions import CRD_KEY, resource_type_for
 from devcluster.apiserver.options import ServerOptions
 from devcluster.apiserver.registry.builtins import BUILTIN_TYPES
@@ -183,6 +185,11 @@ class Cluster:
     def resource_type(self, key: tuple[str, str]) -> ResourceType | None:
         return self.registry.get(key)
 
+    def rbac_objects(self, plural: str, namespace: str | None) -> list[dict[str, Any]]:
+        """The stored Roles, ClusterRoles and their bindings (an :data:`~.auth.rbac.RbacLister`)."""
+        table = self.store.tables.get((RBAC_GROUP, plural))
+        return [] if table is None else [obj for _, obj in table.sorted_items(namespace)]
+
     def close(self) -> None:
         if self.persistence is not None:
             self.persistence.close()
@@ -205,4 +212,5 @@ def _make_admission(cluster: Cluster) -> Any:
         list_validating=_configs("validatingwebhookconfigurations"),
         namespace_labels=_namespace_labels,
         service_resolver=cluster.options.service_resolver,
+        authorize=lambda spec: review_access(spec, cluster.options, cluster.rbac_objects),
     )

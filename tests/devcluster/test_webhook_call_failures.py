@@ -103,3 +103,6 @@ def test_nothing_listening_fails_the_call_with_the_dial_error(
         'Internal error occurred: failed calling webhook "mcall.conformance.example.com": failed to call webhook: '
         'Post "https://127.0.0.1:1/mutate?timeout=10s": dial tcp 127.0.0.1:1: connect: connection refused'
     )
+    assert status["details"] == {
+        "causes": [{"message": status["message"].removeprefix("Internal error occurred: ")}]
+    }

@@ -30,6 +30,7 @@ __all__ = [
     "PUBLIC_PATHS",
     "authenticate",
     "authorize_anonymous",
+    "forbidden_request",
     "request_attributes",
     "review_access",
 ]
@@ -97,7 +98,7 @@ def request_attributes(method: str, path: str, params: dict[str, str]) -> dict[s
     }
 
 
-def _forbidden(attributes: dict[str, Any], user: str) -> StatusError:
+def forbidden_request(attributes: dict[str, Any], user: str) -> StatusError:
     """kube's authorization filter answer: ``forbiddenMessage`` inside ``NewForbidden``."""
     resource = attributes.get("resourceAttributes")
     if resource is None:
@@ -122,7 +123,7 @@ def authorize_anonymous(
     """Raise kube's 403 unless the static policy or stored RBAC allows ``system:anonymous`` this."""
     spec = {**attributes, "user": ANONYMOUS_USER["username"], "groups": ANONYMOUS_USER["groups"]}
     if not review_access(spec, options, rbac).get("allowed"):
-        raise _forbidden(attributes, ANONYMOUS_USER["username"])
+        raise forbidden_request(attributes, ANONYMOUS_USER["username"])
 
 
 def _matches(values: list[str] | None, value: str) -> bool:

@@ -31,10 +31,17 @@ from devcluster.apiserver.validation.job import (
 )
 from devcluster.apiserver.validation.job_status import validate_job_status_update
 from devcluster.apiserver.validation.pod import validate_pod
+from devcluster.apiserver.validation.webhook_configuration import validate_webhook_configuration
 
 __all__ = ["apply_defaults", "drop_empty_metadata", "prepare_create", "validate_kind"]
 
 EVENT_KEY = ("", "events")
+_WEBHOOK_CONFIGURATION_KEYS = frozenset(
+    {
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+    }
+)
 #: ObjectMeta's maps and lists: ``omitempty`` in Go, so empty ones do not survive decoding
 _OMITEMPTY_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
 
@@ -271,4 +278,6 @@ def validate_kind(
         return validate_job_update(obj, old)
     if key == ("", "pods") and subresource != "status":
         return validate_pod(obj, old)
+    if key in _WEBHOOK_CONFIGURATION_KEYS:
+        return validate_webhook_configuration(obj)
     return []
