@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["eventually"]
+__all__ = ["eventually", "while_progressing"]
+
+T = TypeVar("T")
 
 
 async def eventually(
@@ -21,3 +23,31 @@ async def eventually(
             return result
         assert loop.time() < deadline, f"timed out after {within_seconds}s waiting for {what}"
         await asyncio.sleep(interval)
+
+
+async def while_progressing(
+    measure: Callable[[], Awaitable[T]],
+    *,
+    done: Callable[[T], bool],
+    what: str,
+    stalled_seconds: float,
+    interval: float = 0.02,
+) -> T:
+    """Poll ``measure`` until ``done`` accepts its value; fail naming ``what`` once the value has not
+    changed for ``stalled_seconds``.
+
+    For a wait whose length grows with the work and with the machine's load (hundreds of jobs going
+    through several Lease takeovers): the deadline moves on with every change, so only a wait that is
+    stuck fails, never one that is merely slow."""
+    loop = asyncio.get_running_loop()
+    value = await measure()
+    changed_at = loop.time()
+    while not done(value):
+        assert loop.time() - changed_at < stalled_seconds, (
+            f"stuck at {value!r} for {stalled_seconds}s waiting for {what}"
+        )
+        await asyncio.sleep(interval)
+        current = await measure()
+        if current != value:
+            value, changed_at = current, loop.time()
+    return value
