@@ -6,8 +6,9 @@ Lease release) three times at random moments while it leads -- each time some jo
 dispatched, some copies admitted but without their job, some jobs running or finishing -- and
 started again (a new identity, so it waits for the dead leader's Lease to expire, as after a real
 crash). The last one is then starved instead (SIGSTOP until its Lease has expired, SIGCONT), as a
-loaded node starves a process past its renew deadline: it must stop leading, win the Lease back
-and go on working.
+loaded node starves a process past its renew deadline: it must hold the Lease again and go on
+working (having stopped leading and won a new term, unless a renewal was in flight when it was
+stopped: its answer, read on waking, counts as a renewal, as in client-go).
 
 Asserted: every job finishes on the manager; no job is ever created on two workers, nor twice on
 one (every remote Job ever seen, by name, has one uid); after the garbage collector nothing of ours
@@ -16,12 +17,14 @@ is left on either worker. The seed is printed so a failing run can be repeated
 manager Workload (conditions, MultiKueue check, cluster) beside the workers' copies and jobs, every
 copy or job of ours still on a worker, and the end of each multikueue process's log.
 
-No wait bounds the dispatch's total time. The Lease timings are short (``write_config``: 2 s lease,
-1.5 s renew deadline) so that each takeover after a kill is quick; on a loaded machine a leader
-whose process gets no CPU for longer than that loses the Lease and wins it back (dozens of terms in
-one run at load 10, each listing all 300 Workloads again), which is correct and slow. So the waits
-for jobs to finish and for the workers to be cleaned fail when nothing changed for
-``STALLED_SECONDS`` -- stuck, not slow -- and every wait for a leader allows as long.
+Timing on a loaded machine. The processes use component-base's Lease timings (15 s lease, 10 s
+renew deadline, 2 s retry), not the 2 s / 1.5 s / 0.5 s of the other process tests: a process at
+nice 19 on a busy 2-core machine gets no CPU for longer than 1.5 s many times a minute, and each time
+loses the Lease and starts a new term that lists all 300 Workloads again -- measured at load 10-14,
+25 to 55 terms per process, terms of 3-5 s, and a dispatch that stopped progressing. A takeover
+after a kill then waits up to 15 s more, which the test can afford. No wait bounds the dispatch's
+total time either: the waits for jobs to finish and for the workers to be cleaned fail when nothing
+changed for ``STALLED_SECONDS`` -- stuck, not slow -- and every wait for a leader allows as long.
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ LEASE = GroupVersionKind("coordination.k8s.io", "v1", "Lease")
 STALLED_SECONDS = 180.0
 BECAME_LEADER = "became leader"
 RENEW_FAILED = "failed to renew the lease within the renew deadline"
+#: component-base's defaults: a stall shorter than the renew deadline keeps the Lease
+LEADER_ELECTION = {"leaseDuration": "15s", "renewDeadline": "10s", "retryPeriod": "2s"}
 
 
 async def record_jobs(client: KubeClient, worker: str, seen: dict[str, set[tuple[str, str]]]) -> None:
@@ -94,6 +99,13 @@ async def lease_expired(client: KubeClient) -> bool:
     spec = (await client.get(LEASE, "kueue-bridge-multikueue", namespace="kueue-system")).get("spec") or {}
     renewed = datetime.fromisoformat(str(spec["renewTime"]))
     return (datetime.now(UTC) - renewed).total_seconds() > float(spec["leaseDurationSeconds"])
+
+
+async def renewed_by(client: KubeClient, identity: str, *, after: datetime) -> bool:
+    """The multikueue Lease is held by ``identity`` and was renewed after ``after``."""
+    spec = (await client.get(LEASE, "kueue-bridge-multikueue", namespace="kueue-system")).get("spec") or {}
+    renewed = datetime.fromisoformat(str(spec["renewTime"]))
+    return spec.get("holderIdentity") == identity and renewed > after
 
 
 def _conditions(obj: dict[str, Any] | None) -> str:
@@ -173,7 +185,11 @@ async def test_sigkill_mid_dispatch_then_restart_converges(
         ]
         config = write_config(
             tmp_path / "config.yaml",
-            extra={"namespace": "kueue-system", "multiKueue": {"gcInterval": "2s"}},
+            extra={
+                "namespace": "kueue-system",
+                "multiKueue": {"gcInterval": "2s"},
+                "leaderElection": LEADER_ELECTION,
+            },
         )
         processes: list[ReconcilerProcess] = []
 
@@ -225,9 +241,8 @@ async def test_sigkill_mid_dispatch_then_restart_converges(
                 await asyncio.to_thread(current.wait)
                 current = start(f"mk-{number}")
 
-            # starve the last one past its renew deadline: it must stop, win the Lease back, go on.
-            # On a loaded machine it may have lost and won the Lease before: only the stop and the
-            # term that follow the starvation count
+            # starve the last one past its renew deadline: it must hold the Lease again and go on;
+            # if it stopped leading (the rule, see the module docstring), a new term must follow
             process = current
             await wait(leads(process), what=f"{process.identity} leading")
             stops, terms = process.log().count(RENEW_FAILED), process.log().count(BECAME_LEADER)
@@ -236,13 +251,15 @@ async def test_sigkill_mid_dispatch_then_restart_converges(
                 await wait(lambda: lease_expired(f.manager), what="the starved leader's Lease expired")
             finally:
                 os.kill(process.pid, signal.SIGCONT)
-            await wait(
-                lambda: asyncio.sleep(
-                    0,
-                    process.log().count(RENEW_FAILED) > stops and process.log().count(BECAME_LEADER) > terms,
-                ),
-                what=f"{process.identity} stopping, then leading again after losing the Lease",
-            )
+                resumed = datetime.now(UTC)
+
+            async def leads_again() -> bool:
+                log = process.log()
+                if log.count(RENEW_FAILED) > stops and log.count(BECAME_LEADER) <= terms:
+                    return False
+                return await renewed_by(f.manager, process.identity, after=resumed)
+
+            await wait(leads_again, what=f"{process.identity} holding the Lease again after its starvation")
             await progress(lambda: finished_count(f), done=at_least(JOBS), what=f"all {JOBS} finished")
             await progress(
                 lambda: ours_left(f), done=lambda n: n == 0, what="nothing of ours left on the workers"
