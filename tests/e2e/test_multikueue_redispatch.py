@@ -121,21 +121,35 @@ async def _submit(f: Fleet, job: str) -> tuple[dict[str, Any], str]:
     return await _admitted(f, job)
 
 
-async def _set_job_status(client: KubeClient, name: str, status: dict[str, Any]) -> None:
+async def _set_job_status(
+    client: KubeClient, name: str, status: dict[str, Any], *, once_started: bool = True
+) -> None:
     """Merge ``status`` into the Job's, as its job controller would (again on a conflict; a
-    ``startTime`` already set is kept: the API server refuses to change it)."""
-    for _ in range(20):
+    ``startTime`` already set is kept: the API server refuses to change it).
+
+    ``once_started``: the status of running or finished pods, which a job controller writes only
+    after the Job was started -- here, after the worker's reconciler unsuspended it for its admitted
+    copy. The manager's check is ``Ready`` and the Job exists on the worker before that start: a
+    ``startTime`` written in between makes the pod template immutable (``spec.template: field is
+    immutable``), so the start's patch fails and the Job stays suspended for good, a state no job
+    controller can cause. So this waits for the start first."""
+
+    async def written() -> bool:
         job: dict[str, Any] = await client.get(JOB, name, namespace=NAMESPACE)
+        if once_started and job["spec"].get("suspend") is not False:
+            return False
         current = job.get("status") or {}
         job["status"] = {**current, **status}
         if current.get("startTime"):
             job["status"]["startTime"] = current["startTime"]
         try:
             await client.update_status(JOB, job, namespace=NAMESPACE)
-            return
         except Conflict:
-            continue
-    raise AssertionError(f"could not write the status of {name}")
+            return False
+        return True
+
+    started = " once started" if once_started else ""
+    await eventually(written, what=f"the status of job {name} written{started}", within_seconds=WITHIN)
 
 
 async def _gone_from(f: Fleet, worker: str, name: str, job: str) -> None:
@@ -243,7 +257,7 @@ async def test_a_manager_eviction_holds_the_quota_until_the_remote_pods_are_gone
         current = await f.workload_of("evicted-here")
         assert _true(current, "Evicted") and _true(current, "QuotaReserved")
         first_job = await remote.get(JOB, "evicted-here", namespace=NAMESPACE)
-        await _set_job_status(remote, "evicted-here", {"active": 0})
+        await _set_job_status(remote, "evicted-here", {"active": 0}, once_started=False)
         # released, requeued (a preemption), admitted again and dispatched again: the release itself
         # can be over before a poll sees it, its traces cannot
         again, where = await _admitted(f, "evicted-here")
