@@ -201,10 +201,15 @@ async def _set_cq_stop_policy(client: KubeClient, name: str, policy: str) -> Non
 async def _set_job_status(client: KubeClient, namespace: str, name: str, status: dict[str, Any]) -> None:
     """Merge ``status`` into the job's status with an update of ``/status``, as a job controller
     would. The worker's reconciler writes the same job (its conditions) meanwhile: a ``Conflict``
-    reads the job again and retries, until the update lands."""
+    reads the job again and retries, until the update lands. A ``startTime`` is written only once
+    the job is started, as a job controller runs pods only for an unsuspended Job: on a suspended
+    one it would make the pod template immutable, and the reconciler's start (which sets the
+    flavor's node selector there) would be refused."""
 
     async def updated() -> bool:
         job: dict[str, Any] = await client.get(JOB, name, namespace=namespace)
+        if "startTime" in status and job["spec"].get("suspend") is not False:
+            return False
         job["status"] = {**(job.get("status") or {}), **status}
         try:
             await client.update_status(JOB, job, namespace=namespace)
