@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import httpx
@@ -97,3 +99,34 @@ def status_of(response: httpx.Response) -> dict[str, Any]:
     assert body["kind"] == "Status", body
     assert body["code"] == response.status_code
     return body
+
+
+def configmap_webhook(
+    name: str, namespace: str, client_config: dict[str, Any], *, operations: list[str], **extra: Any
+) -> dict[str, Any]:
+    """A webhook of a configuration for ConfigMaps of ``namespace`` only (the tests' objects), failing
+    closed; ``extra`` adds or replaces fields (``matchConditions``, ``failurePolicy``...)."""
+    return {
+        "name": name,
+        "admissionReviewVersions": ["v1"],
+        "sideEffects": "None",
+        "failurePolicy": "Fail",
+        "clientConfig": client_config,
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+        "rules": [
+            {"apiGroups": [""], "apiVersions": ["v1"], "operations": operations, "resources": ["configmaps"]}
+        ],
+        **extra,
+    }
+
+
+def send_admission_response(handler: BaseHTTPRequestHandler, response: dict[str, Any]) -> None:
+    """Answer a webhook call (from a test's HTTP handler) with an AdmissionReview holding ``response``."""
+    body = json.dumps(
+        {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
+    ).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.devcluster.conftest import KubeTarget
+from tests.devcluster.helpers import configmap_webhook
 
 PATH = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 
@@ -27,22 +28,9 @@ def configuration(name: str, namespace: str, client_config: dict[str, Any]) -> d
         "kind": "MutatingWebhookConfiguration",
         "metadata": {"name": name},
         "webhooks": [
-            {
-                "name": "mcall.conformance.example.com",
-                "admissionReviewVersions": ["v1"],
-                "sideEffects": "None",
-                "failurePolicy": "Fail",
-                "clientConfig": client_config,
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
-                "rules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE"],
-                        "resources": ["configmaps"],
-                    }
-                ],
-            }
+            configmap_webhook(
+                "mcall.conformance.example.com", namespace, client_config, operations=["CREATE"]
+            )
         ],
     }
 

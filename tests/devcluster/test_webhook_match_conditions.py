@@ -28,6 +28,7 @@ import pytest
 import trustme
 
 from tests.devcluster.conftest import KubeTarget
+from tests.devcluster.helpers import configmap_webhook, send_admission_response
 from tests.polling import eventually_sync
 
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"
@@ -65,14 +66,7 @@ def _handler(calls: Calls) -> type[BaseHTTPRequestHandler]:
             else:
                 response["allowed"] = False
                 response["status"] = {"code": 403, "reason": "Forbidden", "message": "called"}
-            body = json.dumps(
-                {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            send_admission_response(self, response)
 
         def log_message(self, format: str, *args: Any) -> None:
             return
@@ -148,25 +142,9 @@ def as_user(username: str) -> dict[str, str]:
 def webhook_spec(
     name: str, namespace: str, client_config: dict[str, Any], conditions: list[dict[str, str]], **extra: Any
 ) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "name": name,
-        "admissionReviewVersions": ["v1"],
-        "sideEffects": "None",
-        "failurePolicy": "Fail",
-        "clientConfig": client_config,
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
-        "rules": [
-            {
-                "apiGroups": [""],
-                "apiVersions": ["v1"],
-                "operations": ["CREATE", "UPDATE"],
-                "resources": ["configmaps"],
-            }
-        ],
-        "matchConditions": conditions,
-    }
-    spec.update(extra)
-    return spec
+    return configmap_webhook(
+        name, namespace, client_config, operations=["CREATE", "UPDATE"], matchConditions=conditions, **extra
+    )
 
 
 def configuration(*webhooks: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.devcluster.helpers import send_admission_response
+
 pytest.importorskip("devcluster.apiserver.admission")
 trustme = pytest.importorskip("trustme")
 
@@ -38,14 +40,7 @@ class _Hook(BaseHTTPRequestHandler):
                 "allowed": False,
                 "status": {"code": 403, "reason": "Forbidden", "message": "names starting with deny"},
             }
-        body = json.dumps(
-            {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_admission_response(self, response)
 
     def log_message(self, format: str, *args: Any) -> None:
         return
