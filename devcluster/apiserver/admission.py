@@ -34,6 +34,8 @@ Behaviour reproduced from ``k8s.io/apiserver/pkg/admission/plugin/webhook``:
 * Response verification: apiVersion/kind, uid, patch/patchType pairing, JSONPatch only, no patches
   from validating webhooks; violations fail the call ("received invalid webhook response: ...").
   Answers are interpreted by :mod:`.webhook_answers`.
+* Exempt: webhook configurations and admission policies (and their bindings) themselves never reach a
+  webhook, so a broken one can always be removed (conformance: ``test_webhook_call_failures.py``).
 * Dry run: a matching webhook whose ``sideEffects`` is not None/NoneOnDryRun denies with 400
   ``admission webhook "<name>" does not support dry run``.
 """
@@ -72,6 +74,18 @@ TransportFactory = Callable[[bytes], httpx.AsyncBaseTransport]
 
 _OPTIONS_KIND: Final = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 _SIDE_EFFECT_FREE: Final = frozenset({"None", "NoneOnDryRun"})
+_ADMISSION_GROUP: Final = "admissionregistration.k8s.io"
+#: the kinds of :data:`_ADMISSION_GROUP` whose objects webhooks never see
+_EXEMPT_KINDS: Final = frozenset(
+    {
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "MutatingAdmissionPolicy",
+        "MutatingAdmissionPolicyBinding",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +233,11 @@ class AdmissionChain:
         dry_run: bool,
         options: dict[str, Any] | None = None,
     ) -> dict[str, Any] | None:
-        """The object after mutation; raises :class:`AdmissionDenied` when any webhook refuses."""
+        """The object after mutation; raises :class:`AdmissionDenied` when any webhook refuses.
+        kube-apiserver's own admission configuration kinds never reach a webhook (kube's
+        ``IsExemptAdmissionConfigurationResource``: a broken webhook could otherwise not be removed)."""
+        if gvk[0] == _ADMISSION_GROUP and gvk[2] in _EXEMPT_KINDS:
+            return obj
         request = _RequestAttributes(
             operation=operation,
             gvk=gvk,

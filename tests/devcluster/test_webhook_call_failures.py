@@ -94,3 +94,49 @@ def test_nothing_listening_fails_the_call_with_the_dial_error(
     assert status["details"] == {
         "causes": [{"message": status["message"].removeprefix("Internal error occurred: ")}]
     }
+
+
+def test_webhook_configurations_themselves_are_never_sent_to_webhooks(
+    kube: KubeTarget, namespace: str, registered: Any
+) -> None:
+    """kube-apiserver exempts its admission configuration kinds from webhooks (a broken webhook could
+    otherwise never be removed): with a failing webhook in force for ConfigMaps *and* for webhook
+    configurations, writing a webhook configuration still succeeds."""
+    name = f"conf-exempt-{secrets.token_hex(4)}"
+    hook = configmap_webhook(
+        "mexempt.conformance.example.com", namespace, {"url": "https://127.0.0.1:1/mutate"}, operations=["*"]
+    )
+    hook["rules"].append(
+        {
+            "apiGroups": ["admissionregistration.k8s.io"],
+            "apiVersions": ["*"],
+            "operations": ["*"],
+            "resources": ["*"],
+        }
+    )
+    response = kube.client.post(
+        PATH,
+        json={
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": name},
+            "webhooks": [hook],
+        },
+    )
+    assert response.status_code == 201, response.text
+    try:
+        dry_run_create(kube, namespace)  # the failing webhook is in force (ConfigMaps fail)
+        other = configuration(
+            f"conf-other-{secrets.token_hex(4)}", namespace, {"url": "https://127.0.0.1:1/x"}
+        )
+        created = kube.client.post(PATH, params={"dryRun": "All"}, json=other)
+        assert created.status_code == 201, created.text
+        updated = kube.client.patch(
+            f"{PATH}/{name}",
+            json={"metadata": {"labels": {"touched": "yes"}}},
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        assert updated.status_code == 200, updated.text
+    finally:
+        deleted = kube.client.delete(f"{PATH}/{name}")
+    assert deleted.status_code == 200, deleted.text
