@@ -115,6 +115,11 @@ class RealRound:
     window_seconds: float = 0.0
     #: the job controller's (user, system) CPU seconds over the window
     controller_split: tuple[float, float] = (0.0, 0.0)
+    #: every process's CPU seconds from the first create to the last Job unsuspended (the span the
+    #: jobs/s figure measures), so the share each process took of the two cores then shows
+    cpu_to_unsuspended: dict[str, float] = field(default_factory=dict)
+    #: our webhook's own answer time, by webhook (mutate, validate): (calls, mean ms), from its histogram
+    webhook_own: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def jobs_per_second(self) -> float:
@@ -144,6 +149,18 @@ async def _our_samples(components: Components | None) -> tuple[Samples, Samples]
     return reconciler, webhook
 
 
+def _webhook_own(after: Samples, before: Samples) -> dict[str, tuple[float, float]]:
+    """(calls, mean ms) per webhook (``mutate``, ``validate``) between two scrapes of our webhook."""
+    name = "kueue_bridge_webhook_request_duration_seconds"
+    own: dict[str, tuple[float, float]] = {}
+    for hook in ("mutate", "validate"):
+        calls = total(after, f"{name}_count", webhook=hook) - total(before, f"{name}_count", webhook=hook)
+        seconds = total(after, f"{name}_sum", webhook=hook) - total(before, f"{name}_sum", webhook=hook)
+        if calls:
+            own[hook] = (calls, seconds / calls * 1000)
+    return own
+
+
 def _decoded(reconciler: Samples, webhook: Samples) -> dict[str, float]:
     decoded: dict[str, float] = {}
     for process, samples in (("reconciler", reconciler), ("webhook", webhook)):
@@ -171,6 +188,7 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
                     kubeconfig=kubeconfig,
                     client=client,
                     qps=args.qps,
+                    reconcile_concurrency=args.reconcile_concurrency,
                     reconciler_identity=True,
                 )
             timeline = Timeline(BENCH_NAMESPACE)
@@ -226,6 +244,7 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
                 within=LIFECYCLE_TIMEOUT,
                 what="all unsuspended",
             )
+            cpu_unsuspended = {name: process_cpu_seconds(pid) for name, pid in processes.items()}
             if prober is not None:
                 prober.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -279,6 +298,8 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
         setup=setup,
         jobs=args.jobs,
         cpu={name: cpu_after[name] - cpu_before[name] for name in cpu_after},
+        cpu_to_unsuspended={name: cpu_unsuspended[name] - cpu_before[name] for name in cpu_unsuspended},
+        webhook_own=_webhook_own(webhook_after, webhook_before),
         admissions=admissions,
         create_seconds=created - started,
         unsuspend_seconds=last_unsuspended - started,
@@ -349,6 +370,23 @@ def print_real_round(result: RealRound) -> None:
         f"  create latency p50 {latencies[len(latencies) // 2] * 1000:.0f} ms, p99 "
         f"{latencies[int(len(latencies) * 0.99)] * 1000:.0f} ms; API server's mean wait per webhook call: {hooks}"
     )
+    if result.webhook_own:
+        answer_times = ", ".join(
+            f"{hook} {calls / jobs:.1f}/job {millis:.2f} ms"
+            for hook, (calls, millis) in result.webhook_own.items()
+        )
+        print(f"  our webhook's own mean time per call (body parsed -> answer made): {answer_times}")
+    if result.cpu_to_unsuspended:
+        span = result.unsuspend_seconds
+        used = sum(result.cpu_to_unsuspended.values())
+        cpu_shares = ", ".join(
+            f"{name} {seconds:.1f} ({seconds / used * 100:.0f} %)"
+            for name, seconds in sorted(result.cpu_to_unsuspended.items(), key=lambda item: -item[1])
+        )
+        print(
+            f"  CPU seconds from the first create to the last unsuspend ({span:.1f} s, {2 * span:.1f} CPU-s on "
+            f"2 cores; {used:.1f} used): {cpu_shares}"
+        )
     watched = ", ".join(
         f"{resource} {result.per_watcher.get(resource, 0.0) / jobs / 1024:.1f}"
         for resource in ("jobs", "workloads")

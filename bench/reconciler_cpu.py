@@ -182,7 +182,15 @@ class Components:
     verify: ssl.SSLContext
 
 
-def write_config(path: Path, *, webhook_port: int, cert_dir: Path, probe_port: int, qps: int | None) -> Path:
+def write_config(
+    path: Path,
+    *,
+    webhook_port: int,
+    cert_dir: Path,
+    probe_port: int,
+    qps: int | None,
+    reconcile_concurrency: int | None = None,
+) -> Path:
     config: dict[str, Any] = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
@@ -196,6 +204,8 @@ def write_config(path: Path, *, webhook_port: int, cert_dir: Path, probe_port: i
     }
     if qps is not None:
         config["clientConnection"] = {"qps": float(qps), "burst": qps}
+    if reconcile_concurrency is not None:
+        config["controller"] = {"groupKindConcurrency": {"Job.batch": reconcile_concurrency}}
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
 
@@ -207,6 +217,7 @@ async def start_components(
     kubeconfig: Path,
     client: KubeClient,
     qps: int | None,
+    reconcile_concurrency: int | None = None,
     reconciler_identity: bool = False,
 ) -> Components:
     """The webhook (ready, then registered as ``kueue-bridge dev`` does) and the reconciler (healthy).
@@ -219,7 +230,12 @@ async def start_components(
     ca_pem = generate_certs(cert_dir)
     webhook_port, probe_port = free_port(), free_port()
     config = write_config(
-        tmp / "config.yaml", webhook_port=webhook_port, cert_dir=cert_dir, probe_port=probe_port, qps=qps
+        tmp / "config.yaml",
+        webhook_port=webhook_port,
+        cert_dir=cert_dir,
+        probe_port=probe_port,
+        qps=qps,
+        reconcile_concurrency=reconcile_concurrency,
     )
     env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
     url = f"https://127.0.0.1:{webhook_port}"
@@ -516,7 +532,12 @@ async def run_round(args: argparse.Namespace, *, number: int, out: Path) -> Roun
             client = await stack.enter_async_context(client_for(kubeconfig))
             await setup_queues(client, jobs=args.jobs + 1)
             components = await start_components(
-                stack, tmp=tmp, kubeconfig=kubeconfig, client=client, qps=args.qps
+                stack,
+                tmp=tmp,
+                kubeconfig=kubeconfig,
+                client=client,
+                qps=args.qps,
+                reconcile_concurrency=args.reconcile_concurrency,
             )
             lifecycles = Lifecycles()
             watcher = asyncio.create_task(lifecycles.watch(client))
@@ -663,6 +684,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=16, help="Job creates in flight")
     parser.add_argument("--run-seconds", type=float, default=1.0, help="how long the job runner runs a job")
     parser.add_argument("--qps", type=int, help="the components' client rate limit (default: the config's)")
+    parser.add_argument(
+        "--reconcile-concurrency",
+        type=int,
+        help="Jobs the reconciler reconciles at once (controller.groupKindConcurrency Job.batch; default: the config's)",
+    )
     parser.add_argument("--out", type=Path, help="folder for the profiles and logs (default: a new temp dir)")
     parser.add_argument("--no-profile", dest="profile", action="store_false", help="do not run py-spy")
     parser.add_argument("--rate", type=int, default=200, help="samples per second")
