@@ -336,9 +336,13 @@ async def _queues(client: KubeClient) -> None:
         field_manager="test",
         force=True,
     )
+    await _local_queue(client, "q")
+
+
+async def _local_queue(client: KubeClient, name: str) -> None:
     await client.apply(
         LOCAL_QUEUE,
-        {"metadata": {"name": "q", "namespace": WORK}, "spec": {"clusterQueue": "manifests-cq"}},
+        {"metadata": {"name": name, "namespace": WORK}, "spec": {"clusterQueue": "manifests-cq"}},
         namespace=WORK,
         field_manager="test",
         force=True,
@@ -382,13 +386,7 @@ async def _the_reconciler_starts_a_job_the_validating_webhook_cannot_see(client:
     (validating,) = [d for d in rendered() if d["kind"] == "ValidatingWebhookConfiguration"]
     await client.create(VALIDATING, validating)
     try:
-        await client.apply(
-            LOCAL_QUEUE,
-            {"metadata": {"name": "later", "namespace": WORK}, "spec": {"clusterQueue": "manifests-cq"}},
-            namespace=WORK,
-            field_manager="test",
-            force=True,
-        )
+        await _local_queue(client, "later")
         await _wait_started(
             client, "started-unseen", what="the reconciler starts the Job past the unreachable webhook"
         )
