@@ -78,7 +78,7 @@ from bench.reconciler_cpu import (
 from bench.webhook_real import probe_webhook
 from bench.webhook_vs_kueue import queued_review
 
-__all__ = ["RealRound", "main_real", "run_real_round"]
+__all__ = ["RealRound", "main_real", "run_real_round", "webhook_answer_times"]
 
 KUEUE_BRIDGE, KUEUE = "kueue-bridge", "kueue"
 LIFECYCLE_TIMEOUT = 1800.0
@@ -149,7 +149,7 @@ async def _our_samples(components: Components | None) -> tuple[Samples, Samples]
     return reconciler, webhook
 
 
-def _webhook_own(after: Samples, before: Samples) -> dict[str, tuple[float, float]]:
+def webhook_answer_times(after: Samples, before: Samples) -> dict[str, tuple[float, float]]:
     """(calls, mean ms) per webhook (``mutate``, ``validate``) between two scrapes of our webhook."""
     name = "kueue_bridge_webhook_request_duration_seconds"
     own: dict[str, tuple[float, float]] = {}
@@ -299,7 +299,7 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
         jobs=args.jobs,
         cpu={name: cpu_after[name] - cpu_before[name] for name in cpu_after},
         cpu_to_unsuspended={name: cpu_unsuspended[name] - cpu_before[name] for name in cpu_unsuspended},
-        webhook_own=_webhook_own(webhook_after, webhook_before),
+        webhook_own=webhook_answer_times(webhook_after, webhook_before),
         admissions=admissions,
         create_seconds=created - started,
         unsuspend_seconds=last_unsuspended - started,
