@@ -31,6 +31,8 @@ __all__ = ["WebhookProcess", "build_webhook"]
 
 @dataclass(frozen=True)
 class WebhookProcess:
+    """One assembled webhook process; ready once the serving pair is loaded and the caches synced."""
+
     server: WebhookServer
     lookups: InformerLookups
     handler: AdmissionHandler
