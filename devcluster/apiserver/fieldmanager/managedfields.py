@@ -38,17 +38,9 @@ from typing import Any, Final
 import orjson
 
 from devcluster.apiserver.errors import StatusError
-from devcluster.apiserver.fieldmanager import fieldsets
+from devcluster.apiserver.fieldmanager import fieldsets, structured
 from devcluster.apiserver.fieldmanager.fieldsets import FieldSet
 from devcluster.apiserver.fieldmanager.fieldtypes import Struct
-from devcluster.apiserver.fieldmanager.structured import (
-    TypingError,
-    compare,
-    ensure_named_fields_are_members,
-    merge,
-    remove_items,
-    to_field_set,
-)
 
 __all__ = ["FieldScope", "conflict_error", "record_apply", "record_update"]
 
@@ -243,7 +235,7 @@ def _cap_updaters(managed: dict[_Identifier, _Managed]) -> None:
 
 
 def _changes(old: dict[str, Any] | None, new: dict[str, Any], scope: FieldScope) -> tuple[Any, Any, Any]:
-    added, modified, removed = compare(old, new, scope.field_type)
+    added, modified, removed = structured.compare(old, new, scope.field_type)
     return scope.owned(added), scope.owned(modified), scope.owned(removed)
 
 
@@ -373,17 +365,23 @@ def _prune(
     everyone: FieldSet | None = None
     for state in managed.values():
         everyone = fieldsets.union(everyone, state.fields)
-    everyone = ensure_named_fields_are_members(everyone, field_type)
-    last = ensure_named_fields_are_members(last, field_type)
-    pruned = remove_items(merged, last, field_type)
-    merged_set = ensure_named_fields_are_members(to_field_set(merged, field_type), field_type)
-    pruned_set = ensure_named_fields_are_members(to_field_set(pruned, field_type), field_type)
-    pruned = remove_items(
+    everyone = structured.ensure_named_fields_are_members(everyone, field_type)
+    last = structured.ensure_named_fields_are_members(last, field_type)
+    pruned = structured.remove_items(merged, last, field_type)
+    merged_set = structured.ensure_named_fields_are_members(
+        structured.to_field_set(merged, field_type), field_type
+    )
+    pruned_set = structured.ensure_named_fields_are_members(
+        structured.to_field_set(pruned, field_type), field_type
+    )
+    pruned = structured.remove_items(
         merged, fieldsets.difference(merged_set, fieldsets.union(pruned_set, everyone)), field_type
     )
-    pruned_set = ensure_named_fields_are_members(to_field_set(pruned, field_type), field_type)
+    pruned_set = structured.ensure_named_fields_are_members(
+        structured.to_field_set(pruned, field_type), field_type
+    )
     dangling = fieldsets.intersection(fieldsets.difference(merged_set, pruned_set), last)
-    return remove_items(merged, dangling, field_type)
+    return structured.remove_items(merged, dangling, field_type)
 
 
 def record_apply(
@@ -410,8 +408,8 @@ def record_apply(
         _take(managed, None, live_object, before, scope)
     try:
         # unstripped while pruning (it keeps metadata.name owned, hence metadata); stripped at the end
-        applied = scope.owned(to_field_set(config, scope.field_type, strict=True))
-        merged = merge(live_object, config, scope.field_type)
+        applied = scope.owned(structured.to_field_set(config, scope.field_type, strict=True))
+        merged = structured.merge(live_object, config, scope.field_type)
         identifier = (scope.manager, "Apply", "", scope.subresource)
         previous = managed.get(identifier)
         last = previous.fields if previous is not None else None
@@ -424,7 +422,7 @@ def record_apply(
         managed[identifier] = state
         merged = _prune(merged, managed, last, scope.field_type)
         added, modified, removed = _changes(live_object if live is not None else None, merged, scope)
-    except TypingError as exc:
+    except structured.TypingError as exc:
         raw_meta = config.get("metadata")
         meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         group_version = scope.api_version if "/" in scope.api_version else f"/{scope.api_version}"
