@@ -30,18 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
-from appwrapper.model import (
-    ADMISSION_GRACE_PERIOD_ANNOTATION,
-    DELETION_ON_FAILURE_GRACE_PERIOD_ANNOTATION,
-    FAILURE_GRACE_PERIOD_ANNOTATION,
-    FORCEFUL_DELETION_GRACE_PERIOD_ANNOTATION,
-    RETRY_LIMIT_ANNOTATION,
-    RETRY_PAUSE_PERIOD_ANNOTATION,
-    RETRYABLE_EXIT_CODES_ANNOTATION,
-    SUCCESS_TTL_ANNOTATION,
-    TERMINAL_EXIT_CODES_ANNOTATION,
-    WARMUP_GRACE_PERIOD_ANNOTATION,
-)
+from appwrapper import model
 from shared.durations import DurationError, format_go_duration, parse_go_duration
 from shared.frameworks.strconv import GoParseError, atoi
 
@@ -140,51 +129,51 @@ class Knobs:
 
     @property
     def admission_grace(self) -> timedelta:
-        return self._clipped(ADMISSION_GRACE_PERIOD_ANNOTATION, self._config.admission_grace_period)
+        return self._clipped(model.ADMISSION_GRACE_PERIOD_ANNOTATION, self._config.admission_grace_period)
 
     @property
     def warmup_grace(self) -> timedelta:
-        return self._clipped(WARMUP_GRACE_PERIOD_ANNOTATION, self._config.warmup_grace_period)
+        return self._clipped(model.WARMUP_GRACE_PERIOD_ANNOTATION, self._config.warmup_grace_period)
 
     @property
     def failure_grace(self) -> timedelta:
-        return self._clipped(FAILURE_GRACE_PERIOD_ANNOTATION, self._config.failure_grace_period)
+        return self._clipped(model.FAILURE_GRACE_PERIOD_ANNOTATION, self._config.failure_grace_period)
 
     @property
     def retry_pause(self) -> timedelta:
-        return self._clipped(RETRY_PAUSE_PERIOD_ANNOTATION, self._config.retry_pause_period)
+        return self._clipped(model.RETRY_PAUSE_PERIOD_ANNOTATION, self._config.retry_pause_period)
 
     @property
     def forceful_deletion_grace(self) -> timedelta:
         return self._clipped(
-            FORCEFUL_DELETION_GRACE_PERIOD_ANNOTATION, self._config.forceful_deletion_grace_period
+            model.FORCEFUL_DELETION_GRACE_PERIOD_ANNOTATION, self._config.forceful_deletion_grace_period
         )
 
     @property
     def deletion_on_failure_grace(self) -> timedelta:
-        return self._clipped(DELETION_ON_FAILURE_GRACE_PERIOD_ANNOTATION, timedelta(0))
+        return self._clipped(model.DELETION_ON_FAILURE_GRACE_PERIOD_ANNOTATION, timedelta(0))
 
     @property
     def success_ttl(self) -> timedelta:
-        value = self._duration(SUCCESS_TTL_ANNOTATION)
+        value = self._duration(model.SUCCESS_TTL_ANNOTATION)
         if value is not None and timedelta(0) < value < self._config.success_ttl:
             return value
         return self._config.success_ttl
 
     @property
     def retry_limit(self) -> int:
-        text = self._annotations.get(RETRY_LIMIT_ANNOTATION)
+        text = self._annotations.get(model.RETRY_LIMIT_ANNOTATION)
         if text is not None:
             try:
                 return _int32(atoi(text))
             except GoParseError as exc:
-                self._malformed(RETRY_LIMIT_ANNOTATION, text, exc)
+                self._malformed(model.RETRY_LIMIT_ANNOTATION, text, exc)
         return self._config.retry_limit
 
     @property
     def terminal_exit_codes(self) -> tuple[int, ...]:
-        return _codes(self._annotations.get(TERMINAL_EXIT_CODES_ANNOTATION))
+        return _codes(self._annotations.get(model.TERMINAL_EXIT_CODES_ANNOTATION))
 
     @property
     def retryable_exit_codes(self) -> tuple[int, ...]:
-        return _codes(self._annotations.get(RETRYABLE_EXIT_CODES_ANNOTATION))
+        return _codes(self._annotations.get(model.RETRYABLE_EXIT_CODES_ANNOTATION))

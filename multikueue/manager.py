@@ -171,7 +171,6 @@ class MultiKueueManager(ControllerSet):
     ) -> None:
         self._client = client
         self._recorder = recorder
-        self._config = config
         self._options = options
         self.controller_name = config.kueue_bridge.multi_kueue.controller_name
         self.origin = config.multi_kueue.origin

@@ -34,6 +34,8 @@ __all__ = ["MultiKueueMetrics", "multikueue_metrics"]
 
 @dataclass(frozen=True)
 class MultiKueueMetrics:
+    """The component's metrics, labelled by worker cluster; one instance per registry (see the module doc)."""
+
     #: ``kueue_bridge_multikueue_workloads_dispatched_total{cluster}``
     dispatched: Counter
     #: ``kueue_bridge_multikueue_workloads_admitted_total{cluster}``

@@ -45,6 +45,7 @@ from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.copy_on_write import CopyOnWriteJob
 from shared.jobmeta import max_exec_time_seconds
 from shared.models.workload import PodSet, Workload
+from shared.podset import PodSetGates
 
 __all__ = [
     "STATUS_BLIND_ADAPTERS",
@@ -144,7 +145,7 @@ def decide(
         workload=workload,
         job_suspended=job.is_suspended(),
         flavors=flavors,
-        elastic_workload_slices=elastic_jobs,
+        gates=PodSetGates(elastic_workload_slices=elastic_jobs),
     )
 
 

@@ -65,7 +65,7 @@ from shared.kube.conditions import set_condition as set_object_condition
 from shared.models.base import WireDict
 from shared.models.meta import OwnerReference
 from shared.models.workload import PodSet, Workload, WorkloadStatus
-from shared.podset import PodSetInfo, pod_set_infos_from_admission
+from shared.podset import PodSetGates, PodSetInfo, pod_set_infos_from_admission
 from shared.workload_builder import construct_workload, propagate_admission_gated_by
 from shared.workload_slicing import FEATURE_GATE_DEFAULT, name_extra, scaled_up, sorted_unfinished
 from shared.workload_slicing import enabled as slicing_enabled
@@ -352,7 +352,7 @@ class WorkloadSync:
         return pod_set_infos_from_admission(
             workload=workload.model,
             flavors=await self._flavors(workload),
-            elastic_workload_slices=self._elastic_jobs,
+            gates=PodSetGates(elastic_workload_slices=self._elastic_jobs),
         )
 
     async def _equivalent(self, job: GenericJob, pod_sets: list[PodSet], workload: Workload) -> bool:

@@ -41,7 +41,9 @@ from shared.models.condition import is_condition_true
 from shared.models.meta import controller_owner
 from shared.models.workload import PodSet, Workload
 from shared.podset import (
+    DEFAULT_GATES,
     FlavorData,
+    PodSetGates,
     PodSetInfoError,
     UnknownFlavorError,
     merge_into_template,
@@ -289,9 +291,7 @@ def expected_running_pod_sets(
     *,
     workload: Workload,
     flavors: Mapping[str, FlavorData],
-    topology_aware_scheduling: bool = True,
-    assign_queue_labels_for_pods: bool = True,
-    elastic_workload_slices: bool = True,
+    gates: PodSetGates = DEFAULT_GATES,
 ) -> list[PodSet] | None:
     """``expectedRunningPodSets``: the spec pod sets as they look once started, or ``None``.
 
@@ -301,13 +301,7 @@ def expected_running_pod_sets(
     if not is_condition_true(_conditions(workload), ConditionType.QUOTA_RESERVED):
         return None
     try:
-        infos = pod_set_infos_from_admission(
-            workload=workload,
-            flavors=flavors,
-            topology_aware_scheduling=topology_aware_scheduling,
-            assign_queue_labels_for_pods=assign_queue_labels_for_pods,
-            elastic_workload_slices=elastic_workload_slices,
-        )
+        infos = pod_set_infos_from_admission(workload=workload, flavors=flavors, gates=gates)
     except (PodSetInfoError, UnknownFlavorError):
         return None
     by_name = {info.name: info for info in infos}
@@ -319,7 +313,7 @@ def expected_running_pod_sets(
             return None
         copied = _deep_copy(pod_set)
         try:
-            merge_into_template(copied.template, info, elastic_workload_slices=elastic_workload_slices)
+            merge_into_template(copied.template, info, elastic_workload_slices=gates.elastic_workload_slices)
         except PodSetInfoError:
             return None
         if partial and copied.min_count is not None:
@@ -339,9 +333,7 @@ def equivalent_to_workload(
     flavors: Mapping[str, FlavorData] | None = None,
     finish_orphaned_workloads: bool = True,
     partial_admission: bool = True,
-    topology_aware_scheduling: bool = True,
-    assign_queue_labels_for_pods: bool = True,
-    elastic_workload_slices: bool = True,
+    gates: PodSetGates = DEFAULT_GATES,
 ) -> bool:
     """``EquivalentToWorkload``: whether ``workload`` still describes the job.
 
@@ -364,13 +356,7 @@ def equivalent_to_workload(
         for pod_set in job_sets:
             pod_set.min_count = None
     ignore_tolerations = is_condition_true(_conditions(workload), ConditionType.ADMITTED)
-    running = expected_running_pod_sets(
-        workload=workload,
-        flavors=flavors or {},
-        topology_aware_scheduling=topology_aware_scheduling,
-        assign_queue_labels_for_pods=assign_queue_labels_for_pods,
-        elastic_workload_slices=elastic_workload_slices,
-    )
+    running = expected_running_pod_sets(workload=workload, flavors=flavors or {}, gates=gates)
     if running is not None:
         if compare_pod_set_slices(job_sets, running, ignore_tolerations=ignore_tolerations):
             return True

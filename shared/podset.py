@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from shared.constants import (
     CLUSTER_QUEUE_LABEL,
@@ -48,7 +48,9 @@ from shared.models.workload import PodSet, PodSetAssignment, PodSetUpdate, Workl
 from shared.validation_k8s import is_dns1123_label
 
 __all__ = [
+    "DEFAULT_GATES",
     "FlavorData",
+    "PodSetGates",
     "PodSetInfo",
     "PodSetInfoConflictError",
     "PodSetInfoError",
@@ -340,13 +342,25 @@ def _info_from_assignment(
     return info
 
 
+@dataclass(frozen=True)
+class PodSetGates:
+    """The Kueue feature gates that change what an admitted job's pod sets get (``pkg/features``);
+    all on, as in the Kueue versions we follow, unless a caller switches one off."""
+
+    #: ``TopologyAwareScheduling``: the topology scheduling gate, unconstrained annotation, workload name
+    topology_aware_scheduling: bool = True
+    #: ``AssignQueueLabelsForPods``: the local (and cluster) queue labels on every pod
+    assign_queue_labels_for_pods: bool = True
+    #: ``ElasticJobsViaWorkloadSlices``: the slice name annotation, scheduling gates kept on merge
+    elastic_workload_slices: bool = True
+
+
+#: every gate on (the default of every function that takes ``gates``)
+DEFAULT_GATES: Final = PodSetGates()
+
+
 def pod_set_infos_from_admission(
-    *,
-    workload: Workload,
-    flavors: Mapping[str, FlavorData],
-    topology_aware_scheduling: bool = True,
-    assign_queue_labels_for_pods: bool = True,
-    elastic_workload_slices: bool = True,
+    *, workload: Workload, flavors: Mapping[str, FlavorData], gates: PodSetGates = DEFAULT_GATES
 ) -> list[PodSetInfo]:
     """``getPodSetsInfoFromStatus``: what to inject into each pod set to start an admitted job.
 
@@ -362,7 +376,8 @@ def pod_set_infos_from_admission(
     labels = workload.metadata.labels or {}
     annotations = workload.metadata.annotations or {}
     elastic = (
-        elastic_workload_slices and annotations.get(ELASTIC_JOB_ANNOTATION) == ELASTIC_JOB_ANNOTATION_VALUE
+        gates.elastic_workload_slices
+        and annotations.get(ELASTIC_JOB_ANNOTATION) == ELASTIC_JOB_ANNOTATION_VALUE
     )
     checks = (workload.status.admission_checks if workload.status is not None else None) or []
     infos: list[PodSetInfo] = []
@@ -373,9 +388,12 @@ def pod_set_infos_from_admission(
                 f"has no spec.podSets[{index}]; the workload has {len(spec_pod_sets)} pod sets"
             )
         info = _info_from_assignment(
-            assignment, spec_pod_sets[index], flavors, topology_aware_scheduling=topology_aware_scheduling
+            assignment,
+            spec_pod_sets[index],
+            flavors,
+            topology_aware_scheduling=gates.topology_aware_scheduling,
         )
-        if topology_aware_scheduling:
+        if gates.topology_aware_scheduling:
             info.annotations[WORKLOAD_ANNOTATION] = workload.metadata.name or ""
         if elastic:
             slice_name = annotations.get(WORKLOAD_SLICE_NAME_ANNOTATION, workload.metadata.name or "")
@@ -383,7 +401,7 @@ def pod_set_infos_from_admission(
         info.labels[PODSET_LABEL] = assignment.name
         if MULTIKUEUE_ORIGIN_LABEL in labels:
             info.labels[MULTIKUEUE_WORKER_WORKLOAD_POD_LABEL] = MULTIKUEUE_WORKER_WORKLOAD_POD_VALUE
-        if assign_queue_labels_for_pods:
+        if gates.assign_queue_labels_for_pods:
             info.labels[LOCAL_QUEUE_LABEL] = workload.spec.queue_name or ""
             if not is_dns1123_label(admission.cluster_queue):
                 info.labels[CLUSTER_QUEUE_LABEL] = admission.cluster_queue

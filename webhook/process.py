@@ -31,12 +31,11 @@ __all__ = ["WebhookProcess", "build_webhook"]
 
 @dataclass(frozen=True)
 class WebhookProcess:
+    """One assembled webhook process: the server to run and the informer caches behind its lookups
+    (readiness is the app's ``certificates`` and ``caches`` checks, see the module doc)."""
+
     server: WebhookServer
     lookups: InformerLookups
-    handler: AdmissionHandler
-
-    def ready(self) -> bool:
-        return self.server.reloader.loaded and self.lookups.synced()
 
 
 def build_webhook(
@@ -65,4 +64,4 @@ def build_webhook(
 
     server = WebhookServer(app=app, listener=listener, background=background)
     server_box.append(server)
-    return WebhookProcess(server=server, lookups=lookups, handler=handler)
+    return WebhookProcess(server=server, lookups=lookups)

@@ -38,11 +38,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from bridge_tools.explain.cluster_view import MULTIKUEUE_CLUSTER, MULTIKUEUE_CONFIG, ClusterView
-from bridge_tools.explain.queues import CheckDetail, CheckEvidence
+from bridge_tools.explain.queues import CheckDetail, CheckEvidence, CheckFacts
 from bridge_tools.explain.verdict import Explanation
 from shared.constants import API_GROUP, MULTIKUEUE_CLUSTER_ACTIVE, CheckState
 from shared.models.base import WireDict
-from shared.models.workload import AdmissionCheckState, Workload
 
 __all__ = [
     "NO_WORKER_ADMITTED",
@@ -106,17 +105,12 @@ def _pending(*, message: str, nominated: list[str], unusable: list[str]) -> str:
 
 
 async def multikueue_evidence(
-    view: ClusterView,
-    explanation: Explanation,
-    *,
-    check_name: str,
-    check: WireDict | None,
-    state: AdmissionCheckState | None,
-    workload: Workload | None,
+    view: ClusterView, explanation: Explanation, facts: CheckFacts
 ) -> CheckEvidence:
-    """Fill the "MultiKueue" section for ``check_name``; what it says for the verdict."""
+    """Fill the "MultiKueue" section for the check in ``facts``; what it says for the verdict."""
+    check, state, workload = facts.check, facts.state, facts.workload
     section = explanation.section(SECTION)
-    section.add("admission check", check_name)
+    section.add("admission check", facts.name)
     status = workload.status if workload is not None else None
     running_on = (status.cluster_name if status is not None else None) or None
     nominated = _names(status.nominated_cluster_names if status is not None else None)

@@ -22,10 +22,10 @@ runs). A ClusterQueue inactive because of an inactive AdmissionCheck also shows 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from pydantic import ValidationError
 
@@ -53,6 +53,7 @@ from shared.models.workload import AdmissionCheckState, Workload
 __all__ = [
     "CheckDetail",
     "CheckEvidence",
+    "CheckFacts",
     "QueueFindings",
     "analyse_queues",
     "cluster_queue_inactive_message",
@@ -72,23 +73,20 @@ class CheckEvidence:
     pending: str = ""
 
 
-class CheckDetail(Protocol):
-    """Adds evidence for one admission check of a controller (e.g. MultiKueue's worker clusters).
+@dataclass(frozen=True)
+class CheckFacts:
+    """One admission check of the Workload as found: its ``name``, the AdmissionCheck (``check``,
+    ``None`` if it does not exist), the Workload's ``state`` for it and the ``workload`` (``None``
+    before they exist)."""
 
-    ``check`` is the AdmissionCheck (``None`` if it does not exist), ``state`` the Workload's state
-    for it and ``workload`` the Workload (``None`` before they exist).
-    """
+    name: str
+    check: WireDict | None
+    state: AdmissionCheckState | None
+    workload: Workload | None
 
-    async def __call__(
-        self,
-        view: ClusterView,
-        explanation: Explanation,
-        *,
-        check_name: str,
-        check: WireDict | None,
-        state: AdmissionCheckState | None,
-        workload: Workload | None,
-    ) -> CheckEvidence: ...
+
+#: adds evidence for one admission check of a controller (e.g. MultiKueue's worker clusters)
+CheckDetail = Callable[[ClusterView, Explanation, CheckFacts], Awaitable[CheckEvidence]]
 
 
 _STOPPED_POLICIES: Final = frozenset({"Hold", "HoldAndDrain"})
@@ -283,9 +281,7 @@ async def _check_rows(
         section.row(name, controller, state.state if state else "-", (state.message if state else "") or "-")
         detail = check_details.get(controller)
         if detail is not None:
-            found[name] = await detail(
-                view, explanation, check_name=name, check=check, state=state, workload=workload
-            )
+            found[name] = await detail(view, explanation, CheckFacts(name, check, state, workload))
     return found
 
 

@@ -47,7 +47,6 @@ import base64
 import binascii
 import json
 import ssl
-import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -197,7 +196,6 @@ class AdmissionChain:
         list_validating: Callable[[], list[dict[str, Any]]],
         namespace_labels: Callable[[str], dict[str, str] | None],
         service_resolver: Mapping[str, str],
-        clock: Callable[[], float] = time.monotonic,
         transport_factory: TransportFactory | None = None,
         uid_factory: Callable[[], str] | None = None,
         authorize: Authorize | None = None,
@@ -206,7 +204,6 @@ class AdmissionChain:
         self._list_validating = list_validating
         self._namespace_labels = namespace_labels
         self._service_resolver = service_resolver
-        self._clock = clock  # kept for interface symmetry with the other devcluster parts
         self._transport_factory = transport_factory or _default_transport
         self._uid_factory = uid_factory or (lambda: str(uuid.uuid4()))
         self._clients: dict[bytes, httpx.AsyncClient] = {}

@@ -42,8 +42,9 @@ from devcluster.apiserver.errors import (
     unauthorized,
     unsupported_media_type,
 )
+from devcluster.apiserver.output.crd_printer import printer_for
 from devcluster.apiserver.output.partial import PartialMetadata, negotiate_partial
-from devcluster.apiserver.output.tables import TableWriter, negotiate, printer_for
+from devcluster.apiserver.output.tables import TableWriter, negotiate
 from devcluster.apiserver.registry.events import EventsCodec
 from devcluster.apiserver.registry.openapi import openapi_v3
 from devcluster.apiserver.registry.resources import ResourceType

@@ -406,13 +406,13 @@ class BatchJobAdapter(SpecSuspend):
         raw = self._annotation_text(JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION)
         if raw is None:
             return []
-        errors: list[FieldError] = []
         try:
             enabled = parse_bool(raw)
         except GoParseError as exc:
             return [FieldError(_SYNC_COMPLETIONS_PATH, INVALID, str(exc), raw)]
         if not enabled:
-            return errors
+            return []
+        errors: list[FieldError] = []
         if _COMPLETION_MODE.get_typed(self._obj, str, default="NonIndexed") != INDEXED_COMPLETION:
             errors.append(
                 FieldError(_SYNC_COMPLETIONS_PATH, INVALID, "should not be enabled for NonIndexed jobs", raw)

@@ -55,6 +55,7 @@ from shared.kube.observability import KubeMetrics
 from shared.kube.ratelimit import TokenBucket
 from shared.kube.transport import (
     AiohttpTransport,
+    BufferedRequest,
     HttpxTransport,
     KubeTransport,
     StreamedResponse,
@@ -247,12 +248,7 @@ class KubeClient(ResourceVerbs):
         code = "error"
         try:
             buffered = await self._transport.send_buffered(
-                method,
-                url,
-                headers=headers,
-                content=content,
-                path=path,
-                total_timeout=self.settings.request_timeout,
+                BufferedRequest(method, url, headers, content, path, self.settings.request_timeout)
             )
             status, response_headers, body = buffered.status_code, buffered.headers, buffered.body
             code = str(status)

@@ -75,25 +75,28 @@ def human_duration(seconds: float) -> str:
         return f"{whole}s"
     minutes = whole // 60
     if minutes < 10:
-        rest = whole % 60
-        return f"{minutes}m" if rest == 0 else f"{minutes}m{rest}s"
+        return _two_units(minutes, "m", whole % 60, "s")
     if minutes < 180:
         return f"{minutes}m"
     hours = whole // 3600
     if hours < 8:
-        rest = minutes % 60
-        return f"{hours}h" if rest == 0 else f"{hours}h{rest}m"
+        return _two_units(hours, "h", minutes % 60, "m")
     if hours < 48:
         return f"{hours}h"
+    days = hours // 24
     if hours < 24 * 8:
-        rest = hours % 24
-        return f"{hours // 24}d" if rest == 0 else f"{hours // 24}d{rest}h"
+        return _two_units(days, "d", hours % 24, "h")
     if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
+        return f"{days}d"
+    years = days // 365
     if hours < 24 * 365 * 8:
-        rest = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" if rest == 0 else f"{hours // 24 // 365}y{rest}d"
-    return f"{hours // 24 // 365}y"
+        return _two_units(years, "y", days % 365, "d")
+    return f"{years}y"
+
+
+def _two_units(count: int, unit: str, rest: int, rest_unit: str) -> str:
+    """HumanDuration's two-unit form: ``3m2s``, or ``3m`` when the smaller unit's count is 0."""
+    return f"{count}{unit}{rest}{rest_unit}" if rest else f"{count}{unit}"
 
 
 def age_since(value: Any, *, now: datetime, unknown: str = "<unknown>") -> str:

@@ -38,25 +38,9 @@ from typing import Any, Final
 import orjson
 
 from devcluster.apiserver.errors import StatusError
-from devcluster.apiserver.fieldmanager.fieldsets import (
-    FieldSet,
-    canonical,
-    difference,
-    intersection,
-    is_member,
-    paths,
-    recursive_difference,
-    union,
-)
+from devcluster.apiserver.fieldmanager import fieldsets, structured
+from devcluster.apiserver.fieldmanager.fieldsets import FieldSet
 from devcluster.apiserver.fieldmanager.fieldtypes import Struct
-from devcluster.apiserver.fieldmanager.structured import (
-    TypingError,
-    compare,
-    ensure_named_fields_are_members,
-    merge,
-    remove_items,
-    to_field_set,
-)
 
 __all__ = ["FieldScope", "conflict_error", "record_apply", "record_update"]
 
@@ -117,7 +101,7 @@ class FieldScope:
             kept = "f:status" if self.subresource == "status" else "f:spec"
             return {kept: fields[kept]} if kept in fields else None
         if self.has_status and "f:status" in fields:
-            return recursive_difference(fields, {"f:status": {}})
+            return fieldsets.recursive_difference(fields, {"f:status": {}})
         return fields
 
 
@@ -193,7 +177,7 @@ def _encode(managed: dict[_Identifier, _Managed], *, custom: bool) -> list[dict[
             entry["time"] = state.time
         entry["fieldsType"] = "FieldsV1"
         fields = state.fields or {}
-        entry["fieldsV1"] = fields if state.ordered else canonical(fields, state.grown_from)
+        entry["fieldsV1"] = fields if state.ordered else fieldsets.canonical(fields, state.grown_from)
         if subresource:
             entry["subresource"] = subresource
         out.append(dict(sorted(entry.items())) if custom else entry)
@@ -210,7 +194,7 @@ def _forget(managed: dict[_Identifier, _Managed], removed: FieldSet | None) -> N
     """Fields gone from the object leave every set; managers left with nothing lose their entry."""
     for identifier, state in list(managed.items()):
         if removed is not None:
-            _set(state, difference(state.fields, removed))
+            _set(state, fieldsets.difference(state.fields, removed))
         if not state.fields:
             del managed[identifier]
 
@@ -243,7 +227,7 @@ def _cap_updaters(managed: dict[_Identifier, _Managed]) -> None:
                 fields=moved.fields, time=moved.time, api_version=version, changed=True
             )
         target = managed[bucket]
-        target.fields = union(state.fields, target.fields)
+        target.fields = fieldsets.union(state.fields, target.fields)
         target.time = state.time
         target.changed = True
         del managed[identifier]
@@ -251,7 +235,7 @@ def _cap_updaters(managed: dict[_Identifier, _Managed]) -> None:
 
 
 def _changes(old: dict[str, Any] | None, new: dict[str, Any], scope: FieldScope) -> tuple[Any, Any, Any]:
-    added, modified, removed = compare(old, new, scope.field_type)
+    added, modified, removed = structured.compare(old, new, scope.field_type)
     return scope.owned(added), scope.owned(modified), scope.owned(removed)
 
 
@@ -264,12 +248,12 @@ def _take(
 ) -> None:
     """One Update (in place): what changed from ``old`` to ``new`` moves to ``identifier``."""
     added, modified, removed = _changes(old, new, scope)
-    taken = union(added, modified)
+    taken = fieldsets.union(added, modified)
     for state in managed.values():
         if taken is not None:
-            _set(state, difference(state.fields, taken))
+            _set(state, fieldsets.difference(state.fields, taken))
     _forget(managed, removed)
-    current = difference(taken, _STRIPPED)
+    current = fieldsets.difference(taken, _STRIPPED)
     if current:
         previous = managed.get(identifier)
         if previous is None:
@@ -277,7 +261,7 @@ def _take(
                 fields=current, time=scope.timestamp, api_version=scope.api_version, changed=True
             )
         else:
-            grown = union(previous.fields, current)
+            grown = fieldsets.union(previous.fields, current)
             if grown is not previous.fields:
                 if previous.ordered:
                     previous.grown_from = previous.fields
@@ -332,7 +316,7 @@ def conflict_error(conflicts: dict[_Identifier, FieldSet]) -> StatusError:
     lines: list[str] = []
     total = 0
     for identifier, fields in ordered:
-        contested = paths(fields)
+        contested = fieldsets.paths(fields)
         total += len(contested)
         lines.append(f"conflicts with {who(identifier)}:")
         lines.extend(f"- {path}" for path in contested)
@@ -355,7 +339,7 @@ def _without_nulls(obj: Any, owned: FieldSet | None, *, custom: bool) -> Any:
         for name, item in obj.items():
             sub = owned.get(f"f:{name}") if owned else None
             if item is None:
-                if custom and sub is not None and is_member(sub):
+                if custom and sub is not None and fieldsets.is_member(sub):
                     out[name] = {}
                 continue
             out[name] = _without_nulls(item, sub, custom=custom)
@@ -380,16 +364,24 @@ def _prune(
         return merged
     everyone: FieldSet | None = None
     for state in managed.values():
-        everyone = union(everyone, state.fields)
-    everyone = ensure_named_fields_are_members(everyone, field_type)
-    last = ensure_named_fields_are_members(last, field_type)
-    pruned = remove_items(merged, last, field_type)
-    merged_set = ensure_named_fields_are_members(to_field_set(merged, field_type), field_type)
-    pruned_set = ensure_named_fields_are_members(to_field_set(pruned, field_type), field_type)
-    pruned = remove_items(merged, difference(merged_set, union(pruned_set, everyone)), field_type)
-    pruned_set = ensure_named_fields_are_members(to_field_set(pruned, field_type), field_type)
-    dangling = intersection(difference(merged_set, pruned_set), last)
-    return remove_items(merged, dangling, field_type)
+        everyone = fieldsets.union(everyone, state.fields)
+    everyone = structured.ensure_named_fields_are_members(everyone, field_type)
+    last = structured.ensure_named_fields_are_members(last, field_type)
+    pruned = structured.remove_items(merged, last, field_type)
+    merged_set = structured.ensure_named_fields_are_members(
+        structured.to_field_set(merged, field_type), field_type
+    )
+    pruned_set = structured.ensure_named_fields_are_members(
+        structured.to_field_set(pruned, field_type), field_type
+    )
+    pruned = structured.remove_items(
+        merged, fieldsets.difference(merged_set, fieldsets.union(pruned_set, everyone)), field_type
+    )
+    pruned_set = structured.ensure_named_fields_are_members(
+        structured.to_field_set(pruned, field_type), field_type
+    )
+    dangling = fieldsets.intersection(fieldsets.difference(merged_set, pruned_set), last)
+    return structured.remove_items(merged, dangling, field_type)
 
 
 def record_apply(
@@ -416,8 +408,8 @@ def record_apply(
         _take(managed, None, live_object, before, scope)
     try:
         # unstripped while pruning (it keeps metadata.name owned, hence metadata); stripped at the end
-        applied = scope.owned(to_field_set(config, scope.field_type, strict=True))
-        merged = merge(live_object, config, scope.field_type)
+        applied = scope.owned(structured.to_field_set(config, scope.field_type, strict=True))
+        merged = structured.merge(live_object, config, scope.field_type)
         identifier = (scope.manager, "Apply", "", scope.subresource)
         previous = managed.get(identifier)
         last = previous.fields if previous is not None else None
@@ -430,7 +422,7 @@ def record_apply(
         managed[identifier] = state
         merged = _prune(merged, managed, last, scope.field_type)
         added, modified, removed = _changes(live_object if live is not None else None, merged, scope)
-    except TypingError as exc:
+    except structured.TypingError as exc:
         raw_meta = config.get("metadata")
         meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         group_version = scope.api_version if "/" in scope.api_version else f"/{scope.api_version}"
@@ -440,20 +432,20 @@ def record_apply(
             f"failed to create typed patch object ({meta.get('namespace') or ''}/{meta.get('name') or ''}; "
             f"{group_version}, Kind={config.get('kind', '')}): {exc}",
         ) from exc
-    taken = union(added, modified)
+    taken = fieldsets.union(added, modified)
     conflicts = {
         other: contested
         for other, owner in managed.items()
-        if other != identifier and (contested := intersection(owner.fields, taken)) is not None
+        if other != identifier and (contested := fieldsets.intersection(owner.fields, taken)) is not None
     }
     if conflicts and not force:
         raise conflict_error(conflicts)
     for other, contested in conflicts.items():
-        _set(managed[other], difference(managed[other].fields, contested))
+        _set(managed[other], fieldsets.difference(managed[other].fields, contested))
     for other, owner in managed.items():
         if other != identifier and removed is not None:
-            _set(owner, difference(owner.fields, removed))
-    state.fields = difference(state.fields, _STRIPPED)
+            _set(owner, fieldsets.difference(owner.fields, removed))
+    state.fields = fieldsets.difference(state.fields, _STRIPPED)
     if previous is not None and previous.fields == state.fields:
         state.fields, state.ordered = previous.fields, previous.ordered
     state.changed = (
@@ -462,7 +454,7 @@ def record_apply(
     _forget(managed, None)
     owned: FieldSet | None = None
     for owner in managed.values():
-        owned = union(owned, owner.fields)
+        owned = fieldsets.union(owned, owner.fields)
     merged = _without_nulls(merged, owned, custom=scope.custom)
     object_changed = merged != live_object
     if object_changed and identifier in managed:

@@ -58,7 +58,7 @@ class ResourceType:
     crd_uid: str = ""
     #: stored as another resource (group, plural) and converted on the way (events.k8s.io Events)
     served_from: tuple[str, str] | None = None
-    #: custom resources: version -> its ``additionalPrinterColumns`` (see devcluster.apiserver.output.tables)
+    #: custom resources: version -> its ``additionalPrinterColumns`` (see devcluster.apiserver.output.crd_printer)
     printer_columns: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
 
     @property

@@ -22,7 +22,7 @@ from shared.kube import (
     TransportError,
 )
 from shared.kube.discovery import ResourceInfo
-from shared.kube.transport import BufferedResponse, StreamedResponse
+from shared.kube.transport import BufferedRequest, BufferedResponse, StreamedResponse
 
 CM = GroupVersionKind("", "v1", "ConfigMap")
 
@@ -53,21 +53,12 @@ class RecordingTransport:
         self.streams: list[_Stream] = []
         self.answers: dict[str, tuple[int, bytes]] = {}
 
-    async def send_buffered(
-        self,
-        method: str,
-        url: str,
-        *,
-        headers: Mapping[str, str],
-        content: bytes | None,
-        path: str,
-        total_timeout: float | None = None,
-    ) -> BufferedResponse:
-        self.sent.append((method, url, dict(headers), total_timeout))
-        if path == "/down":
-            raise TransportError("no route", request_sent=False, path=path)
+    async def send_buffered(self, request: BufferedRequest) -> BufferedResponse:
+        self.sent.append((request.method, request.url, dict(request.headers), request.total_timeout))
+        if request.path == "/down":
+            raise TransportError("no route", request_sent=False, path=request.path)
         status, body = self.answers.get(
-            path, (404, orjson.dumps({"kind": "Status", "code": 404, "reason": "NotFound"}))
+            request.path, (404, orjson.dumps({"kind": "Status", "code": 404, "reason": "NotFound"}))
         )
         return BufferedResponse(status, {}, body)
 

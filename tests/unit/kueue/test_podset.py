@@ -10,6 +10,7 @@ import pytest
 from shared.constants import BATCH_JOB_MANAGED_LABELS
 from shared.models.workload import PodSet, Workload
 from shared.podset import (
+    PodSetGates,
     PodSetInfo,
     PodSetInfoConflictError,
     PodSetInfoError,
@@ -202,7 +203,9 @@ def test_explicit_topology_request_is_not_unconstrained() -> None:
 def test_topology_aware_scheduling_off_adds_nothing_topological() -> None:
     assignment = single_assignment(topologyAssignment={"levels": ["rack"]})
     [info] = pod_set_infos_from_admission(
-        workload=workload(assignments=assignment), flavors=FLAVORS, topology_aware_scheduling=False
+        workload=workload(assignments=assignment),
+        flavors=FLAVORS,
+        gates=PodSetGates(topology_aware_scheduling=False),
     )
     assert info.annotations == {}
     assert info.scheduling_gates == []
@@ -219,7 +222,7 @@ def test_queue_labels_off() -> None:
     [info] = pod_set_infos_from_admission(
         workload=workload(assignments=single_assignment()),
         flavors=FLAVORS,
-        assign_queue_labels_for_pods=False,
+        gates=PodSetGates(assign_queue_labels_for_pods=False),
     )
     assert info.labels == {"kueue.x-k8s.io/podset": "main"}
 
@@ -248,7 +251,7 @@ def test_elastic_workload_gets_the_slice_name_annotation() -> None:
     [info] = pod_set_infos_from_admission(
         workload=workload(assignments=single_assignment(), annotations=elastic),
         flavors=FLAVORS,
-        elastic_workload_slices=False,
+        gates=PodSetGates(elastic_workload_slices=False),
     )
     assert "kueue.x-k8s.io/workload-slice-name" not in info.annotations
 
