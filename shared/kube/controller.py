@@ -148,9 +148,20 @@ class Controller:
                 for key in mapper(obj):
                     queue.add(key, priority=priority(obj, key))
 
-        informer.add_handler(
-            EventHandler(on_add=changed, on_update=lambda old, new: changed(new), on_delete=enqueue)
-        )
+        if priority is None:
+
+            def updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+                for key in mapper(new):
+                    queue.add(key)
+
+        else:
+
+            def updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+                for key in mapper(new):
+                    queue.add(key, priority=priority(new, key))
+
+        # ``updated`` is ``changed(new)`` without the extra call per update event
+        informer.add_handler(EventHandler(on_add=changed, on_update=updated, on_delete=enqueue))
         self._informers.append(informer)
 
     @property

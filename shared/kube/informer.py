@@ -312,20 +312,38 @@ class Informer:
                 "event handler failed", extra={"resource": str(self.gvk), "key": object_key(args[-1])}
             )
 
+    # The dispatches call each handler inside their own ``try`` rather than through ``_call``: one
+    # Python-level call less per handler per event, the same logging when a handler raises.
     def _dispatch_add(self, obj: Obj) -> None:
         for handler in self._handlers:
-            if handler.on_add is not None:
-                self._call(handler.on_add, obj)
+            on_add = handler.on_add
+            if on_add is not None:
+                try:
+                    on_add(obj)
+                except Exception:
+                    self._handler_failed(obj)
 
     def _dispatch_update(self, old: Obj, new: Obj) -> None:
         for handler in self._handlers:
-            if handler.on_update is not None:
-                self._call(handler.on_update, old, new)
+            on_update = handler.on_update
+            if on_update is not None:
+                try:
+                    on_update(old, new)
+                except Exception:
+                    self._handler_failed(new)
 
     def _dispatch_delete(self, obj: Obj) -> None:
         for handler in self._handlers:
-            if handler.on_delete is not None:
-                self._call(handler.on_delete, obj)
+            on_delete = handler.on_delete
+            if on_delete is not None:
+                try:
+                    on_delete(obj)
+                except Exception:
+                    self._handler_failed(obj)
+
+    def _handler_failed(self, obj: Obj) -> None:
+        """Log the exception being handled, as ``_call`` does."""
+        logger.exception("event handler failed", extra={"resource": str(self.gvk), "key": object_key(obj)})
 
     def resync(self) -> None:
         """Call ``on_update(obj, obj)`` for every cached object."""
