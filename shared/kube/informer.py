@@ -219,6 +219,13 @@ class StoreView:
     def get(self, key: str) -> Obj | None:
         return self._store.get(key)
 
+    @property
+    def lookup(self) -> Callable[[str], Obj | None]:
+        """``get`` as the store's own dict lookup, without the two wrapper calls: for readers that
+        look objects up several times per reconcile pass. Valid for the store's whole life (its
+        dict is changed in place, never replaced)."""
+        return self._store._items.get
+
     def get_by_name(self, name: str, namespace: str | None = None) -> Obj | None:
         return self._store.get(f"{namespace}/{name}" if namespace else name)
 
