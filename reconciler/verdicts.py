@@ -104,7 +104,7 @@ def _condition_statuses(status: Mapping[str, Any]) -> tuple[Any, ...]:
                 "type"
             ) in _VERDICT_CONDITIONS:
                 found.setdefault(str(condition["type"]), condition.get("status"))
-    return tuple(found.get(kind) for kind in _VERDICT_CONDITIONS)
+    return (found.get(Condition.QUOTA_RESERVED), found.get(Condition.ADMITTED))  # _VERDICT_CONDITIONS
 
 
 def same_workload_inputs(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:

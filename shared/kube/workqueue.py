@@ -217,7 +217,12 @@ class WorkQueue(Generic[K]):
         if self._shutting_down:
             raise QueueShutDown(self.name)
         lanes = self._ordered_lanes
-        key = (lanes[0] if len(lanes) == 1 else next(lane for lane in lanes if lane)).popleft()
+        lane = lanes[0]
+        if len(lanes) > 1:  # the first non-empty lane (one is: ``_length`` says so); a loop, no genexpr
+            for lane in lanes:
+                if lane:
+                    break
+        key = lane.popleft()
         self._length -= 1
         self._handed[key] = self._priority.pop(key, 0)
         self._dirty.discard(key)
