@@ -11,8 +11,7 @@ cost no read round trips.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from reconciler.ports import WORKLOAD_GVK, ConflictError, InvalidError, NotFoundError
@@ -53,18 +52,29 @@ class ObjectStore(Protocol):
     def list(self) -> list[WireDict]: ...
 
 
-@contextmanager
-def _port_errors() -> Iterator[None]:
-    """Translate the client's typed errors into the port's outcomes (one place for every write)."""
-    try:
-        yield
-    except NotFound as exc:
-        raise NotFoundError(str(exc)) from exc
-    except Conflict as exc:  # AlreadyExists included
-        raise ConflictError(str(exc)) from exc
-    except Invalid as exc:
-        fields = tuple(dict.fromkeys(cause.field for cause in exc.causes if cause.field))
-        raise InvalidError(exc.message or str(exc), fields=fields) from exc
+class _PortErrors:
+    """Translate the client's typed errors into the port's outcomes (one place for every write).
+
+    A stateless class, entered as the one instance ``_PORT_ERRORS`` (nested and concurrent uses are
+    fine): every write of a pass enters it, and ``@contextmanager``'s generator machinery cost
+    several Python-level calls each time."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, NotFound):
+            raise NotFoundError(str(exc)) from exc
+        if isinstance(exc, Conflict):  # AlreadyExists included
+            raise ConflictError(str(exc)) from exc
+        if isinstance(exc, Invalid):
+            fields = tuple(dict.fromkeys(cause.field for cause in exc.causes if cause.field))
+            raise InvalidError(exc.message or str(exc), fields=fields) from exc
+
+
+_PORT_ERRORS = _PortErrors()
 
 
 class KubeWriter:
@@ -75,7 +85,7 @@ class KubeWriter:
     async def create(
         self, gvk: GroupVersionKind, namespace: str | None, body: WireDict, *, read_back: bool = True
     ) -> WireDict:
-        with _port_errors():
+        with _PORT_ERRORS:
             return await self._client.create(
                 gvk, body, namespace=namespace, field_manager=self._field_manager, decode=read_back
             )
@@ -89,7 +99,7 @@ class KubeWriter:
         subresource: str | None = None,
         read_back: bool = True,
     ) -> WireDict:
-        with _port_errors():
+        with _PORT_ERRORS:
             return await self._client.update(
                 gvk,
                 body,
@@ -109,7 +119,7 @@ class KubeWriter:
         subresource: str | None = None,
         read_back: bool = True,
     ) -> WireDict:
-        with _port_errors():
+        with _PORT_ERRORS:
             return await self._client.patch(
                 gvk,
                 name,
@@ -123,7 +133,7 @@ class KubeWriter:
     async def delete(
         self, gvk: GroupVersionKind, namespace: str | None, name: str, *, uid: str | None = None
     ) -> None:
-        with _port_errors():
+        with _PORT_ERRORS:
             await self._client.delete(
                 gvk, name, namespace=namespace, propagation_policy="Background", uid=uid
             )

@@ -89,18 +89,17 @@ def owner_kinds_for(managed: Iterable[GroupVersionKind]) -> OwnerKinds:
     return OwnerKinds(known=KUEUE_KNOWN_OWNER_KINDS | managed_kinds, managed=managed_kinds)
 
 
-def _store_key(namespace: str | None, name: str) -> str:
-    return f"{namespace}/{name}" if namespace else name
-
-
 class _StoreAdapter:
     """``reconciler.cluster.ObjectStore`` over an informer's read-only view."""
 
     def __init__(self, view: StoreView) -> None:
         self._view = view
+        self._lookup = view.lookup
 
     def get(self, namespace: str | None, name: str) -> WireDict | None:
-        return self._view.get(_store_key(namespace, name))
+        # the store key (``namespace/name``) and the store's lookup without StoreView.get/Store.get around it:
+        # a reconcile pass reads three objects this way
+        return self._lookup(f"{namespace}/{name}" if namespace else name)
 
     def by_index(self, index: str, key: str) -> list[WireDict]:
         return self._view.by_index(index, key)

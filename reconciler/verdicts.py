@@ -65,7 +65,7 @@ _VERDICT_CONDITIONS: Final = (Condition.QUOTA_RESERVED, Condition.ADMITTED)
 
 def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     metadata = obj.get("metadata")
-    return metadata if isinstance(metadata, Mapping) else {}
+    return metadata if type(metadata) is dict or isinstance(metadata, Mapping) else {}
 
 
 def same_job(first: Mapping[str, Any], second: Mapping[str, Any], *, with_status: bool = True) -> bool:
@@ -91,23 +91,28 @@ def same_job(first: Mapping[str, Any], second: Mapping[str, Any], *, with_status
     return compared == sum(1 for key in other if key not in _VOLATILE_METADATA)
 
 
+def _status(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    status = obj.get("status")
+    return status if type(status) is dict or isinstance(status, Mapping) else {}
+
+
 def _condition_statuses(status: Mapping[str, Any]) -> tuple[Any, ...]:
     conditions = status.get("conditions")
     found: dict[str, Any] = {}
     if isinstance(conditions, list):
         for condition in conditions:
-            if isinstance(condition, Mapping) and condition.get("type") in _VERDICT_CONDITIONS:
+            if (type(condition) is dict or isinstance(condition, Mapping)) and condition.get(
+                "type"
+            ) in _VERDICT_CONDITIONS:
                 found.setdefault(str(condition["type"]), condition.get("status"))
-    return tuple(found.get(kind) for kind in _VERDICT_CONDITIONS)
+    return (found.get(Condition.QUOTA_RESERVED), found.get(Condition.ADMITTED))  # _VERDICT_CONDITIONS
 
 
 def same_workload_inputs(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:
     """Equal in every part the verdict reads (module docstring)."""
     if first is second:
         return True
-    status_one = first.get("status") if isinstance(first.get("status"), Mapping) else {}
-    status_other = second.get("status") if isinstance(second.get("status"), Mapping) else {}
-    assert isinstance(status_one, Mapping) and isinstance(status_other, Mapping)
+    status_one, status_other = _status(first), _status(second)
     # small parts first, the pod templates of the spec last
     for key in _WORKLOAD_STATUS:
         if status_one.get(key) != status_other.get(key):

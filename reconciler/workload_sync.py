@@ -118,12 +118,12 @@ class ReadWorkload:
     @property
     def metadata(self) -> Mapping[str, Any]:
         metadata = self.wire.get("metadata")
-        return metadata if isinstance(metadata, Mapping) else {}
+        return metadata if type(metadata) is dict or isinstance(metadata, Mapping) else {}
 
     @property
     def spec(self) -> Mapping[str, Any]:
         spec = self.wire.get("spec")
-        return spec if isinstance(spec, Mapping) else {}
+        return spec if type(spec) is dict or isinstance(spec, Mapping) else {}
 
 
 @dataclass(frozen=True)

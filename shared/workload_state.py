@@ -104,8 +104,9 @@ def _conditions(workload: Workload) -> list[ConditionModel] | None:
 
 def _is_true(workload: Workload | Mapping[str, Any], condition_type: str) -> bool:
     """A condition of a Workload model, or of a Workload read as a wire dict (the MultiKueue
-    controller keeps its Workloads raw): the same rule for both."""
-    if isinstance(workload, Workload):
+    controller keeps its Workloads raw): the same rule for both. A wire dict is told by its exact
+    type first: ``isinstance`` against a pydantic model class is an ``ABCMeta`` Python-level call."""
+    if type(workload) is not dict and isinstance(workload, Workload):
         return is_condition_true(_conditions(workload), condition_type)
     return is_object_condition_true(workload, condition_type)
 
@@ -236,7 +237,7 @@ def _condition_status_reason(
     workload: Workload | Mapping[str, Any], condition_type: str
 ) -> tuple[str, str] | None:
     """``(status, reason)`` of a condition of a Workload model or wire dict, ``None`` when absent."""
-    if isinstance(workload, Workload):
+    if type(workload) is not dict and isinstance(workload, Workload):  # a dict first, as ``_is_true``
         condition = find_condition(_conditions(workload), condition_type)
         return None if condition is None else (condition.status, condition.reason)
     found = find_object_condition(conditions_of(workload), condition_type)

@@ -152,6 +152,8 @@ class FieldPath:
         value = self.get(obj, default)
         if value is default and default is not MISSING:
             return value  # type: ignore[no-any-return]
+        if type(value) is expected:  # the usual case, without the call (a bool is never an int here)
+            return value
         if not _is_instance(value, expected):
             raise AdapterError(self.text, f"expected {_type_word(expected)}, got {describe_type(value)}")
         return value  # type: ignore[no-any-return]

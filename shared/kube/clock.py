@@ -47,10 +47,10 @@ class Clock(Protocol):
 
 
 class SystemClock:
-    """The real clock."""
+    """The real clock. ``now`` is ``time.monotonic`` itself (bound as a class attribute, no method
+    around it): the work queue, the controller and the client read it ~80 times per job."""
 
-    def now(self) -> float:
-        return time.monotonic()
+    now = staticmethod(time.monotonic)
 
     def wall(self) -> datetime:
         return datetime.now(UTC)

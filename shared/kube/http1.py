@@ -42,6 +42,9 @@ from shared.kube.errors import TransportError
 
 __all__ = ["Http1Pool", "Http1Response", "ResponseHeaders"]
 
+#: distinct header sets whose text ``Http1Pool`` keeps (a client uses a few; a rotating token adds one)
+_HEADER_BLOCKS = 64
+
 
 class ResponseHeaders(dict[str, str]):
     """Response headers by lower-case name; ``get``/``[]`` take any case."""
@@ -177,6 +180,8 @@ class Http1Pool:
         self._origins: dict[str, tuple[tuple[str, str, int], str]] = {}
         self._default_context: ssl.SSLContext | None = None
         self._closing = False
+        #: header fields -> their lines, as sent (bounded: ``_HEADER_BLOCKS``)
+        self._header_blocks: dict[tuple[tuple[str, str], ...], str] = {}
 
     def _origin(self, url: str) -> tuple[tuple[str, str, int], str, str]:
         """``(scheme, host, port)``, the ``Host`` header value and the request target of ``url``."""
@@ -242,12 +247,18 @@ class Http1Pool:
         if self._closing:
             raise TransportError("the client is closed", request_sent=False, path=path)
         key, host, target = self._origin(url)
-        lines = [f"{method} {target} HTTP/1.1\r\nHost: {host}\r\n"]
-        lines.extend(f"{name}: {value}\r\n" for name, value in headers.items())
-        if content is not None:
-            lines.append(f"Content-Length: {len(content)}\r\n")
-        lines.append("\r\n")
-        request = "".join(lines).encode("latin-1")
+        # A client sends a handful of distinct header sets (its base headers with or without a
+        # content type, a token that rotates rarely): their text is built once per set, not a line
+        # per header per request.
+        fields = tuple(headers.items())
+        block = self._header_blocks.get(fields)
+        if block is None:
+            block = "".join(f"{name}: {value}\r\n" for name, value in fields)
+            if len(self._header_blocks) >= _HEADER_BLOCKS:
+                self._header_blocks.clear()
+            self._header_blocks[fields] = block
+        length = "\r\n" if content is None else f"Content-Length: {len(content)}\r\n\r\n"
+        request = f"{method} {target} HTTP/1.1\r\nHost: {host}\r\n{block}{length}".encode("latin-1")
         if content:
             request += content
         loop = asyncio.get_running_loop()

@@ -81,6 +81,10 @@ class EventType(StrEnum):
     SYNCED = "SYNCED"  # the list (or relist) has been fully reported
 
 
+#: wire type -> member, for the decode of every event (``EventType(kind)`` is two Python-level calls)
+_EVENT_TYPES: dict[str, EventType] = {member.value: member for member in EventType}
+
+
 @dataclass(frozen=True, slots=True)
 class WatchEvent:
     type: EventType
@@ -471,4 +475,4 @@ class Watch:
         if version:
             self.resource_version = version
         self._failures = 0
-        return WatchEvent(EventType(kind), obj)
+        return WatchEvent(_EVENT_TYPES[kind], obj)

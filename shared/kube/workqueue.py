@@ -27,10 +27,11 @@ Invariants:
   returns once every in-flight key is ``done``.
 * Time comes from the injected clock.
 * ``len(queue)`` is ``_length``, kept with every lane change (``_enqueue`` +1, ``get`` -1, a move
-  between lanes 0, ``shut_down`` 0): ``get`` and the depth gauge ask for it on every key, and
-  summing the lanes each time was a visible part of a busy controller's queue cost. The metric
-  children of this queue's name are bound once (``labels()`` lookups per key cost as much as the
-  updates).
+  between lanes 0, ``shut_down`` 0): ``get`` asks for it on every key, and summing the lanes each
+  time was a visible part of a busy controller's queue cost. The depth gauge reads it when it is
+  scraped (``set_function``), so it is exact then and costs nothing per key; the latest queue of a
+  name is the one exposed. The other metric children of this queue's name are bound once
+  (``labels()`` lookups per key cost as much as the updates).
 """
 
 from __future__ import annotations
@@ -97,13 +98,15 @@ class WorkQueue(Generic[K]):
         self._delay_task: asyncio.Task[None] | None = None
         #: this queue's metric children (``None`` without metrics)
         self._adds_metric: Any = None
-        self._depth_metric: Any = None
         self._latency_metric: Any = None
         self._work_metric: Any = None
         self._retries_metric: Any = None
         if metrics is not None:
             self._adds_metric = metrics.child(metrics.queue_adds, name)
-            self._depth_metric = metrics.child(metrics.queue_depth, name)
+            # read at scrape time instead of set on every add and get: ``Gauge.set`` is about seven
+            # Python-level calls (observability check, lock, value), twice per key
+            depth = metrics.child(metrics.queue_depth, name)
+            depth.set_function(self.__len__)
             self._latency_metric = metrics.child(metrics.queue_latency, name)
             self._work_metric = metrics.child(metrics.queue_work_duration, name)
             self._retries_metric = metrics.child(metrics.queue_retries, name)
@@ -142,7 +145,6 @@ class WorkQueue(Generic[K]):
         self._lane(self._priority.get(key, 0)).append(key)
         self._length += 1
         self._queued_at.setdefault(key, self._clock.now())
-        self._set_depth()
         while self._getters:
             getter = self._getters.popleft()
             if not getter.done():
@@ -215,7 +217,12 @@ class WorkQueue(Generic[K]):
         if self._shutting_down:
             raise QueueShutDown(self.name)
         lanes = self._ordered_lanes
-        key = (lanes[0] if len(lanes) == 1 else next(lane for lane in lanes if lane)).popleft()
+        lane = lanes[0]
+        if len(lanes) > 1:  # the first non-empty lane (one is: ``_length`` says so); a loop, no genexpr
+            for lane in lanes:
+                if lane:
+                    break
+        key = lane.popleft()
         self._length -= 1
         self._handed[key] = self._priority.pop(key, 0)
         self._dirty.discard(key)
@@ -226,7 +233,6 @@ class WorkQueue(Generic[K]):
         self._started_at[key] = now
         if self._latency_metric is not None:
             self._latency_metric.observe(now - queued_at)
-        self._set_depth()
         return key
 
     def _wake_next(self) -> None:
@@ -265,10 +271,6 @@ class WorkQueue(Generic[K]):
     def shutting_down(self) -> bool:
         return self._shutting_down
 
-    def _set_depth(self) -> None:
-        if self._depth_metric is not None:
-            self._depth_metric.set(self._length)
-
     def shut_down(self) -> None:
         self._shutting_down = True
         for lane in self._lanes.values():
@@ -279,7 +281,6 @@ class WorkQueue(Generic[K]):
         self._dirty.clear()
         self._waiting.clear()
         self._heap.clear()
-        self._set_depth()
         self._wakeup.set()
         for getter in self._getters:
             if not getter.done():

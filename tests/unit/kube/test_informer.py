@@ -104,6 +104,21 @@ def test_an_update_that_keeps_its_index_values_returns_the_new_object() -> None:
     assert store.index_values("owner") == [] and store.index_values("team") == []
 
 
+def test_a_views_lookup_answers_as_get_after_every_change() -> None:
+    store = Store()
+    view = StoreView(store)
+    lookup = view.lookup  # taken once, as a reader keeps it
+    assert lookup("ns/a") is None
+    first = cm("a")
+    store.upsert(first)
+    assert lookup("ns/a") is first is view.get("ns/a")
+    second = cm("a", labels={"team": "x"})
+    store.upsert(second)
+    assert lookup("ns/a") is second is view.get("ns/a")
+    store.delete("ns/a")
+    assert lookup("ns/a") is None and view.get("ns/a") is None
+
+
 def test_custom_indexer_added_later_indexes_existing_objects_and_a_failing_one_is_contained() -> None:
     store = Store()
     store.upsert(cm("a"))
