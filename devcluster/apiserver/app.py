@@ -103,6 +103,8 @@ class DevClusterApp:
         self.rest = Rest(cluster)
         self.deleter = Deleter(cluster, self.rest)
         self.server_address = server_address
+        #: caller user name -> impersonation mode that last succeeded for them (auth.impersonation)
+        self._impersonation_modes: dict[str, str] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -151,7 +153,11 @@ class DevClusterApp:
             raise unauthorized()
         try:
             acting = impersonated_user(
-                scope["headers"], user, attributes=lambda: request_attributes(method, path, params)
+                scope["headers"],
+                user,
+                attributes=lambda: request_attributes(method, path, params),
+                may=lambda spec: bool(review_access(spec, self.options, self._rbac_objects).get("allowed")),
+                last_mode=self._impersonation_modes,
             )
             if acting is ANONYMOUS_USER:
                 authorize_anonymous(
