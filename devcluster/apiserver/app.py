@@ -140,11 +140,10 @@ class DevClusterApp:
         path: str = scope["path"]
         method: str = scope["method"]
         headers = dict(scope["headers"])
-        if path.rstrip("/") in PUBLIC_PATHS or path.startswith(("/healthz/", "/livez/", "/readyz/")):
-            if path.startswith("/version"):
-                await _respond(send, 200, orjson.dumps(VERSION_INFO))
-            else:
-                await _respond(send, 200, b"ok", [(b"content-type", b"text/plain; charset=utf-8")])
+        public = path.rstrip("/") in PUBLIC_PATHS or path.startswith(("/healthz/", "/livez/", "/readyz/"))
+        # impersonation is authorized on public paths too (kube's filter runs before any handler)
+        if public and not any(key.startswith(b"impersonate-") for key in headers):
+            await _respond_public(send, path)
             return
         user = authenticate(headers, self.options)
         params = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
@@ -167,6 +166,9 @@ class DevClusterApp:
             await drain(receive, self.options.max_body_bytes)
             raise
         user = acting
+        if public:
+            await _respond_public(send, path)
+            return
         body = b""
         if method in {"POST", "PUT", "PATCH", "DELETE"}:
             body = await read_body(headers, receive, self.options.max_body_bytes)
@@ -545,6 +547,14 @@ def _selector(view: View, params: dict[str, str]) -> Selector:
             selectable=rtype.selectable_fields,
         ),
     )
+
+
+async def _respond_public(send: Send, path: str) -> None:
+    """The health and version endpoints anyone may read (``system:public-info-viewer``)."""
+    if path.startswith("/version"):
+        await _respond(send, 200, orjson.dumps(VERSION_INFO))
+    else:
+        await _respond(send, 200, b"ok", [(b"content-type", b"text/plain; charset=utf-8")])
 
 
 async def _respond(

@@ -148,6 +148,11 @@ def test_a_caller_without_rbac_is_refused_with_the_constrained_mode_of_the_wante
         f'configmaps is forbidden: User "{username}" cannot impersonate-on:serviceaccount:create resource'
         f' "configmaps" in API group "" in the namespace "{namespace}"'
     )
+    on_public_path = client.get("/version", headers={"Impersonate-User": "someone"})
+    assert on_public_path.status_code == 403, on_public_path.text
+    assert on_public_path.json()["message"] == (
+        f'forbidden: User "{username}" cannot impersonate-on:user-info:get path "/version"'
+    )
     as_node = client.get("/apis", headers={"Impersonate-User": "system:node:n1"})
     assert as_node.status_code == 403, as_node.text
     assert as_node.json() == _forbidden(
