@@ -25,8 +25,8 @@ all gets the ``impersonate-on:`` text, and one allowed (legacy) to impersonate t
 group gets the ``impersonate-on:`` text until a legacy impersonation of theirs succeeded, then the
 group's. Members of ``system:masters`` may do anything (kube's privileged-group authorizer). Not
 reproduced: kube's 10 s caches of successful checks (a revoked right may still work that long
-there), the ``associated-node`` mode (a pod's ServiceAccount acting as its node), and the constrained modes' extra refusals
-(``system:masters`` or empty groups, malformed extra keys).
+there), the ``associated-node`` mode (a pod's ServiceAccount acting as its node), and the
+constrained modes' extra refusals (``system:masters`` or empty groups, malformed extra keys).
 
 Groups, uid or extras without ``Impersonate-User`` are a 400 naming them as Go prints them. The
 impersonated user's groups are the ``Impersonate-Group`` values (a ServiceAccount user given none
