@@ -42,7 +42,8 @@ Deliberately not done (known differences from kube-apiserver, each documented in
   :mod:`.cel_authorizer`); configurations are checked for CEL syntax errors and undeclared
   variables, but kube's other type errors (unknown ``request`` fields or functions, overloads,
   non-bool results) surface per request as evaluation errors instead of a 422.
-* Impersonation headers are honoured for every authenticated user (:mod:`.auth.impersonation`).
+* Impersonation headers are authorized as kube 1.36 does (system:masters, RBAC, static access
+  rules; :mod:`.auth.impersonation`).
 * CRDs are Established at once; objects are stored once and served in every version with only
   ``apiVersion`` rewritten (a Webhook conversion strategy is treated as None).
 * Structural schemas: ``x-kubernetes-validations`` (CEL) rules (hence their ratcheting),

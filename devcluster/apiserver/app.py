@@ -104,6 +104,8 @@ class DevClusterApp:
         self.rest = Rest(cluster)
         self.deleter = Deleter(cluster, self.rest)
         self.server_address = server_address
+        #: caller user name -> impersonation mode that last succeeded for them (auth.impersonation)
+        self._impersonation_modes: dict[str, str] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -139,11 +141,10 @@ class DevClusterApp:
         path: str = scope["path"]
         method: str = scope["method"]
         headers = dict(scope["headers"])
-        if path.rstrip("/") in PUBLIC_PATHS or path.startswith(("/healthz/", "/livez/", "/readyz/")):
-            if path.startswith("/version"):
-                await _respond(send, 200, orjson.dumps(VERSION_INFO))
-            else:
-                await _respond(send, 200, b"ok", [(b"content-type", b"text/plain; charset=utf-8")])
+        public = path.rstrip("/") in PUBLIC_PATHS or path.startswith(("/healthz/", "/livez/", "/readyz/"))
+        # impersonation is authorized on public paths too (kube's filter runs before any handler)
+        if public and not any(key.startswith(b"impersonate-") for key in headers):
+            await _respond_public(send, path)
             return
         user = authenticate(headers, self.options)
         params = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
@@ -152,7 +153,11 @@ class DevClusterApp:
             raise unauthorized()
         try:
             acting = impersonated_user(
-                scope["headers"], user, attributes=lambda: request_attributes(method, path, params)
+                scope["headers"],
+                user,
+                attributes=lambda: request_attributes(method, path, params),
+                may=lambda spec: bool(review_access(spec, self.options, self._rbac_objects).get("allowed")),
+                last_mode=self._impersonation_modes,
             )
             if acting is ANONYMOUS_USER:
                 authorize_anonymous(
@@ -162,6 +167,9 @@ class DevClusterApp:
             await drain(receive, self.options.max_body_bytes)
             raise
         user = acting
+        if public:
+            await _respond_public(send, path)
+            return
         body = b""
         if method in {"POST", "PUT", "PATCH", "DELETE"}:
             body = await read_body(headers, receive, self.options.max_body_bytes)
@@ -540,6 +548,14 @@ def _selector(view: View, params: dict[str, str]) -> Selector:
             selectable=rtype.selectable_fields,
         ),
     )
+
+
+async def _respond_public(send: Send, path: str) -> None:
+    """The health and version endpoints anyone may read (``system:public-info-viewer``)."""
+    if path.startswith("/version"):
+        await _respond(send, 200, orjson.dumps(VERSION_INFO))
+    else:
+        await _respond(send, 200, b"ok", [(b"content-type", b"text/plain; charset=utf-8")])
 
 
 async def _respond(

@@ -250,7 +250,7 @@ class Rest:
         name = meta.get("name") or ""
         if rtype.namespaced:
             self._check_namespace_open(rtype, namespace, name)
-        strategy.apply_defaults(rtype.key, obj)
+        strategy.apply_defaults(rtype.key, obj, builtin=rtype.builtin)
         if rtype.has_status and not rtype.builtin:
             obj.pop("status", None)
         if managed_fields is None:
@@ -261,7 +261,7 @@ class Rest:
             )
         _set_managed_fields(meta, managed_fields)
         obj = await self._admit("CREATE", rtype, version, namespace, name, obj, None, caller, options, "")
-        strategy.drop_empty_metadata(rtype.key, obj)
+        strategy.drop_empty_collections(rtype.key, obj, builtin=rtype.builtin)
         meta = obj["metadata"]
         causes = validate_object_meta(meta, namespaced=rtype.namespaced, name_rule=rtype.name_rule)
         name = meta.get("name") or ""
@@ -555,7 +555,7 @@ class Rest:
                 new["status"] = status
             meta = new["metadata"]
         else:
-            strategy.apply_defaults(rtype.key, new)
+            strategy.apply_defaults(rtype.key, new, builtin=rtype.builtin)
             if rtype.has_status and "status" in old:
                 new["status"] = copy_object({"s": old["status"]})["s"]
             elif rtype.has_status:
@@ -581,7 +581,7 @@ class Rest:
         )
         if self.store.get(rtype.key, (namespace, name)) is not old:
             raise _Stale
-        strategy.drop_empty_metadata(rtype.key, new)
+        strategy.drop_empty_collections(rtype.key, new, builtin=rtype.builtin)
         meta = new["metadata"]
         if rtype.tracks_generation and "generation" in old_meta:
             skip = ("metadata", "status") if (rtype.has_status or rtype.builtin) else ("metadata",)

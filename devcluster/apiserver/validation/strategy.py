@@ -5,9 +5,9 @@ kube-apiserver decodes every write into Go types, defaults it (``SetDefaults_*``
 fields such as ``spec.suspend`` or ``spec.template.metadata.labels["batch.kubernetes.io/controller-uid"]``
 back from the server and would misbehave against the devcluster if we skipped them, so the Job, Pod
 and pod-template defaults are reproduced field by field (checked against a create response captured
-from a real server). Decoding into ``ObjectMeta`` drops empty ``labels``, ``annotations``,
-``finalizers`` and ``ownerReferences`` (Go's ``omitempty``; custom resources too, as their metadata is
-coerced through ``ObjectMeta``): a merge patch removing the last label leaves no ``labels`` at all.
+from a real server). Decoding into Go types drops empty maps and lists (:mod:`.empty_collections`;
+for custom resources only in ``metadata``, which is coerced through ``ObjectMeta``): a merge patch
+removing the last label leaves no ``labels`` at all.
 The Job strategy generates the selector and template labels without overriding ones the user set
 (validation then rejects a conflict). Everything here mutates the dict it is given, which the
 caller owns.
@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from devcluster.apiserver.errors import Cause
+from devcluster.apiserver.validation.empty_collections import drop_empty_collections
 from devcluster.apiserver.validation.event import validate_event
 from devcluster.apiserver.validation.job import (
     CONTROLLER_UID_LABEL,
@@ -33,7 +34,7 @@ from devcluster.apiserver.validation.job_status import validate_job_status_updat
 from devcluster.apiserver.validation.pod import validate_pod
 from devcluster.apiserver.validation.webhook_configuration import validate_webhook_configuration
 
-__all__ = ["apply_defaults", "drop_empty_metadata", "prepare_create", "validate_kind"]
+__all__ = ["apply_defaults", "drop_empty_collections", "prepare_create", "validate_kind"]
 
 EVENT_KEY = ("", "events")
 _WEBHOOK_CONFIGURATION_KEYS = frozenset(
@@ -42,8 +43,6 @@ _WEBHOOK_CONFIGURATION_KEYS = frozenset(
         ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
     }
 )
-#: ObjectMeta's maps and lists: ``omitempty`` in Go, so empty ones do not survive decoding
-_OMITEMPTY_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
 
 
 def _default_container(container: dict[str, Any]) -> None:
@@ -180,25 +179,9 @@ _DEFAULTERS: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {
 }
 
 
-def _drop_empty(meta: Any) -> None:
-    if isinstance(meta, dict):
-        for name in _OMITEMPTY_METADATA:
-            if name in meta and meta[name] in (None, {}, []):
-                del meta[name]
-
-
-def drop_empty_metadata(key: tuple[str, str], obj: dict[str, Any]) -> None:
-    """What decoding into ``ObjectMeta`` does to empty maps and lists (module docstring)."""
-    _drop_empty(obj.get("metadata"))
-    if key == JOB_KEY:
-        template = (obj.get("spec") or {}).get("template") if isinstance(obj.get("spec"), dict) else None
-        if isinstance(template, dict):
-            _drop_empty(template.get("metadata"))
-
-
-def apply_defaults(key: tuple[str, str], obj: dict[str, Any]) -> None:
+def apply_defaults(key: tuple[str, str], obj: dict[str, Any], *, builtin: bool) -> None:
     """Decoding and defaulting applied to every write body (create, update, patch result)."""
-    drop_empty_metadata(key, obj)
+    drop_empty_collections(key, obj, builtin=builtin)
     defaulter = _DEFAULTERS.get(key)
     if defaulter is not None:
         defaulter(obj)
