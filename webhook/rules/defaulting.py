@@ -214,8 +214,8 @@ def default_job(
     answers 400 naming the path).
     """
     # Rules read the request object and write to a private copy made at the first write (most
-    # admissions change nothing: then nothing is copied and the diff is one identity check per key)
-    working = _Working(_without_managed_fields(obj), framework)
+    # admissions change nothing: then nothing is copied and there is nothing to diff)
+    working = _Working(obj, framework)
     namespace = job_namespace(obj)
     owner_managed = owner_managed_by_kueue(obj, settings=settings)
 
@@ -257,14 +257,17 @@ def default_job(
 
     if finish is not None:
         finish(working.own().obj)
+    if not working.owned:
+        return []  # no rule wrote: the object is the request's own, unchanged
     return diff_ops(obj, working.obj)
 
 
 class _Working:
-    """The object the rules see: the request's (read-only) until ``own()`` switches to a deep copy.
+    """The object the rules see: the request's (read-only) until ``own()`` switches to a deep copy
+    of it without ``metadata.managedFields`` (``_without_managed_fields``).
 
     ``job`` is the kind's adapter over the current object; after ``own()`` it wraps the copy, so a
-    write through it never reaches the request object.
+    write through it never reaches the request object. ``owned`` is false as long as no rule wrote.
     """
 
     __slots__ = ("_framework", "job", "owned")
@@ -280,7 +283,7 @@ class _Working:
 
     def own(self) -> GenericJob:
         if not self.owned:
-            copied: dict[str, Any] = orjson.loads(orjson.dumps(self.job.obj))
+            copied: dict[str, Any] = orjson.loads(orjson.dumps(_without_managed_fields(self.job.obj)))
             self.job = self._framework.adapter(copied)
             self.owned = True
         return self.job
