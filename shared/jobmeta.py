@@ -75,8 +75,8 @@ def _string_field(job: Mapping[str, Any], key: str) -> str:
 def _metadata_string(job: Mapping[str, Any], section: str, key: str) -> str | None:
     """One string entry of ``metadata.<section>`` without copying the map (hot path: admission)."""
     entries = _metadata(job).get(section)
-    if type(entries) is not dict and not isinstance(entries, Mapping):
-        return None
+    if type(entries) is not dict and (entries is None or not isinstance(entries, Mapping)):
+        return None  # ``is None`` first: an ABC isinstance is a Python-level call
     value = entries.get(key)
     return value if isinstance(value, str) else None
 

@@ -113,7 +113,8 @@ def owner_managed_by_kueue(obj: Mapping[str, Any], *, settings: WebhookSettings)
 
 def _uid(obj: Mapping[str, Any]) -> str:
     metadata = obj.get("metadata")
-    uid = metadata.get("uid") if isinstance(metadata, Mapping) else None
+    # ``type(...) is dict`` first: an ABC isinstance is a Python-level call (hot path: admission)
+    uid = metadata.get("uid") if type(metadata) is dict or isinstance(metadata, Mapping) else None
     return uid if isinstance(uid, str) else ""
 
 
@@ -163,7 +164,9 @@ def _namespace_selected(namespace: str, *, settings: WebhookSettings, lookups: L
 
 def _being_deleted(obj: Mapping[str, Any]) -> bool:
     metadata = obj.get("metadata")
-    return isinstance(metadata, Mapping) and metadata.get("deletionTimestamp") is not None
+    if type(metadata) is not dict and not isinstance(metadata, Mapping):
+        return False
+    return metadata.get("deletionTimestamp") is not None
 
 
 def _set_label(obj: dict[str, Any], key: str, value: str) -> None:

@@ -93,8 +93,11 @@ class BadRequest(Exception):
     """The body is not an AdmissionReview we can answer; ``str()`` is the one-line reason."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ReviewRequest:
+    """The envelope fields of one AdmissionReview; never changed after ``parse_review`` (not frozen:
+    a frozen dataclass's ``__init__`` assigns through ``object.__setattr__``, 1.5 us per admission)."""
+
     uid: str
     group: str
     version: str
