@@ -122,6 +122,8 @@ def find_managed_ancestor(
     obj: Mapping[str, Any], *, settings: WebhookSettings, lookups: Lookups
 ) -> Mapping[str, Any] | None:
     """``FindAncestorJobManagedByKueue``: the top-most Kueue-managed ancestor, or ``None``."""
+    if controller_owner_ref(obj) is None:
+        return None  # most jobs: no owner to walk (the loop below would return at its first step)
     namespace = job_namespace(obj)
     seen: set[str] = set()
     current: Mapping[str, Any] = obj
