@@ -244,7 +244,7 @@ async def test_a_handler_failure_is_a_500_not_a_dead_connection(
 
 async def test_an_idle_kept_alive_connection_is_closed_after_the_keep_alive_timeout(served: Served) -> None:
     # read by each new connection's protocol: a short timeout for this test's connection only
-    served.server._server.config.timeout_keep_alive = 0.2
+    served.server._server.config.timeout_keep_alive = 1
     reader, writer = await served.connect()
     for name in ("k1", "k2"):  # the timer armed after the first answer moves on with the second
         writer.write(post("/mutate", queued_job(name)))
