@@ -87,7 +87,7 @@ def queued_review(*, namespace: str, queue: str) -> bytes:
     metadata = request["object"]["metadata"]
     metadata["namespace"] = namespace
     metadata.setdefault("labels", {})[QUEUE_LABEL] = queue
-    return json.dumps(review).encode()
+    return json.dumps(review, separators=(",", ":")).encode()  # compact, as kube-apiserver sends it
 
 
 @dataclass(frozen=True)

@@ -75,10 +75,10 @@ def _string_field(job: Mapping[str, Any], key: str) -> str:
 def _metadata_string(job: Mapping[str, Any], section: str, key: str) -> str | None:
     """One string entry of ``metadata.<section>`` without copying the map (hot path: admission)."""
     metadata = job.get("metadata")  # ``_metadata(job)`` inline: this runs ~6 times a pass
-    if type(metadata) is not dict and not isinstance(metadata, Mapping):
-        return None
+    if type(metadata) is not dict and (metadata is None or not isinstance(metadata, Mapping)):
+        return None  # ``is None`` first: an ABC isinstance is a Python-level call
     entries = metadata.get(section)
-    if type(entries) is not dict and not isinstance(entries, Mapping):
+    if type(entries) is not dict and (entries is None or not isinstance(entries, Mapping)):
         return None
     value = entries.get(key)
     return value if isinstance(value, str) else None

@@ -99,6 +99,8 @@ def enabled(obj: Mapping[str, Any], *, feature_gate: bool) -> bool:
     if not feature_gate:
         return False
     annotations = (obj.get("metadata") or {}).get("annotations")
+    if annotations is None:  # the common case, without an ABC isinstance (a Python-level call)
+        return False
     return isinstance(annotations, Mapping) and annotations.get(ELASTIC_JOB_ANNOTATION) == (
         ELASTIC_JOB_ANNOTATION_VALUE
     )

@@ -113,7 +113,8 @@ def owner_managed_by_kueue(obj: Mapping[str, Any], *, settings: WebhookSettings)
 
 def _uid(obj: Mapping[str, Any]) -> str:
     metadata = obj.get("metadata")
-    uid = metadata.get("uid") if isinstance(metadata, Mapping) else None
+    # ``type(...) is dict`` first: an ABC isinstance is a Python-level call (hot path: admission)
+    uid = metadata.get("uid") if type(metadata) is dict or isinstance(metadata, Mapping) else None
     return uid if isinstance(uid, str) else ""
 
 
@@ -121,6 +122,8 @@ def find_managed_ancestor(
     obj: Mapping[str, Any], *, settings: WebhookSettings, lookups: Lookups
 ) -> Mapping[str, Any] | None:
     """``FindAncestorJobManagedByKueue``: the top-most Kueue-managed ancestor, or ``None``."""
+    if controller_owner_ref(obj) is None:
+        return None  # most jobs: no owner to walk (the loop below would return at its first step)
     namespace = job_namespace(obj)
     seen: set[str] = set()
     current: Mapping[str, Any] = obj
@@ -163,7 +166,9 @@ def _namespace_selected(namespace: str, *, settings: WebhookSettings, lookups: L
 
 def _being_deleted(obj: Mapping[str, Any]) -> bool:
     metadata = obj.get("metadata")
-    return isinstance(metadata, Mapping) and metadata.get("deletionTimestamp") is not None
+    if type(metadata) is not dict and not isinstance(metadata, Mapping):
+        return False
+    return metadata.get("deletionTimestamp") is not None
 
 
 def _set_label(obj: dict[str, Any], key: str, value: str) -> None:
@@ -214,8 +219,8 @@ def default_job(
     answers 400 naming the path).
     """
     # Rules read the request object and write to a private copy made at the first write (most
-    # admissions change nothing: then nothing is copied and the diff is one identity check per key)
-    working = _Working(_without_managed_fields(obj), framework)
+    # admissions change nothing: then nothing is copied and there is nothing to diff)
+    working = _Working(obj, framework)
     namespace = job_namespace(obj)
     owner_managed = owner_managed_by_kueue(obj, settings=settings)
 
@@ -257,14 +262,17 @@ def default_job(
 
     if finish is not None:
         finish(working.own().obj)
+    if not working.owned:
+        return []  # no rule wrote: the object is the request's own, unchanged
     return diff_ops(obj, working.obj)
 
 
 class _Working:
-    """The object the rules see: the request's (read-only) until ``own()`` switches to a deep copy.
+    """The object the rules see: the request's (read-only) until ``own()`` switches to a deep copy
+    of it without ``metadata.managedFields`` (``_without_managed_fields``).
 
     ``job`` is the kind's adapter over the current object; after ``own()`` it wraps the copy, so a
-    write through it never reaches the request object.
+    write through it never reaches the request object. ``owned`` is false as long as no rule wrote.
     """
 
     __slots__ = ("_framework", "job", "owned")
@@ -280,7 +288,7 @@ class _Working:
 
     def own(self) -> GenericJob:
         if not self.owned:
-            copied: dict[str, Any] = orjson.loads(orjson.dumps(self.job.obj))
+            copied: dict[str, Any] = orjson.loads(orjson.dumps(_without_managed_fields(self.job.obj)))
             self.job = self._framework.adapter(copied)
             self.owned = True
         return self.job

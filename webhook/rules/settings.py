@@ -15,6 +15,7 @@ WorkloadIdentifierAnnotations on; AdmissionGatedBy via the adapters). ElasticJob
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -133,12 +134,13 @@ class WebhookSettings:
     def framework_for(self, *, group: str, version: str, kind: str) -> Framework | None:
         return self._by_gvk.get((group, version, kind))
 
-    @property
+    @functools.cached_property
     def managed_owner_kinds(self) -> frozenset[tuple[str, str]]:
-        """(apiVersion, kind) of owners whose jobs Kueue manages (``getJobTypeForOwner`` non-nil)."""
+        """(apiVersion, kind) of owners whose jobs Kueue manages (``getJobTypeForOwner`` non-nil);
+        computed once (read by every admission of a job with an owner)."""
         return frozenset(f.owner_key for f in self.frameworks) | self.extra_managed_owner_kinds
 
-    @property
+    @functools.cached_property
     def known_owner_kinds(self) -> frozenset[tuple[str, str]]:
         """Owners the ancestor walk follows (``isKnownOwner``): managed kinds plus ReplicaSet."""
         return self.managed_owner_kinds | {REPLICASET_OWNER}

@@ -24,7 +24,14 @@ Invariants, and why:
   (AppWrapper's SubjectAccessReviews) or wait for an owner cache to fill is handed, with its body, to uvicorn's normal request cycle
   at the end of the message, so it runs as a task like any other request.
 * **Keep-alive as uvicorn does it**: after the response, ``on_response_complete`` (request count,
-  keep-alive timer, pipelined requests); ``Connection: close`` when the client asked for it.
+  keep-alive timer, pipelined requests); ``Connection: close`` when the client asked for it. The
+  idle connection is closed ``timeout_keep_alive`` seconds after its last response, as uvicorn
+  closes it, but by one timer per idle period that moves its own deadline instead of a timer made
+  and cancelled per request (for both paths: uvicorn's cycle calls the same ``on_response_complete``).
+* **Only what the answer needs, per request**: uvicorn builds an ASGI scope in
+  ``on_message_begin``; here it is built when a request turns out to go to the ASGI app (the
+  parser has by then read the URL and headers, which the scope takes over). The response head
+  (status line, uvicorn's default headers, content type) is built once per ``date`` second.
 * **Never a dead connection**: should the handler raise (it answers every bad input itself), the
   request gets uvicorn's plain 500 and the error is logged, as the ASGI path would do.
 """
@@ -59,14 +66,33 @@ class _AdmissionProtocol(HttpToolsProtocol):
         self._answer: FastAnswer | None = None
         self._chunks: list[bytes] = []
         self._size = 0
+        #: when the kept-alive connection, idle since its last response, is to be closed (``None``:
+        #: a request is arriving or being answered)
+        self._idle_deadline: float | None = None
+        #: ``server_state.default_headers`` (replaced every second for ``date``) and the response
+        #: heads built from it, by (status, keep-alive)
+        self._heads_for: object = None
+        self._heads: dict[tuple[int, bool], bytes] = {}
+
+    # --- request: uvicorn's ASGI scope only for a request that goes to the ASGI app ---------------
 
     def on_message_begin(self) -> None:
-        super().on_message_begin()
+        self.url = b""
+        self.expect_100_continue = False
+        self.headers = []
         self._answer = None
+
+    def _begin_asgi_request(self) -> None:
+        """uvicorn's ``on_message_begin`` (the scope), keeping what the parser has read since."""
+        url, headers, expect = self.url, self.headers, self.expect_100_continue
+        super().on_message_begin()
+        self.url, self.headers, self.expect_100_continue = url, headers, expect
+        self.scope["headers"] = headers
 
     def on_headers_complete(self) -> None:
         answer = self._fast_route()
         if answer is None:
+            self._begin_asgi_request()
             super().on_headers_complete()
             return
         self._answer = answer
@@ -109,24 +135,73 @@ class _AdmissionProtocol(HttpToolsProtocol):
             return
         status, payload = result
         keep_alive = self.parser.should_keep_alive()
-        head = [STATUS_LINE[status]]
-        for name, value in self.server_state.default_headers:
-            head += [name, b": ", value, b"\r\n"]
-        head += [_JSON if status == 200 else _TEXT, b"content-length: %d\r\n" % len(payload)]
-        if not keep_alive:
-            head.append(b"connection: close\r\n")
-        head += [b"\r\n", payload]
-        self.transport.write(b"".join(head))
+        self.transport.write(self._head(status, keep_alive) + b"%d\r\n\r\n" % len(payload) + payload)
         if not keep_alive:
             self.transport.close()
         self.on_response_complete()
 
+    def _head(self, status: int, keep_alive: bool) -> bytes:
+        """Status line, uvicorn's default headers, content type and ``content-length: `` (built
+        once per second per kind of answer: the default headers change only with ``date``)."""
+        defaults = self.server_state.default_headers
+        if defaults is not self._heads_for:
+            self._heads_for, self._heads = defaults, {}
+        head = self._heads.get((status, keep_alive))
+        if head is None:
+            parts = [STATUS_LINE[status]]
+            for name, value in defaults:
+                parts += [name, b": ", value, b"\r\n"]
+            parts.append(_JSON if status == 200 else _TEXT)
+            if not keep_alive:
+                parts.append(b"connection: close\r\n")
+            parts.append(b"content-length: ")
+            head = self._heads[(status, keep_alive)] = b"".join(parts)
+        return head
+
     def _hand_to_asgi(self, body: bytes) -> None:
         """Start uvicorn's request cycle now that the whole body is here (the ASGI app answers)."""
+        self._begin_asgi_request()
         super().on_headers_complete()
         self.cycle.body += body
         self.cycle.more_body = False
         self.cycle.message_event.set()
+
+    # --- keep-alive: one timer per idle period instead of one per request ------------------------
+
+    def _unset_keepalive_if_required(self) -> None:
+        # uvicorn cancels its timer whenever data arrives and arms a new one after each response
+        # (a TimerHandle made and cancelled per request); here the timer stays and finds the
+        # connection busy, or its idle deadline moved, when it fires
+        self._idle_deadline = None
+
+    def on_response_complete(self) -> None:
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self.flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+            return
+        self._idle_deadline = deadline = self.loop.time() + self.timeout_keep_alive
+        if self.timeout_keep_alive_task is None:
+            self.timeout_keep_alive_task = self.loop.call_at(deadline, self._keep_alive_expired)
+
+    def _keep_alive_expired(self) -> None:
+        self.timeout_keep_alive_task = None
+        deadline = self._idle_deadline
+        if deadline is None or self.transport.is_closing():
+            return  # busy: the response being made arms the timer again
+        if self.loop.time() < deadline:
+            self.timeout_keep_alive_task = self.loop.call_at(deadline, self._keep_alive_expired)
+            return
+        self.timeout_keep_alive_handler()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.timeout_keep_alive_task is not None:
+            self.timeout_keep_alive_task.cancel()
+            self.timeout_keep_alive_task = None
+        super().connection_lost(exc)
 
 
 def admission_protocol(*, routes: Mapping[bytes, FastAnswer], body_limit: int) -> type[HttpToolsProtocol]:

@@ -240,3 +240,16 @@ async def test_a_handler_failure_is_a_500_not_a_dead_connection(
     assert fine.status == 200  # the connection lives on
     assert "admission fast path failed" in caplog.text
     writer.close()
+
+
+async def test_an_idle_kept_alive_connection_is_closed_after_the_keep_alive_timeout(served: Served) -> None:
+    # read by each new connection's protocol: a short timeout for this test's connection only
+    served.server._server.config.timeout_keep_alive = 1
+    reader, writer = await served.connect()
+    for name in ("k1", "k2"):  # the timer armed after the first answer moves on with the second
+        writer.write(post("/mutate", queued_job(name)))
+        (answer,) = await read_responses(reader, 1)
+        assert answer.status == 200
+    # the server closes it once idle (no wall-clock bound: only that it happens)
+    assert await asyncio.wait_for(reader.read(), 30) == b""
+    writer.close()

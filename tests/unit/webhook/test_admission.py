@@ -25,7 +25,20 @@ from webhook.rules.lookups import InMemoryLookups, ObjectKey, OwnerCacheNotReady
         (b'{"apiVersion": "admission.k8s.io/v1", "kind": "Other"}', "expected apiVersion"),
         (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}', "request: must be an object"),
         (review(job()).replace(b'"uid":"u-1"', b'"uid":""'), "request.uid"),
-        (review(job()).replace(b'"uid":"u-1"', b'"uid":7'), "request.uid"),
+        (review(job()).replace(b'"uid":"u-1"', b'"uid":7'), "request.uid: must be a non-empty string\n"),
+        (review(job()).replace(b'"group":"batch"', b'"group":1'), "request.kind.group: must be a string\n"),
+        (
+            review(job()).replace(b'"version":"v1",', b""),
+            "request.kind.version: must be a non-empty string\n",
+        ),
+        (
+            review(job()).replace(b'"version":"v1"', b'"version":""'),
+            "request.kind.version: must be a non-empty string\n",
+        ),
+        (
+            review(job()).replace(b'"kind":"Job"}', b'"kind":["Job"]}'),
+            "request.kind.kind: must be a non-empty string\n",
+        ),
         (review(None), "request.object: must be an object"),
         (review(job(), operation="PATCH"), "request.operation"),
         (
