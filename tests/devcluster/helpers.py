@@ -6,7 +6,7 @@ import json
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, Final
 
 import httpx
 import orjson
@@ -130,3 +130,23 @@ def send_admission_response(handler: BaseHTTPRequestHandler, response: dict[str,
     handler.send_header("Content-Length", str(len(body)))
     handler.end_headers()
     handler.wfile.write(body)
+
+
+#: the CustomResourceDefinition collection
+CRDS: Final = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def crd_established(client: httpx.Client, name: str) -> bool:
+    """Whether CRD ``name`` has its ``Established`` condition True: its kinds are served."""
+    status = client.get(f"{CRDS}/{name}").json().get("status") or {}
+    return any(c["type"] == "Established" and c["status"] == "True" for c in status.get("conditions") or [])
+
+
+def namespaced_crd(group: str, *, names: dict[str, Any], versions: list[dict[str, Any]]) -> dict[str, Any]:
+    """A namespaced CustomResourceDefinition ``<plural>.<group>`` serving ``versions``."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{names['plural']}.{group}"},
+        "spec": {"group": group, "scope": "Namespaced", "names": names, "versions": versions},
+    }

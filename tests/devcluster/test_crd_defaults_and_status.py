@@ -14,9 +14,7 @@ from typing import Any
 import pytest
 
 from tests.devcluster.conftest import KubeTarget
-from tests.devcluster.helpers import MERGE_PATCH, eventually
-
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+from tests.devcluster.helpers import CRDS, MERGE_PATCH, crd_established, eventually, namespaced_crd
 
 
 def _schema(*, with_mode_default: bool) -> dict[str, Any]:
@@ -61,30 +59,19 @@ def _schema(*, with_mode_default: bool) -> dict[str, Any]:
 
 
 def _crd(group: str, *, with_mode_default: bool = False) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"gizmos.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {"openAPIV3Schema": _schema(with_mode_default=with_mode_default)},
-                }
-            ],
-        },
-    }
-
-
-def _established(kube: KubeTarget, name: str) -> bool:
-    status = kube.client.get(f"{CRDS}/{name}").json().get("status") or {}
-    return any(c["type"] == "Established" and c["status"] == "True" for c in status.get("conditions") or [])
+    return namespaced_crd(
+        group,
+        names={"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+        versions=[
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": _schema(with_mode_default=with_mode_default)},
+            }
+        ],
+    )
 
 
 @pytest.fixture
@@ -92,7 +79,7 @@ def gizmos(kube: KubeTarget, namespace: str) -> Iterator[tuple[str, str]]:
     """(collection URL, CRD group): a CRD of its own per test, so a schema change stays local."""
     group = f"g{secrets.token_hex(4)}.example.com"
     assert kube.client.post(CRDS, json=_crd(group)).status_code == 201
-    eventually(lambda: _established(kube, f"gizmos.{group}"))
+    eventually(lambda: crd_established(kube.client, f"gizmos.{group}"))
     eventually(lambda: kube.client.get(f"/apis/{group}/v1/namespaces/{namespace}/gizmos").status_code == 200)
     yield f"/apis/{group}/v1/namespaces/{namespace}/gizmos", group
     kube.client.delete(f"{CRDS}/gizmos.{group}")

@@ -15,9 +15,8 @@ import httpx
 import pytest
 
 from tests.devcluster.conftest import KubeTarget
-from tests.devcluster.helpers import eventually, server_minor, status_of
+from tests.devcluster.helpers import CRDS, crd_established, eventually, server_minor, status_of
 
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 GROUP = "ratchet.example.com"
 CRD_NAME = f"gadgets.{GROUP}"
 MERGE = {"content-type": "application/merge-patch+json"}
@@ -79,11 +78,6 @@ def _crd(*, strict: bool) -> dict[str, Any]:
     }
 
 
-def _established(kube: KubeTarget) -> bool:
-    status = kube.client.get(f"{CRDS}/{CRD_NAME}").json().get("status") or {}
-    return any(c["type"] == "Established" and c["status"] == "True" for c in status.get("conditions") or [])
-
-
 def _gadget(name: str, **spec: Any) -> dict[str, Any]:
     return {"apiVersion": f"{GROUP}/v1", "kind": "Gadget", "metadata": {"name": name}, "spec": spec}
 
@@ -111,7 +105,7 @@ def gadgets(kube: KubeTarget, namespace: str) -> Iterator[str]:
         pytest.skip("CRDValidationRatcheting is on by default from Kubernetes 1.30")
     response = kube.client.post(CRDS, json=_crd(strict=False))
     assert response.status_code == 201, response.text[:500]
-    eventually(lambda: _established(kube), timeout=30)
+    eventually(lambda: crd_established(kube.client, CRD_NAME), timeout=30)
     url = f"/apis/{GROUP}/v1/namespaces/{namespace}/gadgets"
     yield url
     kube.client.delete(f"{CRDS}/{CRD_NAME}")

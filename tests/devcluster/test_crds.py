@@ -10,9 +10,8 @@ import pytest
 import yaml
 
 from tests.devcluster.conftest import KubeTarget
-from tests.devcluster.helpers import eventually, status_of
+from tests.devcluster.helpers import CRDS, crd_established, eventually, namespaced_crd, status_of
 
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 CONTAINERS = [{"name": "c", "image": "busybox"}]
 
 
@@ -25,11 +24,6 @@ def _install(kube: KubeTarget, crd: dict[str, Any]) -> dict[str, Any]:
     return installed
 
 
-def _established(kube: KubeTarget, name: str) -> bool:
-    status = kube.client.get(f"{CRDS}/{name}").json().get("status") or {}
-    return any(c["type"] == "Established" and c["status"] == "True" for c in status.get("conditions") or [])
-
-
 @pytest.fixture
 def real_crds(kube: KubeTarget, shared_dir: Path) -> list[dict[str, Any]]:
     installed = []
@@ -38,7 +32,7 @@ def real_crds(kube: KubeTarget, shared_dir: Path) -> list[dict[str, Any]]:
             if document and document.get("kind") == "CustomResourceDefinition":
                 installed.append(_install(kube, document))
     for crd in installed:
-        eventually(functools.partial(_established, kube, crd["metadata"]["name"]))
+        eventually(functools.partial(crd_established, kube.client, crd["metadata"]["name"]))
     # kube-apiserver's create answer has no conditions yet (its controllers set them just after)
     return [kube.client.get(f"{CRDS}/{crd['metadata']['name']}").json() for crd in installed]
 
@@ -154,38 +148,26 @@ def _widget_crd(group: str = "example.com") -> dict[str, Any]:
             "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
         },
     }
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"]},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {"openAPIV3Schema": schema},
-                },
-                {
-                    "name": "v1alpha1",
-                    "served": True,
-                    "storage": False,
-                    "subresources": {"status": {}},
-                    "schema": {"openAPIV3Schema": schema},
-                },
-            ],
-        },
-    }
+    return namespaced_crd(
+        group,
+        names={"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"]},
+        versions=[
+            {
+                "name": version,
+                "served": True,
+                "storage": version == "v1",
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": schema},
+            }
+            for version in ("v1", "v1alpha1")
+        ],
+    )
 
 
 @pytest.fixture
 def widgets(kube: KubeTarget, namespace: str) -> Any:
     _install(kube, _widget_crd())
-    eventually(lambda: _established(kube, "widgets.example.com"))
+    eventually(lambda: crd_established(kube.client, "widgets.example.com"))
     yield f"/apis/example.com/v1/namespaces/{namespace}/widgets"
     kube.client.delete(f"{CRDS}/widgets.example.com")
 
@@ -268,7 +250,7 @@ def test_strategic_merge_patch_on_custom_resource_is_415(kube: KubeTarget, widge
 
 def test_deleting_a_crd_removes_its_objects_and_endpoints(kube: KubeTarget, namespace: str) -> None:
     _install(kube, _widget_crd("gone.example.com"))
-    eventually(lambda: _established(kube, "widgets.gone.example.com"))
+    eventually(lambda: crd_established(kube.client, "widgets.gone.example.com"))
     url = f"/apis/gone.example.com/v1/namespaces/{namespace}/widgets"
     _create(kube, url, {"apiVersion": "gone.example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
     kube.client.delete(f"{CRDS}/widgets.gone.example.com")

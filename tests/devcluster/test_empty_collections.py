@@ -16,10 +16,17 @@ from typing import Any
 import pytest
 
 from tests.devcluster.conftest import KubeTarget
-from tests.devcluster.helpers import MERGE_PATCH, eventually, jobs_url, watch
+from tests.devcluster.helpers import (
+    CRDS,
+    MERGE_PATCH,
+    crd_established,
+    eventually,
+    jobs_url,
+    namespaced_crd,
+    watch,
+)
 
 APPLY = {"content-type": "application/apply-patch+yaml"}
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 EMPTY_METADATA: dict[str, Any] = {"labels": {}, "annotations": {}, "finalizers": [], "ownerReferences": []}
 
 
@@ -199,24 +206,18 @@ def _empties_crd(group: str) -> dict[str, Any]:
             "options": {"type": "object", "properties": {"size": {"type": "integer"}}},
         },
     }
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"empties.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": "empties", "singular": "empty", "kind": "Empty"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec_schema}}},
-                }
-            ],
-        },
-    }
+    return namespaced_crd(
+        group,
+        names={"plural": "empties", "singular": "empty", "kind": "Empty"},
+        versions=[
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec_schema}}},
+            }
+        ],
+    )
 
 
 @pytest.fixture
@@ -224,14 +225,7 @@ def empties(kube: KubeTarget, namespace: str) -> Iterator[str]:
     group = f"e{secrets.token_hex(3)}.example.com"
     installed = kube.client.post(CRDS, json=_empties_crd(group))
     assert installed.status_code == 201, installed.text
-
-    def established() -> bool:
-        status = kube.client.get(f"{CRDS}/empties.{group}").json().get("status") or {}
-        return any(
-            c["type"] == "Established" and c["status"] == "True" for c in status.get("conditions") or []
-        )
-
-    eventually(established)
+    eventually(lambda: crd_established(kube.client, f"empties.{group}"))
     path = f"/apis/{group}/v1/namespaces/{namespace}/empties"
     eventually(lambda: kube.client.get(path).status_code == 200)
     yield path

@@ -14,11 +14,10 @@ from typing import Any
 import pytest
 
 from tests.devcluster.conftest import KubeTarget
-from tests.devcluster.helpers import create_job, eventually, patch_job, status_of
+from tests.devcluster.helpers import CRDS, crd_established, create_job, eventually, patch_job, status_of
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 KUBECTL_ACCEPT = f"{TABLE},application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 AGE = re.compile(r"^\d+s$")
 
 
@@ -71,16 +70,11 @@ def _gadget_crd() -> dict[str, Any]:
     }
 
 
-def _established(kube: KubeTarget, name: str) -> bool:
-    status = kube.client.get(f"{CRDS}/{name}").json().get("status") or {}
-    return any(c["type"] == "Established" and c["status"] == "True" for c in status.get("conditions") or [])
-
-
 @pytest.fixture
 def gadgets(kube: KubeTarget, namespace: str) -> Iterator[str]:
     response = kube.client.post(CRDS, json=_gadget_crd())
     assert response.status_code in {201, 409}, response.text[:500]
-    eventually(lambda: _established(kube, "gadgets.tables.example.com"))
+    eventually(lambda: crd_established(kube.client, "gadgets.tables.example.com"))
     path = f"/apis/tables.example.com/v1/namespaces/{namespace}/gadgets"
     eventually(lambda: kube.client.get(path).status_code == 200)
     yield path
