@@ -15,7 +15,7 @@ odd data, since every field is read defensively from what the API server returne
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Final
 
@@ -73,7 +73,10 @@ def add_workload_evidence(
     if admission is not None:
         section.add("admitted to", admission.cluster_queue)
     section.columns = ("CONDITION", "STATUS", "REASON", "AGE", "MESSAGE")
-    for condition in (workload.status.conditions if workload.status else None) or []:
+    # by type: which controller wrote a condition first is a race (the job reconciler's PodsReady,
+    # the scheduler's QuotaReserved), and the same Workload should read the same way every time
+    conditions = (workload.status.conditions if workload.status else None) or []
+    for condition in sorted(conditions, key=lambda condition: condition.type):
         section.row(
             condition.type,
             condition.status,
@@ -113,14 +116,26 @@ def _event_time(event: WireDict) -> str:
     return str((event.get("metadata") or {}).get("creationTimestamp") or "")
 
 
+_NEVER: Final = datetime.min.replace(tzinfo=UTC)
+
+
+def _event_second(event: WireDict) -> datetime:
+    """When the event last happened, to the second: ``lastTimestamp`` has no finer precision, and
+    comparing it with another writer's ``eventTime`` in microseconds would put an event of the same
+    second before one that caused it. Unreadable times sort first."""
+    moment = parse_time(_event_time(event))
+    return _NEVER if moment is None else moment.replace(microsecond=0)
+
+
 async def add_events(
     view: ClusterView, section: Section, *, subjects: Sequence[tuple[str, str]], namespace: str, now: datetime
 ) -> None:
-    """The last ``MAX_EVENTS`` Events about ``subjects`` (``(label, uid)`` pairs), oldest first."""
+    """The last ``MAX_EVENTS`` Events about ``subjects`` (``(label, uid)`` pairs), oldest first;
+    events of the same second in the order of ``subjects`` (the job's before its Workload's)."""
     rows: list[tuple[str, WireDict]] = []
     for label, uid in subjects:
         rows.extend((label, event) for event in await view.events_about(uid=uid, namespace=namespace))
-    rows.sort(key=lambda item: _event_time(item[1]))
+    rows.sort(key=lambda item: _event_second(item[1]))  # stable: ties keep the order of subjects
     section.columns = ("AGE", "TYPE", "REASON", "OBJECT", "MESSAGE")
     for label, event in rows[-MAX_EVENTS:]:
         count = event.get("count")

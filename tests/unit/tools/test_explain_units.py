@@ -453,6 +453,43 @@ async def test_events_of_the_job_and_its_workload_newest_last() -> None:
     ]
 
 
+async def test_events_of_one_second_keep_the_job_before_its_workload() -> None:
+    """core/v1 ``lastTimestamp`` has whole seconds and another writer's ``eventTime`` microseconds:
+    compared as text, the Workload's event of the same second sorted before the job's event that
+    caused it."""
+    events: list[dict[str, Any]] = [
+        {
+            "involvedObject": {"uid": "w-job-j-1"},
+            "type": "Warning",
+            "reason": "Pending",
+            "message": "no quota",
+            "eventTime": "2026-03-01T11:59:10.600000Z",
+        },
+        {
+            "involvedObject": {"uid": "uid-1"},
+            "type": "Normal",
+            "reason": "CreatedWorkload",
+            "message": "Created Workload: ns/job-j-1",
+            "lastTimestamp": "2026-03-01T11:59:10Z",
+        },
+    ]
+    explanation = await run_chain(FakeView(state(workloads=[workload("job-j-1")]), events=events))
+    assert [row[2] for row in explanation.section("Events").rows] == ["CreatedWorkload", "Pending"]
+
+
+async def test_workload_conditions_read_in_the_same_order_whoever_wrote_first() -> None:
+    written = [
+        {"type": "QuotaReserved", "status": "False", "reason": "Pending", "lastTransitionTime": STAMP},
+        {"type": "PodsReady", "status": "False", "reason": "WaitForStart", "lastTransitionTime": STAMP},
+    ]
+    orders = []
+    for conditions in (written, written[::-1]):
+        view = FakeView(state(workloads=[workload("job-j-1", conditions=conditions)]))
+        explanation = await run_chain(view)
+        orders.append([row[0] for row in explanation.section("Workload").rows])
+    assert orders == [["PodsReady", "QuotaReserved"], ["PodsReady", "QuotaReserved"]]
+
+
 def test_the_explain_cli_reports_a_bad_configuration_and_an_unknown_kind(
     tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
