@@ -44,6 +44,7 @@ from shared.frameworks.base import GenericJob
 from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.copy_on_write import CopyOnWriteJob
 from shared.jobmeta import max_exec_time_seconds
+from shared.kube.conditions import read_status
 from shared.models.workload import PodSet, Workload
 from shared.podset import PodSetGates
 
@@ -91,11 +92,6 @@ def same_job(first: Mapping[str, Any], second: Mapping[str, Any], *, with_status
     return compared == sum(1 for key in other if key not in _VOLATILE_METADATA)
 
 
-def _status(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    status = obj.get("status")
-    return status if type(status) is dict or isinstance(status, Mapping) else {}
-
-
 def _condition_statuses(status: Mapping[str, Any]) -> tuple[Any, ...]:
     conditions = status.get("conditions")
     found: dict[str, Any] = {}
@@ -112,7 +108,7 @@ def same_workload_inputs(first: Mapping[str, Any], second: Mapping[str, Any]) ->
     """Equal in every part the verdict reads (module docstring)."""
     if first is second:
         return True
-    status_one, status_other = _status(first), _status(second)
+    status_one, status_other = read_status(first), read_status(second)
     # small parts first, the pod templates of the spec last
     for key in _WORKLOAD_STATUS:
         if status_one.get(key) != status_other.get(key):

@@ -315,9 +315,7 @@ class Informer:
         try:
             fn(*args)
         except Exception:
-            logger.exception(
-                "event handler failed", extra={"resource": str(self.gvk), "key": object_key(args[-1])}
-            )
+            self._handler_failed(args[-1])
 
     # The dispatches call each handler inside their own ``try`` rather than through ``_call``: one
     # Python-level call less per handler per event, the same logging when a handler raises.
@@ -349,7 +347,7 @@ class Informer:
                     self._handler_failed(obj)
 
     def _handler_failed(self, obj: Obj) -> None:
-        """Log the exception being handled, as ``_call`` does."""
+        """Log the exception being handled (a handler raised for ``obj``)."""
         logger.exception("event handler failed", extra={"resource": str(self.gvk), "key": object_key(obj)})
 
     def resync(self) -> None:
