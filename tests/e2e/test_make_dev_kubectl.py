@@ -1,4 +1,4 @@
-"""``kubectl`` on what ``make dev`` leaves behind, as a user sees it (issue 17).
+"""``kubectl`` on what ``make dev`` leaves behind, as a user sees it.
 
 One ``kueue-bridge dev --exit-when-done`` run per module; its ``.dev/data`` is then served again by
 ``kueue-bridge devcluster`` and looked at:
