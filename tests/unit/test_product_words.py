@@ -27,7 +27,9 @@ PRODUCT_SUFFIXES: Final = frozenset(
     {".py", ".md", ".yaml", ".yml", ".toml", ".json", ".cfg", ".ini", ".sh", ".txt", ".j2", ".tpl"}
 )
 PRODUCT_NAMES: Final = frozenset({"Makefile", "Dockerfile", ".gitignore", ".dockerignore"})
-#: Folders that are not the product: tools' caches, build output, local state, virtualenvs.
+#: Hidden folders that are part of the product; every other one is a tool's cache or local state.
+PRODUCT_HIDDEN_FOLDERS: Final = frozenset({".ci", ".github"})
+#: Folders that are not the product: build output, local state, virtualenvs.
 SKIPPED_FOLDERS: Final = frozenset(
     {".git", ".venv", "venv", "node_modules", "site", "build", "dist", ".dev", "__pycache__"}
 )
@@ -57,9 +59,13 @@ def product_files(root: Path) -> Iterator[Path]:
     """Every product text file under ``root``, skipping tools' caches and build output."""
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
-        if any(part in SKIPPED_FOLDERS or part.endswith(".egg-info") for part in relative.parts[:-1]):
+        folders = relative.parts[:-1]
+        if any(part in SKIPPED_FOLDERS or part.endswith(".egg-info") for part in folders):
             continue
-        if path.is_file() and (path.suffix in PRODUCT_SUFFIXES or path.name in PRODUCT_NAMES):
+        if any(part.startswith(".") and part not in PRODUCT_HIDDEN_FOLDERS for part in folders):
+            continue
+        scripts = bool(folders) and folders[0] == ".ci"  # CI's scripts have no suffix
+        if path.is_file() and (path.suffix in PRODUCT_SUFFIXES or path.name in PRODUCT_NAMES or scripts):
             yield path
 
 
@@ -146,4 +152,5 @@ def test_the_scan_reads_docs_source_tests_and_manifests() -> None:
     assert {"README.md", "docs/benchmarks.md", "pyproject.toml", "Makefile", "shared/__init__.py"} <= files
     assert any(name.startswith("tests/") for name in files)
     assert any(name.startswith("deploy/") and name.endswith(".yaml") for name in files)
-    assert not any(name.startswith(".venv/") for name in files)
+    assert ".ci/run" in files
+    assert not any(name.startswith((".venv/", ".mypy_cache/", ".git/")) for name in files)
