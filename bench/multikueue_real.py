@@ -9,7 +9,7 @@ The fleet's start is not measured. There is no kubelet nor job controller on the
 :class:`JobRunner` plays the job controller on the workers -- a Job that starts (is unsuspended) there
 gets one running pod at once (``status.active: 1``) and succeeds ``--run-seconds`` later.
 
-Reliability (issue #24), scripted with ``--kill-at`` and ``--worker-down-at``: ``kill -9`` of our
+Reliability, scripted with ``--kill-at`` and ``--worker-down-at``: ``kill -9`` of our
 multikueue when the given fractions of the jobs have reached a worker (restarted at once, as its
 Deployment would), and ``w1``'s API server stopped at a fraction, our multikueue killed and restarted
 while it is down, ``w1`` started again ``--down-seconds`` later. Every round then checks and prints:

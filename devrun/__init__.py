@@ -8,9 +8,14 @@ once and also runs ``kueue-bridge multikueue`` on the manager. The command is
 :func:`devrun.__main__.main`, as for every component package; this package does not import that
 module, so ``python -m devrun`` runs it exactly once.
 
-Modules: ``cluster`` (one devcluster and its components), ``multicluster`` (the fleet),
-``samples`` (CRDs, configuration, queues, sample jobs), ``components`` (child processes),
-``watch`` (reading the table back and deciding the end), ``progress`` (the table, pure).
+Modules of ``kueue-bridge dev``: ``__main__`` (the command), ``cluster`` (one devcluster and its
+components), ``multicluster`` (the fleet), ``samples`` (CRDs, configuration, queues, sample jobs),
+``components`` (child processes), ``watch`` (reading the table back and deciding the end),
+``progress`` (the table, pure). Modules of ``make test-real`` and the real-cluster benchmarks:
+``real_suite`` (the ``make test-real`` stages), ``real_cluster`` (a real kube-apiserver and the
+real Kueue manager from the real-cluster kit), ``real_fleet`` (a MultiKueue fleet of real
+clusters), ``identities`` (ServiceAccount identities with their RBAC and a token), ``proxy`` (a TCP
+relay a test can cut, to lose a worker without stopping it).
 
 Why a top-level package beside :mod:`devcluster` and not inside it: the runner drives the whole
 product (certificates, configuration, every component's process and health endpoint) and

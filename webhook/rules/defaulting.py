@@ -4,7 +4,7 @@ Order and rules (``jobframework/defaults.go``, ``utils.go`` at the commit in the
 
 1. **Default LocalQueue**: a LocalQueue named ``default`` exists in the namespace, the job has no
    queue-name, its controller owner is not a Kueue-managed kind, and the namespace matches
-   ``managedJobsNamespaceSelector`` (issue #13374) -> label ``kueue.x-k8s.io/queue-name: default``.
+   ``managedJobsNamespaceSelector`` (Kueue #13374) -> label ``kueue.x-k8s.io/queue-name: default``.
 2. **Default WorkloadPriorityClass**: no priority-class label, owner not Kueue-managed, and a
    WorkloadPriorityClass named ``default`` exists -> label ``kueue.x-k8s.io/priority-class: default``.
 3. **Suspend** (``WorkloadShouldBeSuspended``): never for an object being deleted; never when an

@@ -2,7 +2,7 @@
 
 ``KubeWriter`` translates the client's ``Conflict``/``AlreadyExists`` into the port's
 ``ConflictError``; the manager must hand that type to its controllers as a conflict, or a busy
-machine's stale cache shows up as ERROR "reconcile failed" with a traceback (issue 11 item 7).
+machine's stale cache shows up as ERROR "reconcile failed" with a traceback.
 """
 
 from __future__ import annotations

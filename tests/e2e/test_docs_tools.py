@@ -1,7 +1,8 @@
-"""The README's ``explain``, ``preflight`` and ``adapter test`` examples are real output.
+"""The docs' ``explain``, ``preflight`` and ``adapter test`` examples are real output.
 
 Each example is a fenced block whose first line is ``$ kueue-bridge ...``; the rest is what the
-command prints. The test recreates the situation the README describes and runs the command:
+command prints, on any page of the docs or in the README. The test recreates the situation the
+page describes and runs the command:
 
 * ``explain``: the ``make dev`` queues and samples (``examples/dev``) on a devcluster with the Kueue
   stand-in and a real ``kueue-bridge reconciler`` process, created one by one so that ``hello`` and
@@ -36,28 +37,29 @@ from devrun.samples import apply_queues, crd_files, install_crds, load_manifests
 from shared.config import Configuration, load_config
 from shared.frameworks.registry import gvk_of
 from tests.conftest import REPO_ROOT
+from tests.docs_text import documentation_files
 from tests.e2e.conftest import kube_client
 from tests.e2e.explain_support import explained
 from tests.e2e.test_reconciler_support import ReconcilerProcess, running_processes
 from tests.e2e.test_webhook_e2e import issue, readyz, register, running_webhook
 from tests.polling import eventually
-from tests.unit.frameworks.test_readme_example import readme_examples
+from tests.unit.frameworks.test_docs_adapter_example import adapter_examples
 
 pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared]
 
-README = REPO_ROOT / "README.md"
 EXAMPLES = REPO_ROOT / "examples" / "dev"
 _BLOCK = re.compile(r"```\n\$ (kueue-bridge [^\n]*)\n(.*?)```", re.DOTALL)
 
 
 def examples(command: str) -> list[tuple[list[str], str]]:
-    """(argv without ``kueue-bridge``, expected output) of every README example of ``command``."""
+    """(argv without ``kueue-bridge``, expected output) of every documented example of ``command``."""
     found = []
-    for match in _BLOCK.finditer(README.read_text(encoding="utf-8")):
-        argv = shlex.split(match.group(1))[1:]
-        if argv[0] == command:
-            found.append((argv[1:], match.group(2)))
-    assert found, f"the README has no `$ kueue-bridge {command}` example"
+    for path in documentation_files():
+        for match in _BLOCK.finditer(path.read_text(encoding="utf-8")):
+            argv = shlex.split(match.group(1))[1:]
+            if argv[0] == command:
+                found.append((argv[1:], match.group(2)))
+    assert found, f"the docs have no `$ kueue-bridge {command}` example"
     return found
 
 
@@ -170,7 +172,7 @@ def masked_preflight(text: str) -> list[str]:
     return [" ".join(line.split()) for line in text.splitlines()]
 
 
-def test_readme_explain_and_preflight_examples_are_real_output(shared_dir: Path, tmp_path: Path) -> None:
+def test_documented_explain_and_preflight_examples_are_real_output(shared_dir: Path, tmp_path: Path) -> None:
     [(explain_argv, explain_expected)] = examples("explain")
     [(preflight_argv, preflight_expected)] = examples("preflight")
     cluster = ThreadedDevCluster(options=ServerOptions(kueue_standin=True)).start()
@@ -178,7 +180,7 @@ def test_readme_explain_and_preflight_examples_are_real_output(shared_dir: Path,
         reconciler = ReconcilerProcess(
             config=EXAMPLES / "config.yaml",
             kubeconfig=cluster.kubeconfig_path,
-            identity="readme",
+            identity="docs",
             log_path=tmp_path / "reconciler.log",
         )
         with running_processes(reconciler):
@@ -193,21 +195,21 @@ def test_readme_explain_and_preflight_examples_are_real_output(shared_dir: Path,
         cluster.stop()
     assert (code, err) == (0, "")
     assert masked(out) == masked(explain_expected), (
-        f"the README's explain example is stale; the command printed:\n{out}"
+        f"the documented explain example is stale; the command printed:\n{out}"
     )
     assert (preflight_code, preflight_err) == (0, "")
     assert masked_preflight(preflight_out) == masked_preflight(preflight_expected), (
-        f"the README's preflight example is stale; the command printed:\n{preflight_out}"
+        f"the documented preflight example is stale; the command printed:\n{preflight_out}"
     )
 
 
 # --- adapter test -----------------------------------------------------------------------------------
 
 
-def test_readme_adapter_test_examples_are_real_output(
+def test_documented_adapter_test_examples_are_real_output(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    blocks = readme_examples()
+    blocks = adapter_examples()
     header = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
     (tmp_path / "trainingrun.yaml").write_text(yaml.safe_dump({**header, **blocks["trainingrun-config"]}))
     (tmp_path / "resnet.yaml").write_text(yaml.safe_dump(blocks["trainingrun-object"]))
@@ -222,5 +224,5 @@ def test_readme_adapter_test_examples_are_real_output(
         printed = out + err  # a failing run prints its problems on stderr
         assert code == (1 if err else 0)
         assert printed == expected, (
-            f"the README's example `{' '.join(argv)}` is stale; it printed:\n{printed}"
+            f"the documented example `{' '.join(argv)}` is stale; it printed:\n{printed}"
         )

@@ -1,4 +1,4 @@
-"""The worked example in README.md's "Declarative adapters" section, run through the real code.
+"""The worked example of ``docs/adapters.md`` (Declarative adapters), run through the real code.
 
 The blocks are found by their ``# example: <name>`` first line, so the documentation cannot drift
 from what the adapter does.
@@ -17,22 +17,20 @@ from shared.frameworks.base import JobWithManagedBy
 from shared.frameworks.registry import DeclarativeKind, FrameworkRegistry, parse_external_name
 from shared.frameworks.spec import DeclarativeAdapterSpec
 from shared.podset import PodSetInfo, pod_set_info_from_pod_set
-from tests.conftest import REPO_ROOT
+from tests.docs_text import page
 
 _BLOCK = re.compile(r"```yaml\n# example: (?P<name>[\w-]+)\n(?P<body>.*?)```", re.DOTALL)
 
 
-def readme_examples() -> dict[str, Any]:
-    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("## Declarative adapters")
-    end = text.find("\n## ", start + 1)
-    section = text[start : end if end != -1 else len(text)]
-    return {match["name"]: yaml.safe_load(match["body"]) for match in _BLOCK.finditer(section)}
+def adapter_examples() -> dict[str, Any]:
+    """The page's ``# example: <name>`` blocks, parsed, by name."""
+    text = page("adapters.md")
+    return {match["name"]: yaml.safe_load(match["body"]) for match in _BLOCK.finditer(text)}
 
 
 @pytest.fixture
 def example() -> dict[str, Any]:
-    blocks = readme_examples()
+    blocks = adapter_examples()
     assert set(blocks) >= {"trainingrun-object", "trainingrun-config", "trainingrun-podsets"}
     return blocks
 
@@ -46,14 +44,14 @@ def registry_from(config: dict[str, Any]) -> FrameworkRegistry:
     return FrameworkRegistry(declarative=kinds)
 
 
-def test_readme_pod_sets_are_what_the_adapter_computes(example) -> None:
+def test_documented_pod_sets_are_what_the_adapter_computes(example) -> None:
     registry = registry_from(example["trainingrun-config"])
     adapter = registry.adapter_for(copy.deepcopy(example["trainingrun-object"]))
     assert [pod_set.to_wire() for pod_set in adapter.pod_sets()] == example["trainingrun-podsets"]
     assert registry.plural_for(adapter.gvk) == "trainingruns"
 
 
-def test_readme_lifecycle_start_stop_finish(example) -> None:
+def test_documented_lifecycle_start_stop_finish(example) -> None:
     registry = registry_from(example["trainingrun-config"])
     obj = copy.deepcopy(example["trainingrun-object"])
     original = copy.deepcopy(obj)

@@ -1,4 +1,4 @@
-"""Every command the README's "Running the components" section shows exists with the flags it uses."""
+"""Every command ``docs/components.md`` (Running the components) shows exists with the flags it uses."""
 
 from __future__ import annotations
 
@@ -8,14 +8,12 @@ import shlex
 import pytest
 
 from kueue_bridge.cli import main
-from tests.conftest import REPO_ROOT
+from tests.docs_text import page
 
 
-def readme_commands() -> list[list[str]]:
-    text = (REPO_ROOT / "README.md").read_text()
-    section = text.split("## Running the components", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"```\n(.*?)```", section, re.S)
-    assert block is not None, "the section has a command block"
+def documented_commands() -> list[list[str]]:
+    block = re.search(r"```\n(.*?)```", page("components.md"), re.S)
+    assert block is not None, "the page has a command block"
     commands = []
     for line in block.group(1).splitlines():
         command = line.split("#", 1)[0].strip()
@@ -24,10 +22,10 @@ def readme_commands() -> list[list[str]]:
     return commands
 
 
-COMMANDS = readme_commands()
+COMMANDS = documented_commands()
 
 
-def test_the_section_shows_every_component() -> None:
+def test_the_page_shows_every_component() -> None:
     assert {argv[1] for argv in COMMANDS} >= {"config", "webhook", "reconciler", "certs"}
 
 
