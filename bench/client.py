@@ -59,6 +59,8 @@ from shared.kube import (
 )
 from shared.kube.kinds import CONFIG_MAP_GVK, JOB_GVK, NAMESPACE_GVK
 
+__all__ = ["main"]
+
 OPS = ("create", "get", "patch")
 
 # --- a minimal API imitation ------------------------------------------------------------------

@@ -47,6 +47,8 @@ from shared.kube.clock import SystemClock
 from shared.kube.transport import AiohttpTransport
 from shared.kube.workqueue import WorkQueue
 
+__all__ = ["main"]
+
 WORKLOAD = {
     "apiVersion": "kueue.x-k8s.io/v1beta2",
     "kind": "Workload",

@@ -88,6 +88,8 @@ from shared.constants import (
 from shared.kube import KubeClient
 from shared.kube.kinds import NAMESPACE_GVK, SECRET_GVK
 
+__all__ = ["main"]
+
 SHARED = Path(os.environ.get("KUEUE_BRIDGE_SHARED_DIR") or REPO_ROOT.parent / "shared")
 KUEUE_CRDS = (
     "workloads",

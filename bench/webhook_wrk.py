@@ -38,11 +38,10 @@ from bench.harness.processes import load_average, process_cpu_seconds
 from bench.harness.webhook_server import webhook_process, write_certificates
 from bench.harness.wrk import CLIENT_CORE, SERVER_CORE, WrkResult, parse_wrk, pin
 from devrun import shared_dir
+from shared.constants import QUEUE_LABEL
 from shared.eventloop import run_process_loop
 
 __all__ = ["admissions", "main"]
-
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 def admissions() -> dict[str, tuple[str, bytes]]:

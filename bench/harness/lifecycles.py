@@ -30,13 +30,12 @@ from bench.harness.metrics import by_label, delta, scrape, total
 from bench.harness.processes import load_average, process_cpu_seconds, process_peak_rss_mib, quiet
 from bench.harness.profile_breakdown import PARTS, Breakdown, read_breakdown, top_functions
 from bench.harness.profilers import PerfSampler, Sampler, start_sampler
-from shared.constants import WORKLOAD_GVK
+from shared.constants import RESOURCE_IN_USE_FINALIZER, WORKLOAD_GVK
 from shared.kube import KubeClient
 from shared.kube.watch import EventType, Watch
 
 __all__ = [
     "LIFECYCLE_TIMEOUT",
-    "RESOURCE_IN_USE",
     "Lifecycles",
     "RoundResult",
     "print_round",
@@ -44,7 +43,6 @@ __all__ = [
     "work_done",
 ]
 
-RESOURCE_IN_USE: Final = "kueue.x-k8s.io/resource-in-use"
 #: seconds the lifecycle of every job may take before the bench gives up
 LIFECYCLE_TIMEOUT: Final = 900.0
 
@@ -65,7 +63,7 @@ class Lifecycles:
             self.workloads.add(metadata["name"])
             conditions = (event.object.get("status") or {}).get("conditions") or []
             finished = any(c.get("type") == "Finished" and c.get("status") == "True" for c in conditions)
-            if finished and RESOURCE_IN_USE not in (metadata.get("finalizers") or []):
+            if finished and RESOURCE_IN_USE_FINALIZER not in (metadata.get("finalizers") or []):
                 self.done.add(metadata["name"])
             self.changed.set()
 

@@ -41,7 +41,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from bench.harness.load import wait_until
 from devcluster.standin import JOBS, ApiClient, JobRunner, WatchedObjects
 from devrun import KueueMode, RealCluster, RealClusterPorts, find_kit
-from shared.constants import WORKLOAD_GVK
+from shared.constants import RESOURCE_IN_USE_FINALIZER, WORKLOAD_GVK
 from shared.kube import KubeClient
 from shared.kube.kinds import JOB_GVK
 from shared.kube.watch import EventType, Watch
@@ -57,7 +57,6 @@ __all__ = [
     "job_finisher",
 ]
 
-RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 Census = dict[tuple[str, str], float]
 
 
@@ -331,7 +330,7 @@ class Timeline:
                 self.workload_seen[owner] = time.monotonic()
             if "Admitted" in true and owner is not None and owner not in self.admitted:
                 self.admitted[owner] = time.monotonic()
-            if "Finished" in true and RESOURCE_IN_USE not in (metadata.get("finalizers") or []):
+            if "Finished" in true and RESOURCE_IN_USE_FINALIZER not in (metadata.get("finalizers") or []):
                 self.done.add(metadata["name"])
             self.changed.set()
 

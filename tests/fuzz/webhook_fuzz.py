@@ -42,6 +42,8 @@ from tests.fuzz.admission_answers import answer_problem, classify
 from tests.fuzz.admission_cases import Case, cases
 from tests.fuzz.admission_seeds import fuzz_handler
 
+__all__ = ["main"]
+
 _GENERATE = settings(
     database=None,
     deadline=None,
