@@ -95,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     results = [(bench, *_run(bench)) for bench in benches]
     print("\n=== summary")
+    width = max(len(bench.name) for bench, _, _ in results)
     for bench, code, seconds in results:
-        print(f"{bench.name:<20} {'ok' if code == 0 else f'FAILED (exit {code})':<18} {seconds:6.1f}s")
+        print(f"{bench.name:<{width}} {'ok' if code == 0 else f'FAILED (exit {code})':<18} {seconds:6.1f}s")
     return 1 if any(code != 0 for _, code, _ in results) else 0
 
 
