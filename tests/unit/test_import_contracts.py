@@ -133,7 +133,9 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
         pytest.param(
             "devcluster/apiserver/errors.py",
             "import devrun",
-            {APISERVER, NOBODY_IMPORTS_DEVRUN},
+            # devrun's public API (what bench uses) reaches the API server's host and the operator
+            # tools (devrun.cluster, devrun.identities): from the bottom floor, those break too
+            {APISERVER, NOBODY_IMPORTS_DEVRUN, APISERVER_FLOORS, NOBODY_IMPORTS_TOOLS},
             id="apiserver-imports-runner",
         ),
         pytest.param(
