@@ -55,7 +55,7 @@ release-manifests: $(STAMP)
 	$(BIN)/python -m bridge_tools.manifests.release_bundle --out dist $(if $(IMAGE),--image $(IMAGE))
 
 bench: $(STAMP)
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python -m bench.run_all
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist site *.egg-info

@@ -1,4 +1,4 @@
-"""``bench/multikueue.py --real``: the MultiKueue benchmark on three real API servers, and its chaos.
+"""``python -m bench.multikueue_dispatch --real``: the MultiKueue benchmark on three real API servers, and its chaos.
 
 A round starts a fresh fleet with ``devrun.real_fleet`` (a manager and workers ``w1``, ``w2``: the
 kit's kube-apiserver 1.36 and the real Kueue manager on each, our webhook and reconciler on each),
@@ -42,10 +42,11 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.multikueue_measure import JOB, NAMESPACE, WORKLOAD, Observed, load, report, submit
-from devrun.real_cluster import Kit, RealCluster
-from devrun.real_fleet import (
+from devrun import (
     Dispatcher,
     FleetSettings,
+    Kit,
+    RealCluster,
     RealFleet,
     cpu_seconds,
     job_status_running,

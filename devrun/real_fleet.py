@@ -1,6 +1,6 @@
 """A MultiKueue fleet on real clusters: a manager and workers from the real-cluster kit, ours on each.
 
-One :class:`RealFleet` is what ``tests/real/test_multikueue.py`` and ``bench/multikueue.py --real``
+One :class:`RealFleet` is what ``tests/real/test_multikueue.py`` and ``bench/multikueue_dispatch.py --real``
 run against, started by :func:`start_real_fleet` in this order (each step must succeed before the
 next; everything started is stopped by the caller's exit stack, in reverse):
 

@@ -90,7 +90,7 @@ CHECK_INDEX = "check"  # Workloads by the admission checks in their status
 
 
 #: Workloads reconciled at once unless ``controller.groupKindConcurrency`` names
-#: ``Workload.kueue.x-k8s.io`` (as for Kueue's own MultiKueue controller). bench/multikueue.py, 500
+#: ``Workload.kueue.x-k8s.io`` (as for Kueue's own MultiKueue controller). bench/multikueue_dispatch.py, 500
 #: Workloads at once: with 16, keys waited in the queue up to 1-4 s; with 64 they were taken sooner,
 #: so fewer events coalesced into one pass -- 7,300-7,700 reconciles instead of 4,500-5,100 (each two
 #: to five API calls) -- and on a shared, CPU-bound host the API servers, not the queue, became the

@@ -363,7 +363,7 @@ class LeaderElection(_ConfigModel):
 
 #: Reconciles of one job kind run at most this many at once unless ``controller.groupKindConcurrency``
 #: says otherwise. Higher than controller-runtime's default of 1: a worker is a coroutine, and a
-#: reconcile mostly waits on one API round trip (bench/reconciler.py, a flood of 500 admissions:
+#: reconcile mostly waits on one API round trip (bench/reconciler_throughput.py, a flood of 500 admissions:
 #: p99 admission -> start 360-520 ms with 4 workers, 60-220 ms with 16).
 DEFAULT_RECONCILE_CONCURRENCY: Final = 16
 

@@ -32,7 +32,7 @@ devclusters with their Kueue stand-ins and job runners, the three reconcilers, m
 process). ``--rounds N`` runs N rounds on fresh clusters and ends with the median and range of
 each p50/p99.
 
-    .venv/bin/python bench/multikueue.py [--jobs 500] [--rate 0] [--run-seconds 1] [--rounds 1]
+    .venv/bin/python -m bench.multikueue_dispatch [--jobs 500] [--rate 0] [--run-seconds 1] [--rounds 1]
 """
 
 from __future__ import annotations
@@ -56,12 +56,9 @@ from typing import Any
 
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from bench.common import bench_client, create_kueue_crds  # noqa: E402
-from bench.devcluster import devcluster_process  # noqa: E402
-from bench.multikueue_measure import (  # noqa: E402
+from bench.harness.clusters import bench_client, create_kueue_crds, devcluster_process
+from bench.harness.processes import REPO_ROOT
+from bench.multikueue_measure import (
     NAMESPACE,
     WORKLOAD,
     Observed,
@@ -70,9 +67,17 @@ from bench.multikueue_measure import (  # noqa: E402
     submit,
     summary,
 )
-from devrun.real_cluster import DEFAULT_KUEUE_VERSION, KUEUE_VERSIONS, KitError, find_kit, stop_all_below  # noqa: E402
-from devrun.real_fleet import Dispatcher, cpu_seconds  # noqa: E402
-from shared.constants import (  # noqa: E402
+from bench.multikueue_real import real_round
+from devrun import (
+    DEFAULT_KUEUE_VERSION,
+    KUEUE_VERSIONS,
+    Dispatcher,
+    KitError,
+    cpu_seconds,
+    find_kit,
+    stop_all_below,
+)
+from shared.constants import (
     ADMISSION_CHECK_GVK,
     CLUSTER_QUEUE_GVK,
     LOCAL_QUEUE_GVK,
@@ -80,10 +85,12 @@ from shared.constants import (  # noqa: E402
     MULTIKUEUE_CONFIG_GVK,
     RESOURCE_FLAVOR_GVK,
 )
-from shared.kube import KubeClient  # noqa: E402
-from shared.kube.kinds import NAMESPACE_GVK, SECRET_GVK  # noqa: E402
+from shared.kube import KubeClient
+from shared.kube.kinds import NAMESPACE_GVK, SECRET_GVK
 
-SHARED = Path(os.environ.get("KUEUE_BRIDGE_SHARED_DIR") or REPO.parent / "shared")
+__all__ = ["main"]
+
+SHARED = Path(os.environ.get("KUEUE_BRIDGE_SHARED_DIR") or REPO_ROOT.parent / "shared")
 KUEUE_CRDS = (
     "workloads",
     "resourceflavors",
@@ -151,7 +158,7 @@ def component(name: str, config: Path, kubeconfig: Path, log: Path) -> Iterator[
         str(kubeconfig),
     ]
     with log.open("wb") as out:
-        process = subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT)
     try:
         yield process
     finally:
@@ -262,7 +269,7 @@ def _parser() -> argparse.ArgumentParser:
         default=0.0,
         help="jobs created per second on the manager (default 0: all at once, a burst)",
     )
-    real = parser.add_argument_group("real clusters (bench/multikueue_real.py)")
+    real = parser.add_argument_group("real clusters (bench.multikueue_real)")
     real.add_argument("--real", action="store_true", help="three real API servers with real Kueue (the kit)")
     real.add_argument(
         "--anchor",
@@ -305,7 +312,7 @@ def main() -> int:
             return asyncio.run(_main_real(args))
         except (KeyboardInterrupt, _Terminated):
             print(
-                "bench/multikueue.py: interrupted; the clusters and components it started are stopped",
+                "bench.multikueue_dispatch: interrupted; the clusters and components it started are stopped",
                 file=sys.stderr,
             )
             return 130
@@ -343,9 +350,7 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 
 async def _main_real(args: argparse.Namespace) -> int:
-    """Rounds on real clusters (``bench/multikueue_real.py``), each anchor in turn within a round."""
-    from bench.multikueue_real import real_round
-
+    """Rounds on real clusters (``bench.multikueue_real``), each anchor in turn within a round."""
     args.jobs = args.jobs or 200
     args.timeout = args.timeout or 900.0
     if (args.kill_at or args.worker_down_at is not None) and args.anchor != "bridge":
@@ -357,7 +362,7 @@ async def _main_real(args: argparse.Namespace) -> int:
     try:
         kit = find_kit(shared_dir=SHARED)
     except KitError as exc:
-        print(f"bench/multikueue.py --real: {exc}", file=sys.stderr)
+        print(f"bench.multikueue_dispatch --real: {exc}", file=sys.stderr)
         return 2
     anchors: list[Dispatcher] = ["bridge", "kueue"] if args.anchor == "both" else [args.anchor]
     samples: dict[str, list[dict[str, list[float]]]] = {anchor: [] for anchor in anchors}
@@ -382,7 +387,7 @@ async def _main_real(args: argparse.Namespace) -> int:
                 sys.stdout.flush()
     finally:
         for failure in stop_all_below(root, kit=kit):
-            print(f"bench/multikueue.py: {failure}", file=sys.stderr)
+            print(f"bench.multikueue_dispatch: {failure}", file=sys.stderr)
         if args.keep_state:
             print(f"state folders and logs kept in {root}", file=sys.stderr)
         else:

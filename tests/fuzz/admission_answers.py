@@ -1,7 +1,7 @@
 """What a correct answer to a fuzz case is, and its histogram bucket.
 
 ``answer_problem`` is the property ``tests/unit/webhook/test_admission_fuzz.py`` asserts and
-``bench/fuzz_webhook.py`` counts: HTTP 400 with a one-line reason, or HTTP 200 with an
+``tests/fuzz/webhook_fuzz.py`` counts: HTTP 400 with a one-line reason, or HTTP 200 with an
 AdmissionReview for the request's uid whose denial (if any) is a 400 naming the field, a 403 with
 a message or Kueue's 404 NotFound for a missing owner or namespace - never a 5xx, in the HTTP status or in ``response.status.code`` (the code the rule
 safety net answers when a rule raises) - and whose patch (if any) is a base64 JSON patch that
@@ -17,7 +17,7 @@ from typing import Any
 import jsonpatch
 import orjson
 
-from bench.admission_cases import Case
+from tests.fuzz.admission_cases import Case
 
 __all__ = ["answer_problem", "classify"]
 

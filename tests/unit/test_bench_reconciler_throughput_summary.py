@@ -1,8 +1,8 @@
-"""``bench/reconciler.py --rounds N`` summarises each target figure as median (min-max)."""
+"""``python -m bench.reconciler_throughput --rounds N`` summarises each target figure as median (min-max)."""
 
 from __future__ import annotations
 
-from bench.reconciler import RoundFigures, summary
+from bench.reconciler_throughput import RoundFigures, summary
 
 
 def test_summary_reports_median_and_range_of_each_figure() -> None:

@@ -1,11 +1,11 @@
 """Generated and mutated AdmissionReviews for fuzzing ``/mutate`` and ``/validate``.
 
 One generator serves both the property test (``tests/unit/webhook/test_admission_fuzz.py``, a bounded
-number of examples in ``make test``) and the benchmark (``bench/fuzz_webhook.py``, 100,000 cases
-against a webhook process), so what the test proves on a few hundred cases is what the bench
+number of examples in ``make test``) and the fuzz run (``tests/fuzz/webhook_fuzz.py``, 100,000 cases
+against a webhook process), so what the test proves on a few hundred cases is what the fuzz run
 hammers at scale.
 
-A case starts from a **seed** (``bench.admission_seeds.seed_reviews``: a well-formed AdmissionReview
+A case starts from a **seed** (``tests.fuzz.admission_seeds.seed_reviews``: a well-formed AdmissionReview
 for every kind the fuzz webhook serves and operation; callers may pass captured reviews instead,
 e.g. the real one in ``../shared/fixtures``). Then up to a few **mutations**, each one of:
 
@@ -18,8 +18,8 @@ e.g. the real one in ``../shared/fixtures``). Then up to a few **mutations**, ea
   string or non-string values; ``ownerReferences`` with controller owners of every shape;
 * the bytes: truncated, garbage appended, not JSON at all, another top-level JSON type.
 
-What a correct answer is lives in ``bench.admission_answers``; the webhook under test in
-``bench.admission_seeds.fuzz_handler``.
+What a correct answer is lives in ``tests.fuzz.admission_answers``; the webhook under test in
+``tests.fuzz.admission_seeds.fuzz_handler``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from typing import Any, Final
 import orjson
 from hypothesis import strategies as st
 
-from bench.admission_seeds import seed_reviews
 from shared.constants import (
     ADMISSION_GATED_BY_ANNOTATION,
     ELASTIC_JOB_ANNOTATION,
@@ -42,6 +41,7 @@ from shared.constants import (
     QUEUE_LABEL,
     WORKLOAD_PRIORITY_CLASS_LABEL,
 )
+from tests.fuzz.admission_seeds import seed_reviews
 
 __all__ = ["Case", "cases"]
 

@@ -5,7 +5,7 @@ run, so the figures are the server's throughput over HTTPS on loopback and not a
 client sharing its event loop. The client is aiohttp with keep-alive connections and a fixed
 number of requests in flight.
 
-    .venv/bin/python bench/devcluster.py [--objects 3000] [--concurrency 32] [--watchers 20]
+    .venv/bin/python -m bench.devcluster_api [--objects 3000] [--concurrency 32] [--watchers 20]
 
 Prints one line per figure: ``creates/s``, ``gets/s`` and ``watch fan-out events/s`` (events
 delivered to all watchers divided by the time from the first create to the last delivery).
@@ -18,48 +18,20 @@ import asyncio
 import base64
 import contextlib
 import json
-import signal
 import ssl
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.harness.clusters import devcluster_process
+from bench.harness.load import run_concurrently
 
-from bench.common import run_concurrently  # noqa: E402
-
-
-@contextlib.contextmanager
-def devcluster_process(
-    tmp: Path, *, profile: str | None = None, extra_args: tuple[str, ...] = (), name: str = "devcluster"
-) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
-    """``kueue-bridge devcluster`` in its own process (uvloop, as ``make dev`` runs it), yielding the
-    process and its kubeconfig; ``profile`` writes the server's cProfile stats there. Shared by the
-    benchmarks that need a server out of their own interpreter. ``extra_args`` are more
-    ``kueue-bridge devcluster`` flags (``--kueue-standin``...); ``name`` tells several apart."""
-    kubeconfig = tmp / f"{name}.kubeconfig"
-    profiling = ["-m", "cProfile", "-o", profile] if profile else []
-    command = [sys.executable, *profiling, "-m", "kueue_bridge.cli", "devcluster", "--port", "0"]
-    command += ["--kubeconfig-out", str(kubeconfig), *extra_args]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while not kubeconfig.exists():
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("the devcluster did not start")
-            time.sleep(0.05)
-        yield process, kubeconfig
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(60)
+__all__ = ["main"]
 
 
 def _server_access(kubeconfig: Path) -> tuple[str, str, ssl.SSLContext]:

@@ -1,6 +1,6 @@
-"""``bench/fuzz_webhook.py`` stays runnable: 200 cases against a webhook process, histogram printed.
+"""``python -m tests.fuzz.webhook_fuzz`` stays runnable: 200 cases against a webhook process, histogram printed.
 
-The 100,000-case target is the benchmark's job (reported by hand on a quiet machine); this run
+The 100,000-case target is the full run's job (reported by hand on a quiet machine); this run
 only proves the tool works end to end - the process starts, every case gets an answer that
 ``answer_problem`` accepts, the histogram and the ``/readyz`` check are printed - so a change to the
 webhook or the generator cannot silently break it.
@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 def test_a_small_fuzz_run_answers_every_case_with_200_or_400_and_still_serves() -> None:
     finished = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "bench" / "fuzz_webhook.py"), "--cases", "200", "--batch", "100"],
+        [sys.executable, "-m", "tests.fuzz.webhook_fuzz", "--cases", "200", "--batch", "100"],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

@@ -1,4 +1,4 @@
-"""``bench/reconciler.py`` stays runnable: a 20-job run of each mode prints every figure it promises.
+"""``python -m bench.reconciler_throughput`` stays runnable: a 20-job run of each mode prints every figure it promises.
 
 The targets themselves are not asserted here (speed belongs to the benchmark, on a quiet machine);
 these runs only prove the benchmark and its floor diagnostic work end to end, so a change to the
@@ -23,7 +23,7 @@ RATIO = re.compile(r"^ratio \(ceiling time / reconciler time\): (\d+\.\d+)x", re
 
 def run_bench(*options: str) -> str:
     finished = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "bench" / "reconciler.py"), "--jobs", "20", *options],
+        [sys.executable, "-m", "bench.reconciler_throughput", "--jobs", "20", *options],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

@@ -1,4 +1,4 @@
-"""``bench/multikueue.py --real`` stays runnable, its chaos included: a small run on three real clusters.
+"""``python -m bench.multikueue_dispatch --real`` stays runnable, its chaos included: a small run on three real clusters.
 
 Eight jobs, our multikueue killed with ``kill -9`` (and restarted) when half of them reached a worker,
 and again while ``w1``'s API server is stopped for a few seconds once six of them reached a worker
@@ -23,7 +23,8 @@ def test_the_real_benchmark_prints_its_figures_and_passes_its_checks(shared_dir:
     finished = subprocess.run(
         [
             sys.executable,
-            str(REPO_ROOT / "bench" / "multikueue.py"),
+            "-m",
+            "bench.multikueue_dispatch",
             "--real",
             *(
                 "--jobs",

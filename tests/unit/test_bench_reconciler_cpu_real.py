@@ -1,8 +1,8 @@
-"""``bench/reconciler_cpu.py --real`` reads our webhook's own answer time from two scrapes of its histogram."""
+"""``python -m bench.reconciler_cpu --real`` reads our webhook's own answer time from two scrapes of its histogram."""
 
 from __future__ import annotations
 
-from bench.real_rounds import webhook_answer_times
+from bench.reconciler_cpu_real import webhook_answer_times
 
 _NAME = "kueue_bridge_webhook_request_duration_seconds"
 

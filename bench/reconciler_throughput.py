@@ -30,8 +30,8 @@ used by the server and the reconciler in each window are printed to show which o
 The reconciler's client rate limit is raised (``--qps``) so the figure measures the reconciler, not
 its limiter.
 
-    .venv/bin/python bench/reconciler.py [--jobs 1000] [--concurrency 16] [--workers N] [--qps 5000]
-    .venv/bin/python bench/reconciler.py --burst-only --profile /tmp/reconciler.prof
+    .venv/bin/python -m bench.reconciler_throughput [--jobs 1000] [--concurrency 16] [--workers N] [--qps 5000]
+    .venv/bin/python -m bench.reconciler_throughput --burst-only --profile /tmp/reconciler.prof
 """
 
 from __future__ import annotations
@@ -52,23 +52,21 @@ from typing import Any
 
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from bench.common import bench_client, create_kueue_crds, queued_job  # noqa: E402
-from bench.devcluster import devcluster_process  # noqa: E402
-from shared.constants import RESOURCE_FLAVOR_GVK, WORKLOAD_GVK  # noqa: E402
-from shared.kube import (  # noqa: E402
+from bench.harness.clusters import bench_client, create_kueue_crds, devcluster_process
+from bench.harness.load import queued_job
+from bench.harness.processes import REPO_ROOT
+from shared.constants import RESOURCE_FLAVOR_GVK, WORKLOAD_GVK
+from shared.kube import (
     KubeClient,
 )
-from shared.kube.events import EVENTS_V1_EVENT  # noqa: E402
-from shared.kube.kinds import JOB_GVK, NAMESPACE_GVK  # noqa: E402
-from shared.kube.watch import EventType, Watch  # noqa: E402
+from shared.kube.events import EVENTS_V1_EVENT
+from shared.kube.kinds import JOB_GVK, NAMESPACE_GVK
+from shared.kube.watch import EventType, Watch
 
 __all__ = ["main"]
 
 EVENT = EVENTS_V1_EVENT
-SHARED = REPO.parent / "shared"
+SHARED = REPO_ROOT.parent / "shared"
 KUEUE_CRDS = ("workloads", "resourceflavors", "workloadpriorityclasses")
 POD_SPEC = {
     "restartPolicy": "Never",
@@ -603,7 +601,7 @@ def main() -> None:
     parser.add_argument(
         "--floor",
         action="store_true",
-        help="burst and ceiling only, against bench/floor_reconciler.py (the process without its logic)",
+        help="burst and ceiling only, against bench.floor_reconciler (the process without its logic)",
     )
     parser.add_argument("--rounds", type=int, default=1, help="repeat everything, then print medians")
     args = parser.parse_args()

@@ -4,7 +4,7 @@
 declarative ``SampleJob``, with ``manageJobsWithoutQueueName`` and a namespace selector on, and
 lookups holding a default LocalQueue, a default WorkloadPriorityClass, a MultiKueue-checked queue
 and an owner JobSet, so defaulting and validation reach every rule. It is a module-level function
-so a spawned server process (``bench.webhook.webhook_process``) can build it by name.
+so a spawned server process (``bench.harness.webhook_server.webhook_process``) can build it by name.
 
 ``seed_reviews()``: CREATE, UPDATE (suspended -> running) and DELETE of a batch Job, an elastic and
 admission-gated Job, a Job owned by that JobSet, a JobSet, an AppWrapper, a PipelineRun and a

@@ -1,6 +1,6 @@
-"""``bench/reconciler_cpu.py --real``: whole job lives on a real kube-apiserver next to real Kueue.
+"""``python -m bench.reconciler_cpu --real``: whole job lives on a real kube-apiserver next to real Kueue.
 
-One round, on a wiped cluster of the kit (``bench.real_cluster``), for one of two setups:
+One round, on a wiped cluster of the kit (``bench.harness.real_cluster``), for one of two setups:
 
 * ``kueue-bridge``: Kueue in external-framework mode (it only schedules); kueue-bridge's webhook and
   reconciler, as deployed, manage the batch Jobs;
@@ -40,8 +40,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.profile_breakdown import PARTS, read_breakdown, top_functions
-from bench.real_cluster import (
+from bench.harness.clusters import BENCH_NAMESPACE, client_for, setup_queues
+from bench.harness.components import Components, start_components
+from bench.harness.lifecycles import RoundResult, print_round, run_round, work_done
+from bench.harness.load import JOB, job_body, probe_webhook, queued_review
+from bench.harness.metrics import Samples, delta, scrape, total
+from bench.harness.processes import load_average, process_cpu_seconds, process_cpu_split, quiet
+from bench.harness.profile_breakdown import PARTS, read_breakdown, top_functions
+from bench.harness.profilers import PerfSampler, Sampler, start_sampler
+from bench.harness.real_cluster import (
     ApiserverMetrics,
     Census,
     Timeline,
@@ -51,32 +58,6 @@ from bench.real_cluster import (
     fresh,
     job_finisher,
 )
-from bench.reconciler_cpu import (
-    BENCH_NAMESPACE,
-    JOB,
-    Components,
-    PerfSampler,
-    RoundResult,
-    Sampler,
-    Samples,
-    client_for,
-    delta,
-    job_body,
-    load_average,
-    print_round,
-    process_cpu_seconds,
-    process_cpu_split,
-    quiet,
-    run_round,
-    scrape,
-    setup_queues,
-    start_components,
-    start_sampler,
-    total,
-    work_done,
-)
-from bench.webhook_real import probe_webhook
-from bench.webhook_vs_kueue import queued_review
 
 __all__ = ["RealRound", "main_real", "run_real_round", "webhook_answer_times"]
 

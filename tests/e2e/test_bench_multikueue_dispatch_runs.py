@@ -1,4 +1,4 @@
-"""``bench/multikueue.py`` stays runnable: a 10-job run prints every figure it promises.
+"""``python -m bench.multikueue_dispatch`` stays runnable: a 10-job run prints every figure it promises.
 
 The targets are not asserted (speed belongs to the benchmark, on a quiet machine); this run proves
 the tool works end to end, so a change to MultiKueue or the devcluster cannot silently break it.
@@ -21,7 +21,8 @@ def test_the_benchmark_prints_both_latencies_and_the_breakdown(shared_dir: Path)
     finished = subprocess.run(
         [
             sys.executable,
-            str(REPO_ROOT / "bench" / "multikueue.py"),
+            "-m",
+            "bench.multikueue_dispatch",
             *("--jobs", "10", "--run-seconds", "0.5", "--rounds", "2", "--rate", "20"),
         ],
         cwd=REPO_ROOT,

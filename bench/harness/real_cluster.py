@@ -1,6 +1,6 @@
-"""What ``bench/reconciler_cpu.py --real`` needs around a real kube-apiserver and real Kueue.
+"""A real kube-apiserver and real Kueue for a benchmark (``bench.reconciler_cpu --real``, the webhook's).
 
-* :func:`bench_cluster` and :func:`fresh`: the kit's cluster through ``devrun.real_cluster``, wiped
+* :func:`bench_cluster` and :func:`fresh`: the kit's cluster through ``devrun.RealCluster``, wiped
   for every round (a clean cluster: nothing garbage-collects there, and Workloads left from an
   earlier round would be finalized by the next one), with Kueue in external-framework mode
   (kueue-bridge manages batch Jobs) or in its normal mode (the anchor: Kueue manages them itself);
@@ -13,7 +13,7 @@
 * :class:`Timeline` watches the bench namespace's Jobs and Workloads: when each Job was
   unsuspended, when each Workload was admitted, and which are finished with their finalizer gone.
 
-The job finisher is the devcluster's job runner (``devcluster.standin.jobrunner``) pointed at the
+The job finisher is the devcluster's job runner (``devcluster.standin.JobRunner``) pointed at the
 real API server: the kit has no kube-controller-manager, and something must write the status a job
 controller would (startTime, then succeeded/completionTime/SuccessCriteriaMet/Complete) for the
 Workloads to finish.
@@ -38,12 +38,10 @@ import httpx
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench.common import wait_until
-from devcluster.standin.client import ApiClient
-from devcluster.standin.jobrunner import JOBS, JobRunner
-from devcluster.standin.objects import WatchedObjects
-from devrun.real_cluster import KueueMode, RealCluster, RealClusterPorts, find_kit
-from shared.constants import WORKLOAD_GVK
+from bench.harness.load import wait_until
+from devcluster.standin import JOBS, ApiClient, JobRunner, WatchedObjects
+from devrun import KueueMode, RealCluster, RealClusterPorts, find_kit
+from shared.constants import RESOURCE_IN_USE_FINALIZER, WORKLOAD_GVK
 from shared.kube import KubeClient
 from shared.kube.kinds import JOB_GVK
 from shared.kube.watch import EventType, Watch
@@ -59,7 +57,6 @@ __all__ = [
     "job_finisher",
 ]
 
-RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 Census = dict[tuple[str, str], float]
 
 
@@ -333,7 +330,7 @@ class Timeline:
                 self.workload_seen[owner] = time.monotonic()
             if "Admitted" in true and owner is not None and owner not in self.admitted:
                 self.admitted[owner] = time.monotonic()
-            if "Finished" in true and RESOURCE_IN_USE not in (metadata.get("finalizers") or []):
+            if "Finished" in true and RESOURCE_IN_USE_FINALIZER not in (metadata.get("finalizers") or []):
                 self.done.add(metadata["name"])
             self.changed.set()
 
