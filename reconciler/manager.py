@@ -36,12 +36,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from reconciler.ancestry import OwnerKinds
 from reconciler.cluster import CachedReader, KubeWriter, owner_index_key, workload_owner_keys
 from reconciler.job_reconciler import NAMESPACE_GVK, JobReconciler, ReconcilerSettings
 from reconciler.ports import WORKLOAD_GVK, ConflictError, EventSink, JobKey, JobStillActiveError
 from reconciler.priority import PRIORITY_CLASS_GVK, WORKLOAD_PRIORITY_CLASS_GVK
 from reconciler.workload_sync import RESOURCE_FLAVOR_GVK
+from shared.ancestry import OwnerKinds, kueue_owner_kinds
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
 from shared.frameworks.registry import FrameworkRegistry
 from shared.jobmeta import queue_name
@@ -50,7 +50,6 @@ from shared.kube import Conflict, GroupVersionKind, KubeClient
 from shared.kube.conditions import is_object_condition_true
 from shared.kube.controller import Controller, PriorityRule, Result
 from shared.kube.informer import Informer, StoreView, index_by_controller_uid, strip_managed_fields
-from shared.kueue_integrations import KUEUE_INTEGRATIONS
 from shared.labelselector import selector_from_label_selector
 from shared.manager import ControllerSet
 from shared.models.base import WireDict
@@ -59,7 +58,6 @@ from shared.workload_slicing import FEATURE_GATE_DEFAULT as SLICING_FEATURE_GATE
 
 __all__ = [
     "CONTROLLER_UID_INDEX",
-    "KUEUE_KNOWN_OWNER_KINDS",
     "WORKLOAD_OWNER_INDEX",
     "InformerReader",
     "ManagerOptions",
@@ -77,16 +75,11 @@ CONTROLLER_UID_INDEX = "controller-uid"
 START_PRIORITY = 2
 UNBLOCK_PRIORITY = 1
 
-#: Kinds Kueue registers as integrations: the ancestor walk follows them whether or not they are
-#: managed here (a child of a JobSet that real Kueue manages is still a child).
-KUEUE_KNOWN_OWNER_KINDS: frozenset[tuple[str, str]] = frozenset(
-    integration.group_kind for integration in KUEUE_INTEGRATIONS
-)
-
 
 def owner_kinds_for(managed: Iterable[GroupVersionKind]) -> OwnerKinds:
-    managed_kinds = {(gvk.group, gvk.kind) for gvk in managed}
-    return OwnerKinds(known=KUEUE_KNOWN_OWNER_KINDS | managed_kinds, managed=managed_kinds)
+    """The ancestor walk's kinds: ``managed`` by us, every kind Kueue registers known (a child of a
+    JobSet that real Kueue manages is still a child)."""
+    return kueue_owner_kinds((gvk.api_version, gvk.kind) for gvk in managed)
 
 
 class _StoreAdapter:
