@@ -55,7 +55,7 @@ from bridge_tools.quota import workload_requests
 from shared.config import Configuration
 from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT, QUEUE_LABEL, Condition
 from shared.frameworks.base import AdapterError, GenericJob
-from shared.frameworks.capabilities import has_managed_by, has_priority_class
+from shared.frameworks.capabilities import has_managed_by
 from shared.frameworks.registry import Framework, FrameworkRegistry, UnmanagedKindError, gvk_of
 from shared.jobmeta import controller_owner_ref, job_uid, queue_name, workload_priority_class_name
 from shared.jsontree import copy_json
@@ -66,7 +66,7 @@ from shared.models.base import WireDict
 from shared.models.condition import find_condition
 from shared.models.workload import PodSet, Workload
 from shared.naming import workload_name_for_owner
-from shared.workload_builder import pod_priority_class_name
+from shared.workload_builder import priority_class_names
 
 __all__ = ["ExplainSettings", "ObjectNotFound", "explain", "explain_job", "reason_for"]
 
@@ -367,11 +367,7 @@ class _Chain:
     # --- no Workload ------------------------------------------------------------------------------
 
     async def _priority_problem(self) -> str | None:
-        workload_class = workload_priority_class_name(self.job)
-        pod_class = ""
-        if not workload_class:
-            pod_class = (self.adapter.priority_class() if has_priority_class(self.adapter) else None) or ""
-            pod_class = pod_class or pod_priority_class_name(self.pod_sets or [])
+        workload_class, pod_class = priority_class_names(self.adapter, pod_sets=self.pod_sets or [])
         return await priority_problem(self.view, workload_class=workload_class, pod_class=pod_class)
 
     async def _lease_problem(self) -> str | None:
