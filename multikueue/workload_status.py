@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from shared.kube.conditions import object_condition, writable_status
+from shared.kube.conditions import is_true, object_condition, writable_status
 from shared.kube.times import format_time
 from shared.workload_state import truncate_condition_message
 
@@ -70,7 +70,7 @@ def earliest_true(
     best: tuple[str, dict[str, Any]] | None = None
     for cluster, workload in remotes.items():
         found = object_condition(workload, condition_type)
-        if found is None or found.get("status") != "True":
+        if found is None or not is_true(found):
             continue
         if best is None or str(found.get("lastTransitionTime") or "") < str(
             best[1].get("lastTransitionTime") or ""

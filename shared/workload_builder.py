@@ -68,7 +68,7 @@ from shared.jobmeta import (
     workload_priority_class_name,
 )
 from shared.kube import GroupVersionKind
-from shared.models.condition import is_condition_true
+from shared.kube.conditions import find_condition_view, is_true
 from shared.models.meta import ObjectMeta, OwnerReference
 from shared.models.workload import PodSet, PriorityClassRef, Workload, WorkloadSpec
 from shared.naming import workload_name_for_owner
@@ -313,7 +313,7 @@ def classify_priority_update(*, wpc_label: str, workload: Workload) -> PriorityU
     """
     ref = workload.spec.priority_class_ref
     conditions = workload.status.conditions if workload.status is not None else None
-    if ref is None and is_condition_true(conditions, ConditionType.QUOTA_RESERVED):
+    if ref is None and is_true(find_condition_view(conditions, ConditionType.QUOTA_RESERVED)):
         return PriorityUpdate.SKIP
     if ref is not None and not (
         ref.kind == WORKLOAD_PRIORITY_CLASS_KIND and ref.group == WORKLOAD_PRIORITY_CLASS_GROUP
