@@ -27,7 +27,6 @@ from shared.workload_state import truncate_condition_message
 
 __all__ = [
     "IRRELEVANT_CONDITIONS",
-    "check_is",
     "check_state",
     "decision_view",
     "earliest_true",
@@ -77,11 +76,6 @@ def earliest_true(
         ):
             best = (cluster, found)
     return best
-
-
-def check_is(workload: Mapping[str, Any], name: str, state: str) -> bool:
-    found = check_state(workload, name)
-    return found is not None and found.get("state") == state
 
 
 #: Workload conditions no MultiKueue decision reads, on the manager's Workload or on a copy (Kueue
