@@ -23,9 +23,9 @@ Invariants:
   Kueue's scheduler does not wait on us; out of a burst every lane is short and nothing waits.
 * A write conflict (409 Conflict or AlreadyExists: the reconcile read a stale cached copy) requeues
   the job with the queue's backoff; it is logged at DEBUG and counted, never reported as a failure.
-* Everything the manager starts it stops: it is the process's ``shared.manager.ControllerSet`` for
-  one leadership term, whose ``run`` owns the informer tasks and cancels them when the controllers
-  end (shutdown, or loss of leadership).
+* Everything ``ReconcilerControllers`` starts it stops: it is the process's
+  ``shared.manager.ControllerSet`` for one leadership term, whose ``run`` owns the informer tasks and
+  cancels them when the controllers end (shutdown, or loss of leadership).
 """
 
 from __future__ import annotations
@@ -59,9 +59,9 @@ from shared.workload_slicing import FEATURE_GATE_DEFAULT as SLICING_FEATURE_GATE
 __all__ = [
     "CONTROLLER_UID_INDEX",
     "WORKLOAD_OWNER_INDEX",
+    "ControllerOptions",
     "InformerReader",
-    "ManagerOptions",
-    "ReconcilerManager",
+    "ReconcilerControllers",
     "owner_kinds_for",
     "settings_from_config",
 ]
@@ -137,14 +137,21 @@ class InformerReader(CachedReader):
 
 
 @dataclass(frozen=True)
-class ManagerOptions:
+class ControllerOptions:
+    """How ``ReconcilerControllers`` runs its controllers: the field manager of its writes, workers
+    per kind, the Workload informer's resync period."""
+
     field_manager: str = "kueue-bridge"
     #: concurrent reconciles per job kind (``Configuration.reconcile_concurrency``)
     workers: Callable[[GroupVersionKind], int] = lambda gvk: DEFAULT_RECONCILE_CONCURRENCY
     resync_period: float | None = 600.0
 
 
-class ReconcilerManager(ControllerSet):
+class ReconcilerControllers(ControllerSet):
+    """The reconciler's controllers for one leadership term: one job controller per managed kind, the
+    informers that feed them (the jobs, the shared Workload informer, the cached kinds) and the
+    ``JobReconciler`` they all call. The process's ``shared.manager.ControllerManager`` runs it."""
+
     def __init__(
         self,
         *,
@@ -152,7 +159,7 @@ class ReconcilerManager(ControllerSet):
         registry: FrameworkRegistry,
         settings: ReconcilerSettings,
         events: EventSink,
-        options: ManagerOptions = ManagerOptions(),
+        options: ControllerOptions = ControllerOptions(),
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._client = client
@@ -233,8 +240,8 @@ class ReconcilerManager(ControllerSet):
     @classmethod
     def from_config(
         cls, config: Configuration, *, client: KubeClient, events: EventSink, workers: int | None = None
-    ) -> ReconcilerManager:
-        """The manager for every kind ``config`` manages; ``workers`` overrides
+    ) -> ReconcilerControllers:
+        """The controllers for every kind ``config`` manages; ``workers`` overrides
         ``controller.groupKindConcurrency`` for all of them."""
         registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
         return cls(
@@ -242,7 +249,7 @@ class ReconcilerManager(ControllerSet):
             registry=registry,
             settings=settings_from_config(config, registry=registry),
             events=events,
-            options=ManagerOptions(
+            options=ControllerOptions(
                 field_manager=config.kueue_bridge.field_manager,
                 workers=(lambda gvk: workers) if workers else config.reconcile_concurrency,
             ),
