@@ -369,7 +369,7 @@ async def one_life(
 
 
 def make_reconciler(cluster: MemoryCluster) -> JobReconciler:
-    kinds = {("batch", "Job")}
+    kinds = {("batch/v1", "Job")}
     return JobReconciler(
         adapters=Adapters(),
         reader=cluster,

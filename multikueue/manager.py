@@ -65,6 +65,7 @@ from shared.kube import (
     Result,
     WatchSettings,
 )
+from shared.kube.conditions import is_true, object_condition
 from shared.kube.events import EventRecorder
 from shared.kube.informer import StoreView
 from shared.kube.kinds import SECRET_GVK
@@ -336,15 +337,12 @@ class MultiKueueManager(ControllerSet):
 
     def _count_admitted(self, cluster: str, workload: dict[str, Any]) -> None:
         """Count an admission on ``cluster``, with the time since the manager reserved quota."""
-        reserved = next(
-            (
-                c
-                for c in (workload.get("status") or {}).get("conditions") or []
-                if isinstance(c, dict) and c.get("type") == "QuotaReserved" and c.get("status") == "True"
-            ),
-            None,
+        reserved = object_condition(workload, "QuotaReserved")
+        since = (
+            parse_time(reserved.get("lastTransitionTime"))
+            if reserved is not None and is_true(reserved)
+            else None
         )
-        since = parse_time(reserved.get("lastTransitionTime")) if reserved is not None else None
         waited = (self._options.now() - since).total_seconds() if since is not None else None
         self.metrics.count_admitted(cluster, waited=waited)
 

@@ -151,6 +151,16 @@ def _manages_appwrappers(config: Configuration) -> bool:
     return any(kind.gvk == APPWRAPPER.gvk for kind in config.managed_kinds())
 
 
+def _unmanaged_kueue_kinds(config: Configuration) -> list[ManagedKind]:
+    """Kueue's integration kinds not managed here: the ancestor walk follows them too."""
+    managed = {(kind.gvk.group, kind.gvk.kind) for kind in config.managed_kinds()}
+    return [
+        ManagedKind(GroupVersionKind(i.group, i.version, i.kind), i.plural, None, None)
+        for i in KUEUE_INTEGRATIONS
+        if i.group_kind not in managed
+    ]
+
+
 def _webhook(config: Configuration) -> list[AccessRule]:
     kinds = config.managed_kinds()
     rules = [
@@ -163,6 +173,11 @@ def _webhook(config: Configuration) -> list[AccessRule]:
         ),
         *_per_group(kinds, _READ, "owner lookups of the configured kinds (a child of a managed job)"),
         AccessRule("apps", ("replicasets",), _READ, "owner lookups (Pod -> ReplicaSet -> Deployment)"),
+        *_per_group(
+            _unmanaged_kueue_kinds(config),
+            _READ,
+            "owner lookups: the ancestor walk follows every kind Kueue knows",
+        ),
         AccessRule(
             "admissionregistration.k8s.io",
             ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"),

@@ -59,6 +59,11 @@ class KueueIntegration:
         return (self.group, self.kind)
 
     @property
+    def owner_key(self) -> tuple[str, str]:
+        """``(apiVersion, kind)``, as an owner reference names this kind."""
+        return (f"{self.group}/{self.version}" if self.group else self.version, self.kind)
+
+    @property
     def webhook_names(self) -> tuple[str, str]:
         """Kueue's mutating and validating webhook names for this kind (``mjob.kb.io``, ``vjob.kb.io``)."""
         lowered = self.kind.lower()

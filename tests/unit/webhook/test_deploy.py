@@ -18,9 +18,8 @@ import yaml
 
 from kueue_bridge.cli import COMPONENTS
 from multikueue.adapters import MultiKueueAdapters
-from reconciler.ancestry import REPLICA_SET_KIND
-from reconciler.manager import KUEUE_KNOWN_OWNER_KINDS
 from shared.config import load_config
+from shared.kueue_integrations import KUEUE_INTEGRATIONS
 from shared.webhook_configurations import render_webhook_configurations
 from webhook.settings_from_config import settings_from_config
 
@@ -227,7 +226,8 @@ def test_reconciler_rbac_covers_what_it_does_and_no_more() -> None:
         | {(g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "patch")}
         | {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
         # the ancestor walk reads controller owners of every kind Kueue knows (plurals are kind + "s")
-        | {(group, kind.lower() + "s", "get") for group, kind in KUEUE_KNOWN_OWNER_KINDS | {REPLICA_SET_KIND}}
+        | {(i.group, i.plural, "get") for i in KUEUE_INTEGRATIONS}
+        | {("apps", "replicasets", "get")}
         | START_UP_CHECK
     )
     assert granted == expected
@@ -449,9 +449,11 @@ def test_appwrapper_rbac_covers_what_the_controller_does_and_no_more() -> None:
 
 def test_with_appwrappers_the_webhook_and_reconciler_get_only_what_appwrappers_need() -> None:
     webhook_extra = overlay_grants("kueue-bridge-webhook") - grants("kueue-bridge-webhook")
-    assert webhook_extra == {
-        ("workload.codeflare.dev", "appwrappers", v) for v in ("get", "list", "watch")
-    } | {("authorization.k8s.io", "subjectaccessreviews", "create")}
+    # the base webhook already reads AppWrappers: the ancestor walk follows every kind Kueue knows
+    assert {("workload.codeflare.dev", "appwrappers", v) for v in ("get", "list", "watch")} <= grants(
+        "kueue-bridge-webhook"
+    )
+    assert webhook_extra == {("authorization.k8s.io", "subjectaccessreviews", "create")}
     reconciler_extra = overlay_grants("kueue-bridge-reconciler") - grants("kueue-bridge-reconciler")
     assert reconciler_extra == {
         ("workload.codeflare.dev", "appwrappers", v) for v in ("list", "watch", "update", "patch", "delete")
