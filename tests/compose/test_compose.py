@@ -150,7 +150,8 @@ def _suspended_admitted_started(
             conditions = (workload.get("status") or {}).get("conditions") or []
             admitted = any(c["type"] == "Admitted" and c["status"] == "True" for c in conditions)
             if any(owner["uid"] == uid for owner in owners) and admitted:
-                return workload
+                found: dict[str, Any] = workload
+                return found
         return None
 
     workload = stack.eventually(

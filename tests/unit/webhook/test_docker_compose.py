@@ -53,7 +53,7 @@ def ours() -> dict[str, dict[str, Any]]:
 
 
 def mounted(service: dict[str, Any], target: str) -> Path:
-    (source,) = [v.split(":")[0] for v in service["volumes"] if v.split(":")[1] == target]
+    (source,) = [str(v).split(":")[0] for v in service["volumes"] if str(v).split(":")[1] == target]
     return REPO / source
 
 
@@ -112,7 +112,8 @@ def test_start_up_is_ordered_by_one_shot_services_not_healthchecks() -> None:
             assert condition["condition"] in {"service_started", "service_completed_successfully"}, name
 
     def after(name: str, dependency: str) -> bool:
-        return all_services[name]["depends_on"][dependency]["condition"] == "service_completed_successfully"
+        condition: str = all_services[name]["depends_on"][dependency]["condition"]
+        return condition == "service_completed_successfully"
 
     assert after("kube-apiserver", "pki")
     assert after("wait-apiserver", "kube-apiserver") is False  # it is what polls the API server
@@ -209,7 +210,7 @@ def steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     monkeypatch.setattr(module.os, "chown", lambda path, uid, gid: chowned.append(str(path)))
     # `kueue-bridge certs generate` from this environment's console script
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{module.os.environ.get('PATH', '')}")
-    module.chowned = chowned
+    module.__dict__["chowned"] = chowned
     return module
 
 
