@@ -80,6 +80,13 @@ def _get(api: httpx.Client, path: str) -> dict[str, Any] | None:
     return document
 
 
+def _holder(stack: Stack, component: str) -> str:
+    path = f"/apis/coordination.k8s.io/v1/namespaces/kueue-bridge-system/leases/kueue-bridge-{component}"
+    lease = _get(stack.api, path) or {}
+    holder: str = (lease.get("spec") or {}).get("holderIdentity") or ""
+    return holder
+
+
 def test_every_service_is_up_and_each_controller_holds_its_lease(stack: Stack) -> None:
     def settled() -> dict[str, dict[str, Any]] | None:
         services = stack.services()
@@ -98,13 +105,7 @@ def test_every_service_is_up_and_each_controller_holds_its_lease(stack: Stack) -
     )
 
     def holders() -> dict[str, str] | None:
-        found = {}
-        for component in CONTROLLERS:
-            lease = _get(
-                stack.api,
-                f"/apis/coordination.k8s.io/v1/namespaces/kueue-bridge-system/leases/kueue-bridge-{component}",
-            )
-            found[component] = ((lease or {}).get("spec") or {}).get("holderIdentity") or ""
+        found = {component: _holder(stack, component) for component in CONTROLLERS}
         return found if all(found.values()) else None
 
     held = stack.eventually(
@@ -219,6 +220,21 @@ def test_a_samplejob_through_the_declarative_adapter_is_suspended_admitted_and_s
             "SampleJob", "samples.kueue-bridge.dev/v1alpha1", {"replicas": 1, "template": POD_TEMPLATE}
         ),
         timing="SampleJob",
+    )
+
+
+def test_a_stopped_controller_releases_its_lease_and_leads_again_when_started(stack: Stack) -> None:
+    assert _holder(stack, "reconciler")
+    stack.compose("stop", "reconciler", timeout=120)
+    assert stack.services()["reconciler"]["ExitCode"] == 0
+    assert _holder(stack, "reconciler") == ""
+    stack.compose("start", "reconciler", timeout=120)
+    container = stack.services()["reconciler"]["ID"]
+    stack.eventually(
+        lambda: container.startswith(_holder(stack, "reconciler").split("_", 1)[0] or "-"),
+        what="the restarted reconciler holding its Lease",
+        services=("reconciler",),
+        within_seconds=CONVERGE_SECONDS,
     )
 
 

@@ -124,6 +124,9 @@ def test_start_up_is_ordered_by_one_shot_services_not_healthchecks() -> None:
     for name in CONTROLLERS:
         assert after(name, "register-webhooks"), name
         assert all_services[name]["restart"] == "unless-stopped"
+    for name in (*CONTROLLERS, "webhook"):
+        # as terminationGracePeriodSeconds in deploy/base: time to drain and release the Lease
+        assert all_services[name]["stop_grace_period"] == "30s", name
     assert set(all_services["register-webhooks"]["depends_on"]) == {"webhook"}
     assert all_services["register-webhooks"]["command"] == ["register-webhooks"]
     for name in ("kueue", "webhook", "etcd", "kube-apiserver"):
