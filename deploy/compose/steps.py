@@ -72,7 +72,17 @@ def _certs_generate(out: Path, *, service: str, namespace: str, dns: list[str], 
     if (out / "tls.crt").exists() and (out / "tls.key").exists():
         print(f"kept {out}")
         return
-    argv = ["kueue-bridge", "certs", "generate", "--out", str(out), "--service", service, "--namespace", namespace]
+    argv = [
+        "kueue-bridge",
+        "certs",
+        "generate",
+        "--out",
+        str(out),
+        "--service",
+        service,
+        "--namespace",
+        namespace,
+    ]
     argv += [arg for name in dns for arg in ("--dns", name)]
     argv += [arg for ip in ips for arg in ("--ip", ip)]
     subprocess.run(argv, check=True)
@@ -84,7 +94,9 @@ def _service_account_keys(directory: Path) -> None:
         return
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.TraditionalOpenSSL,
+        serialization.NoEncryption(),
     )
     _write(private, pem, mode=0o600)
     public_pem = key.public_key().public_bytes(
@@ -109,7 +121,10 @@ def _kubeconfig(*, server: str, ca_pem: bytes, token: str) -> bytes:
         "clusters": [
             {
                 "name": "kueue-bridge-compose",
-                "cluster": {"server": server, "certificate-authority-data": base64.b64encode(ca_pem).decode()},
+                "cluster": {
+                    "server": server,
+                    "certificate-authority-data": base64.b64encode(ca_pem).decode(),
+                },
             }
         ],
         "users": [{"name": "admin", "user": {"token": token}}],
@@ -136,7 +151,9 @@ def pki(*, api_port: int) -> int:
         dns=["kube-apiserver", "localhost"],
         ips=["127.0.0.1"],
     )
-    _certs_generate(PKI / "webhook", service="webhook", namespace="kueue-bridge-system", dns=["webhook"], ips=[])
+    _certs_generate(
+        PKI / "webhook", service="webhook", namespace="kueue-bridge-system", dns=["webhook"], ips=[]
+    )
     _certs_generate(KUEUE_CERTS, service="kueue", namespace="kueue-system", dns=["kueue"], ips=[])
     _service_account_keys(PKI)
     token = _token(PKI / "tokens.csv")
@@ -158,7 +175,9 @@ def _poll_ready(url: str, *, ca_file: Path, token: str | None, deadline_seconds:
     last = "no answer yet"
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), context=context, timeout=5) as r:
+            with urllib.request.urlopen(
+                urllib.request.Request(url, headers=headers), context=context, timeout=5
+            ) as r:
                 body = r.read().decode(errors="replace").strip()
                 if r.status == 200:
                     print(f"{url}: {body}")
@@ -176,14 +195,19 @@ def _poll_ready(url: str, *, ca_file: Path, token: str | None, deadline_seconds:
 def wait_apiserver(*, deadline_seconds: float) -> int:
     token = _token(PKI / "tokens.csv")
     ready = _poll_ready(
-        f"{API_URL}/readyz", ca_file=PKI / "apiserver" / "ca.crt", token=token, deadline_seconds=deadline_seconds
+        f"{API_URL}/readyz",
+        ca_file=PKI / "apiserver" / "ca.crt",
+        token=token,
+        deadline_seconds=deadline_seconds,
     )
     return 0 if ready else 1
 
 
 def register_webhooks(*, deadline_seconds: float) -> int:
     ca_file = PKI / "webhook" / "ca.crt"
-    if not _poll_ready(f"{WEBHOOK_URL}/readyz", ca_file=ca_file, token=None, deadline_seconds=deadline_seconds):
+    if not _poll_ready(
+        f"{WEBHOOK_URL}/readyz", ca_file=ca_file, token=None, deadline_seconds=deadline_seconds
+    ):
         return 1
     argv = ["kueue-bridge", "webhook", "register", "--config", CONFIG, "--url", WEBHOOK_URL]
     argv += ["--ca-file", str(ca_file), "--kubeconfig", str(PKI / "admin.kubeconfig")]
@@ -193,7 +217,9 @@ def register_webhooks(*, deadline_seconds: float) -> int:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="steps.py", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="step", required=True)
-    sub.add_parser("pki").add_argument("--api-port", type=int, required=True, help="the host's published port")
+    sub.add_parser("pki").add_argument(
+        "--api-port", type=int, required=True, help="the host's published port"
+    )
     for name in ("wait-apiserver", "register-webhooks"):
         sub.add_parser(name).add_argument("--deadline", type=float, default=DEFAULT_DEADLINE_SECONDS)
     args = parser.parse_args(argv)

@@ -30,7 +30,15 @@ if os.environ.get(ENABLING_VARIABLE) != "1":
 
 #: long-running services and the one-shot services that must have exited 0
 RUNNING = ("etcd", "kube-apiserver", "kueue", "webhook", "reconciler", "multikueue", "appwrapper")
-COMPLETED = ("pki", "wait-apiserver", "crds", "crds-established", "queues", "register-webhooks")
+COMPLETED = (
+    "pki",
+    "wait-apiserver",
+    "crds",
+    "crds-established",
+    "kueue-manager-config",
+    "queues",
+    "register-webhooks",
+)
 CONTROLLERS = ("reconciler", "multikueue", "appwrapper")
 NAMESPACE = "team-a"
 QUEUE = "team-a"

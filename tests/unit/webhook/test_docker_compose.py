@@ -33,7 +33,15 @@ IMAGES = {
 }
 KUBECTL_IMAGE = "registry.k8s.io/kubectl:v1.36.2"
 CONTROLLERS = ("reconciler", "multikueue", "appwrapper")
-ONE_SHOTS = ("pki", "wait-apiserver", "crds", "crds-established", "queues", "register-webhooks")
+ONE_SHOTS = (
+    "pki",
+    "wait-apiserver",
+    "crds",
+    "crds-established",
+    "kueue-manager-config",
+    "queues",
+    "register-webhooks",
+)
 
 
 def compose() -> dict[str, Any]:
@@ -61,7 +69,7 @@ def test_images_are_pinned_upstream_tags_and_ours_is_built_once_from_the_dockerf
     for name, image in IMAGES.items():
         assert services()[name]["image"] == image
     kubectl = {name for name, s in services().items() if s["image"].startswith("registry.k8s.io/kubectl:")}
-    assert kubectl == {"crds", "crds-established", "queues"}
+    assert kubectl == {"crds", "crds-established", "kueue-manager-config", "queues"}
     assert {services()[name]["image"] for name in kubectl} == {KUBECTL_IMAGE}
     built = {name: s["build"] for name, s in services().items() if "build" in s}
     assert built == {"pki": {"context": ".", "dockerfile": "deploy/Dockerfile"}}
@@ -121,8 +129,11 @@ def test_start_up_is_ordered_by_one_shot_services_not_healthchecks() -> None:
     assert after("crds-established", "crds")
     for name in ("queues", "kueue", "webhook"):
         assert after(name, "crds-established"), name
+    assert after("kueue-manager-config", "crds")
     for name in CONTROLLERS:
         assert after(name, "register-webhooks"), name
+        # their start-up checks read Kueue's Configuration from it
+        assert after(name, "kueue-manager-config"), name
         assert all_services[name]["restart"] == "unless-stopped"
     for name in (*CONTROLLERS, "webhook"):
         # as terminationGracePeriodSeconds in deploy/base: time to drain and release the Lease
@@ -178,6 +189,20 @@ def test_kueue_and_kueue_bridge_are_configured_for_the_same_kinds() -> None:
     assert "kueue-certs:/etc/kueue/metrics/certs:ro" in kueue["volumes"]
     assert kueue_config["webhook"]["certDir"] == "/etc/kueue/metrics/certs"
     assert kueue_config["featureGates"]["VisibilityOnDemand"] is False
+    # the same file, as the ConfigMap Kueue's manifests create, for kueue-bridge's start-up checks
+    configmap_dir = mounted(kueue, "/etc/kueue/config.yaml").parent
+    assert services()["kueue-manager-config"]["command"][-1] == "--kustomize=/manifests/compose/kueue"
+    assert mounted(services()["kueue-manager-config"], "/manifests/compose") / "kueue" == configmap_dir
+    kustomization = yaml.safe_load((configmap_dir / "kustomization.yaml").read_text())
+    assert kustomization["configMapGenerator"] == [
+        {
+            "name": "kueue-manager-config",
+            "namespace": kueue_config["namespace"],
+            "files": ["controller_manager_config.yaml"],
+        }
+    ]
+    assert mounted(kueue, "/etc/kueue/config.yaml").name == "controller_manager_config.yaml"
+    assert kustomization["generatorOptions"] == {"disableNameSuffixHash": True}
     namespaces = {
         doc["metadata"]["name"] for doc in yaml.safe_load_all((COMPOSE_DIR / "namespaces.yaml").read_text())
     }
