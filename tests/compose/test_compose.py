@@ -11,6 +11,7 @@ its Workload is admitted. Its pods never run.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Iterator
@@ -115,6 +116,20 @@ def test_every_service_is_up_and_each_controller_holds_its_lease(stack: Stack) -
     def holders() -> dict[str, str] | None:
         found = {component: _holder(stack, component) for component in CONTROLLERS}
         return found if all(found.values()) else None
+
+    def readyz_answers(component: str) -> bool:
+        # the probe server listens on health.healthProbeBindAddress (:8081) inside the container only
+        probe = "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:8081/readyz', timeout=5).status)"
+        output = stack.compose("exec", "-T", component, "python3", "-c", probe, check=False, timeout=60)
+        return output.strip() == "200"
+
+    for component in CONTROLLERS:
+        stack.eventually(
+            functools.partial(readyz_answers, component),
+            what=f"{component}'s /readyz",
+            services=(component,),
+            within_seconds=CONVERGE_SECONDS,
+        )
 
     held = stack.eventually(
         holders,
