@@ -155,14 +155,16 @@ class ComposeStack:
         return {row["Service"]: row for row in rows}
 
     def failing_services(self) -> list[str]:
-        """Services whose container exited with a non-zero code, or never started."""
+        """Services with no container, or one that is neither running nor exited with 0."""
         declared = yaml.safe_load(COMPOSE_FILE.read_text())["services"]
         seen = self.services()
-        failing = [name for name in declared if name not in seen]
-        failing += [
-            name for name, row in seen.items() if row.get("State") == "exited" and row.get("ExitCode", 0) != 0
-        ]
-        return failing
+
+        def fine(row: dict[str, Any]) -> bool:
+            return row.get("State") == "running" or (
+                row.get("State") == "exited" and row.get("ExitCode") == 0
+            )
+
+        return [name for name in declared if name not in seen or not fine(seen[name])]
 
     def eventually(
         self, check: Callable[[], T | None], *, what: str, services: Sequence[str], within_seconds: float
