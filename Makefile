@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-real dev dev-multicluster lint typecheck contracts unit docs bench clean release-manifests
+.PHONY: test test-real test-compose dev dev-multicluster lint typecheck contracts unit docs bench clean release-manifests
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ test: lint typecheck contracts docs unit
 # `make test-real TEST_REAL_ARGS="--stage e2e -- -x -k batch"` passes flags (docs/testing-real-cluster.md)
 test-real: $(STAMP)
 	$(BIN)/python -m devrun.real_suite $(TEST_REAL_ARGS)
+
+# docker-compose.yaml, run as a user runs it, through the kit's podman and Docker Compose v2
+# (tests/compose; needs root). Sets up podman, the base image and the stand-ins it lacks, starts and
+# stops its own podman service. A skipped test fails the run (tests/compose/conftest.py).
+test-compose: $(STAMP)
+	KUEUE_BRIDGE_TEST_COMPOSE=1 $(BIN)/pytest tests/compose -p no:cacheprovider $(TEST_COMPOSE_ARGS)
 
 # `make dev DEV_ARGS="--reset --port 0"` passes flags to `kueue-bridge dev` (docs/local-development.md)
 dev: $(STAMP)

@@ -1,14 +1,12 @@
-"""Structural invariants of deploy/ (kustomize base, Dockerfile) and docker-compose.yaml.
+"""Structural invariants of deploy/ (kustomize base, Dockerfile); docker-compose.yaml has test_docker_compose.py.
 
-No kustomize binary or Docker engine here: every YAML is loaded and the kustomization is resolved
+No kustomize binary here: every YAML is loaded and the kustomization is resolved
 by hand (its ``resources`` and ``configMapGenerator`` files), which is all the base uses.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -469,70 +467,3 @@ def test_dockerfile_installs_the_package_as_non_root_with_the_cli_entrypoint() -
     assert re.search(r'^ENTRYPOINT \["kueue-bridge"\]$', text, re.M)
     for package in ("kueue_bridge", "shared", "webhook", "reconciler", "multikueue", "appwrapper", "certs"):
         assert re.search(rf"^COPY {package} ", text, re.M), package
-
-
-# --- docker-compose.yaml ---------------------------------------------------------------------------
-def compose() -> dict[str, Any]:
-    document: dict[str, Any] = yaml.safe_load((REPO / "docker-compose.yaml").read_text())
-    return document
-
-
-def kueue_bridge_invocations(service: dict[str, Any]) -> list[list[str]]:
-    """The ``kueue-bridge ...`` command lines a service of our image runs."""
-    entrypoint = service.get("entrypoint")
-    command = service.get("command") or []
-    if entrypoint in (None, ["kueue-bridge"]):
-        return [list(command)]
-    script = "\n".join(command)
-    return [
-        shlex.split(line.strip())[1:]
-        for line in script.splitlines()
-        if line.strip().startswith("kueue-bridge ")
-    ]
-
-
-def test_compose_services_dependencies_and_commands() -> None:
-    services = compose()["services"]
-    assert {"etcd", "kube-apiserver", "kueue", "webhook", "reconciler", "multikueue"} <= set(services)
-    assert services["etcd"]["image"].startswith("registry.k8s.io/etcd:")
-    assert services["kube-apiserver"]["image"].startswith("registry.k8s.io/kube-apiserver:")
-    assert services["kueue"]["image"].startswith("registry.k8s.io/kueue/kueue:")
-    for name, service in services.items():
-        for dependency in service.get("depends_on") or {}:
-            assert dependency in services, (name, dependency)
-        for volume in service.get("volumes") or []:
-            source = volume.split(":")[0]
-            if source.startswith("./"):
-                assert (REPO / source).exists(), (name, source)
-    ours = {
-        name: s for name, s in services.items() if s.get("build", {}).get("dockerfile") == "deploy/Dockerfile"
-    }
-    assert {"webhook", "reconciler", "multikueue", "appwrapper", "register-webhooks", "pki"} <= set(ours)
-    for name, service in ours.items():
-        invocations = kueue_bridge_invocations(service)
-        assert invocations, name
-        for argv in invocations:
-            assert argv[0] in COMPONENTS, (name, argv)
-            module = COMPONENTS[argv[0]][0]
-            assert importlib.util.find_spec(module) is not None, f"{name}: {module} does not exist yet"
-            if argv[0] == "webhook" and argv[1] in {"manifests", "register"}:
-                continue
-            if argv[0] == "certs":
-                assert argv[1] in {"generate", "inject"}, (name, argv)
-
-
-def test_compose_kueue_hands_batch_job_and_appwrapper_to_kueue_bridge() -> None:
-    services = compose()["services"]
-    mount = next(v for v in services["kueue"]["volumes"] if v.startswith("./"))
-    kueue_config = yaml.safe_load((REPO / mount.split(":")[0]).read_text())
-    assert kueue_config["integrations"]["frameworks"] == []
-    assert {"Job.v1.batch", "AppWrapper.v1beta2.workload.codeflare.dev"} <= set(
-        kueue_config["integrations"]["externalFrameworks"]
-    )
-    bridge_mount = next(v for v in services["webhook"]["volumes"] if v.startswith("./"))
-    bridge_config = load_config(REPO / bridge_mount.split(":")[0])
-    assert {"batch/job", "workload.codeflare.dev/appwrapper"} <= set(bridge_config.integrations.frameworks)
-    crds = " ".join(services["kueue-crds"]["command"])
-    assert "workload.codeflare.dev_appwrappers.yaml" in crds
-    assert not bridge_config.internal_cert_management.enable
-    assert bridge_config.webhook.cert_dir == "/pki/webhook"
