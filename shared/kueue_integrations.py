@@ -58,12 +58,6 @@ class KueueIntegration:
     def group_kind(self) -> tuple[str, str]:
         return (self.group, self.kind)
 
-    @property
-    def webhook_names(self) -> tuple[str, str]:
-        """Kueue's mutating and validating webhook names for this kind (``mjob.kb.io``, ``vjob.kb.io``)."""
-        lowered = self.kind.lower()
-        return (f"m{lowered}.kb.io", f"v{lowered}.kb.io")
-
 
 def _integration(
     framework: str, group: str, version: str, kind: str, *, ships_roles: bool = True
