@@ -305,7 +305,9 @@ async def _kueue_managers(client: KubeClient, *, kueue_namespace: str) -> tuple[
                 f"cannot list Deployments labelled {selector} in any namespace ({_short(exc)}) nor in "
                 f"{kueue_namespace} ({_short(inner)})"
             )
-    except KubeError as exc:  # UnknownKindError too: a cluster that does not serve apps/v1
+    except UnknownKindError:
+        return [], "no Kueue Deployment: the API server does not serve apps/v1 Deployments"
+    except KubeError as exc:
         return [], f"cannot list Deployments labelled {selector} ({_short(exc)})"
     managers = [kueue_manager_of(d) for d in deployments if _is_kueue(d)]
     managers.sort(key=lambda m: (m.namespace != kueue_namespace, m.namespace, m.name))
