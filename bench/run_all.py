@@ -62,6 +62,7 @@ BENCHES: Final = (
     Bench("reconciler_cpu", "reconciler_cpu", ("--jobs", "10", "--run-seconds", "0.2", "--no-profile")),
     Bench("reconcile_passes", "reconcile_passes", ("--jobs", "20", "--repeats", "2")),
     Bench("multikueue_dispatch", "multikueue_dispatch", ("--jobs", "20", "--run-seconds", "0.5")),
+    Bench("cache_memory", "cache_memory", ("--jobs", "200", "--namespaces", "5", "--rounds", "1")),
 )
 
 NOT_BENCHES: Final = {

@@ -47,9 +47,10 @@ from shared.frameworks.registry import FrameworkRegistry
 from shared.jobmeta import queue_name
 from shared.jsontree import json_tree_copy
 from shared.kube import Conflict, GroupVersionKind, KubeClient
+from shared.kube.compaction import SharedParts
 from shared.kube.conditions import is_object_condition_true
 from shared.kube.controller import Controller, PriorityRule, Result
-from shared.kube.informer import Informer, StoreView, index_by_controller_uid, strip_managed_fields
+from shared.kube.informer import Informer, StoreView, index_by_controller_uid
 from shared.labelselector import selector_from_label_selector
 from shared.manager import ControllerSet
 from shared.models.base import WireDict
@@ -166,8 +167,10 @@ class ReconcilerControllers(ControllerSet):
         self._registry = registry
         self._informers: dict[tuple[str, str], Informer] = {}
         # No reconcile reads managedFields, and an update without them keeps the server's: stripped,
-        # every cached object is a third smaller and every copy, parse and write of one cheaper.
-        strip = strip_managed_fields
+        # every cached object is a third smaller and every copy, parse and write of one cheaper. The
+        # parts cached objects repeat (pod templates, a job's template in its Workload, strings) are
+        # held once: cached objects are never changed in place, so equal parts can be one object.
+        strip = SharedParts()
         for gvk in (NAMESPACE_GVK, RESOURCE_FLAVOR_GVK, WORKLOAD_PRIORITY_CLASS_GVK, PRIORITY_CLASS_GVK):
             self._informers[(gvk.group, gvk.kind)] = Informer(client, gvk, transform=strip)
         self._workload_informer = Informer(
