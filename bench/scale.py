@@ -13,7 +13,9 @@ At checkpoints of existing Jobs (1k, 2.5k, 5k and 10k for the default 10,000; th
 smaller ``--jobs``) it prints, for the Jobs created since the previous checkpoint:
 
 * CPU milliseconds per job (``/proc``, user + system) of every process: our reconciler and webhook,
-  Kueue's manager, kube-apiserver, etcd and this bench;
+  Kueue's manager, kube-apiserver, etcd and this bench, over the interval divided by the Jobs created
+  in it (lives lag their creates when admission falls behind: the whole-run figure printed at the
+  end, created -> all finished, is CPU per whole life);
 * admission -> unsuspend p50/p99 of the Jobs admitted in the interval (Workload ``Admitted`` seen by
   the bench's watch -> Job ``suspend: false`` seen by the same watch);
 * our webhook's answer time p99 (its own histogram) and kube-apiserver's measure of every admission
@@ -137,6 +139,10 @@ class SetupResult:
     idle_share: dict[str, float] = field(default_factory=dict)
     idle_seconds: float = 0.0
     rss_start: dict[str, float] = field(default_factory=dict)
+    #: every process's CPU per job from the first create until every Job is finished and released
+    whole_run_ms_per_job: dict[str, float] = field(default_factory=dict)
+    #: admission -> unsuspend of every Job of the run (seconds)
+    whole_run_gaps: list[float] = field(default_factory=list)
 
 
 def job_at(index: int, *, namespaces: int, run_seconds: float) -> dict[str, Any]:
@@ -282,6 +288,7 @@ async def run_setup(args: argparse.Namespace, *, setup: str) -> SetupResult:
             stack.callback(creating.cancel)
             previous = 0
             cpu_before = {name: process_cpu_seconds(pid) for name, pid in processes.items()}
+            cpu_start, run_started = dict(cpu_before), time.monotonic()
             api_before = await apiserver.snapshot()
             hook_before = await _our_webhook(components)
             since = time.monotonic()
@@ -295,8 +302,8 @@ async def run_setup(args: argparse.Namespace, *, setup: str) -> SetupResult:
                 hook_now = await _our_webhook(components)
                 now = time.monotonic()
                 interval = existing - previous
-                gaps = [
-                    timeline.unsuspended[job] - at
+                gaps = [  # the bench's two watches can see the unsuspend first: 0, not negative
+                    max(0.0, timeline.unsuspended[job] - at)
                     for job, at in timeline.admitted.items()
                     if job in timeline.unsuspended and since <= at < now
                 ]
@@ -326,6 +333,30 @@ async def run_setup(args: argparse.Namespace, *, setup: str) -> SetupResult:
                 lambda: len(timeline.done) >= everyone, within=args.finish_timeout, what="every Job finished"
             )
             await quiet(controller)
+            result.whole_run_ms_per_job = {
+                name: (process_cpu_seconds(pid) - cpu_start[name]) / args.jobs * 1000
+                for name, pid in processes.items()
+            }
+            result.whole_run_gaps = [
+                max(0.0, timeline.unsuspended[job] - at)
+                for job, at in timeline.admitted.items()
+                if job in timeline.unsuspended
+            ]
+            gaps = result.whole_run_gaps
+            print(
+                f"  whole run: admission -> unsuspend p50 {quantile(gaps, 0.5) * 1000:.0f} ms, p99 "
+                f"{quantile(gaps, 0.99) * 1000:.0f} ms, max {max(gaps, default=math.nan) * 1000:.0f} ms "
+                f"({len(gaps)} Jobs)",
+                flush=True,
+            )
+            print(
+                f"  whole run ({args.jobs:,} lives, created to all finished, "
+                f"{time.monotonic() - run_started:.0f} s): CPU ms per job "
+                + ", ".join(f"{name} {ms:.2f}" for name, ms in result.whole_run_ms_per_job.items())
+                + f"; RSS MiB {_rss_text({name: process_rss_mib(pid) for name, pid in processes.items()})}"
+                + f"; load average {load_average()}",
+                flush=True,
+            )
             ours = ("reconciler", "webhook") if components else ("kueue-manager",)
             idle_from = {name: process_cpu_seconds(processes[name]) for name in ours}
             idle_started = time.monotonic()
@@ -377,9 +408,20 @@ def summary(results: dict[str, SetupResult], *, jobs: int) -> list[str]:
                 f"  at {mine.existing:,}: ours (reconciler + webhook) {own:.2f} ms/job against Kueue's job "
                 f"integration ~{integration:.2f} ms/job (its manager managing Jobs minus only scheduling): {verdict}"
             )
-    worst = max(quantile(c.admitted_to_unsuspended, 0.99) for c in ours.checkpoints)
+    if anchor is not None and anchor.whole_run_ms_per_job and ours.whole_run_ms_per_job:
+        integration = (
+            anchor.whole_run_ms_per_job["kueue-manager"] - ours.whole_run_ms_per_job["kueue-manager"]
+        )
+        own = ours.whole_run_ms_per_job["reconciler"] + ours.whole_run_ms_per_job["webhook"]
+        lines.append(
+            f"  whole run, per whole life: ours {own:.2f} ms/job against Kueue's job integration ~{integration:.2f} "
+            f"ms/job: {'met' if own <= integration else 'NOT met'}"
+        )
+    p99s = [quantile(c.admitted_to_unsuspended, 0.99) for c in ours.checkpoints]
+    p99s.append(quantile(ours.whole_run_gaps, 0.99))
+    worst = max((value for value in p99s if not math.isnan(value)), default=math.nan)
     lines.append(
-        f"  admission -> unsuspend p99, worst checkpoint: {worst * 1000:.0f} ms (target <= 1000 ms: "
+        f"  admission -> unsuspend p99, worst checkpoint or whole run: {worst * 1000:.0f} ms (target <= 1000 ms: "
         f"{'met' if worst <= 1.0 else 'NOT met'})"
     )
     grown = last.existing - first.existing
