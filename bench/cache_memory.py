@@ -9,8 +9,8 @@ then counts the Python memory the controllers hold (tracemalloc, after a full co
 snapshot taken before they started, and divides by the number of jobs: **bytes per Job with its
 Workload**, everything the process keeps for them (the cached objects, the index entries, the work
 queues' per-key records, the equivalence verdicts, the event recorder's series, metric children),
-without the fixed cost of one set of controllers (connections, TLS buffers, metrics), as the
-issue's RSS growth from 500 to 5,000 Jobs. The cached Jobs' and Workloads' bytes per part are printed
+without the fixed cost of one set of controllers (connections, TLS buffers, metrics), as an RSS
+growth from 500 to 5,000 Jobs is read. The cached Jobs' and Workloads' bytes per part are printed
 once (``metadata.labels``, ``spec.template``, ``status``...).
 
 What is counted is allocations, not time: the figure is the same on an idle and on a loaded machine.
@@ -18,7 +18,7 @@ The lines that hold the most are printed (``--top``), so a regression shows wher
 here admits the Workloads (no Kueue stand-in): the state is a pending backlog, the case that keeps
 the most jobs and Workloads cached. Target: at most 10 KB per Job with its Workload.
 
-The RSS of the process before and after is printed too, for comparison with the issue's
+The RSS of the process before and after is printed too, for comparison with a
 ``/proc`` figure; it includes the allocator's free lists and is neither deterministic nor per-object.
 
     .venv/bin/python -m bench.cache_memory [--jobs 2000] [--namespaces 100] [--rounds 3] [--top 12]
@@ -53,7 +53,7 @@ from shared.kube.kinds import JOB_GVK, NAMESPACE_GVK
 
 __all__ = ["TARGET_BYTES_PER_JOB", "main", "measure_round"]
 
-#: the issue's target: reconciler memory growth per Job with its Workload
+#: the target: reconciler memory growth per Job with its Workload
 TARGET_BYTES_PER_JOB: Final = 10 * 1024
 QUEUE: Final = "scale"
 

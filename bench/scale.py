@@ -30,9 +30,9 @@ manager in the ``kueue-bridge`` setup, per checkpoint (an estimate: the schedule
 
 After the last checkpoint and once every Job is finished and the controller quiet, the **idle check**
 reads our processes' CPU (Kueue's manager in the anchor) over ``--idle-seconds`` with nothing
-changing and every Job and Workload cached: the issue's target is at most 1 % of a core.
+changing and every Job and Workload cached: the target is at most 1 % of a core.
 
-Targets (issue "Scale"): CPU per job at 10k <= 1.2x the figure at the first checkpoint and <= Kueue's
+Targets: CPU per job at 10k <= 1.2x the figure at the first checkpoint and <= Kueue's
 job integration; admission -> unsuspend p99 <= 1 s at every checkpoint; reconciler RSS growth
 <= 10 KB per Job (``bench.cache_memory`` counts it deterministically) and <= Kueue's manager's;
 idle <= 1 % of a core. The machine's load average is printed with every line: on a shared machine
@@ -81,7 +81,7 @@ QUEUE: Final = "scale"
 CLUSTER_QUEUE: Final = "scale"
 #: CPU a Job requests (the ClusterQueue's quota is ``--admit`` times this)
 JOB_MILLICPU: Final = 10
-#: the issue's checkpoints, as fractions of 10,000 Jobs
+#: the checkpoints, as fractions of 10,000 Jobs
 CHECKPOINT_FRACTIONS: Final = (0.1, 0.25, 0.5, 1.0)
 IDLE_TARGET_SHARE: Final = 0.01
 WEBHOOK_HISTOGRAM: Final = "kueue_bridge_webhook_request_duration_seconds"
@@ -384,7 +384,7 @@ def _rss_text(rss: dict[str, float]) -> str:
 
 def summary(results: dict[str, SetupResult], *, jobs: int) -> list[str]:
     """The targets, met or not, from the checkpoints of each setup."""
-    lines = ["summary (targets of the Scale issue; figures of one run each):"]
+    lines = ["summary (the scale targets; figures of one run each):"]
     ours = results.get(KUEUE_BRIDGE)
     anchor = results.get(KUEUE)
     if ours is None or not ours.checkpoints:
