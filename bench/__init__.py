@@ -25,8 +25,8 @@ Benchmarks (one module each; a mode too large for its module has one beside it):
 :mod:`bench.harness` is what several benchmarks share: clusters, our components as processes, CPU
 readings, load, metrics scrapes, profilers and the webhook served for load. A benchmark imports the
 harness and, for the few that extend another's mode, that benchmark; the harness imports no
-benchmark, and nothing outside ``bench`` imports it. The dev cluster and the dev runner are used
-through their packages' public API only (``devrun``, ``devcluster.standin``, ``devcluster.apiserver``,
-``devcluster.server``); import contracts in pyproject.toml enforce all of it. The admission fuzz run
+benchmark, and nothing outside ``bench`` imports it. The dev cluster, the dev runner and the real-cluster
+test harness are used through their packages' public API only (``devrun``, ``testkit``,
+``devcluster.standin``, ``devcluster.apiserver``, ``devcluster.server``); import contracts in pyproject.toml enforce all of it. The admission fuzz run
 is a test, not a benchmark: ``tests/fuzz``.
 """

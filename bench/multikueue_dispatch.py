@@ -68,15 +68,6 @@ from bench.multikueue_measure import (
     summary,
 )
 from bench.multikueue_real import real_round
-from devrun import (
-    DEFAULT_KUEUE_VERSION,
-    KUEUE_VERSIONS,
-    Dispatcher,
-    KitError,
-    cpu_seconds,
-    find_kit,
-    stop_all_below,
-)
 from shared.constants import (
     ADMISSION_CHECK_GVK,
     CLUSTER_QUEUE_GVK,
@@ -87,6 +78,15 @@ from shared.constants import (
 )
 from shared.kube import KubeClient
 from shared.kube.kinds import NAMESPACE_GVK, SECRET_GVK
+from testkit import (
+    DEFAULT_KUEUE_VERSION,
+    KUEUE_VERSIONS,
+    Dispatcher,
+    KitError,
+    cpu_seconds,
+    find_kit,
+    stop_all_below,
+)
 
 __all__ = ["main"]
 

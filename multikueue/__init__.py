@@ -16,7 +16,8 @@ worker: its client, watches and connection state), ``clusters`` (the MultiKueueC
 ``connect_errors`` (why a worker cannot be reached, in Kueue's words), ``admissioncheck`` (the
 AdmissionCheck reconciler), ``conditions`` (their ``Active`` condition), ``dispatcher`` (the
 incremental dispatcher), ``gc`` (garbage collection of remote copies), ``own_writes`` (the watch
-echoes of our own writes), ``metrics`` (per-worker metrics).
+echoes of our own writes), ``metrics`` (per-worker metrics), ``remote_copy`` (the copy of a job and
+of a Workload that a worker is given).
 """
 
 __all__: list[str] = []

@@ -62,6 +62,7 @@ from datetime import datetime
 from typing import Any, Final, Protocol
 
 from multikueue.remote import WORKLOAD_GVK, RemoteCluster
+from multikueue.remote_copy import remote_workload_copy
 from multikueue.workload_group import WorkloadGroup
 from multikueue.workload_status import check_state, earliest_true, set_check_state
 from shared.admission_apply import apply_admission_status
@@ -82,7 +83,6 @@ from shared.kube.conditions import (
     set_object_condition,
     writable_status,
 )
-from shared.remote_copy import remote_workload_copy
 from shared.workload_state import has_quota_reservation, is_evicted, is_finished, truncate_condition_message
 
 __all__ = ["SYNC_DEFERRED_REQUEUE_SECONDS", "DecisionSettings", "WorkloadActions", "reconcile_group"]
