@@ -76,8 +76,7 @@ from shared.constants import (
     MULTIKUEUE_CONFIG_GVK,
     RESOURCE_FLAVOR_GVK,
 )
-from shared.kube import KubeClient
-from shared.kube.kinds import NAMESPACE_GVK, SECRET_GVK
+from shared.kube import NAMESPACE_GVK, SECRET_GVK, KubeClient
 from testkit import (
     DEFAULT_KUEUE_VERSION,
     KUEUE_VERSIONS,

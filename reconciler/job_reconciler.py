@@ -49,7 +49,7 @@ from shared.frameworks.base import AdapterError, GenericJob, JobWithReclaimableP
 from shared.frameworks.capabilities import has_reclaimable_pods
 from shared.frameworks.copy_on_write import copy_on_write
 from shared.jobmeta import queue_name
-from shared.kube.kinds import NAMESPACE_GVK
+from shared.kube import NAMESPACE_GVK
 from shared.models.base import WireDict
 from shared.models.workload import PodSet, ReclaimablePod, Workload
 from shared.podset import PodSetInfoError

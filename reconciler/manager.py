@@ -46,10 +46,19 @@ from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
 from shared.frameworks.registry import FrameworkRegistry
 from shared.jobmeta import queue_name
 from shared.jsontree import json_tree_copy
-from shared.kube import Conflict, GroupVersionKind, KubeClient
+from shared.kube import (
+    Conflict,
+    Controller,
+    GroupVersionKind,
+    Informer,
+    KubeClient,
+    PriorityRule,
+    Result,
+    StoreView,
+    index_by_controller_uid,
+    strip_managed_fields,
+)
 from shared.kube.conditions import is_object_condition_true
-from shared.kube.controller import Controller, PriorityRule, Result
-from shared.kube.informer import Informer, StoreView, index_by_controller_uid, strip_managed_fields
 from shared.labelselector import selector_from_label_selector
 from shared.manager import ControllerSet
 from shared.models.base import WireDict

@@ -14,7 +14,7 @@ from __future__ import annotations
 from reconciler.ports import ClusterReader, EventSink
 from shared.constants import WORKLOAD_PRIORITY_CLASS_GVK
 from shared.frameworks.base import GenericJob
-from shared.kube.kinds import PRIORITY_CLASS_GVK
+from shared.kube import PRIORITY_CLASS_GVK
 from shared.models.workload import PodSet
 from shared.workload_builder import (
     PriorityNotFound,

@@ -25,8 +25,7 @@ from typing import Final, TextIO
 
 from shared.config import ConfigError, Configuration, load_config
 from shared.eventloop import run_until_signalled
-from shared.kube.connection import ConnectionConfigError
-from shared.kube.observability import configure_logging
+from shared.kube import ConnectionConfigError, configure_logging
 from shared.preflight.run import StartupRefused
 from shared.probes import BindError
 

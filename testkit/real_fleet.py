@@ -54,9 +54,17 @@ from shared.constants import (
     MULTIKUEUE_CONTROLLER_NAME,
     RESOURCE_FLAVOR_GVK,
 )
-from shared.kube import AlreadyExists, GroupVersionKind, KubeClient, NotFound, load_kubeconfig
+from shared.kube import (
+    NAMESPACE_GVK,
+    SECRET_GVK,
+    SERVICE_ACCOUNT_GVK,
+    AlreadyExists,
+    GroupVersionKind,
+    KubeClient,
+    NotFound,
+    load_kubeconfig,
+)
 from shared.kube.conditions import is_true, object_condition
-from shared.kube.kinds import NAMESPACE_GVK, SECRET_GVK, SERVICE_ACCOUNT_GVK
 from testkit.proxy import CuttableProxy
 from testkit.real_cluster import (
     DEFAULT_KUEUE_VERSION,

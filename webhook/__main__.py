@@ -32,7 +32,7 @@ import yaml
 
 from shared.cli_args import load_config_or_report
 from shared.config import Configuration
-from shared.kube.errors import KubeError
+from shared.kube import KubeError
 from shared.preflight import StartupRefused, report_refusal
 from shared.webhook_configurations import (
     MUTATING_CONFIGURATION_NAME,

@@ -41,9 +41,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from bench.harness.load import wait_until
 from devcluster.standin import JOBS, ApiClient, JobRunner, WatchedObjects
 from shared.constants import RESOURCE_IN_USE_FINALIZER, WORKLOAD_GVK
-from shared.kube import KubeClient
-from shared.kube.kinds import JOB_GVK
-from shared.kube.watch import EventType, Watch
+from shared.kube import JOB_GVK, EventType, KubeClient, Watch
 from testkit import KueueMode, RealCluster, RealClusterPorts, find_kit
 
 __all__ = [

@@ -32,7 +32,7 @@ from typing import Any, Final
 import httpx
 
 from devcluster.standin.client import ApiClient, ApiError, Resource
-from shared.kube.events import object_reference
+from shared.kube import object_reference
 from shared.kube.times import format_micro_time
 from shared.workload_state import truncate_event_message
 

@@ -1,7 +1,9 @@
 """Async Kubernetes client runtime: client, discovery, watch, informer, work queue, leader election.
 
 Everything the webhook, the reconciler and the MultiKueue worker need to talk to an API server is
-exported here; import from ``shared.kube``, not from its modules. Typical wiring::
+exported here (the built-in kinds' GroupVersionKinds included); import from ``shared.kube``, not
+from its modules: an import contract holds every package, and shared's other modules, to it.
+Typical wiring::
 
     connection = load_connection(kubeconfig=path)            # or load_in_cluster(), kubeconfig_from_dict()
     metrics = KubeMetrics(registry)                          # prometheus_client.CollectorRegistry
@@ -43,7 +45,7 @@ from shared.kube.connection import (
     load_kubeconfig,
     static_connection,
 )
-from shared.kube.controller import Controller, Reconciler, Result
+from shared.kube.controller import Controller, PriorityRule, Reconciler, Result
 from shared.kube.discovery import ResourceInfo, RESTMapper
 from shared.kube.errors import (
     AlreadyExists,
@@ -67,7 +69,16 @@ from shared.kube.errors import (
     UnknownKindError,
     cache_miss_message,
 )
-from shared.kube.events import NORMAL, WARNING, EventRecorder, EventSettings, object_reference
+from shared.kube.events import (
+    CORE_EVENT,
+    EVENTS_V1_EVENT,
+    NORMAL,
+    WARNING,
+    EventRecorder,
+    EventSettings,
+    Reporter,
+    object_reference,
+)
 from shared.kube.gvk import GroupVersionKind, guess_plural, parse_group_version
 from shared.kube.informer import (
     EventHandler,
@@ -79,6 +90,23 @@ from shared.kube.informer import (
     index_by_label,
     index_by_namespace,
     strip_managed_fields,
+)
+from shared.kube.kinds import (
+    CONFIG_MAP_GVK,
+    CRD_GVK,
+    DEPLOYMENT_GVK,
+    ENDPOINT_SLICE_GVK,
+    JOB_GVK,
+    MUTATING_WEBHOOK_CONFIGURATION_GVK,
+    NAMESPACE_GVK,
+    POD_GVK,
+    PRIORITY_CLASS_GVK,
+    SECRET_GVK,
+    SELF_SUBJECT_ACCESS_REVIEW_GVK,
+    SERVICE_ACCOUNT_GVK,
+    SERVICE_GVK,
+    SUBJECT_ACCESS_REVIEW_GVK,
+    VALIDATING_WEBHOOK_CONFIGURATION_GVK,
 )
 from shared.kube.leaderelection import LEASE, LeaderElectionSettings, LeaderElector
 from shared.kube.observability import (
@@ -96,8 +124,25 @@ from shared.kube.watch import EventType, Watch, WatchEvent, WatchSettings, objec
 from shared.kube.workqueue import QueueShutDown, WorkQueue
 
 __all__ = [
+    "CONFIG_MAP_GVK",
+    "CORE_EVENT",
+    "CRD_GVK",
+    "DEPLOYMENT_GVK",
+    "ENDPOINT_SLICE_GVK",
+    "EVENTS_V1_EVENT",
+    "JOB_GVK",
     "LEASE",
+    "MUTATING_WEBHOOK_CONFIGURATION_GVK",
+    "NAMESPACE_GVK",
     "NORMAL",
+    "POD_GVK",
+    "PRIORITY_CLASS_GVK",
+    "SECRET_GVK",
+    "SELF_SUBJECT_ACCESS_REVIEW_GVK",
+    "SERVICE_ACCOUNT_GVK",
+    "SERVICE_GVK",
+    "SUBJECT_ACCESS_REVIEW_GVK",
+    "VALIDATING_WEBHOOK_CONFIGURATION_GVK",
     "WARNING",
     "AiohttpTransport",
     "AlreadyExists",
@@ -137,9 +182,11 @@ __all__ = [
     "NotFound",
     "ObjectList",
     "PatchType",
+    "PriorityRule",
     "QueueShutDown",
     "RESTMapper",
     "Reconciler",
+    "Reporter",
     "ResourceInfo",
     "ResourceVerbs",
     "Result",

@@ -36,9 +36,8 @@ from shared.constants import (
     MULTIKUEUE_CLUSTER_GVK,
     MULTIKUEUE_CONFIG_GVK,
 )
-from shared.kube import ConnectionConfig, KubeClient, KubeError, NotFound, UnknownKindError
+from shared.kube import SECRET_GVK, ConnectionConfig, KubeClient, KubeError, NotFound, UnknownKindError
 from shared.kube.conditions import is_true, object_condition
-from shared.kube.kinds import SECRET_GVK
 from shared.models.multikueue import MultiKueueCluster
 from shared.multikueue_kubeconfig import KubeConfigError, connection_for, load_cluster_kubeconfig
 from shared.preflight.access_checks import check_own_access, rights_of

@@ -48,6 +48,7 @@ WEBHOOK_RULES = "The webhook's rules use no web framework"
 INDEPENDENT = "Components never import each other"
 FLOORS = "shared's floors"
 KUBE_LEAF = "shared.kube is a leaf library"
+KUBE_FRONT_DOOR = "shared.kube is imported through its package"
 BUILTIN_TABLE = "The table of built-in kinds imports no adapter"
 ONE_CLIENT = "One client per process"
 ONE_SCAFFOLD = "The controller processes run through shared.manager"
@@ -235,6 +236,24 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
             "import shared.jsontree",
             {KUBE_LEAF},
             id="kube-imports-a-loose-shared-module",
+        ),
+        pytest.param(
+            "webhook/rules/patch.py",
+            "from shared.kube.kinds import JOB_GVK",
+            {KUBE_FRONT_DOOR},
+            id="a-component-imports-a-kube-module",
+        ),
+        pytest.param(
+            "shared/jsontree.py",
+            "from shared.kube.informer import Informer",
+            {KUBE_FRONT_DOOR},
+            id="shared-imports-a-kube-module",
+        ),
+        pytest.param(
+            "reconciler/__init__.py",
+            "from shared.kube.conditions import is_true",
+            set(),  # conditions and times are used by name: shared/kube/__init__.py
+            id="a-component-imports-kube-conditions-by-name",
         ),
         pytest.param(
             "shared/models/base.py",
