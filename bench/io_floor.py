@@ -40,7 +40,6 @@ from typing import Any
 from bench.harness.load import queued_job, run_concurrently
 from bench.harness.processes import load_average
 from bench.harness.real_cluster import bench_cluster
-from shared.eventloop import run_process_loop
 from shared.kube import (
     JOB_GVK,
     NAMESPACE_GVK,
@@ -51,6 +50,7 @@ from shared.kube import (
     load_kubeconfig,
     strip_managed_fields,
 )
+from shared.runtime.eventloop import run_process_loop
 
 __all__ = ["main"]
 

@@ -70,9 +70,13 @@ from shared.kube import (
 )
 from shared.kube.conditions import is_true, object_condition
 from shared.kube.times import parse_time
-from shared.manager import ControllerSet
+from shared.kueue.multikueue_kubeconfig import (
+    DEFAULT_KUBECONFIG_PATH_PREFIX,
+    LoadedKubeConfig,
+    connection_for,
+)
 from shared.models.condition import Condition
-from shared.multikueue_kubeconfig import DEFAULT_KUBECONFIG_PATH_PREFIX, LoadedKubeConfig, connection_for
+from shared.runtime.manager import ControllerSet
 
 __all__ = [
     "DEFAULT_WORKLOAD_CONCURRENCY",

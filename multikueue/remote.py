@@ -47,8 +47,6 @@ from multikueue.connect_errors import DISCOVERY_PATH, connect_failure_message
 from multikueue.own_writes import OwnWrites
 from multikueue.workload_status import decision_view
 from shared.constants import MULTIKUEUE_ORIGIN_LABEL, WORKLOAD_GVK
-from shared.eventloop import until_first
-from shared.jobmeta import prebuilt_workload_name
 from shared.kube import (
     Clock,
     EventType,
@@ -60,6 +58,8 @@ from shared.kube import (
     object_key,
 )
 from shared.kube.times import format_time
+from shared.kueue.jobmeta import prebuilt_workload_name
+from shared.runtime.eventloop import until_first
 
 __all__ = [
     "RETRY_INCREMENT_SECONDS",

@@ -6,6 +6,8 @@ Kueue's integration); ``batch_job``, ``jobset``, ``appwrapper`` and ``tekton`` a
 ``declarative`` (configured by ``spec``) serves every other kind. ``paths`` and ``cel`` are the two
 ways a declarative spec reaches into an object. ``copy_on_write`` wraps any adapter over a shared
 (cached) object so that the object is copied only when the adapter is about to change it.
+``workload_builder`` builds the Workload for a job through these contracts (Kueue's
+``ConstructWorkload``, in jobframework too).
 """
 
 from shared.frameworks.base import (

@@ -52,7 +52,7 @@ from shared.kube import (
     NotFound,
     UnknownKindError,
 )
-from shared.kueue_integrations import kueue_integration_for
+from shared.kueue.kueue_integrations import kueue_integration_for
 from shared.preflight.findings import Finding, Verdict
 
 __all__ = [

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.kube import KubeClient
-from shared.naming import workload_name_for_owner
+from shared.kueue.naming import workload_name_for_owner
 from testkit.real_cluster import Kit, run_kueuectl
 from tests.polling import eventually
 from tests.real.conftest import NAMESPACE_GVK, Bridge, DevTwin

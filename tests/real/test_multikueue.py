@@ -28,9 +28,9 @@ from typing import Any
 
 import pytest_asyncio
 
-from shared.admission_apply import ADMISSION_FIELD_MANAGER
 from shared.constants import CLUSTER_QUEUE_GVK, QUEUE_LABEL
 from shared.kube import Conflict, GroupVersionKind, KubeClient, NotFound
+from shared.kueue.admission_apply import ADMISSION_FIELD_MANAGER
 from testkit.real_cluster import Kit
 from testkit.real_fleet import (
     FleetMember,

@@ -51,7 +51,7 @@ KUBE_LEAF = "shared.kube is a leaf library"
 KUBE_FRONT_DOOR = "shared.kube is imported through its package"
 BUILTIN_TABLE = "The table of built-in kinds imports no adapter"
 ONE_CLIENT = "One client per process"
-ONE_SCAFFOLD = "The controller processes run through shared.manager"
+ONE_SCAFFOLD = "The controller processes run through shared.runtime.manager"
 ACYCLIC = "No import circles between the modules of a package"
 NOBODY_IMPORTS_BENCH = "Nothing of the product, nor the test harness, imports the benchmarks"
 BENCH_PUBLIC_API = "The benchmarks use the dev cluster, the dev runner and the test harness through their packages' public API"
@@ -263,19 +263,19 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
         ),
         pytest.param(
             "shared/frameworks/paths.py",
-            "import shared.leading",
+            "import shared.runtime.leading",
             {FLOORS, ACYCLIC},
             id="adapters-import-process-start-up",
         ),
         pytest.param(
             "appwrapper/__main__.py",
-            "from shared.leading import serve_while_leading",
+            "from shared.runtime.leading import serve_while_leading",
             {ONE_SCAFFOLD},
             id="a-controller-process-wires-its-own-election",
         ),
         pytest.param(
             "multikueue/__main__.py",
-            "from shared.probes import ProbeServer",
+            "from shared.runtime.probes import ProbeServer",
             {ONE_SCAFFOLD},
             id="a-controller-process-serves-its-own-probes",
         ),
@@ -328,7 +328,7 @@ def test_the_unmodified_copy_keeps_every_contract(tmp_path: Path) -> None:
             id="webhook-uses-the-kubernetes-package",
         ),
         pytest.param(
-            "shared/eventloop.py",
+            "shared/runtime/eventloop.py",
             "import bench.harness.processes",
             {NOBODY_IMPORTS_BENCH},
             id="shared-imports-the-benchmarks",
