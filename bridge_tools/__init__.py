@@ -13,7 +13,10 @@ never import it; and the five tools never import each other. The dev runner's ``
 (``devrun``) uses :mod:`bridge_tools.explain` for its WHY column and ``kueue-bridge dev`` renders
 Kueue's configuration with :mod:`bridge_tools.manifests.render`.
 
-One subpackage per command, its entry point ``cli``:
+One subpackage per command, its entry point ``cli``; beside them what two tools share, and one
+documentation tool.
+
+Modules:
 
 * ``explain/`` -- ``kueue-bridge explain`` (its modules are listed in its ``__init__``);
 * ``adapter/`` -- ``kueue-bridge adapter test``: ``dry_run`` (what would be done with one object)
@@ -24,12 +27,11 @@ One subpackage per command, its entry point ``cli``:
   ``cli``, and ``release_bundle`` (``make release-manifests``: deploy/ resolved into one YAML per
   flavour);
 * ``config/`` -- ``kueue-bridge config``: only ``cli``; the configuration model lives in
-  ``shared.config`` because every component loads it.
-
-Beside them, what two tools share: ``kinds`` (``KIND/NAME`` and ``--kind`` arguments to configured
-kinds: explain and adapter test), ``quota`` (ClusterQueue usage against a Workload's request:
-explain's queue chain and adapter test's fit) and ``cohort`` (Kueue's available quota in a cohort
-tree, for ``quota``). And one documentation tool: ``config_reference`` (``python -m
-bridge_tools.config_reference``: the configuration reference of ``docs/configuration.md``, generated
-from the configuration model).
+  ``shared.config`` because every component loads it;
+* ``kinds`` -- ``KIND/NAME`` and ``--kind`` arguments to configured kinds (explain, adapter test);
+* ``quota`` -- ClusterQueue usage against a Workload's request (explain's queue chain, adapter
+  test's fit);
+* ``cohort`` -- Kueue's available quota in a cohort tree, for ``quota``;
+* ``config_reference`` -- ``python -m bridge_tools.config_reference``: the configuration reference
+  of ``docs/configuration.md``, generated from the configuration model.
 """

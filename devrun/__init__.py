@@ -8,10 +8,6 @@ once and also runs ``kueue-bridge multikueue`` on the manager. The command is
 :func:`devrun.__main__.main`, as for every component package; this package does not import that
 module, so ``python -m devrun`` runs it exactly once.
 
-Modules of ``kueue-bridge dev``: ``__main__`` (the command), ``cluster`` (one devcluster and its
-components), ``multicluster`` (the fleet), ``samples`` (CRDs, configuration, queues, sample jobs),
-``components`` (child processes), ``identities`` (ServiceAccount identities with their RBAC and a
-token), ``watch`` (reading the table back and deciding the end), ``progress`` (the table, pure).
 The harness of ``make test-real`` and the real-cluster benchmarks starts the same processes on
 real clusters: it is :mod:`testkit`, which builds on this package.
 
@@ -30,6 +26,25 @@ enforces it).
 
 Deliberately not done: no container images, no cluster network (the webhook is registered by URL),
 no restart of a crashed component (the runner stops and shows the component's log tail instead).
+
+Modules:
+
+* ``__main__`` -- ``kueue-bridge dev`` (``make dev``): the whole system on a local devcluster, with
+  a live table
+* ``cluster`` -- one devcluster of ``kueue-bridge dev`` and its components: the unit both run modes
+  are built from
+* ``components`` -- the components of ``kueue-bridge dev`` as child processes: start, health-check,
+  stop, register
+* ``identities`` -- ServiceAccount identities on a real cluster: their RBAC applied, a token from
+  the TokenRequest API, as a kubeconfig
+* ``multicluster`` -- ``kueue-bridge dev --workers N`` (``make dev-multicluster``): a MultiKueue
+  fleet on N+1 devclusters
+* ``progress`` -- the live progress table of ``kueue-bridge dev``: one row per sample job, from job
+  + Workload
+* ``samples`` -- what ``kueue-bridge dev`` puts into the devcluster: CRDs, the run-time config,
+  queues, sample jobs
+* ``watch`` -- the live phase of ``kueue-bridge dev``: read the samples back from the API servers,
+  show, decide
 """
 
 from devrun.components import (

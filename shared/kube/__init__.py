@@ -25,6 +25,41 @@ Two modules are used by name rather than through this package, because their fun
 sense with the module's name in front: ``shared.kube.conditions`` (``metav1.Condition`` lists on
 wire dicts, ``meta.SetStatusCondition``) and ``shared.kube.times`` (``metav1.Time`` text, kubectl's
 ages).
+
+Modules:
+
+* ``auth`` -- bearer-token authentication that never goes stale
+* ``client`` -- the async Kubernetes API client: raw dicts in and out, typed errors, safe retries, a
+  QPS limit
+* ``clock`` -- time as an injected dependency
+* ``conditions`` -- ``metav1.Condition`` lists on wire dicts, with apimachinery's ``meta`` semantics
+* ``connection`` -- where the API server is and how to talk to it securely: loaded by
+  ``kubernetes.config``
+* ``controller`` -- a small controller: informers -> handlers -> work queue -> an async reconcile
+  function
+* ``discovery`` -- discovery and REST mapping: from a GroupVersionKind to the URL of its resource
+* ``errors`` -- typed errors of the Kubernetes client runtime
+* ``events`` -- Kubernetes Events, recorded the way Kueue's controllers record them, without ever
+  blocking
+* ``gvk`` -- group, version and kind: how an object names its type, and the one parser of
+  ``apiVersion``
+* ``http1`` -- a minimal HTTP/1.1 keep-alive client for the API server's request/response calls
+* ``informer`` -- informers: a watched, indexed, in-memory cache of one kind, with event handlers
+* ``kinds`` -- the Kubernetes built-in kinds the components read and write, named once
+* ``leaderelection`` -- leader election on a ``coordination.k8s.io/v1`` Lease, with client-go's
+  semantics
+* ``metric_types`` -- labelled counters and histograms for the event loop's hot paths, exposed as
+  prometheus_client's
+* ``observability`` -- structured logging and Prometheus metrics for the client runtime
+* ``ratelimit`` -- token buckets and per-key exponential backoff (client-go ``flowcontrol`` and
+  ``workqueue``)
+* ``times`` -- Kubernetes timestamps: ``metav1.Time`` and ``metav1.MicroTime`` on the wire, and
+  kubectl's ages
+* ``transport`` -- the transport seam: how ``KubeClient``'s requests become bytes on a connection
+* ``verbs`` -- the Kubernetes verbs on raw dicts, built on ``KubeClient.request``
+* ``watch`` -- a list-then-watch loop that never gives up and never silently loses an object
+* ``workqueue`` -- a deduplicating, rate-limited work queue of object keys (client-go
+  ``util/workqueue`` semantics)
 """
 
 from shared.kube.auth import (
