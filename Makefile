@@ -38,7 +38,7 @@ test: lint typecheck contracts docs unit
 # conformance + end-to-end tests on a real kube-apiserver with real Kueue (../shared/real-cluster);
 # `make test-real TEST_REAL_ARGS="--stage e2e -- -x -k batch"` passes flags (docs/testing-real-cluster.md)
 test-real: $(STAMP)
-	$(BIN)/python -m devrun.real_suite $(TEST_REAL_ARGS)
+	$(BIN)/python -m testkit.real_suite $(TEST_REAL_ARGS)
 
 # docker-compose.yaml, run as a user runs it, through the kit's podman and Docker Compose v2
 # (tests/compose; needs root). Sets up podman, the base image and the stand-ins it lacks, starts and

@@ -1,6 +1,6 @@
 """``kueue-bridge appwrapper --config FILE [--kubeconfig FILE]``: AppWrapper's framework controller.
 
-Process life, as the reconciler's (``shared.manager.ControllerManager``): load and validate the configuration (a bad file stops start-up
+Process life, as the reconciler's (``shared.runtime.manager.ControllerManager``): load and validate the configuration (a bad file stops start-up
 with one line per error; so does a configuration that does not manage
 ``workload.codeflare.dev/appwrapper`` -- listed in ``integrations.frameworks``, or as
 ``AppWrapper.v1beta2.workload.codeflare.dev`` in ``externalFrameworks`` -- since there would be
@@ -25,10 +25,10 @@ from prometheus_client import CollectorRegistry, Counter
 from appwrapper.cluster import EventSinkOnRecorder
 from appwrapper.faulttolerance import FaultTolerance
 from appwrapper.manager import AppWrapperManager
-from shared.cli_args import controller_config, controller_parser, run_component
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
 from shared.frameworks.builtin_kinds import APPWRAPPER
-from shared.manager import ControllerManager
+from shared.runtime.cli_args import controller_config, controller_parser, run_component
+from shared.runtime.manager import ControllerManager
 
 __all__ = ["main", "phase_counter"]
 

@@ -21,8 +21,16 @@ from typing import Any, Final
 
 from appwrapper.model import APPWRAPPER_LABEL
 from shared.frameworks.builtin_kinds import APPWRAPPER
-from shared.kube import EventRecorder, GroupVersionKind, KubeClient, NotFound, StoreView, UnknownKindError
-from shared.kube.kinds import JOB_GVK, POD_GVK
+from shared.kube import (
+    JOB_GVK,
+    POD_GVK,
+    EventRecorder,
+    GroupVersionKind,
+    KubeClient,
+    NotFound,
+    StoreView,
+    UnknownKindError,
+)
 from shared.models.base import WireDict
 
 __all__ = [

@@ -17,7 +17,7 @@ Invariants:
 
 * Workers start only after every informer has synced (``Controller.run``).
 * The machine gets a deep copy of the cached AppWrapper (it edits its working copy).
-* It is the process's ``shared.manager.ControllerSet`` for one leadership term: ``run`` owns the
+* It is the process's ``shared.runtime.manager.ControllerSet`` for one leadership term: ``run`` owns the
   informer tasks and cancels them when the controller ends (shutdown, or loss of leadership);
   ``shutdown`` drains in-flight reconciles.
 """
@@ -36,7 +36,7 @@ from appwrapper.ports import EventSink, PhaseObserver
 from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.jsontree import json_tree_copy
 from shared.kube import Controller, Informer, KubeClient, Result
-from shared.manager import ControllerSet
+from shared.runtime.manager import ControllerSet
 
 __all__ = ["AppWrapperManager"]
 

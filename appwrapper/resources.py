@@ -44,9 +44,9 @@ from typing import Any
 from appwrapper.components import ComponentError, build_component
 from appwrapper.model import DELETING_RESOURCES, RESOURCES_DEPLOYED
 from appwrapper.state import Attempt
-from shared.jobmeta import controller_owner_ref
 from shared.kube import AlreadyExists, ApiError, Conflict, Invalid, KubeError, UnknownKindError
 from shared.kube.conditions import find_condition, is_condition_true, is_false, is_undecided, set_condition
+from shared.kueue.jobmeta import controller_owner_ref
 
 __all__ = ["CreateFailure", "create_components", "delete_components", "error_text"]
 

@@ -47,9 +47,15 @@ from reconciler.event_reporting import RecorderSink, reporters_for, workload_eve
 from reconciler.manager import ReconcilerControllers
 from shared.config import default_config
 from shared.constants import LOCAL_QUEUE_GVK
-from shared.kube import ClientSettings, KubeClient, load_kubeconfig
-from shared.kube.events import EventRecorder, EventSettings
-from shared.kube.kinds import JOB_GVK, NAMESPACE_GVK
+from shared.kube import (
+    JOB_GVK,
+    NAMESPACE_GVK,
+    ClientSettings,
+    EventRecorder,
+    EventSettings,
+    KubeClient,
+    load_kubeconfig,
+)
 
 __all__ = ["TARGET_BYTES_PER_JOB", "main", "measure_round"]
 

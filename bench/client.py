@@ -47,6 +47,9 @@ from prometheus_client import CollectorRegistry
 
 from bench.harness.load import run_concurrently
 from shared.kube import (
+    CONFIG_MAP_GVK,
+    JOB_GVK,
+    NAMESPACE_GVK,
     ClientSettings,
     ConnectionConfig,
     HttpxTransport,
@@ -57,7 +60,6 @@ from shared.kube import (
     static_connection,
     strip_managed_fields,
 )
-from shared.kube.kinds import CONFIG_MAP_GVK, JOB_GVK, NAMESPACE_GVK
 
 __all__ = ["main"]
 

@@ -41,11 +41,16 @@ import trustme
 import uvloop
 from prometheus_client import CollectorRegistry
 
-from shared.kube import GroupVersionKind, KubeClient, KubeMetrics, http1
-from shared.kube.client import ClientSettings
-from shared.kube.clock import SystemClock
-from shared.kube.transport import AiohttpTransport
-from shared.kube.workqueue import WorkQueue
+from shared.kube import (
+    AiohttpTransport,
+    ClientSettings,
+    GroupVersionKind,
+    KubeClient,
+    KubeMetrics,
+    SystemClock,
+    WorkQueue,
+    http1,
+)
 
 __all__ = ["main"]
 
@@ -184,7 +189,7 @@ def bench_gvk(rounds: int) -> None:
 
 
 def bench_store(rounds: int) -> None:
-    from shared.kube.informer import Store, index_by_controller_uid
+    from shared.kube import Store, index_by_controller_uid
 
     store = Store({"owner": index_by_controller_uid})
     objects: list[dict[str, Any]] = [copy.deepcopy(WORKLOAD) for _ in range(200)]
@@ -230,7 +235,7 @@ def bench_workqueue(rounds: int) -> None:
 
 
 def bench_watch(rounds: int) -> None:
-    from shared.kube.watch import Watch
+    from shared.kube import Watch
 
     line = orjson.dumps({"type": "MODIFIED", "object": WORKLOAD})
 

@@ -40,10 +40,17 @@ from typing import Any
 from bench.harness.load import queued_job, run_concurrently
 from bench.harness.processes import load_average
 from bench.harness.real_cluster import bench_cluster
-from shared.eventloop import run_process_loop
-from shared.kube import ClientSettings, KubeClient, load_kubeconfig
-from shared.kube.informer import EventHandler, Informer, strip_managed_fields
-from shared.kube.kinds import JOB_GVK, NAMESPACE_GVK
+from shared.kube import (
+    JOB_GVK,
+    NAMESPACE_GVK,
+    ClientSettings,
+    EventHandler,
+    Informer,
+    KubeClient,
+    load_kubeconfig,
+    strip_managed_fields,
+)
+from shared.runtime.eventloop import run_process_loop
 
 __all__ = ["main"]
 

@@ -68,15 +68,6 @@ from bench.multikueue_measure import (
     summary,
 )
 from bench.multikueue_real import real_round
-from devrun import (
-    DEFAULT_KUEUE_VERSION,
-    KUEUE_VERSIONS,
-    Dispatcher,
-    KitError,
-    cpu_seconds,
-    find_kit,
-    stop_all_below,
-)
 from shared.constants import (
     ADMISSION_CHECK_GVK,
     CLUSTER_QUEUE_GVK,
@@ -85,8 +76,16 @@ from shared.constants import (
     MULTIKUEUE_CONFIG_GVK,
     RESOURCE_FLAVOR_GVK,
 )
-from shared.kube import KubeClient
-from shared.kube.kinds import NAMESPACE_GVK, SECRET_GVK
+from shared.kube import NAMESPACE_GVK, SECRET_GVK, KubeClient
+from testkit import (
+    DEFAULT_KUEUE_VERSION,
+    KUEUE_VERSIONS,
+    Dispatcher,
+    KitError,
+    cpu_seconds,
+    find_kit,
+    stop_all_below,
+)
 
 __all__ = ["main"]
 

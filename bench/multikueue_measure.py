@@ -25,9 +25,7 @@ from typing import Any, Final
 
 from bench.harness.load import queued_job
 from shared.constants import WORKLOAD_GVK
-from shared.kube import KubeClient, Watch
-from shared.kube.kinds import JOB_GVK
-from shared.kube.watch import EventType
+from shared.kube import JOB_GVK, EventType, KubeClient, Watch
 
 __all__ = [
     "JOB",

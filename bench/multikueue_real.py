@@ -1,6 +1,6 @@
 """``python -m bench.multikueue_dispatch --real``: the MultiKueue benchmark on three real API servers, and its chaos.
 
-A round starts a fresh fleet with ``devrun.real_fleet`` (a manager and workers ``w1``, ``w2``: the
+A round starts a fresh fleet with ``testkit.real_fleet`` (a manager and workers ``w1``, ``w2``: the
 kit's kube-apiserver 1.36 and the real Kueue manager on each, our webhook and reconciler on each),
 dispatched either by ``kueue-bridge multikueue`` (``--anchor bridge``) or by Kueue's own MultiKueue
 (``--anchor kueue``: Kueue's MultiKueue on the manager, ``Job.v1.batch`` as its external framework),
@@ -42,17 +42,6 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.multikueue_measure import JOB, NAMESPACE, WORKLOAD, Observed, load, report, submit
-from devrun import (
-    Dispatcher,
-    FleetSettings,
-    Kit,
-    RealCluster,
-    RealFleet,
-    cpu_seconds,
-    job_status_running,
-    job_status_succeeded,
-    start_real_fleet,
-)
 from shared.durations import parse_go_duration
 from shared.kube import (
     ClientSettings,
@@ -66,6 +55,17 @@ from shared.kube import (
     TooManyRequests,
     TransportError,
     load_kubeconfig,
+)
+from testkit import (
+    Dispatcher,
+    FleetSettings,
+    Kit,
+    RealCluster,
+    RealFleet,
+    cpu_seconds,
+    job_status_running,
+    job_status_succeeded,
+    start_real_fleet,
 )
 
 __all__ = ["JobRunner", "RoundOutcome", "real_round"]

@@ -38,8 +38,7 @@ from reconciler.job_reconciler import JobReconciler, ReconcilerSettings
 from reconciler.ports import JobKey
 from shared.frameworks.base import GenericJob
 from shared.frameworks.batch_job import BatchJobAdapter
-from shared.kube import Conflict, GroupVersionKind, KubeClient, NotFound
-from shared.kube.kinds import JOB_GVK
+from shared.kube import JOB_GVK, Conflict, GroupVersionKind, KubeClient, NotFound
 from shared.merge_patch import apply_merge_patch
 
 __all__ = ["main"]

@@ -57,11 +57,13 @@ from bench.harness.load import queued_job
 from bench.harness.processes import REPO_ROOT
 from shared.constants import RESOURCE_FLAVOR_GVK, WORKLOAD_GVK
 from shared.kube import (
+    EVENTS_V1_EVENT,
+    JOB_GVK,
+    NAMESPACE_GVK,
+    EventType,
     KubeClient,
+    Watch,
 )
-from shared.kube.events import EVENTS_V1_EVENT
-from shared.kube.kinds import JOB_GVK, NAMESPACE_GVK
-from shared.kube.watch import EventType, Watch
 
 __all__ = ["main"]
 

@@ -72,7 +72,7 @@ from bench.harness.real_cluster import (
 )
 from devcluster.standin import RUN_SECONDS_ANNOTATION
 from shared.constants import CLUSTER_QUEUE_GVK, LOCAL_QUEUE_GVK
-from shared.kube.kinds import NAMESPACE_GVK
+from shared.kube import NAMESPACE_GVK
 
 __all__ = ["Checkpoint", "checkpoints_for", "main", "quantile"]
 

@@ -33,7 +33,7 @@ import orjson
 
 from bench.harness.webhook_server import HEADERS, webhook_process, write_certificates
 from bench.webhook_vs_kueue import main_vs_kueue
-from shared.eventloop import run_process_loop
+from shared.runtime.eventloop import run_process_loop
 
 __all__ = ["main"]
 

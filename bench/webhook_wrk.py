@@ -39,7 +39,7 @@ from bench.harness.webhook_server import webhook_process, write_certificates
 from bench.harness.wrk import CLIENT_CORE, SERVER_CORE, WrkResult, parse_wrk, pin
 from devrun import shared_dir
 from shared.constants import QUEUE_LABEL
-from shared.eventloop import run_process_loop
+from shared.runtime.eventloop import run_process_loop
 
 __all__ = ["admissions", "main"]
 

@@ -1,19 +1,22 @@
-"""Operator tools: ``kueue-bridge explain``, ``adapter test``, ``preflight`` and ``manifests``.
+"""Operator tools: ``kueue-bridge explain``, ``adapter test``, ``preflight``, ``manifests`` and ``config``.
 
 These are commands a platform engineer runs by hand, not a deployed component: they read the
 cluster (``explain``, ``preflight``: reads, SubjectAccessReviews and dry-run creates that store
-nothing) or nothing at all (``adapter test``, ``manifests``) and never write. They reuse ``shared``
+nothing) or nothing at all (``adapter test``, ``manifests``, ``config``) and never write. They reuse ``shared``
 for everything that decides behaviour -- the configuration loader, the adapter registry, the
 Workload builder and its naming, PodSetInfo merging, quantities -- so what they print is what the
 webhook and the reconciler would do, not a second opinion.
 
 Import contracts (``pyproject.toml``): this package may import ``shared`` only, never ``webhook``,
 ``reconciler``, ``multikueue``, ``devcluster`` or ``devrun``; the components and the devcluster
-never import it; and the four tools never import each other. The dev runner's ``make dev`` table
+never import it; and the five tools never import each other. The dev runner's ``make dev`` table
 (``devrun``) uses :mod:`bridge_tools.explain` for its WHY column and ``kueue-bridge dev`` renders
 Kueue's configuration with :mod:`bridge_tools.manifests.render`.
 
-One subpackage per command, its entry point ``cli``:
+One subpackage per command, its entry point ``cli``; beside them what two tools share, and one
+documentation tool.
+
+Modules:
 
 * ``explain/`` -- ``kueue-bridge explain`` (its modules are listed in its ``__init__``);
 * ``adapter/`` -- ``kueue-bridge adapter test``: ``dry_run`` (what would be done with one object)
@@ -22,12 +25,13 @@ One subpackage per command, its entry point ``cli``:
   because the components run them at start-up too;
 * ``manifests/`` -- ``kueue-bridge manifests``: ``render`` (deploy manifests for a configuration),
   ``cli``, and ``release_bundle`` (``make release-manifests``: deploy/ resolved into one YAML per
-  flavour).
-
-Beside them, what two tools share: ``kinds`` (``KIND/NAME`` and ``--kind`` arguments to configured
-kinds: explain and adapter test), ``quota`` (ClusterQueue usage against a Workload's request:
-explain's queue chain and adapter test's fit) and ``cohort`` (Kueue's available quota in a cohort
-tree, for ``quota``). And one documentation tool: ``config_reference`` (``python -m
-bridge_tools.config_reference``: the configuration reference of ``docs/configuration.md``, generated
-from the configuration model).
+  flavour);
+* ``config/`` -- ``kueue-bridge config``: only ``cli``; the configuration model lives in
+  ``shared.config`` because every component loads it;
+* ``kinds`` -- ``KIND/NAME`` and ``--kind`` arguments to configured kinds (explain, adapter test);
+* ``quota`` -- ClusterQueue usage against a Workload's request (explain's queue chain, adapter
+  test's fit);
+* ``cohort`` -- Kueue's available quota in a cohort tree, for ``quota``;
+* ``config_reference`` -- ``python -m bridge_tools.config_reference``: the configuration reference
+  of ``docs/configuration.md``, generated from the configuration model.
 """

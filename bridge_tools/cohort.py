@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from shared.kueue.quantity import parse_quantity
 from shared.models.base import WireDict
-from shared.quantity import parse_quantity
 
 __all__ = ["CohortTree", "FlavorResource", "Limits", "build_cohort_tree"]
 

@@ -5,7 +5,7 @@ use in flavor default; this job needs 2 cpu``. This module computes those number
 flavor assigner sees them, without scheduling anything:
 
 * **Request.** A Workload's request per resource is the sum over its pod sets of the per-pod
-  requests (``shared.quantity.pod_requests``: Kueue's ``PodRequests``) times ``count``.
+  requests (``shared.kueue.quantity.pod_requests``: Kueue's ``PodRequests``) times ``count``.
 * **Usage.** Kueue's own figures when the ClusterQueue has ``status.flavorsReservation`` (real
   Kueue writes it); otherwise (the devcluster's stand-in does not) the sum of
   ``status.admission.podSetAssignments[].resourceUsage`` of the unfinished Workloads holding quota
@@ -33,9 +33,9 @@ from typing import Any
 from bridge_tools.cohort import CohortTree
 from shared.constants import Condition
 from shared.kube.conditions import is_object_condition_true
+from shared.kueue.quantity import format_usage, parse_quantity, pod_requests
 from shared.models.queue import ClusterQueue
 from shared.models.workload import PodSet
-from shared.quantity import format_usage, parse_quantity, pod_requests
 
 __all__ = [
     "FlavorFit",

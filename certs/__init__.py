@@ -8,6 +8,15 @@ The simple API (used by the devcluster for its own serving certificate, and by t
     write_cert_dir(Path("certs"), serving=pair, ca_cert_pem=ca.cert_pem)   # tls.crt, tls.key, ca.crt
 
 ``KeyPair.cert_pem``/``key_pem`` are PEM bytes; ``CertificateAuthority.cert_pem`` is the caBundle.
+
+Modules:
+
+* ``__main__`` -- ``kueue-bridge certs generate|inject``: certificates for local runs and manual
+  installs
+* ``authority`` -- a private CA and the webhook's serving certificate, as PEM bytes
+* ``bundle`` -- where certificates live: a certificate directory and the Secret that backs it
+* ``kubeapi`` -- the Secret store and caBundle injector on the process's ``shared.kube`` client
+* ``rotation`` -- keep the webhook's certificates valid: issue, store, inject, rotate before expiry
 """
 
 from certs.authority import (

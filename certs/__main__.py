@@ -25,7 +25,7 @@ from certs.authority import (
     service_dns_names,
 )
 from certs.bundle import CA_KEY_FILE, write_cert_dir
-from shared.kube.errors import KubeError
+from shared.kube import KubeError
 
 __all__ = ["main"]
 

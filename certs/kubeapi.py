@@ -19,11 +19,15 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from certs.rotation import ConflictError, StoredSecret
-from shared.kube import AlreadyExists, Conflict, KubeClient, NotFound, PatchType
-from shared.kube.kinds import (
+from shared.kube import (
     MUTATING_WEBHOOK_CONFIGURATION_GVK,
     SECRET_GVK,
     VALIDATING_WEBHOOK_CONFIGURATION_GVK,
+    AlreadyExists,
+    Conflict,
+    KubeClient,
+    NotFound,
+    PatchType,
 )
 
 __all__ = [

@@ -48,7 +48,7 @@ from certs.authority import (
     service_dns_names,
 )
 from certs.bundle import CertBundle, write_cert_dir
-from shared.eventloop import until_first
+from shared.runtime.eventloop import until_first
 
 __all__ = [
     "CABundleInjector",

@@ -17,6 +17,17 @@ Two subpackages and the modules that put them together:
 Import rules (``[tool.importlinter]`` in pyproject.toml): the API server never imports the stand-in
 or anything outside ``shared``/``certs``; the stand-in never imports the API server; nothing here
 imports the ``kueue-bridge dev`` runner (:mod:`devrun`) or the production components.
+
+Modules:
+
+* ``__main__`` -- ``kueue-bridge devcluster [--port N] [--kubeconfig-out FILE] [--data-dir DIR]
+  ...``
+* ``server`` -- running a devcluster: the asyncio server and a background-thread runner for tests
+  and tools
+* ``tls`` -- serving certificate and kubeconfig for a devcluster
+* ``apiserver/`` -- the embedded Kubernetes API server (LOCAL RUNS AND TESTS ONLY)
+* ``standin/`` -- stand-ins for the controllers a real cluster runs beside the API server (LOCAL
+  RUNS ONLY)
 """
 
 __all__: list[str] = []

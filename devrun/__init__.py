@@ -8,29 +8,43 @@ once and also runs ``kueue-bridge multikueue`` on the manager. The command is
 :func:`devrun.__main__.main`, as for every component package; this package does not import that
 module, so ``python -m devrun`` runs it exactly once.
 
-Modules of ``kueue-bridge dev``: ``__main__`` (the command), ``cluster`` (one devcluster and its
-components), ``multicluster`` (the fleet), ``samples`` (CRDs, configuration, queues, sample jobs),
-``components`` (child processes), ``watch`` (reading the table back and deciding the end),
-``progress`` (the table, pure). Modules of ``make test-real`` and the real-cluster benchmarks:
-``real_suite`` (the ``make test-real`` stages), ``real_cluster`` (a real kube-apiserver and the
-real Kueue manager from the real-cluster kit), ``real_fleet`` (a MultiKueue fleet of real
-clusters), ``identities`` (ServiceAccount identities with their RBAC and a token), ``proxy`` (a TCP
-relay a test can cut, to lose a worker without stopping it).
+The harness of ``make test-real`` and the real-cluster benchmarks starts the same processes on
+real clusters: it is :mod:`testkit`, which builds on this package.
 
 Why a top-level package beside :mod:`devcluster` and not inside it: the runner drives the whole
 product (certificates, configuration, every component's process and health endpoint) and
 :mod:`devcluster` is only one of the things it starts. Kept apart, the devcluster stays a
 self-contained test double that depends on nothing but ``shared`` and ``certs``, and the import
 contracts read simply: ``devrun`` may import :mod:`devcluster` (``apiserver``, ``standin``, the
-server that hosts them), ``shared`` and ``certs``; nothing imports ``devrun``; and ``devrun`` never
-imports the components it runs (it talks to them, and to the API server, over HTTP only).
+server that hosts them), ``shared`` and ``certs``; nothing of the product imports ``devrun`` (the
+test harness :mod:`testkit` and the benchmarks build on it); and ``devrun`` never imports the
+components it runs (it talks to them, and to the API server, over HTTP only).
 
-What the benchmarks under ``bench/`` use (the components as processes, the CRDs and the real
-cluster of ``../shared/real-cluster``) is exported here, so they import this package's public API and
-none of its modules (an import contract enforces it).
+What the benchmarks under ``bench/`` use (the components as processes, the CRDs) is exported
+here, so they import this package's public API and none of its modules (an import contract
+enforces it).
 
 Deliberately not done: no container images, no cluster network (the webhook is registered by URL),
 no restart of a crashed component (the runner stops and shows the component's log tail instead).
+
+Modules:
+
+* ``__main__`` -- ``kueue-bridge dev`` (``make dev``): the whole system on a local devcluster, with
+  a live table
+* ``cluster`` -- one devcluster of ``kueue-bridge dev`` and its components: the unit both run modes
+  are built from
+* ``components`` -- the components of ``kueue-bridge dev`` as child processes: start, health-check,
+  stop, register
+* ``identities`` -- ServiceAccount identities on a real cluster: their RBAC applied, a token from
+  the TokenRequest API, as a kubeconfig
+* ``multicluster`` -- ``kueue-bridge dev --workers N`` (``make dev-multicluster``): a MultiKueue
+  fleet on N+1 devclusters
+* ``progress`` -- the live progress table of ``kueue-bridge dev``: one row per sample job, from job
+  + Workload
+* ``samples`` -- what ``kueue-bridge dev`` puts into the devcluster: CRDs, the run-time config,
+  queues, sample jobs
+* ``watch`` -- the live phase of ``kueue-bridge dev``: read the samples back from the API servers,
+  show, decide
 """
 
 from devrun.components import (
@@ -43,26 +57,6 @@ from devrun.components import (
 )
 from devrun.identities import run_as
 from devrun.progress import JobRow, TableDisplay, job_row, render_table
-from devrun.real_cluster import (
-    DEFAULT_KUEUE_VERSION,
-    KUEUE_VERSIONS,
-    Kit,
-    KitError,
-    KueueMode,
-    RealCluster,
-    RealClusterPorts,
-    find_kit,
-    stop_all_below,
-)
-from devrun.real_fleet import (
-    Dispatcher,
-    FleetSettings,
-    RealFleet,
-    cpu_seconds,
-    job_status_running,
-    job_status_succeeded,
-    start_real_fleet,
-)
 from devrun.samples import (
     SAMPLE_KINDS,
     SampleKind,
@@ -73,37 +67,21 @@ from devrun.samples import (
 )
 
 __all__ = [
-    "DEFAULT_KUEUE_VERSION",
-    "KUEUE_VERSIONS",
     "SAMPLE_KINDS",
     "ComponentError",
     "ComponentProcess",
-    "Dispatcher",
-    "FleetSettings",
     "JobRow",
-    "Kit",
-    "KitError",
-    "KueueMode",
-    "RealCluster",
-    "RealClusterPorts",
-    "RealFleet",
     "SampleKind",
     "TableDisplay",
-    "cpu_seconds",
     "crd_files",
     "declarative_completions",
-    "find_kit",
     "free_port",
     "generate_certs",
     "install_crds",
     "job_row",
-    "job_status_running",
-    "job_status_succeeded",
     "register_webhooks",
     "render_table",
     "render_webhook_manifests",
     "run_as",
     "shared_dir",
-    "start_real_fleet",
-    "stop_all_below",
 ]

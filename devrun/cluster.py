@@ -47,8 +47,7 @@ from devrun.samples import crd_files, declarative_completions, install_crds, wri
 from shared.component_access import KUEUE_CONFIG_KEY, KUEUE_CONFIG_MAP
 from shared.config import load_config
 from shared.frameworks.builtin_kinds import APPWRAPPER
-from shared.kube import AlreadyExists, KubeClient, load_kubeconfig
-from shared.kube.kinds import CONFIG_MAP_GVK, NAMESPACE_GVK
+from shared.kube import CONFIG_MAP_GVK, NAMESPACE_GVK, AlreadyExists, KubeClient, load_kubeconfig
 
 __all__ = [
     "ClusterRun",

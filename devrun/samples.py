@@ -29,9 +29,8 @@ import yaml
 
 from devcluster.standin import DeclarativeCompletion, Resource
 from shared.frameworks.builtin_kinds import APPWRAPPER, BATCH_JOB
-from shared.kube import AlreadyExists, GroupVersionKind, KubeClient, NotFound
+from shared.kube import CRD_GVK, AlreadyExists, GroupVersionKind, KubeClient, NotFound
 from shared.kube.conditions import is_object_condition_true
-from shared.kube.kinds import CRD_GVK
 
 __all__ = [
     "EXAMPLES_DIR",

@@ -16,7 +16,7 @@ __all__ = ["COMPONENTS", "main"]
 
 #: component name -> (module providing ``main(argv)``, one-line help)
 COMPONENTS: dict[str, tuple[str, str]] = {
-    "config": ("shared.config_cli", "validate and print a kueue-bridge configuration file"),
+    "config": ("bridge_tools.config.cli", "validate and print a kueue-bridge configuration file"),
     "webhook": ("webhook.__main__", "run the admission webhook server (or render its manifests)"),
     "reconciler": ("reconciler.__main__", "run the job <-> Workload reconciler"),
     "multikueue": ("multikueue.__main__", "run the MultiKueue sync worker"),

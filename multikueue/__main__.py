@@ -1,6 +1,6 @@
 """``kueue-bridge multikueue --config FILE [--kubeconfig FILE]``: the MultiKueue controller.
 
-Process life, as ``kueue-bridge reconciler``'s (``shared.manager.ControllerManager``): load and validate the configuration (a bad file
+Process life, as ``kueue-bridge reconciler``'s (``shared.runtime.manager.ControllerManager``): load and validate the configuration (a bad file
 stops start-up with one line per error), connect to the manager cluster, serve probes and metrics,
 then campaign for the Lease ``<leaderElection.resourceName>-multikueue``. Only the leader runs
 informers, controllers, worker connections and the garbage collector; a second replica is a hot
@@ -19,8 +19,8 @@ import sys
 from typing import Final
 
 from multikueue.manager import ManagerOptions, MultiKueueManager
-from shared.cli_args import controller_config, controller_parser, run_component
-from shared.manager import ControllerManager
+from shared.runtime.cli_args import controller_config, controller_parser, run_component
+from shared.runtime.manager import ControllerManager
 
 __all__ = ["COMPONENT", "main"]
 

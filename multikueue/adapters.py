@@ -8,7 +8,7 @@ Workload reconciler makes the API calls. An adapter answers three questions:
   kind's ``managedBy.path``) must say ``kueue.x-k8s.io/multikueue``; otherwise Kueue's reason,
   ``Expecting spec.managedBy to be "kueue.x-k8s.io/multikueue" not "<value>"`` (built-in kinds) or
   ``Expecting .spec.managedBy ...`` (generic kinds).
-* **What is created on the worker?** ``shared.remote_copy.remote_job_copy`` minus the manager field
+* **What is created on the worker?** ``multikueue.remote_copy.remote_job_copy`` minus the manager field
   and the kind's own extra fields: a batch Job also loses its generated ``spec.selector`` and the
   job-controller labels of its template (Kueue's ``cleanLabels``); a batch Job or JobSet loses
   ``spec.ttlSecondsAfterFinished`` (kueue-bridge: the final status must reach the manager before
@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
+from multikueue.remote_copy import remote_job_copy
 from shared.config import Configuration
 from shared.constants import BATCH_JOB_MANAGED_LABELS, MULTIKUEUE_CONTROLLER_NAME
 from shared.frameworks.base import AdapterError
@@ -55,7 +56,6 @@ from shared.kube import GroupVersionKind
 from shared.kube.conditions import is_condition_true
 from shared.kube.times import format_time
 from shared.merge_patch import create_merge_patch
-from shared.remote_copy import remote_job_copy
 
 __all__ = [
     "SPEC_MANAGED_BY",

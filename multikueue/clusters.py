@@ -3,7 +3,7 @@
 Kueue's ``clustersReconciler`` (``multikueuecluster.go``), reconcile by reconcile:
 
 1. The MultiKueueCluster is gone or being deleted: stop its watches, close and forget its client.
-2. Load its kubeconfig (``shared.multikueue_kubeconfig``). A failure disconnects the cluster and sets
+2. Load its kubeconfig (``shared.kueue.multikueue_kubeconfig``). A failure disconnects the cluster and sets
    ``Active=False`` with the loader's reason (``BadKubeConfig``, ``InsecureKubeConfig``) and message
    ``load client config failed: ...``. A missing Secret is not retried: the Secret's creation
    triggers the next reconcile. Anything else is retried with the controller's backoff.
@@ -37,14 +37,14 @@ from multikueue.conditions import write_condition
 from multikueue.remote import RemoteCluster
 from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_CLUSTER_GVK
 from shared.kube import GroupVersionKind, KubeClient, Result
-from shared.models.condition import Condition
-from shared.models.multikueue import KUBECONFIG_LOCATION_PATH, MultiKueueCluster
-from shared.multikueue_kubeconfig import (
+from shared.kueue.multikueue_kubeconfig import (
     DEFAULT_KUBECONFIG_PATH_PREFIX,
     KubeConfigError,
     SecretLookup,
     load_cluster_kubeconfig,
 )
+from shared.models.condition import Condition
+from shared.models.multikueue import KUBECONFIG_LOCATION_PATH, MultiKueueCluster
 
 __all__ = ["MULTIKUEUE_CLUSTER_GVK", "ClusterReconciler"]
 

@@ -23,12 +23,12 @@ from datetime import datetime
 from typing import Any, Final
 
 from multikueue.admissioncheck import ParametersError, config_clusters, parameters_config_name
-from shared.admission_apply import apply_admission_status
 from shared.constants import ADMISSION_CHECK_GVK, MULTIKUEUE_CONFIG_GVK, CheckState
 from shared.jsontree import json_tree_copy
 from shared.kube import Clock, KubeClient, Result, cache_miss_message
 from shared.kube.conditions import read_status, writable_status
-from shared.workload_state import has_quota_reservation, is_finished
+from shared.kueue.admission_apply import apply_admission_status
+from shared.kueue.workload_state import has_quota_reservation, is_finished
 
 __all__ = ["ROUND_SECONDS", "IncrementalDispatcher", "NoMoreWorkersError"]
 

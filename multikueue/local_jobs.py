@@ -29,9 +29,15 @@ import contextlib
 from collections.abc import Iterable
 from typing import Any, Final
 
-from shared.kube import EventHandler, GroupVersionKind, Informer, KubeClient, WatchSettings
-from shared.kube.informer import strip_managed_fields
-from shared.kube.watch import object_key
+from shared.kube import (
+    EventHandler,
+    GroupVersionKind,
+    Informer,
+    KubeClient,
+    WatchSettings,
+    object_key,
+    strip_managed_fields,
+)
 
 __all__ = ["REMEMBER_SECONDS", "LocalJobs"]
 

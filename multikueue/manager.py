@@ -55,24 +55,28 @@ from multikueue.workload_status import decision_view
 from shared.config import INCREMENTAL_DISPATCHER, Configuration
 from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_EVENT_REASON
 from shared.kube import (
+    SECRET_GVK,
     ClientSettings,
     Conflict,
     Controller,
     EventHandler,
+    EventRecorder,
     GroupVersionKind,
     Informer,
     KubeClient,
     Result,
+    StoreView,
     WatchSettings,
 )
 from shared.kube.conditions import is_true, object_condition
-from shared.kube.events import EventRecorder
-from shared.kube.informer import StoreView
-from shared.kube.kinds import SECRET_GVK
 from shared.kube.times import parse_time
-from shared.manager import ControllerSet
+from shared.kueue.multikueue_kubeconfig import (
+    DEFAULT_KUBECONFIG_PATH_PREFIX,
+    LoadedKubeConfig,
+    connection_for,
+)
 from shared.models.condition import Condition
-from shared.multikueue_kubeconfig import DEFAULT_KUBECONFIG_PATH_PREFIX, LoadedKubeConfig, connection_for
+from shared.runtime.manager import ControllerSet
 
 __all__ = [
     "DEFAULT_WORKLOAD_CONCURRENCY",

@@ -47,11 +47,19 @@ from multikueue.connect_errors import DISCOVERY_PATH, connect_failure_message
 from multikueue.own_writes import OwnWrites
 from multikueue.workload_status import decision_view
 from shared.constants import MULTIKUEUE_ORIGIN_LABEL, WORKLOAD_GVK
-from shared.eventloop import until_first
-from shared.jobmeta import prebuilt_workload_name
-from shared.kube import Clock, GroupVersionKind, KubeClient, KubeError, Watch, WatchSettings
+from shared.kube import (
+    Clock,
+    EventType,
+    GroupVersionKind,
+    KubeClient,
+    KubeError,
+    Watch,
+    WatchSettings,
+    object_key,
+)
 from shared.kube.times import format_time
-from shared.kube.watch import EventType, object_key
+from shared.kueue.jobmeta import prebuilt_workload_name
+from shared.runtime.eventloop import until_first
 
 __all__ = [
     "RETRY_INCREMENT_SECONDS",

@@ -22,7 +22,7 @@ workers with a GET each, all at the same time, so a reconcile waits on one round
 it decides. A job the cache shows as not managed by MultiKueue is read again from the API server
 before the check is ``Rejected``: a stale copy must not reject a Workload for good.
 
-Writes to the manager's Workload status are Kueue's server-side applies (``shared.admission_apply``):
+Writes to the manager's Workload status are Kueue's server-side applies (``shared.kueue.admission_apply``):
 ``update_check`` (Kueue's ``updateACS``: ``Rejected`` and the ``Retry`` of a lost or vanished
 admitting worker or an out-of-sync copy) applies that one check entry as the check's controller
 (``kueueBridge.multiKueue.controllerName``); everything else -- nominations, ``Ready`` with
@@ -50,7 +50,6 @@ from multikueue.remote import WORKLOAD_GVK, RemoteCluster
 from multikueue.workload_group import WorkloadGroup
 from multikueue.workload_status import set_check_state
 from multikueue.workload_steps import reconcile_group
-from shared.admission_apply import apply_admission_status, apply_check_state
 from shared.constants import (
     ADMISSION_CHECK_GVK,
     JOB_OWNER_GVK_ANNOTATION,
@@ -62,7 +61,8 @@ from shared.constants import (
 from shared.jsontree import json_tree_copy
 from shared.kube import Clock, GroupVersionKind, KubeClient, NotFound, Result, cache_miss_message
 from shared.kube.times import format_time
-from shared.workload_state import truncate_condition_message, truncate_event_message
+from shared.kueue.admission_apply import apply_admission_status, apply_check_state
+from shared.kueue.workload_state import truncate_condition_message, truncate_event_message
 
 __all__ = ["EventSink", "ReconcilerSettings", "WorkloadReconciler"]
 

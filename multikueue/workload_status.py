@@ -10,7 +10,7 @@ helpers are its vocabulary, each with Kueue's semantics:
   turned True first (ties: the one met first, i.e. the config's cluster order).
 
 Conditions themselves are ``shared.kube.conditions`` (``meta.SetStatusCondition``) and the Workload
-predicates (finished, evicted, quota reserved) ``shared.workload_state``'s, as for every component.
+predicates (finished, evicted, quota reserved) ``shared.kueue.workload_state``'s, as for every component.
 
 All mutators work in place and return whether anything changed, so the caller writes only then.
 """
@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from shared.kube.conditions import is_true, object_condition, writable_status
 from shared.kube.times import format_time
-from shared.workload_state import truncate_condition_message
+from shared.kueue.workload_state import truncate_condition_message
 
 __all__ = [
     "IRRELEVANT_CONDITIONS",

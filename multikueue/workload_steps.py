@@ -50,7 +50,7 @@ check with a recorded cluster then counts as ``Ready`` does in 3, 4 and 6a.
    worker without one and removed from each worker no longer nominated; a nominated worker without
    a connection is an error (retry).
 
-Every write to the manager's Workload is one of Kueue's server-side applies (``shared.admission_apply``,
+Every write to the manager's Workload is one of Kueue's server-side applies (``shared.kueue.admission_apply``,
 see ``multikueue.workload``).
 """
 
@@ -62,9 +62,9 @@ from datetime import datetime
 from typing import Any, Final, Protocol
 
 from multikueue.remote import WORKLOAD_GVK, RemoteCluster
+from multikueue.remote_copy import remote_workload_copy
 from multikueue.workload_group import WorkloadGroup
 from multikueue.workload_status import check_state, earliest_true, set_check_state
-from shared.admission_apply import apply_admission_status
 from shared.constants import (
     EVICTED_ON_MANAGER_CLUSTER,
     MULTIKUEUE_DISPATCHER_ALL_AT_ONCE,
@@ -82,8 +82,13 @@ from shared.kube.conditions import (
     set_object_condition,
     writable_status,
 )
-from shared.remote_copy import remote_workload_copy
-from shared.workload_state import has_quota_reservation, is_evicted, is_finished, truncate_condition_message
+from shared.kueue.admission_apply import apply_admission_status
+from shared.kueue.workload_state import (
+    has_quota_reservation,
+    is_evicted,
+    is_finished,
+    truncate_condition_message,
+)
 
 __all__ = ["SYNC_DEFERRED_REQUEUE_SECONDS", "DecisionSettings", "WorkloadActions", "reconcile_group"]
 

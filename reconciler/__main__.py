@@ -1,6 +1,6 @@
 """``kueue-bridge reconciler --config FILE [--kubeconfig FILE]``: the job <-> Workload controller.
 
-Process life (``shared.manager.ControllerManager``): load and validate the configuration (a bad file
+Process life (``shared.runtime.manager.ControllerManager``): load and validate the configuration (a bad file
 stops start-up with one line per error), connect, serve probes and metrics, then campaign for the
 Lease ``<leaderElection.resourceName>-reconciler``. Only the leader runs informers and workers; a
 second replica is a hot standby waiting on the Lease. SIGTERM/SIGINT stop the workers (in-flight
@@ -19,9 +19,9 @@ from typing import Final
 
 from reconciler.event_reporting import RecorderSink, reporters_for, workload_event_counter
 from reconciler.manager import ReconcilerControllers
-from shared.cli_args import controller_config, controller_parser, run_component
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY
-from shared.manager import ControllerManager
+from shared.runtime.cli_args import controller_config, controller_parser, run_component
+from shared.runtime.manager import ControllerManager
 
 __all__ = ["main"]
 

@@ -1,7 +1,7 @@
-"""The reconciler's lookup for the ancestor walk (``shared.ancestry``): owners read through the
+"""The reconciler's lookup for the ancestor walk (``shared.kueue.ancestry``): owners read through the
 ``ClusterReader`` (the informer caches).
 
-The rule itself (``FindAncestorJobManagedByKueue``) is ``shared.ancestry``; this module only fetches.
+The rule itself (``FindAncestorJobManagedByKueue``) is ``shared.kueue.ancestry``; this module only fetches.
 A read that fails is Kueue's ``errors.Join(ErrWorkloadOwnerNotFound, err)``: ``OwnerNotFoundError``
 caused by the read's exception, a retryable reconcile error.
 """
@@ -9,7 +9,8 @@ caused by the read's exception, a retryable reconcile error.
 from __future__ import annotations
 
 from reconciler.ports import ClusterReader
-from shared.ancestry import (
+from shared.kube import GroupVersionKind
+from shared.kueue.ancestry import (
     ChainLimitReachedError,
     CyclicOwnershipError,
     OwnerKinds,
@@ -17,7 +18,6 @@ from shared.ancestry import (
     OwnerRef,
     find_managed_ancestor_async,
 )
-from shared.kube import GroupVersionKind
 from shared.models.base import WireDict
 
 __all__ = [

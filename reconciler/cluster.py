@@ -15,8 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from reconciler.ports import WORKLOAD_GVK, ConflictError, InvalidError, NotFoundError
-from shared.kube import Conflict, GroupVersionKind, Invalid, KubeClient, NotFound
-from shared.kube.kinds import PRIORITY_CLASS_GVK
+from shared.kube import PRIORITY_CLASS_GVK, Conflict, GroupVersionKind, Invalid, KubeClient, NotFound
 from shared.models.base import WireDict
 
 __all__ = ["CachedReader", "KubeWriter", "ObjectStore", "owner_index_key"]

@@ -21,7 +21,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter
 
 from shared.config import Configuration
-from shared.kube.events import EventRecorder, Reporter
+from shared.kube import EventRecorder, Reporter
 
 __all__ = [
     "KUEUE_MANAGER_NAME",

@@ -35,11 +35,11 @@ from shared.frameworks.base import STOP_PHASE_ORDER, GenericJob, JobWithCustomSt
 from shared.frameworks.capabilities import has_custom_stop
 from shared.frameworks.copy_on_write import CopyOnWriteJob
 from shared.jsontree import copy_json
+from shared.kueue.podset import PodSetInfo, pod_set_info_from_pod_set
+from shared.kueue.workload_state import truncate_event_message
 from shared.merge_patch import apply_merge_patch, create_merge_patch, with_optimistic_lock
 from shared.models.base import WireDict
 from shared.models.workload import Workload
-from shared.podset import PodSetInfo, pod_set_info_from_pod_set
-from shared.workload_state import truncate_event_message
 
 __all__ = [
     "MAX_STOP_STEPS",

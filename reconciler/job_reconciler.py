@@ -48,14 +48,12 @@ from shared.constants import DEFAULT_PODSET_NAME, Condition, EventReason, Reason
 from shared.frameworks.base import AdapterError, GenericJob, JobWithReclaimablePods
 from shared.frameworks.capabilities import has_reclaimable_pods
 from shared.frameworks.copy_on_write import copy_on_write
-from shared.jobmeta import queue_name
-from shared.kube.kinds import NAMESPACE_GVK
-from shared.models.base import WireDict
-from shared.models.workload import PodSet, ReclaimablePod, Workload
-from shared.podset import PodSetInfoError
-from shared.workload_slicing import FEATURE_GATE_DEFAULT
-from shared.workload_slicing import enabled as slicing_enabled
-from shared.workload_state import (
+from shared.kube import NAMESPACE_GVK
+from shared.kueue.jobmeta import queue_name
+from shared.kueue.podset import PodSetInfoError
+from shared.kueue.workload_slicing import FEATURE_GATE_DEFAULT
+from shared.kueue.workload_slicing import enabled as slicing_enabled
+from shared.kueue.workload_state import (
     desired_pods_ready,
     ensure_status,
     eviction_condition,
@@ -69,6 +67,8 @@ from shared.workload_state import (
     truncate_event_message,
     unset_quota_reservation,
 )
+from shared.models.base import WireDict
+from shared.models.workload import PodSet, ReclaimablePod, Workload
 
 __all__ = [
     "NAMESPACE_GVK",

@@ -24,7 +24,7 @@ Invariants:
 * A write conflict (409 Conflict or AlreadyExists: the reconcile read a stale cached copy) requeues
   the job with the queue's backoff; it is logged at DEBUG and counted, never reported as a failure.
 * Everything ``ReconcilerControllers`` starts it stops: it is the process's
-  ``shared.manager.ControllerSet`` for one leadership term, whose ``run`` owns the informer tasks and
+  ``shared.runtime.manager.ControllerSet`` for one leadership term, whose ``run`` owns the informer tasks and
   cancels them when the controllers end (shutdown, or loss of leadership).
 """
 
@@ -41,21 +41,29 @@ from reconciler.job_reconciler import NAMESPACE_GVK, JobReconciler, ReconcilerSe
 from reconciler.ports import WORKLOAD_GVK, ConflictError, EventSink, JobKey, JobStillActiveError
 from reconciler.priority import PRIORITY_CLASS_GVK, WORKLOAD_PRIORITY_CLASS_GVK
 from reconciler.workload_sync import RESOURCE_FLAVOR_GVK
-from shared.ancestry import OwnerKinds, kueue_owner_kinds
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
 from shared.frameworks.registry import FrameworkRegistry
-from shared.jobmeta import queue_name
 from shared.jsontree import json_tree_copy
-from shared.kube import Conflict, GroupVersionKind, KubeClient
-from shared.kube.compaction import SharedParts
+from shared.kube import (
+    Conflict,
+    Controller,
+    GroupVersionKind,
+    Informer,
+    KubeClient,
+    PriorityRule,
+    Result,
+    SharedParts,
+    StoreView,
+    index_by_controller_uid,
+)
 from shared.kube.conditions import is_object_condition_true
-from shared.kube.controller import Controller, PriorityRule, Result
-from shared.kube.informer import Informer, StoreView, index_by_controller_uid
+from shared.kueue.ancestry import OwnerKinds, kueue_owner_kinds
+from shared.kueue.jobmeta import queue_name
+from shared.kueue.workload_slicing import FEATURE_GATE as SLICING_FEATURE_GATE
+from shared.kueue.workload_slicing import FEATURE_GATE_DEFAULT as SLICING_FEATURE_GATE_DEFAULT
 from shared.labelselector import selector_from_label_selector
-from shared.manager import ControllerSet
 from shared.models.base import WireDict
-from shared.workload_slicing import FEATURE_GATE as SLICING_FEATURE_GATE
-from shared.workload_slicing import FEATURE_GATE_DEFAULT as SLICING_FEATURE_GATE_DEFAULT
+from shared.runtime.manager import ControllerSet
 
 __all__ = [
     "CONTROLLER_UID_INDEX",
@@ -151,7 +159,7 @@ class ControllerOptions:
 class ReconcilerControllers(ControllerSet):
     """The reconciler's controllers for one leadership term: one job controller per managed kind, the
     informers that feed them (the jobs, the shared Workload informer, the cached kinds) and the
-    ``JobReconciler`` they all call. The process's ``shared.manager.ControllerManager`` runs it."""
+    ``JobReconciler`` they all call. The process's ``shared.runtime.manager.ControllerManager`` runs it."""
 
     def __init__(
         self,

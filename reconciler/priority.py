@@ -1,6 +1,6 @@
 """Resolving a job's Workload priority: Kueue's ``ExtractPriority`` read through the reconciler's caches.
 
-The rule is ``shared.workload_builder`` (``priority_class_names`` says which class the job names,
+The rule is ``shared.frameworks.workload_builder`` (``priority_class_names`` says which class the job names,
 ``resolve_priority`` resolves it; ``explain`` calls the same two). This module fetches what they ask
 for and acts on the answer. ``spec.priority`` is always set.
 
@@ -14,9 +14,7 @@ from __future__ import annotations
 from reconciler.ports import ClusterReader, EventSink
 from shared.constants import WORKLOAD_PRIORITY_CLASS_GVK
 from shared.frameworks.base import GenericJob
-from shared.kube.kinds import PRIORITY_CLASS_GVK
-from shared.models.workload import PodSet
-from shared.workload_builder import (
+from shared.frameworks.workload_builder import (
     PriorityNotFound,
     ResolvedPriority,
     global_default_priority_class,
@@ -24,6 +22,8 @@ from shared.workload_builder import (
     priority_value,
     resolve_priority,
 )
+from shared.kube import PRIORITY_CLASS_GVK
+from shared.models.workload import PodSet
 
 __all__ = [
     "PRIORITY_CLASS_GVK",

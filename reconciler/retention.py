@@ -28,8 +28,8 @@ from typing import Final
 
 from shared.constants import Reason
 from shared.kube.times import parse_time
+from shared.kueue.workload_state import eviction_condition, is_active
 from shared.models.workload import Workload
-from shared.workload_state import eviction_condition, is_active
 
 __all__ = [
     "DEACTIVATED_BY_KUEUE_REASON_PREFIX",

@@ -1,6 +1,6 @@
 """The last job <-> Workload equivalence verdict per pair, reused while its inputs are unchanged.
 
-Every reconcile pass asks whether the job's Workload still describes it (``shared.equivalence``:
+Every reconcile pass asks whether the job's Workload still describes it (``shared.kueue.equivalence``:
 the job's pod sets, sanitised, against the Workload's expected running pod sets). That answer
 depends on a few parts of the two objects only, and most passes of a job's life follow a change of
 something else: the Workload's ``PodsReady`` or ``Finished`` condition, its finalizers, the job's
@@ -8,7 +8,7 @@ something else: the Workload's ``PodsReady`` or ``Finished`` condition, its fina
 (``bench/reconciler_cpu.py``), so the last verdict is kept with the objects it was reached on and
 reused when the inputs compare equal.
 
-What the verdict depends on (``shared.equivalence.equivalent_to_workload``, ``shared.podset.
+What the verdict depends on (``shared.kueue.equivalence.equivalent_to_workload``, ``shared.kueue.podset.
 pod_set_infos_from_admission``), hence what is compared:
 
 * the **job**: all of it but ``metadata.resourceVersion``/``generation``/``managedFields``. Its pod
@@ -39,14 +39,14 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from shared.constants import Condition
-from shared.equivalence import equivalent_on_the_wire, equivalent_to_workload
 from shared.frameworks.base import GenericJob
 from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.copy_on_write import CopyOnWriteJob
-from shared.jobmeta import max_exec_time_seconds
 from shared.kube.conditions import read_status
+from shared.kueue.equivalence import equivalent_on_the_wire, equivalent_to_workload
+from shared.kueue.jobmeta import max_exec_time_seconds
+from shared.kueue.podset import PodSetGates
 from shared.models.workload import PodSet, Workload
-from shared.podset import PodSetGates
 
 __all__ = [
     "STATUS_BLIND_ADAPTERS",

@@ -1,7 +1,7 @@
 """The reconciler's side of elastic jobs: Kueue's ``EnsureWorkloadSlices`` and ``prepareWorkloadSlice``
 with their writes.
 
-The decisions are ``shared.workload_slicing``'s (pure); this module reads a job's slices through the
+The decisions are ``shared.kueue.workload_slicing``'s (pure); this module reads a job's slices through the
 reconciler's ports and makes the writes Kueue makes, in Kueue's order:
 
 1. finish every surplus slice (``Finished=True``, ``WorkloadSliceReplaced`` or ``OutOfSync``; no
@@ -24,14 +24,14 @@ from datetime import datetime
 
 from reconciler.ports import WORKLOAD_GVK, ClusterReader, ClusterWriter
 from shared.frameworks.base import GenericJob
-from shared.models.workload import PodSet, Workload
-from shared.workload_slicing import (
+from shared.kueue.workload_slicing import (
     decide_slices,
     latest_active_slice,
     slice_annotations,
     sorted_unfinished,
 )
-from shared.workload_state import finish_workload
+from shared.kueue.workload_state import finish_workload
+from shared.models.workload import PodSet, Workload
 
 __all__ = ["SliceOutcome", "SliceSync"]
 

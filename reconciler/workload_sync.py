@@ -5,17 +5,17 @@ This is Kueue's ``ensureOneWorkload`` / ``handleJobWithNoWorkload`` / ``UpdateWo
 
 Invariants:
 
-* A Workload is *matching* when Kueue's equivalence check says so (``shared.equivalence``); the first
+* A Workload is *matching* when Kueue's equivalence check says so (``shared.kueue.equivalence``); the first
   matching one is kept, every other one is deleted — finalizer first, so deletion completes.
 * A job never gets a second Workload while one exists: the deterministic name
-  (``shared.naming``) makes a repeated create fail with AlreadyExists.
+  (``shared.kueue.naming``) makes a repeated create fail with AlreadyExists.
 * Prebuilt Workloads are adopted (controller reference + ``kueue.x-k8s.io/job-uid``) or, when out of
   sync, finished ``OutOfSync``; they are never created by us.
 * Priority follows the ``kueue.x-k8s.io/priority-class`` label, except for Workloads whose priority
   comes from a pod PriorityClass or that reserved quota without any priority reference (the API
   forbids adding one then); the ``kueue.x-k8s.io/admission-gated-by`` annotation follows the job's
   (``UpdateAdmissionGatedBy``, event ``UpdatedWorkload``), before the priority, as in Kueue.
-* Elastic jobs (``shared.workload_slicing``, gate ``ElasticJobsViaWorkloadSlices``) take Kueue's
+* Elastic jobs (``shared.kueue.workload_slicing``, gate ``ElasticJobsViaWorkloadSlices``) take Kueue's
   slice path first (``reconciler.workload_slices``): their Workloads are *slices*, named with the
   job's generation, matched on pod set names and counts only, and never deleted; only a change of
   pod set names falls back to the matching above. A running elastic job may get a new slice.
@@ -50,7 +50,11 @@ from shared.constants import (
 )
 from shared.frameworks.base import GenericJob
 from shared.frameworks.strconv import quote
-from shared.jobmeta import (
+from shared.frameworks.workload_builder import construct_workload, propagate_admission_gated_by
+from shared.kube import GroupVersionKind
+from shared.kube.conditions import conditions_of
+from shared.kube.conditions import set_condition as set_object_condition
+from shared.kueue.jobmeta import (
     annotation_value,
     annotations_of,
     controller_owner_ref,
@@ -59,22 +63,18 @@ from shared.jobmeta import (
     queue_name,
     workload_priority_class_name,
 )
-from shared.kube import GroupVersionKind
-from shared.kube.conditions import conditions_of
-from shared.kube.conditions import set_condition as set_object_condition
-from shared.models.base import WireDict
-from shared.models.meta import OwnerReference
-from shared.models.workload import PodSet, Workload, WorkloadStatus
-from shared.podset import PodSetGates, PodSetInfo, pod_set_infos_from_admission
-from shared.workload_builder import construct_workload, propagate_admission_gated_by
-from shared.workload_slicing import FEATURE_GATE_DEFAULT, name_extra, scaled_up, sorted_unfinished
-from shared.workload_slicing import enabled as slicing_enabled
-from shared.workload_state import (
+from shared.kueue.podset import PodSetGates, PodSetInfo, pod_set_infos_from_admission
+from shared.kueue.workload_slicing import FEATURE_GATE_DEFAULT, name_extra, scaled_up, sorted_unfinished
+from shared.kueue.workload_slicing import enabled as slicing_enabled
+from shared.kueue.workload_state import (
     finish_workload,
     has_quota_reservation,
     is_finished,
     truncate_condition_message,
 )
+from shared.models.base import WireDict
+from shared.models.meta import OwnerReference
+from shared.models.workload import PodSet, Workload, WorkloadStatus
 
 __all__ = [
     "RESOURCE_FLAVOR_GVK",

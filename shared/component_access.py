@@ -35,7 +35,7 @@ from shared.constants import API_GROUP
 from shared.frameworks.builtin_kinds import APPWRAPPER, BATCH_JOB
 from shared.identities import IDENTITIES, KUEUE_MANAGER_SERVICE_ACCOUNT, Identity, service_account_name
 from shared.kube import GroupVersionKind
-from shared.kueue_integrations import KUEUE_INTEGRATION_BY_GROUP_KIND, KUEUE_INTEGRATIONS
+from shared.kueue.kueue_integrations import KUEUE_INTEGRATION_BY_GROUP_KIND, KUEUE_INTEGRATIONS
 from shared.webhook_configurations import MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME
 
 __all__ = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from shared.kube.gvk import GroupVersionKind
+from shared.kube import GroupVersionKind
 
 __all__ = [
     "ADMISSION_CHECK_GVK",

@@ -38,7 +38,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from shared.jobmeta import parse_go_int
+from shared.kueue.jobmeta import parse_go_int
 from shared.validation_k8s import is_label_key, is_label_value
 
 __all__ = [

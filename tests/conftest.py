@@ -27,7 +27,7 @@ def _find_shared_dir() -> Path | None:
 
 SHARED_DIR = _find_shared_dir()
 
-# tests/real start real clusters from the kit: only `make test-real` (devrun/real_suite.py) runs them,
+# tests/real start real clusters from the kit: only `make test-real` (testkit/real_suite.py) runs them,
 # and it sets KUEUE_BRIDGE_REAL_ROOT to the folder it sweeps afterwards.
 # The folder itself, not only its files: its conftest must not be loaded either (its hooks would
 # reach every test of the run).

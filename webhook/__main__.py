@@ -12,7 +12,7 @@
 
 Exit codes: 0 success, 1 runtime/configuration error (message on stderr), 2 usage error. The
 configuration is loaded and its errors reported (one line each) as every component does it
-(``shared.cli_args.load_config_or_report``).
+(``shared.runtime.cli_args.load_config_or_report``).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from typing import Any
 
 import yaml
 
-from shared.cli_args import load_config_or_report
 from shared.config import Configuration
-from shared.kube.errors import KubeError
+from shared.kube import KubeError
 from shared.preflight import StartupRefused, report_refusal
+from shared.runtime.cli_args import load_config_or_report
 from shared.webhook_configurations import (
     MUTATING_CONFIGURATION_NAME,
     VALIDATING_CONFIGURATION_NAME,
@@ -187,7 +187,7 @@ def main(argv: list[str]) -> int:
         config = load_config_or_report(args.config)
         if config is None:
             return 1
-        from shared.eventloop import run_process_loop
+        from shared.runtime.eventloop import run_process_loop
 
         run_process_loop(
             _serve(

@@ -60,6 +60,7 @@ from shared.constants import (
     WORKLOAD_PRIORITY_CLASS_GVK,
 )
 from shared.kube import (
+    NAMESPACE_GVK,
     GroupVersionKind,
     Informer,
     KubeClient,
@@ -67,7 +68,6 @@ from shared.kube import (
     WatchSettings,
     strip_managed_fields,
 )
-from shared.kube.kinds import NAMESPACE_GVK
 from webhook.rules.lookups import ObjectKey, OwnerCacheNotReady
 from webhook.rules.settings import WebhookSettings
 

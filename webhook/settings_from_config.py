@@ -15,8 +15,8 @@ from shared.config import Configuration
 from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.builtin_kinds import APPWRAPPER, BATCH_JOB, PIPELINERUN
 from shared.frameworks.registry import FrameworkRegistry
+from shared.kueue.workload_slicing import FEATURE_GATE, FEATURE_GATE_DEFAULT
 from shared.labelselector import selector_from_label_selector
-from shared.workload_slicing import FEATURE_GATE, FEATURE_GATE_DEFAULT
 from webhook.rules.settings import Framework, WebhookSettings
 
 __all__ = ["frameworks_from_config", "settings_from_config"]

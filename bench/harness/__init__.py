@@ -18,4 +18,27 @@
 * :mod:`~bench.harness.profile_breakdown` -- a sample's stacks sorted into named parts of the work.
 * :mod:`~bench.harness.lifecycles` -- one measured round of whole job lifecycles on a devcluster
   (``bench.reconciler_cpu`` and its ``--real`` mode both run it).
+
+Modules:
+
+* ``clusters`` -- the clusters the benchmarks run against, and the bench's client and queues on them
+* ``components`` -- kueue-bridge's webhook and reconciler as child processes, configured and
+  registered as deployed
+* ``lifecycles`` -- rounds of whole job lifecycles with kueue-bridge's components on a devcluster,
+  measured
+* ``load`` -- the load a benchmark puts on a cluster or a webhook, and waiting for it to be served
+* ``metrics`` -- Prometheus scrapes of a component's ``/metrics``, summed by name and label, and
+  their deltas
+* ``processes`` -- the processes a benchmark measures: where they start from, their CPU and memory,
+  the machine's load
+* ``profile_breakdown`` -- where a controller process spends its CPU: py-spy's raw samples sorted
+  into a few named parts
+* ``profilers`` -- sampling profilers attached to a running component: py-spy (never pauses it) or
+  perf
+* ``real_cluster`` -- a real kube-apiserver and real Kueue for a benchmark (``bench.reconciler_cpu
+  --real``, the webhook's)
+* ``webhook_server`` -- kueue-bridge's webhook serving TLS on 127.0.0.1 in a child process, for a
+  load generator to drive
+* ``wrk`` -- ``wrk``, the closed-loop HTTP load generator, pinned to one core and the server under
+  test to the other
 """

@@ -25,8 +25,15 @@ import yaml
 from bench.harness.processes import REPO_ROOT
 from devrun import crd_files, install_crds
 from shared.constants import CLUSTER_QUEUE_GVK, LOCAL_QUEUE_GVK, RESOURCE_FLAVOR_GVK
-from shared.kube import AlreadyExists, ClientSettings, GroupVersionKind, KubeClient, load_kubeconfig
-from shared.kube.kinds import CRD_GVK, NAMESPACE_GVK
+from shared.kube import (
+    CRD_GVK,
+    NAMESPACE_GVK,
+    AlreadyExists,
+    ClientSettings,
+    GroupVersionKind,
+    KubeClient,
+    load_kubeconfig,
+)
 
 __all__ = [
     "BENCH_NAMESPACE",

@@ -31,8 +31,7 @@ from bench.harness.processes import load_average, process_cpu_seconds, process_p
 from bench.harness.profile_breakdown import PARTS, Breakdown, read_breakdown, top_functions
 from bench.harness.profilers import PerfSampler, Sampler, start_sampler
 from shared.constants import RESOURCE_IN_USE_FINALIZER, WORKLOAD_GVK
-from shared.kube import KubeClient
-from shared.kube.watch import EventType, Watch
+from shared.kube import EventType, KubeClient, Watch
 
 __all__ = [
     "LIFECYCLE_TIMEOUT",

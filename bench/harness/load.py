@@ -22,7 +22,7 @@ import aiohttp
 from devcluster.standin import RUN_SECONDS_ANNOTATION
 from devrun import shared_dir
 from shared.constants import QUEUE_LABEL
-from shared.kube.kinds import JOB_GVK
+from shared.kube import JOB_GVK
 
 __all__ = [
     "FIXTURE",

@@ -17,7 +17,7 @@ put into exactly one part, so the parts add up to the samples taken:
   ``reconciler/``, ``shared/`` models, adapters, naming);
 * **event loop, I/O callbacks** -- stacks with none of our frames: the loop itself, aiohttp's
   protocol callbacks for watch streams, the garbage collector. Entry points (``kueue_bridge``,
-  ``shared/eventloop.py``, the components' ``__main__``) are not counted as ours: they are on the
+  ``shared/runtime/eventloop.py``, the components' ``__main__``) are not counted as ours: they are on the
   stack only while the loop itself runs.
 
 Why innermost: a reconcile that writes shows ``controller -> reconciler -> client -> transport``;
@@ -77,11 +77,16 @@ _INFORMER_PREFIXES = (
     "shared/kube/observability.py",
     "shared/kube/clock.py",
     "reconciler/manager.py",
-    "shared/manager.py",
+    "shared/runtime/manager.py",
 )
 _LOGIC_PREFIXES = ("reconciler/", "shared/", "pydantic", "cel/")
 #: entry points: on the stack only while the loop itself runs (a task's stack starts at its coroutine)
-_ROOT_FILES = ("kueue_bridge/", "shared/eventloop.py", "reconciler/__main__.py", "webhook/__main__.py")
+_ROOT_FILES = (
+    "kueue_bridge/",
+    "shared/runtime/eventloop.py",
+    "reconciler/__main__.py",
+    "webhook/__main__.py",
+)
 
 
 @dataclass(frozen=True)

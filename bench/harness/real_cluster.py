@@ -1,6 +1,6 @@
 """A real kube-apiserver and real Kueue for a benchmark (``bench.reconciler_cpu --real``, the webhook's).
 
-* :func:`bench_cluster` and :func:`fresh`: the kit's cluster through ``devrun.RealCluster``, wiped
+* :func:`bench_cluster` and :func:`fresh`: the kit's cluster through ``testkit.RealCluster``, wiped
   for every round (a clean cluster: nothing garbage-collects there, and Workloads left from an
   earlier round would be finalized by the next one), with Kueue in external-framework mode
   (kueue-bridge manages batch Jobs) or in its normal mode (the anchor: Kueue manages them itself);
@@ -40,11 +40,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bench.harness.load import wait_until
 from devcluster.standin import JOBS, ApiClient, JobRunner, WatchedObjects
-from devrun import KueueMode, RealCluster, RealClusterPorts, find_kit
 from shared.constants import RESOURCE_IN_USE_FINALIZER, WORKLOAD_GVK
-from shared.kube import KubeClient
-from shared.kube.kinds import JOB_GVK
-from shared.kube.watch import EventType, Watch
+from shared.kube import JOB_GVK, EventType, KubeClient, Watch
+from testkit import KueueMode, RealCluster, RealClusterPorts, find_kit
 
 __all__ = [
     "ApiserverMetrics",

@@ -22,9 +22,9 @@ from typing import Any, Final
 import orjson
 
 from certs import generate_ca, issue_serving_cert, write_cert_dir
-from shared.eventloop import run_process_loop
 from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.builtin_kinds import BATCH_JOB
+from shared.runtime.eventloop import run_process_loop
 from webhook.rules.lookups import InMemoryLookups
 from webhook.rules.settings import Framework, WebhookSettings
 from webhook.serving.admission_review import AdmissionHandler

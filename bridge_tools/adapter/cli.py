@@ -22,10 +22,10 @@ import yaml
 
 from bridge_tools.adapter.dry_run import DryRunFailed, dry_run
 from bridge_tools.kinds import KindError, resolve_kind
-from shared.cli_args import EXIT_USAGE, run_configured_command
 from shared.config import Configuration
 from shared.frameworks.base import AdapterConfigError
 from shared.frameworks.registry import FrameworkRegistry
+from shared.runtime.cli_args import EXIT_USAGE, run_configured_command
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main", "render_yaml"]
 

@@ -5,9 +5,9 @@ object through the configured adapter and the same shared code the webhook and t
 and reports: whether it is suspended, its queue name and managedBy, each pod set (name, count,
 minCount, per-pod requests, template path, topology request), the priority class it names, the
 ``finished``/``succeeded``/``message``/``active``/``podsReady`` results, the Workload kueue-bridge
-would create (``shared.workload_builder``, with the deterministic name of ``shared.naming``), and
+would create (``shared.frameworks.workload_builder``, with the deterministic name of ``shared.kueue.naming``), and
 the RFC 6902 JSON patches that starting it with a sample admission (one flavor with a node label
-and a toleration, merged by ``shared.podset``) and then stopping it would apply.
+and a toleration, merged by ``shared.kueue.podset``) and then stopping it would apply.
 
 Invariants:
 
@@ -36,19 +36,19 @@ from shared.frameworks.base import AdapterError, GenericJob, JobWithTemplatePath
 from shared.frameworks.capabilities import has_custom_stop, has_managed_by
 from shared.frameworks.declarative import DeclarativeFramework
 from shared.frameworks.registry import Framework, gvk_of
-from shared.jobmeta import job_uid, queue_name, workload_priority_class_name
-from shared.jsontree import copy_json
-from shared.merge_patch import apply_merge_patch
-from shared.models.base import WireDict
-from shared.models.workload import Admission, PodSet, PodSetAssignment, Workload, WorkloadStatus
-from shared.podset import PodSetInfoError, pod_set_info_from_pod_set, pod_set_infos_from_admission
-from shared.workload_builder import (
+from shared.frameworks.workload_builder import (
     PriorityNotFound,
     WorkloadConstructionError,
     construct_workload,
     priority_class_names,
     resolve_priority,
 )
+from shared.jsontree import copy_json
+from shared.kueue.jobmeta import job_uid, queue_name, workload_priority_class_name
+from shared.kueue.podset import PodSetInfoError, pod_set_info_from_pod_set, pod_set_infos_from_admission
+from shared.merge_patch import apply_merge_patch
+from shared.models.base import WireDict
+from shared.models.workload import Admission, PodSet, PodSetAssignment, Workload, WorkloadStatus
 
 __all__ = [
     "SAMPLE_CLUSTER_QUEUE",

@@ -28,10 +28,10 @@ from bridge_tools.explain.diagnosis import ExplainSettings, ObjectNotFound, expl
 from bridge_tools.explain.preflight import add_preflight_findings
 from bridge_tools.explain.verdict import Explanation, render_json, render_text
 from bridge_tools.kinds import KindError, parse_object_ref
-from shared.cli_args import EXIT_USAGE, run_configured_command
 from shared.config import DEFAULT_NAMESPACE, Configuration, default_config
 from shared.kube import KubeClient, KubeError, load_connection
 from shared.preflight import PreflightOptions
+from shared.runtime.cli_args import EXIT_USAGE, run_configured_command
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main"]
 

@@ -33,9 +33,18 @@ from shared.constants import (
     WORKLOAD_GVK,
     WORKLOAD_PRIORITY_CLASS_GVK,
 )
-from shared.kube import LEASE, Forbidden, GroupVersionKind, KubeClient, NotFound, UnknownKindError
-from shared.kube.events import CORE_EVENT
-from shared.kube.kinds import MUTATING_WEBHOOK_CONFIGURATION_GVK, NAMESPACE_GVK, PRIORITY_CLASS_GVK
+from shared.kube import (
+    CORE_EVENT,
+    LEASE,
+    MUTATING_WEBHOOK_CONFIGURATION_GVK,
+    NAMESPACE_GVK,
+    PRIORITY_CLASS_GVK,
+    Forbidden,
+    GroupVersionKind,
+    KubeClient,
+    NotFound,
+    UnknownKindError,
+)
 from shared.models.base import WireDict
 
 __all__ = [

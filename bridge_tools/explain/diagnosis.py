@@ -57,16 +57,16 @@ from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT, QUEUE_LABEL, Condition
 from shared.frameworks.base import AdapterError, GenericJob
 from shared.frameworks.capabilities import has_managed_by
 from shared.frameworks.registry import Framework, FrameworkRegistry, UnmanagedKindError, gvk_of
-from shared.jobmeta import controller_owner_ref, job_uid, queue_name, workload_priority_class_name
+from shared.frameworks.workload_builder import priority_class_names
 from shared.jsontree import copy_json
 from shared.kube import GroupVersionKind
 from shared.kube.conditions import find_condition_view, is_false, is_object_condition_true, is_true
 from shared.kube.times import age_since, parse_time
+from shared.kueue.jobmeta import controller_owner_ref, job_uid, queue_name, workload_priority_class_name
+from shared.kueue.naming import workload_name_for_owner
 from shared.labelselector import format_selector
 from shared.models.base import WireDict
 from shared.models.workload import PodSet, Workload
-from shared.naming import workload_name_for_owner
-from shared.workload_builder import priority_class_names
 
 __all__ = ["ExplainSettings", "ObjectNotFound", "explain", "explain_job", "reason_for"]
 

@@ -4,7 +4,7 @@
   (``schedulingStats.evictions``, ``requeueState`` and how long the backoff still runs) and the
   recent Events of the job and its Workload (core/v1, which every Events API writes);
 * why a job has no Workload yet: a (Workload)PriorityClass it names is missing (the reconciler
-  resolves priority with ``shared.workload_builder.resolve_priority`` before creating one), no
+  resolves priority with ``shared.frameworks.workload_builder.resolve_priority`` before creating one), no
   mutating webhook covers its kind (so nothing suspended it on create), or no reconciler holds the
   ``<resourceName>-reconciler`` Lease.
 
@@ -29,10 +29,10 @@ from bridge_tools.explain.cluster_view import (
 from bridge_tools.explain.verdict import Section
 from bridge_tools.quota import format_amount
 from shared.config import Configuration
+from shared.frameworks.workload_builder import PriorityNotFound, priority_value, resolve_priority
 from shared.kube.times import age_since, human_duration, parse_time
 from shared.models.base import WireDict
 from shared.models.workload import Workload
-from shared.workload_builder import PriorityNotFound, priority_value, resolve_priority
 
 __all__ = [
     "MAX_EVENTS",

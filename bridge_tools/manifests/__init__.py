@@ -2,6 +2,15 @@
 
 ``render`` builds the manifests for one configuration, ``cli`` is the command, ``release_bundle``
 resolves ``deploy/``'s kustomizations into one YAML per install flavour.
+
+Modules:
+
+* ``cli`` -- ``kueue-bridge manifests --config FILE [--part deploy|worker|kueue-config] [--image
+  IMAGE]``
+* ``release_bundle`` -- ``make release-manifests``: one YAML per install flavour, built from
+  ``deploy/``, image tag pinned
+* ``render`` -- ``kueue-bridge manifests``: the objects that deploy kueue-bridge with one
+  configuration
 """
 
 __all__: list[str] = []

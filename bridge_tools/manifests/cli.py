@@ -28,9 +28,9 @@ from bridge_tools.manifests.render import (
     render_manifests,
     render_worker,
 )
-from shared.cli_args import run_configured_command
 from shared.component_access import KUEUE_CONFIG_KEY, KUEUE_CONFIG_MAP
 from shared.config import DEFAULT_NAMESPACE, Configuration
+from shared.runtime.cli_args import run_configured_command
 
 __all__ = ["DEFAULT_IMAGE_REPOSITORY", "default_image", "dump_documents", "kueue_config_comment", "main"]
 

@@ -43,7 +43,7 @@ from shared.component_access import (
 from shared.config import DEFAULT_NAMESPACE, Configuration
 from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.frameworks.registry import FrameworkRegistry
-from shared.kueue_integrations import (
+from shared.kueue.kueue_integrations import (
     KUEUE_AGGREGATE_ADMIN_LABEL,
     KUEUE_AGGREGATE_USER_LABEL,
     kueue_integration_for,

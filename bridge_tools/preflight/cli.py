@@ -19,10 +19,10 @@ import asyncio
 import json
 from typing import TextIO
 
-from shared.cli_args import run_configured_command
 from shared.config import DEFAULT_NAMESPACE, Configuration
 from shared.kube import KubeClient, KubeError, load_connection
 from shared.preflight import PreflightOptions, Report, render_json, render_text, run_preflight
+from shared.runtime.cli_args import run_configured_command
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "main"]
 

@@ -1,4 +1,4 @@
-"""The one-shot steps of docker-compose.yaml, run with our image's Python: ``steps.py pki|wait-apiserver|register-webhooks``.
+"""The one-shot steps of docker-compose.yaml, run with our image's Python: ``steps.py STEP``.
 
 Compose orders start-up with these instead of healthchecks (podman without systemd runs none, so a
 ``service_healthy`` dependency never becomes true there): each step polls what it needs with a
@@ -26,6 +26,13 @@ deadline and exits, and the next services depend on it with ``service_completed_
 * ``register-webhooks``: polls the webhook's ``/readyz`` until it answers, then runs ``kueue-bridge
   webhook register`` with the webhook CA as caBundle. Registering earlier would send creates, under
   ``failurePolicy: Fail``, to a server that is not listening yet.
+* ``register-kueue-webhooks``: polls Kueue's ``/readyz`` (its manager reports ready once its webhook
+  server serves), then registers Kueue's own webhooks (``deploy/compose/kueue-webhooks``) the way
+  Kueue's Helm chart does: every integration's webhook, enabled or not (Kueue answers a disabled one
+  with a no-op); ``pod``, ``deployment`` and ``statefulset`` with ``failurePolicy: Ignore`` unless
+  enabled; the framework webhooks with Kueue's namespaceSelector (not ``kube-system``, not Kueue's
+  namespace); each called at ``https://kueue:9443/<path>``. Server-side apply, field manager
+  ``kueue-compose``.
 
 Exit codes: 0 done, 1 a deadline passed or a step failed (message on stderr), 2 usage error.
 """
@@ -34,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import json
 import os
 import secrets
 import ssl
@@ -43,6 +51,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import yaml
 from cryptography.hazmat.primitives import serialization
@@ -55,6 +64,17 @@ KUEUE_CERTS = Path("/kueue-certs")
 CONFIG = "/etc/kueue-bridge/config.yaml"
 API_URL = "https://kube-apiserver:6443"
 WEBHOOK_URL = "https://webhook:9443"
+KUEUE_WEBHOOK_URL = "https://kueue:9443"
+KUEUE_READYZ_URL = "http://kueue:8081/readyz"
+KUEUE_CONFIG = Path("/etc/kueue/config.yaml")
+KUEUE_WEBHOOK_MANIFESTS = Path("/kueue-webhooks/manifests.yaml")
+#: what Kueue's chart names its webhook configurations for a release called ``kueue``
+KUEUE_CONFIGURATION_NAMES = {
+    "MutatingWebhookConfiguration": "kueue-mutating-webhook-configuration",
+    "ValidatingWebhookConfiguration": "kueue-validating-webhook-configuration",
+}
+#: the integrations whose webhooks Kueue's chart registers with ``failurePolicy: Ignore`` unless enabled
+IGNORED_UNLESS_ENABLED = frozenset({"pod", "deployment", "statefulset"})
 #: the uid and gid our image and Kueue's run as
 OWNER = 65532
 POLL_SECONDS = 1.0
@@ -167,9 +187,9 @@ def pki(*, api_port: int) -> int:
     return 0
 
 
-def _poll_ready(url: str, *, ca_file: Path, token: str | None, deadline_seconds: float) -> bool:
+def _poll_ready(url: str, *, ca_file: Path | None, token: str | None, deadline_seconds: float) -> bool:
     """Poll ``url`` until it answers 200 ``ok``; ``False`` once ``deadline_seconds`` have passed."""
-    context = ssl.create_default_context(cafile=str(ca_file))
+    context = ssl.create_default_context(cafile=str(ca_file)) if ca_file else None
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     deadline = time.monotonic() + deadline_seconds
     last = "no answer yet"
@@ -214,13 +234,96 @@ def register_webhooks(*, deadline_seconds: float) -> int:
     return subprocess.run(argv, check=False).returncode
 
 
+def kueue_webhook_configurations(
+    *, manifests: list[dict[str, Any]], kueue_config: dict[str, Any], ca_pem: bytes
+) -> list[dict[str, Any]]:
+    """Kueue's webhook manifests as Kueue's Helm chart registers them, called at :data:`KUEUE_WEBHOOK_URL`."""
+    integrations = kueue_config.get("integrations") or {}
+    # Kueue's defaulting: an empty list of frameworks is [batch/job]
+    frameworks = integrations.get("frameworks") or ["batch/job"]
+    enabled = {str(framework).rsplit("/", 1)[-1] for framework in frameworks}
+    namespace = kueue_config.get("namespace") or "kueue-system"
+    selector = kueue_config.get("managedJobsNamespaceSelector") or {
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", namespace]}
+        ]
+    }
+    ca_bundle = base64.b64encode(ca_pem).decode()
+    configurations = []
+    for manifest in manifests:
+        webhooks = []
+        for webhook in manifest.get("webhooks") or []:
+            path = webhook["clientConfig"]["service"]["path"]
+            kind = webhook["name"][1:].removesuffix(".kb.io")
+            hook = {**webhook, "clientConfig": {"url": f"{KUEUE_WEBHOOK_URL}{path}", "caBundle": ca_bundle}}
+            if "-kueue-x-k8s-io-" not in path:  # a job framework's webhook, not one of Kueue's own objects
+                hook["namespaceSelector"] = selector
+                if kind in IGNORED_UNLESS_ENABLED and kind not in enabled:
+                    hook["failurePolicy"] = "Ignore"
+            webhooks.append(hook)
+        configurations.append(
+            {
+                "apiVersion": manifest["apiVersion"],
+                "kind": manifest["kind"],
+                "metadata": {"name": KUEUE_CONFIGURATION_NAMES[manifest["kind"]]},
+                "webhooks": webhooks,
+            }
+        )
+    return configurations
+
+
+def _apply(configuration: dict[str, Any], *, token: str, deadline_seconds: float) -> bool:
+    """Server-side apply one webhook configuration, retrying until ``deadline_seconds`` have passed."""
+    resource = configuration["kind"].lower() + "s"
+    name = configuration["metadata"]["name"]
+    url = f"{API_URL}/apis/admissionregistration.k8s.io/v1/{resource}/{name}?fieldManager=kueue-compose&force=true"
+    context = ssl.create_default_context(cafile=str(PKI / "apiserver" / "ca.crt"))
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(configuration).encode(),
+        method="PATCH",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/apply-patch+yaml"},
+    )
+    deadline = time.monotonic() + deadline_seconds
+    last = "no answer yet"
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(request, context=context, timeout=10) as answer:
+                print(f"applied {configuration['kind']} {name}: HTTP {answer.status}")
+                return True
+        except urllib.error.HTTPError as exc:
+            last = f"HTTP {exc.code}: {exc.read().decode(errors='replace')[:300]}"
+        except (OSError, ssl.SSLError) as exc:
+            last = str(exc)
+        time.sleep(POLL_SECONDS)
+    print(
+        f"{configuration['kind']} {name} not applied after {deadline_seconds:.0f}s; last: {last}",
+        file=sys.stderr,
+    )
+    return False
+
+
+def register_kueue_webhooks(*, deadline_seconds: float) -> int:
+    if not _poll_ready(KUEUE_READYZ_URL, ca_file=None, token=None, deadline_seconds=deadline_seconds):
+        return 1
+    manifests = [doc for doc in yaml.safe_load_all(KUEUE_WEBHOOK_MANIFESTS.read_text()) if doc]
+    configurations = kueue_webhook_configurations(
+        manifests=manifests,
+        kueue_config=yaml.safe_load(KUEUE_CONFIG.read_text()) or {},
+        ca_pem=(KUEUE_CERTS / "ca.crt").read_bytes(),
+    )
+    token = _token(PKI / "tokens.csv")
+    applied = [_apply(c, token=token, deadline_seconds=deadline_seconds) for c in configurations]
+    return 0 if all(applied) else 1
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="steps.py", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="step", required=True)
     sub.add_parser("pki").add_argument(
         "--api-port", type=int, required=True, help="the host's published port"
     )
-    for name in ("wait-apiserver", "register-webhooks"):
+    for name in ("wait-apiserver", "register-webhooks", "register-kueue-webhooks"):
         sub.add_parser(name).add_argument("--deadline", type=float, default=DEFAULT_DEADLINE_SECONDS)
     args = parser.parse_args(argv)
     try:
@@ -228,6 +331,8 @@ def main(argv: list[str]) -> int:
             return pki(api_port=args.api_port)
         if args.step == "wait-apiserver":
             return wait_apiserver(deadline_seconds=args.deadline)
+        if args.step == "register-kueue-webhooks":
+            return register_kueue_webhooks(deadline_seconds=args.deadline)
         return register_webhooks(deadline_seconds=args.deadline)
     except (OSError, subprocess.CalledProcessError) as exc:
         print(f"steps.py {args.step}: {exc}", file=sys.stderr)

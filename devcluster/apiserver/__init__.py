@@ -66,6 +66,48 @@ Deliberately not done (known differences from kube-apiserver, each documented in
   :attr:`ServerOptions.service_resolver`.
 
 This package never imports :mod:`devcluster.standin` or :mod:`devrun`; clients reach it over HTTP.
+
+Modules:
+
+* ``admission`` -- dynamic admission webhooks, called exactly the way kube-apiserver calls them
+* ``app`` -- the raw ASGI application: routing, request decoding, authentication and responses
+* ``cel_authorizer`` -- the ``authorizer`` variable of admission CEL expressions (kube's
+  ``library.Authz``)
+* ``cel_checks`` -- the part of kube's CEL type check the devcluster can reproduce for webhook
+  ``matchConditions``
+* ``controllers`` -- controllers standing in for kube-controller-manager: garbage collector,
+  namespace and CRD cleanup
+* ``core`` -- the cluster state shared by the HTTP layer, the verbs and the controllers
+* ``deletion`` -- DELETE: preconditions, finalizers, propagation policies and the delete response
+* ``errors`` -- Kubernetes ``Status`` errors, with the reasons, codes and message formats
+  kube-apiserver uses
+* ``match_conditions`` -- webhook ``matchConditions``: compiled once, evaluated per request, judged
+  as kube-apiserver does
+* ``options`` -- server options: everything a devcluster instance is configured with, passed in
+  explicitly
+* ``rest`` -- the verbs: get, list, create, update and patch, with kube-apiserver's object semantics
+* ``selectors`` -- label and field selectors with kube-apiserver's syntax and semantics
+* ``webhook_answers`` -- what a webhook's answer means: response verification, denial texts and
+  JSONPatch application
+* ``auth/`` -- who is asking and what they may do: bearer-token authentication, SubjectAccessReview
+  answers from a static policy and RBAC
+* ``customresources/`` -- CustomResourceDefinitions: served resource types from CRD objects,
+  structural schemas (pruning, defaulting, validation) and validation ratcheting
+* ``fieldmanager/`` -- server-side apply and ``managedFields``: field sets, merge strategies,
+  structured-merge-diff's operations, the field manager, and the request side of ownership
+* ``output/`` -- answers beyond plain JSON: server-side printing (``meta.k8s.io`` Tables, kube's
+  printers for built-in kinds, CRD columns by JSONPath) and metadata-only answers
+* ``registry/`` -- which resources exist and how they are addressed: the resource registry and
+  discovery documents, the built-in kinds, how a request sees its resource (served version, codec,
+  Events), OpenAPI
+* ``request/`` -- reading a request: bodies and media types (JSON, protobuf), query options,
+  decoding a body into an object, and PATCH bodies
+* ``storage/`` -- where objects live: the in-memory store (one table per resource, a global
+  revision, bounded watch history), its optional SQLite write-through, watch streams and list
+  pagination
+* ``validation/`` -- kube-apiserver's built-in write strategy and validation, with its rules and
+  texts: ObjectMeta, batch/v1 Job and its status, Pod, Event, and the per-kind dispatch
+  (``strategy``)
 """
 
 from devcluster.apiserver.app import DevClusterApp

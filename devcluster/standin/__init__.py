@@ -35,6 +35,30 @@ Deliberately not done (known differences from Kueue and the Job controller):
 * Jobs: no Pods are created; a Job succeeds after ``kueue-bridge.dev/run-seconds`` (default
   ``default_run_seconds``), or fails then if annotated ``kueue-bridge.dev/outcome: Failed``; only
   ``/status`` is written.
+
+Modules:
+
+* ``checks`` -- admission checks in the Kueue stand-in (LOCAL RUNS ONLY): the Workload controller's
+  side
+* ``client`` -- a minimal Kubernetes REST client for the devcluster add-ons (LOCAL RUNS ONLY)
+* ``jobrunner`` -- a pretend job controller for LOCAL RUNS ONLY: runs unsuspended jobs to completion
+  on a timer
+* ``kueue`` -- a Kueue stand-in for LOCAL RUNS ONLY: admits Workloads on the devcluster like Kueue's
+  scheduler
+* ``objects`` -- where the add-ons read the objects a pass looks at (LOCAL RUNS ONLY): a fresh LIST,
+  or a watch
+* ``preemption`` -- priority order and in-ClusterQueue preemption for the Kueue stand-in (LOCAL RUNS
+  ONLY)
+* ``queue_status`` -- ClusterQueue and LocalQueue status for the Kueue stand-in (LOCAL RUNS ONLY),
+  as Kueue writes it
+* ``recorder`` -- events recorded by the devcluster add-ons the way Kueue's recorder writes them
+  (LOCAL RUNS ONLY)
+* ``scheduling_stats`` -- a Workload's ``status.schedulingStats`` as Kueue's scheduler counts it
+  (LOCAL RUNS ONLY)
+* ``slices`` -- elastic Workload slices in the Kueue stand-in (LOCAL RUNS ONLY): the scheduler's
+  side
+* ``workload_events`` -- the Events Kueue records on Workloads, recorded by the Kueue stand-in
+  (LOCAL RUNS ONLY)
 """
 
 from devcluster.standin.client import ApiClient, ApiError, Resource

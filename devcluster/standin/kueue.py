@@ -46,7 +46,7 @@ validated exactly like the real controller's):
 * **Field managers.** Every eviction (a check in ``Retry``, a deactivation, a preemption) and a
   ``Rejected`` check's ``DeactivationTarget`` is written as Kueue writes it, ``PatchAdmissionStatus``:
   a forced server-side apply of ``/status`` as ``kueue-admission`` carrying the admission state only
-  (``shared.admission_apply``). The eviction clears ``clusterName`` and ``nominatedClusterNames`` by
+  (``shared.kueue.admission_apply``). The eviction clears ``clusterName`` and ``nominatedClusterNames`` by
   leaving them out, so, as on a real cluster, a field that another manager owns (written by an
   update, or applied under another name) survives it. The stand-in's other writes replace
   ``/status`` (PUT, as its own manager), as Kueue's check sync does.
@@ -110,7 +110,6 @@ from devcluster.standin.queue_status import (
 from devcluster.standin.scheduling_stats import count_eviction
 from devcluster.standin.slices import replaced_slice, retire_replaced_slice, slice_key
 from devcluster.standin.workload_events import WorkloadEvents
-from shared.admission_apply import ADMISSION_FIELD_MANAGER, admission_status_apply
 from shared.constants import API_GROUP, Condition, Reason
 from shared.kube.conditions import (
     is_false,
@@ -123,8 +122,9 @@ from shared.kube.conditions import (
     writable_status,
 )
 from shared.kube.times import utc_now
+from shared.kueue.admission_apply import ADMISSION_FIELD_MANAGER, admission_status_apply
+from shared.kueue.quantity import format_usage, parse_quantity, pod_set_requests
 from shared.labelselector import LabelSelector
-from shared.quantity import format_usage, parse_quantity, pod_set_requests
 
 __all__ = [
     "CLUSTER_QUEUES",

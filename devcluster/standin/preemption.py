@@ -26,7 +26,7 @@ from devcluster.standin.checks import evict
 from devcluster.standin.scheduling_stats import count_eviction
 from shared.constants import JOB_UID_LABEL, Condition, Reason
 from shared.kube.conditions import is_object_condition_true, object_condition, set_object_condition
-from shared.quantity import parse_quantity
+from shared.kueue.quantity import parse_quantity
 
 __all__ = [
     "mark_preempted",

@@ -43,7 +43,7 @@ from devcluster.standin.client import ApiClient, Resource
 from devcluster.standin.preemption import usage_of
 from shared.constants import API_GROUP, RESOURCE_IN_USE_FINALIZER, Condition
 from shared.kube.conditions import is_object_condition_true, set_object_condition
-from shared.quantity import format_usage
+from shared.kueue.quantity import format_usage
 
 __all__ = [
     "CLUSTER_QUEUES",

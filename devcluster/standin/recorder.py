@@ -32,9 +32,9 @@ from typing import Any, Final
 import httpx
 
 from devcluster.standin.client import ApiClient, ApiError, Resource
-from shared.kube.events import object_reference
+from shared.kube import object_reference
 from shared.kube.times import format_micro_time
-from shared.workload_state import truncate_event_message
+from shared.kueue.workload_state import truncate_event_message
 
 __all__ = ["EVENTS", "EventNames", "EventRecorder"]
 

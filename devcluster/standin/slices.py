@@ -17,7 +17,7 @@ from typing import Any
 
 from shared.constants import JOB_UID_LABEL, WORKLOAD_SLICE_REPLACEMENT_FOR_ANNOTATION, Condition, Reason
 from shared.kube.conditions import is_object_condition_true, set_object_condition
-from shared.workload_slicing import scheduler_replaced_message
+from shared.kueue.workload_slicing import scheduler_replaced_message
 
 __all__ = ["replaced_slice", "retire_replaced_slice", "slice_key"]
 

@@ -30,6 +30,16 @@ not empty: kueue-bridge must manage at least one kind, but need not manage a bui
 Modules: ``model`` (the sections, their defaults and field names), ``rules`` (Kueue's semantic
 validation), ``loading`` (a file or text to a validated ``Configuration``, or ``ConfigError``).
 Import from ``shared.config``; the split is an internal layout.
+
+Modules:
+
+* ``loading`` -- reading a configuration file: YAML (duplicate keys refused), pydantic errors
+  translated to camelCase field paths, Kueue's rules, and ``ConfigError`` carrying every issue at
+  once
+* ``model`` -- the ``Configuration`` document's models: Kueue's v1beta2 sections, defaults and field
+  names
+* ``rules`` -- Kueue's semantic validation rules (``pkg/config/validation.go``) over a decoded
+  ``Configuration``
 """
 
 from __future__ import annotations

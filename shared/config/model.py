@@ -34,7 +34,7 @@ from shared.durations import DurationError, format_go_duration, parse_go_duratio
 from shared.frameworks.builtin_kinds import BUILTIN_KIND_BY_GVK, BUILTIN_KINDS
 from shared.frameworks.spec import DeclarativeAdapterSpec
 from shared.kube import GroupVersionKind, guess_plural
-from shared.kueue_integrations import KUEUE_INTEGRATIONS
+from shared.kueue.kueue_integrations import KUEUE_INTEGRATIONS
 from shared.labelselector import LabelSelector, system_namespaces_excluded
 
 __all__ = [

@@ -37,8 +37,8 @@ from shared.frameworks.strconv import GoParseError, atoi
 from shared.frameworks.templates import template_copy
 from shared.frameworks.topology import build_topology_request
 from shared.kube.conditions import is_true
+from shared.kueue.podset import PodSetInfo, PodSetInfoError
 from shared.models.workload import PodSet
-from shared.podset import PodSetInfo, PodSetInfoError
 
 __all__ = [
     "TAS_POD_INDEX_LABEL_ANNOTATION",

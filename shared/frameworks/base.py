@@ -11,7 +11,7 @@ two deliberate differences:
 
 Errors: an object that does not have the shape its adapter expects raises ``AdapterError`` naming the
 path (never ``KeyError``/``TypeError``). Start-time problems with admission data raise
-``shared.podset.PodSetInfoError`` (permanent, Kueue's ``FailedToStart``).
+``shared.kueue.podset.PodSetInfoError`` (permanent, Kueue's ``FailedToStart``).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from shared.kube import GroupVersionKind
+from shared.kueue.podset import PodSetInfo
 from shared.models.workload import PodSet
-from shared.podset import PodSetInfo
 
 __all__ = [
     "FORBIDDEN",

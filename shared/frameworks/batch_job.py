@@ -54,9 +54,9 @@ from shared.frameworks.templates import restore_pod_template, template_at, templ
 from shared.frameworks.topology import build_topology_request
 from shared.jsontree import json_tree_copy
 from shared.kube.conditions import is_true
+from shared.kueue.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template
 from shared.merge_patch import apply_merge_patch, create_merge_patch
 from shared.models.workload import PodSet
-from shared.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template
 
 __all__ = [
     "BatchJobAdapter",

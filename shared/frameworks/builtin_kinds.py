@@ -9,7 +9,7 @@ nothing else writes a built-in kind's name, GVK or plural.
 Invariants:
 
 * **Kueue's names where Kueue has the kind.** A row for a kind Kueue integrates is built from
-  ``shared.kueue_integrations`` (framework name, group, storage version, kind, plural), so the two
+  ``shared.kueue.kueue_integrations`` (framework name, group, storage version, kind, plural), so the two
   tables cannot disagree; ``kueue`` is that integration. Tekton's PipelineRun has no Kueue
   integration (tekton-kueue's name is used) and says so with ``kueue=None``.
 * Each adapter class names its row (``RawJobAdapter.KIND``) and ``shared.frameworks.registry``
@@ -25,7 +25,7 @@ from typing import Final
 
 from shared.constants import KUBERNETES_JOB_CONTROLLER
 from shared.kube import GroupVersionKind
-from shared.kueue_integrations import KUEUE_INTEGRATIONS, KueueIntegration
+from shared.kueue.kueue_integrations import KUEUE_INTEGRATIONS, KueueIntegration
 
 __all__ = [
     "APPWRAPPER",

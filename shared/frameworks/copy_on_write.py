@@ -30,9 +30,9 @@ from typing import Any, Final
 from shared.frameworks.base import FinishedState, GenericJob
 from shared.jsontree import json_tree_copy
 from shared.kube import GroupVersionKind
+from shared.kueue.podset import PodSetInfo
 from shared.models.base import WireDict
 from shared.models.workload import PodSet
-from shared.podset import PodSetInfo
 
 __all__ = ["MUTATORS", "CopyOnWriteJob", "copy_on_write"]
 

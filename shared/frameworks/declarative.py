@@ -40,9 +40,9 @@ from shared.frameworks.templates import PodSetsAtTemplatePaths, restore_infos, t
 from shared.frameworks.topology import build_topology_request
 from shared.jsontree import json_tree_copy
 from shared.kube import GroupVersionKind
+from shared.kueue.podset import PodSetInfo
 from shared.merge_patch import apply_merge_patch, create_merge_patch
 from shared.models.workload import PodSet
-from shared.podset import PodSetInfo
 
 __all__ = ["DeclarativeAdapter", "DeclarativeFramework"]
 

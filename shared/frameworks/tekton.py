@@ -29,8 +29,8 @@ from shared.frameworks.builtin_kinds import PIPELINERUN
 from shared.frameworks.conditions import find_condition
 from shared.frameworks.paths import parse_path
 from shared.kube.conditions import is_undecided
+from shared.kueue.podset import PodSetInfo
 from shared.models.workload import PodSet
-from shared.podset import PodSetInfo
 
 __all__ = [
     "PIPELINERUN_COUNT_RESOURCE",

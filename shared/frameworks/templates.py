@@ -8,7 +8,7 @@ adapter) does the same three things, so they live here once:
   never meets a ``str`` where it expects a ``dict``: a malformed template is an ``AdapterError`` naming
   the exact field.
 * ``merge_infos`` / ``restore_infos`` pair pod-set infos **by position** with template paths, as Kueue
-  does, and delegate the merge rules to ``shared.podset`` (no-conflict merge, exact restore).
+  does, and delegate the merge rules to ``shared.kueue.podset`` (no-conflict merge, exact restore).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from shared.frameworks.base import AdapterError
 from shared.frameworks.paths import FieldPath, describe_type
 from shared.jsontree import json_tree_copy
-from shared.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template, restore_template
+from shared.kueue.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template, restore_template
 
 __all__ = [
     "PodSetsAtTemplatePaths",

@@ -4,7 +4,7 @@ Controllers here keep objects as the raw dicts the API server returned (nothing 
 Kubernetes adds is ever dropped), so conditions are read and edited as dicts, in place. This is the
 one implementation of ``meta.SetStatusCondition`` and of reading a condition's status: the Workload
 model's typed conditions (``shared.models.condition.Condition``, read with ``find_condition_view``
-and ``is_true``/``is_false``; written by ``shared.workload_state``), the AppWrapper and MultiKueue
+and ``is_true``/``is_false``; written by ``shared.kueue.workload_state``), the AppWrapper and MultiKueue
 controllers, the operator tools and the devcluster's stand-in all go through it, and
 ``tests/unit/kube/test_one_condition_rule.py`` keeps inline ``status == "True"`` checks and other
 ``set_condition`` definitions out of the source.

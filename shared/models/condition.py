@@ -4,7 +4,7 @@ Only the shape lives here. Reading one (``find_condition_view``, ``is_true``, ``
 ``meta.SetStatusCondition`` rules are ``shared.kube.conditions``', the one implementation the
 raw-dict controllers use too, so a model and a wire dict can never disagree on what a condition says
 or on when ``lastTransitionTime`` moves. The Workload model's conditions are written by
-``shared.workload_state.set_workload_condition``, which applies those rules.
+``shared.kueue.workload_state.set_workload_condition``, which applies those rules.
 """
 
 from __future__ import annotations

@@ -34,8 +34,14 @@ from shared.component_access import (
     service_account_name,
 )
 from shared.config import Configuration
-from shared.kube import KubeClient, KubeError, NotFound
-from shared.kube.kinds import SELF_SUBJECT_ACCESS_REVIEW_GVK, SERVICE_ACCOUNT_GVK, SUBJECT_ACCESS_REVIEW_GVK
+from shared.kube import (
+    SELF_SUBJECT_ACCESS_REVIEW_GVK,
+    SERVICE_ACCOUNT_GVK,
+    SUBJECT_ACCESS_REVIEW_GVK,
+    KubeClient,
+    KubeError,
+    NotFound,
+)
 from shared.preflight.findings import Finding, Verdict
 
 __all__ = [

@@ -15,8 +15,7 @@ from collections.abc import Iterable
 
 from shared.config import ManagedKind
 from shared.frameworks.builtin_kinds import BATCH_JOB
-from shared.kube import Forbidden, KubeClient, KubeError, NotFound, UnknownKindError
-from shared.kube.kinds import CRD_GVK
+from shared.kube import CRD_GVK, Forbidden, KubeClient, KubeError, NotFound, UnknownKindError
 from shared.preflight.findings import Finding, Verdict
 
 __all__ = ["CRD_GVK", "check_kinds_served"]

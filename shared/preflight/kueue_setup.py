@@ -41,6 +41,9 @@ from shared.component_access import (
 from shared.config import Configuration, ManagedKind
 from shared.constants import API_GROUP, MULTIKUEUE_CONTROLLER_NAME
 from shared.kube import (
+    CONFIG_MAP_GVK,
+    DEPLOYMENT_GVK,
+    MUTATING_WEBHOOK_CONFIGURATION_GVK,
     ApiError,
     Forbidden,
     GroupVersionKind,
@@ -49,8 +52,7 @@ from shared.kube import (
     NotFound,
     UnknownKindError,
 )
-from shared.kube.kinds import CONFIG_MAP_GVK, DEPLOYMENT_GVK, MUTATING_WEBHOOK_CONFIGURATION_GVK
-from shared.kueue_integrations import kueue_integration_for
+from shared.kueue.kueue_integrations import kueue_integration_for
 from shared.preflight.findings import Finding, Verdict
 
 __all__ = [

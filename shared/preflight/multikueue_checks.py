@@ -6,7 +6,7 @@ For each AdmissionCheck whose ``controllerName`` is ours (``kueueBridge.multiKue
   the running controller) is not ``False``;
 * the manager's namespaces and LocalQueues in use: those whose ClusterQueue has the check;
 * per worker cluster of the config: the MultiKueueCluster exists; its kubeconfig loads and passes
-  Kueue's rules (:mod:`shared.multikueue_kubeconfig`, the same code the controller runs: read from a
+  Kueue's rules (:mod:`shared.kueue.multikueue_kubeconfig`, the same code the controller runs: read from a
   Secret of kueue-bridge's namespace; a ``Path`` location is a file on the controller's disk and is
   not checked from here); the worker answers; **every synced kind** is served there (a worker
   without the CRD takes the kind's dispatch down: kueue #3582); the **worker identity** of that
@@ -36,11 +36,10 @@ from shared.constants import (
     MULTIKUEUE_CLUSTER_GVK,
     MULTIKUEUE_CONFIG_GVK,
 )
-from shared.kube import ConnectionConfig, KubeClient, KubeError, NotFound, UnknownKindError
+from shared.kube import SECRET_GVK, ConnectionConfig, KubeClient, KubeError, NotFound, UnknownKindError
 from shared.kube.conditions import is_true, object_condition
-from shared.kube.kinds import SECRET_GVK
+from shared.kueue.multikueue_kubeconfig import KubeConfigError, connection_for, load_cluster_kubeconfig
 from shared.models.multikueue import MultiKueueCluster
-from shared.multikueue_kubeconfig import KubeConfigError, connection_for, load_cluster_kubeconfig
 from shared.preflight.access_checks import check_own_access, rights_of
 from shared.preflight.findings import Finding, Verdict
 from shared.preflight.kinds_served import check_kinds_served

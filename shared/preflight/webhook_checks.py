@@ -36,8 +36,16 @@ from cryptography import x509
 
 from shared.config import Configuration
 from shared.frameworks.registry import Framework, FrameworkRegistry
-from shared.kube import ApiError, GroupVersionKind, KubeClient, KubeError, NotFound, UnknownKindError
-from shared.kube.kinds import ENDPOINT_SLICE_GVK, SERVICE_GVK
+from shared.kube import (
+    ENDPOINT_SLICE_GVK,
+    SERVICE_GVK,
+    ApiError,
+    GroupVersionKind,
+    KubeClient,
+    KubeError,
+    NotFound,
+    UnknownKindError,
+)
 from shared.labelselector import KUBE_SYSTEM, NAMESPACE_NAME_LABEL, LabelSelector
 from shared.preflight.findings import Finding, Verdict
 from shared.preflight.webhook_probe import dry_run_probe, local_queue_in, probe_namespace

@@ -25,8 +25,7 @@ from shared.constants import LOCAL_QUEUE_GVK, QUEUE_LABEL
 from shared.frameworks.base import AdapterError
 from shared.frameworks.builtin_kinds import BATCH_JOB
 from shared.frameworks.registry import Framework
-from shared.kube import ApiError, Forbidden, KubeClient, KubeError
-from shared.kube.kinds import NAMESPACE_GVK
+from shared.kube import NAMESPACE_GVK, ApiError, Forbidden, KubeClient, KubeError
 from shared.labelselector import LabelSelector
 from shared.preflight.findings import Finding, Verdict
 

@@ -39,6 +39,7 @@ COMPLETED = (
     "kueue-manager-config",
     "queues",
     "register-webhooks",
+    "register-kueue-webhooks",
 )
 CONTROLLERS = ("reconciler", "multikueue", "appwrapper")
 NAMESPACE = "team-a"
@@ -153,6 +154,17 @@ def test_every_service_is_up_and_each_controller_holds_its_lease(stack: Stack) -
             and webhook["clientConfig"]["url"].startswith("https://webhook:9443/")
             for webhook in configuration["webhooks"]
         ), configuration["webhooks"]
+        # Kueue's own, as its Helm chart registers them: the Workload webhook and every integration's
+        kueue = _get(
+            stack.api,
+            f"/apis/admissionregistration.k8s.io/v1/{kind}webhookconfigurations/kueue-{kind}-webhook-configuration",
+        )
+        assert kueue is not None, f"Kueue's {kind} webhook configuration"
+        names = {webhook["name"] for webhook in kueue["webhooks"]}
+        assert {f"{kind[0]}workload.kb.io", f"{kind[0]}job.kb.io"} <= names, names
+        assert all(
+            webhook["clientConfig"]["url"].startswith("https://kueue:9443/") for webhook in kueue["webhooks"]
+        ), kueue["webhooks"]
 
 
 def _suspended_admitted_started(

@@ -35,8 +35,8 @@ from devcluster.apiserver import ServerOptions
 from devcluster.server import ThreadedDevCluster
 from shared.config import Configuration, default_config
 from shared.frameworks.builtin_kinds import BATCH_JOB
+from shared.frameworks.workload_builder import ResolvedPriority, construct_workload
 from shared.kube import KubeClient
-from shared.workload_builder import ResolvedPriority, construct_workload
 from tests.e2e.conftest import install_crds, kube_client
 from tests.e2e.test_reconciler_e2e import KUEUE_CRDS
 from tests.polling import eventually

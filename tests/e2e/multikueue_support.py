@@ -28,13 +28,13 @@ import yaml
 from devcluster.standin.checks import evict
 from devcluster.standin.jobrunner import DeclarativeCompletion
 from devcluster.standin.kueue import start_addons
-from devrun.proxy import CuttableProxy
 from multikueue.manager import ManagerOptions, MultiKueueManager
 from reconciler.manager import ReconcilerControllers, settings_from_config
-from shared.admission_apply import apply_admission_status
 from shared.config import Configuration, parse_config
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import Conflict, GroupVersionKind, KubeClient, NotFound, Watch, load_kubeconfig
+from shared.kueue.admission_apply import apply_admission_status
+from testkit.proxy import CuttableProxy
 from tests.e2e.conftest import install_crds, wait_served
 from tests.polling import eventually
 

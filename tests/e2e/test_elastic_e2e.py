@@ -18,7 +18,7 @@ import pytest
 from shared.constants import JOB_UID_LABEL
 from shared.frameworks.builtin_kinds import BATCH_JOB
 from shared.kube import Conflict, KubeClient
-from shared.workload_slicing import scheduler_replaced_message, slice_workload_name
+from shared.kueue.workload_slicing import scheduler_replaced_message, slice_workload_name
 from tests.e2e.conftest import eventually, kube_client
 from tests.e2e.test_reconciler_e2e import (
     JOB,

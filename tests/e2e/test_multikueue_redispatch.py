@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 
 from devcluster.standin.checks import evict
-from devrun.real_fleet import job_status_running, job_status_succeeded
-from shared.admission_apply import ADMISSION_FIELD_MANAGER, apply_admission_status
 from shared.kube import Conflict, KubeClient, NotFound
+from shared.kueue.admission_apply import ADMISSION_FIELD_MANAGER, apply_admission_status
+from testkit.real_fleet import job_status_running, job_status_succeeded
 from tests.e2e.multikueue_support import (
     CLUSTER_QUEUE,
     JOB,

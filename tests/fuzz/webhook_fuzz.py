@@ -37,7 +37,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from bench.harness.webhook_server import HEADERS, webhook_process, write_certificates
-from shared.eventloop import run_process_loop
+from shared.runtime.eventloop import run_process_loop
 from tests.fuzz.admission_answers import answer_problem, classify
 from tests.fuzz.admission_cases import Case, cases
 from tests.fuzz.admission_seeds import fuzz_handler

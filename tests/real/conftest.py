@@ -1,6 +1,6 @@
 """Real-cluster end-to-end fixtures: the kit's kube-apiserver and Kueue manager, our components as processes.
 
-These tests run only under ``make test-real`` (``devrun/real_suite.py``), which sets
+These tests run only under ``make test-real`` (``testkit/real_suite.py``), which sets
 ``KUEUE_BRIDGE_REAL_ROOT`` to a folder it sweeps afterwards; ``tests/conftest.py`` leaves this
 folder out of every other pytest run. Fixtures:
 
@@ -41,11 +41,11 @@ import pytest_asyncio
 from devrun.cluster import ClusterRun, Session, start_cluster, start_components
 from devrun.components import ComponentProcess
 from devrun.identities import run_as
-from devrun.real_cluster import KUEUE_VERSIONS, Kit, KueueMode, RealCluster, find_kit
 from devrun.samples import EXAMPLES_DIR
 from shared.config import load_config
 from shared.identities import Identity, service_account_name
 from shared.kube import GroupVersionKind, KubeClient, load_kubeconfig
+from testkit.real_cluster import KUEUE_VERSIONS, Kit, KueueMode, RealCluster, find_kit
 from tests.e2e.conftest import install_crds, wait_served
 
 __all__ = ["JOBGROUP", "NAMESPACE_GVK", "SERVICE_ACCOUNT_GVK", "Bridge", "DevTwin"]

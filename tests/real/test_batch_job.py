@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared.constants import CLUSTER_QUEUE_LABEL, LOCAL_QUEUE_LABEL, PODSET_LABEL, RESOURCE_IN_USE_FINALIZER
-from shared.naming import workload_name_for_owner
+from shared.kueue.naming import workload_name_for_owner
 from tests.polling import eventually
 from tests.real.conftest import Bridge
 from tests.real.support import (

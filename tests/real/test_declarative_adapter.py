@@ -14,7 +14,7 @@ import copy
 from typing import Any
 
 from shared.constants import CLUSTER_QUEUE_LABEL, LOCAL_QUEUE_LABEL, PODSET_LABEL, QUEUE_LABEL
-from shared.naming import workload_name_for_owner
+from shared.kueue.naming import workload_name_for_owner
 from tests.polling import eventually
 from tests.real.conftest import JOBGROUP, Bridge
 from tests.real.support import WORKLOAD, apply_queues, condition, now_rfc3339, owned_workload, pod_template

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from devrun.real_cluster import Kit, run_kueuectl
 from shared.kube import KubeClient
-from shared.naming import workload_name_for_owner
+from shared.kueue.naming import workload_name_for_owner
+from testkit.real_cluster import Kit, run_kueuectl
 from tests.polling import eventually
 from tests.real.conftest import NAMESPACE_GVK, Bridge, DevTwin
 from tests.real.support import (

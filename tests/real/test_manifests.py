@@ -48,12 +48,12 @@ from bridge_tools.manifests.cli import dump_documents
 from bridge_tools.manifests.release_bundle import build_bundles
 from bridge_tools.manifests.render import RenderOptions, render_manifests
 from devrun.identities import service_account_kubeconfig, write_kubeconfig
-from devrun.real_cluster import RealCluster
 from shared.component_access import service_account_name
 from shared.config import load_config
 from shared.constants import QUEUE_LABEL
 from shared.kube import GroupVersionKind, KubeClient, KubeError, NotFound, load_kubeconfig
 from shared.preflight import Verdict, run_preflight
+from testkit.real_cluster import RealCluster
 from tests.e2e.conftest import install_crds, wait_served
 from tests.polling import eventually
 

@@ -1,6 +1,6 @@
 """kueue-bridge's MultiKueue on three real clusters, each with the real Kueue manager scheduling.
 
-One fleet per Kueue version (``devrun.real_fleet``): a manager and workers ``w1``, ``w2``, Kueue in
+One fleet per Kueue version (``testkit.real_fleet``): a manager and workers ``w1``, ``w2``, Kueue in
 external-framework mode on each (its own MultiKueue off on the manager), our webhook and
 reconciler on each, our ``multikueue`` on the manager, reaching the workers through cuttable
 proxies (a lost worker is a cut proxy: the worker itself goes on). ``workerLostTimeout`` is 8 s and
@@ -28,17 +28,17 @@ from typing import Any
 
 import pytest_asyncio
 
-from devrun.real_cluster import Kit
-from devrun.real_fleet import (
+from shared.constants import CLUSTER_QUEUE_GVK, QUEUE_LABEL
+from shared.kube import Conflict, GroupVersionKind, KubeClient, NotFound
+from shared.kueue.admission_apply import ADMISSION_FIELD_MANAGER
+from testkit.real_cluster import Kit
+from testkit.real_fleet import (
     FleetMember,
     FleetSettings,
     RealFleet,
     job_status_succeeded,
     start_real_fleet,
 )
-from shared.admission_apply import ADMISSION_FIELD_MANAGER
-from shared.constants import CLUSTER_QUEUE_GVK, QUEUE_LABEL
-from shared.kube import Conflict, GroupVersionKind, KubeClient, NotFound
 from tests.polling import eventually
 
 JOB = GroupVersionKind("batch", "v1", "Job")

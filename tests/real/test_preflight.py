@@ -26,11 +26,11 @@ import pytest
 import yaml
 
 from devrun.identities import service_account_kubeconfig
-from devrun.real_cluster import RealCluster
 from shared.component_access import KUEUE_CONFIG_KEY, KUEUE_CONFIG_MAP
 from shared.config import load_config, parse_config
 from shared.kube import GroupVersionKind, KubeClient, load_kubeconfig
 from shared.preflight import Finding, StartupRefused, Verdict, run_preflight, startup_checks
+from testkit.real_cluster import RealCluster
 from tests.e2e import preflight_scenarios as scenarios
 from tests.polling import eventually
 from tests.real.conftest import BRIDGE_CONFIG, Bridge, bridge_external_frameworks

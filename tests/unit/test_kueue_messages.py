@@ -47,8 +47,8 @@ from shared.constants import (
 )
 from shared.kube import GroupVersionKind
 from shared.kube.events import Reporter
+from shared.kueue.workload_state import truncate_condition_message, truncate_event_message
 from shared.labelselector import LabelSelector
-from shared.workload_state import truncate_condition_message, truncate_event_message
 from tests.unit.reconciler.conftest import Adapters, FakeClock, admit, golden_job, job_key, set_condition
 from tests.unit.reconciler.fakes import FakeCluster
 from tests.unit.webhook.helpers import BATCH_JOB, job, review

@@ -19,9 +19,7 @@ from bench.harness.profile_breakdown import (
     top_functions,
 )
 
-ROOT = (
-    "<module> (kueue_bridge/cli.py:9);run_process_loop (shared/eventloop.py:57);run (asyncio/runners.py:118)"
-)
+ROOT = "<module> (kueue_bridge/cli.py:9);run_process_loop (shared/runtime/eventloop.py:57);run (asyncio/runners.py:118)"
 WORKER = (
     "Controller._worker (shared/kube/controller.py:140);Controller._process (shared/kube/controller.py:150)"
 )

@@ -29,8 +29,14 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from shared.frameworks.base import INTERNAL, FieldError
-from shared.kube import ApiError, GroupVersionKind, KubeClient, KubeError, UnknownKindError
-from shared.kube.kinds import SUBJECT_ACCESS_REVIEW_GVK
+from shared.kube import (
+    SUBJECT_ACCESS_REVIEW_GVK,
+    ApiError,
+    GroupVersionKind,
+    KubeClient,
+    KubeError,
+    UnknownKindError,
+)
 from webhook.rules.appwrapper import WrappedKind, not_authorized, not_served
 
 __all__ = ["SAR_GVK", "AccessDecision", "AccessReviewer", "KubeAccessReviewer", "review_components"]

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from shared.constants import ADMISSION_GATED_BY_ANNOTATION
 from shared.frameworks.base import FORBIDDEN, INVALID, REQUIRED, TOO_LONG, FieldError
-from shared.jobmeta import annotation_value
+from shared.kueue.jobmeta import annotation_value
 from shared.validation_k8s import byte_length, is_domain_prefixed_path
 
 __all__ = [

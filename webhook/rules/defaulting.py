@@ -47,8 +47,6 @@ from typing import Any
 
 import orjson
 
-from shared.ancestry import AncestryError, OwnerNotFoundError, OwnerRef
-from shared.ancestry import find_managed_ancestor as walk_to_managed_ancestor
 from shared.constants import (
     DEFAULT_LOCAL_QUEUE_NAME,
     DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME,
@@ -60,8 +58,10 @@ from shared.constants import (
 from shared.frameworks.base import AdapterError, GenericJob
 from shared.frameworks.capabilities import has_managed_by
 from shared.frameworks.strconv import quote
-from shared.jobmeta import controller_owner_ref, job_namespace, label_value, queue_name
 from shared.kube import GroupVersionKind
+from shared.kueue.ancestry import AncestryError, OwnerNotFoundError, OwnerRef
+from shared.kueue.ancestry import find_managed_ancestor as walk_to_managed_ancestor
+from shared.kueue.jobmeta import controller_owner_ref, job_namespace, label_value, queue_name
 from webhook.rules.lookups import Lookups, ObjectKey
 from webhook.rules.patch import diff_ops
 from webhook.rules.settings import Framework, WebhookSettings
@@ -115,7 +115,7 @@ def owner_managed_by_kueue(obj: Mapping[str, Any], *, settings: WebhookSettings)
 def find_managed_ancestor(
     obj: Mapping[str, Any], *, settings: WebhookSettings, lookups: Lookups
 ) -> Mapping[str, Any] | None:
-    """``FindAncestorJobManagedByKueue`` (``shared.ancestry``) over the informer caches; its errors
+    """``FindAncestorJobManagedByKueue`` (``shared.kueue.ancestry``) over the informer caches; its errors
     as the defaulter answers them."""
 
     def lookup(owner: OwnerRef) -> Mapping[str, Any] | None:

@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from shared.ancestry import REPLICA_SET_OWNER, OwnerKinds, kueue_owner_kinds
 from shared.constants import MULTIKUEUE_CONTROLLER_NAME
 from shared.frameworks.base import GenericJob
 from shared.kube import GroupVersionKind
-from shared.workload_slicing import enabled as slicing_enabled
+from shared.kueue.ancestry import REPLICA_SET_OWNER, OwnerKinds, kueue_owner_kinds
+from shared.kueue.workload_slicing import enabled as slicing_enabled
 
 __all__ = [
     "ELASTIC_JOB_KINDS",
@@ -143,7 +143,7 @@ class WebhookSettings:
 
     @functools.cached_property
     def owner_kinds(self) -> OwnerKinds:
-        """The ancestor walk's kind sets (``shared.ancestry``): managed kinds, and every kind Kueue
+        """The ancestor walk's kind sets (``shared.kueue.ancestry``): managed kinds, and every kind Kueue
         registers as an integration known."""
         return kueue_owner_kinds(self.managed_owner_kinds)
 

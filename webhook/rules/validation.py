@@ -46,7 +46,13 @@ from shared.frameworks.base import FORBIDDEN, INVALID, FieldError, GenericJob
 from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.capabilities import has_managed_by, has_validation
 from shared.frameworks.strconv import GoParseError, atoi, quote
-from shared.jobmeta import annotation_value, job_namespace, label_value, prebuilt_workload_name, queue_name
+from shared.kueue.jobmeta import (
+    annotation_value,
+    job_namespace,
+    label_value,
+    prebuilt_workload_name,
+    queue_name,
+)
 from shared.validation_k8s import is_dns1123_subdomain
 from webhook.rules.admission_gates import (
     validate_admission_gated_by_on_create,

@@ -5,6 +5,17 @@
 for the operational endpoints), ``fastpath`` the admissions answered inside uvicorn's HTTP protocol,
 ``tls_server`` the embeddable uvicorn server over TLS with background tasks, ``tlsreload`` the
 certificate reloader, ``metrics`` the admission metrics.
+
+Modules:
+
+* ``admission_review`` -- the admission path: bytes in, bytes out, for ``/mutate`` and ``/validate``
+* ``asgi_app`` -- the ASGI application: admission routes, health, readiness and metrics
+* ``fastpath`` -- admission requests answered inside uvicorn's HTTP protocol, without an ASGI round
+  per request
+* ``metrics`` -- Prometheus metrics for the admission server (served on ``/metrics``)
+* ``tls_server`` -- run the webhook: uvicorn over TLS with a reloadable certificate, plus background
+  tasks
+* ``tlsreload`` -- serve rotated certificates without restarting or dropping a connection
 """
 
 __all__: list[str] = []

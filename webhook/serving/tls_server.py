@@ -28,7 +28,7 @@ from typing import Any
 
 import uvicorn
 
-from shared.probes import bind_listening_socket
+from shared.runtime.probes import bind_listening_socket
 from webhook.serving.asgi_app import ASGIApp, WebhookApp
 from webhook.serving.fastpath import admission_protocol
 from webhook.serving.tlsreload import CertificateReloader

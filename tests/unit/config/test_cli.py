@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bridge_tools.config.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE, main
 from kueue_bridge.cli import main as kueue_bridge_main
 from shared.config import default_config, dump_config, parse_config
-from shared.config_cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE, main
 
 HEADER = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
 

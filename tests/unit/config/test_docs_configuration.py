@@ -10,8 +10,8 @@ from typing import Any, get_args
 import pytest
 from pydantic import BaseModel
 
+from bridge_tools.config.cli import main, render_config
 from shared.config import CONFIG_API_VERSION, Configuration, default_config, parse_config
-from shared.config_cli import main, render_config
 from tests.docs_text import documentation_files, page
 
 _FENCE = re.compile(r"^```(?P<lang>[a-z]*)\n(?P<body>.*?)^```$", re.MULTILINE | re.DOTALL)

@@ -9,7 +9,7 @@ import pytest
 
 from shared.frameworks.appwrapper import AppWrapperAdapter
 from shared.frameworks.base import AdapterError, GenericJob, JobWithManagedBy
-from shared.podset import PodSetInfo, PodSetInfoError
+from shared.kueue.podset import PodSetInfo, PodSetInfoError
 
 POD_SPEC = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
 

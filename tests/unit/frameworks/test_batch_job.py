@@ -22,8 +22,8 @@ from shared.frameworks.base import (
     ReclaimablePodCount,
 )
 from shared.frameworks.batch_job import BatchJobAdapter, parse_index_intervals
+from shared.kueue.podset import PodSetInfo, PodSetInfoConflictError, PodSetInfoError
 from shared.merge_patch import apply_merge_patch
-from shared.podset import PodSetInfo, PodSetInfoConflictError, PodSetInfoError
 
 MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 SYNC_COMPLETIONS = "kueue.x-k8s.io/job-completions-equal-parallelism"

@@ -20,7 +20,7 @@ from shared.frameworks.builtin_kinds import BUILTIN_KIND_BY_GVK, BUILTIN_KINDS, 
 from shared.frameworks.registry import BUILTIN_ADAPTERS
 from shared.kube import GroupVersionKind
 from shared.kube.kinds import JOB_GVK
-from shared.kueue_integrations import KUEUE_INTEGRATIONS, kueue_integration_for
+from shared.kueue.kueue_integrations import KUEUE_INTEGRATIONS, kueue_integration_for
 
 ROWS = list(BUILTIN_KINDS.values())
 #: where each CRD-backed row's real CRD is, below ../shared/crds

@@ -27,7 +27,7 @@ from shared.frameworks.registry import (
 )
 from shared.frameworks.spec import DeclarativeAdapterSpec
 from shared.kube import GroupVersionKind
-from shared.podset import PodSetInfo
+from shared.kueue.podset import PodSetInfo
 
 GVK = GroupVersionKind("ml.example.com", "v1", "Run")
 POD = {"spec": {"containers": [{"name": "c", "image": "i"}]}}

@@ -12,8 +12,8 @@ from shared.frameworks.capabilities import has_custom_stop, has_managed_by
 from shared.frameworks.declarative import DeclarativeFramework
 from shared.frameworks.spec import DeclarativeAdapterSpec
 from shared.kube import GroupVersionKind
+from shared.kueue.podset import PodSetInfo
 from shared.merge_patch import apply_merge_patch
-from shared.podset import PodSetInfo
 
 GVK = GroupVersionKind("ml.example.com", "v1", "TrainingRun")
 STOPPING = "kueue.x-k8s.io/stopping"

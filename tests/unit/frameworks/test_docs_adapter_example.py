@@ -16,7 +16,7 @@ import yaml
 from shared.frameworks.base import JobWithManagedBy
 from shared.frameworks.registry import DeclarativeKind, FrameworkRegistry, parse_external_name
 from shared.frameworks.spec import DeclarativeAdapterSpec
-from shared.podset import PodSetInfo, pod_set_info_from_pod_set
+from shared.kueue.podset import PodSetInfo, pod_set_info_from_pod_set
 from tests.docs_text import page
 
 _BLOCK = re.compile(r"```yaml\n# example: (?P<name>[\w-]+)\n(?P<body>.*?)```", re.DOTALL)

@@ -18,7 +18,7 @@ from shared.frameworks.base import (
 )
 from shared.frameworks.declarative import DeclarativeFramework
 from shared.frameworks.jobset import JobSetAdapter
-from shared.podset import PodSetInfo, PodSetInfoError, pod_set_info_from_pod_set
+from shared.kueue.podset import PodSetInfo, PodSetInfoError, pod_set_info_from_pod_set
 from tests.unit.frameworks.jobset_objects import JOBSET_DECLARATIVE_SPEC, JOBSET_LIKE_GVK, make_jobset
 
 INDEX = "batch.kubernetes.io/job-completion-index"

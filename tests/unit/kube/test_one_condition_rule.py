@@ -24,6 +24,7 @@ PACKAGES = (
     "certs",
     "devcluster",
     "devrun",
+    "testkit",
     "bridge_tools",
 )
 THE_ONE = Path("shared/kube/conditions.py")

@@ -1,1 +1,1 @@
-"""Unit tests of Kueue's deterministic helpers (naming, job metadata, PodSetInfo, equivalence, builder)."""
+"""Unit tests of Kueue's rules (``shared.kueue``, and the Workload builder): naming, job metadata, PodSetInfo, equivalence, status applies."""

@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from reconciler.ancestry import find_managed_ancestor as reconciler_walk
-from shared.ancestry import (
+from shared.constants import QUEUE_LABEL
+from shared.kube import GroupVersionKind
+from shared.kueue.ancestry import (
     ChainLimitReachedError,
     CyclicOwnershipError,
     OwnerKinds,
@@ -24,8 +26,6 @@ from shared.ancestry import (
     find_managed_ancestor,
     kueue_owner_kinds,
 )
-from shared.constants import QUEUE_LABEL
-from shared.kube import GroupVersionKind
 from webhook.rules.defaulting import DefaultingError
 from webhook.rules.defaulting import find_managed_ancestor as webhook_walk
 from webhook.rules.lookups import InMemoryLookups

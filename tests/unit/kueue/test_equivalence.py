@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from shared.equivalence import (
+from shared.kueue.equivalence import (
     can_be_partially_admitted,
     compare_pod_set_slices,
     compare_pod_sets,

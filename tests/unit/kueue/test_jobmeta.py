@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from shared.jobmeta import (
+from shared.kueue.jobmeta import (
     annotation_value,
     annotations_of,
     controller_owner_ref,

@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from shared.kube import GroupVersionKind
-from shared.naming import (
+from shared.kueue.naming import (
     workload_name_for_owner,
     workload_name_for_variant,
     workload_name_hash,

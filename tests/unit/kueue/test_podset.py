@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from shared.constants import BATCH_JOB_MANAGED_LABELS
-from shared.models.workload import PodSet, Workload
-from shared.podset import (
+from shared.kueue.podset import (
     PodSetGates,
     PodSetInfo,
     PodSetInfoConflictError,
@@ -24,6 +23,7 @@ from shared.podset import (
     restore_template,
     tolerations_equal,
 )
+from shared.models.workload import PodSet, Workload
 from tests.unit.kueue.helpers import SPOT_FLAVOR
 
 SPOT_TOLERATION = {"key": "spot", "operator": "Exists", "effect": "NoSchedule"}

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from shared.models.workload import PodSet, PriorityClassRef, Workload
-from shared.workload_builder import (
+from shared.frameworks.workload_builder import (
     PriorityNotFound,
     PriorityUpdate,
     ResolvedPriority,
@@ -23,6 +22,7 @@ from shared.workload_builder import (
     propagate_admission_gated_by,
     resolve_priority,
 )
+from shared.models.workload import PodSet, PriorityClassRef, Workload
 from tests.unit.kueue.helpers import BATCH_JOB_GVK, batch_job_pod_sets
 
 NO_PRIORITY = ResolvedPriority(ref=None, value=0)

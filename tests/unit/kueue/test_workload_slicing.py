@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from shared.models.workload import PodSet, Workload
-from shared.workload_slicing import (
+from shared.kueue.workload_slicing import (
     OUT_OF_SYNC_SLICE_MESSAGE,
     REPLACED_SLICE_MESSAGE,
     SliceCountError,
@@ -25,6 +24,7 @@ from shared.workload_slicing import (
     slice_workload_name,
     sorted_unfinished,
 )
+from shared.models.workload import PodSet, Workload
 from tests.unit.kueue.helpers import BATCH_JOB_GVK
 
 GOLDEN_UID = "6b817d4a-659b-494a-b90b-4869cc58f3b7"

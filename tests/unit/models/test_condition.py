@@ -1,5 +1,5 @@
 """The Workload model's typed ``metav1.Condition``: set with Kubernetes' SetStatusCondition semantics
-(``shared.workload_state.set_workload_condition`` over ``shared.kube.conditions``) and read with
+(``shared.kueue.workload_state.set_workload_condition`` over ``shared.kube.conditions``) and read with
 ``shared.kube.conditions``' readers."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta, timezone
 
 from shared.kube.conditions import find_condition_view, is_false, is_true
 from shared.kube.times import format_time
+from shared.kueue.workload_state import set_workload_condition
 from shared.models.condition import Condition
 from shared.models.meta import ObjectMeta
 from shared.models.workload import Workload, WorkloadSpec, WorkloadStatus
-from shared.workload_state import set_workload_condition
 
 T0 = datetime(2026, 11, 22, 2, 34, 3, tzinfo=UTC)
 T1 = T0 + timedelta(seconds=11)

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 import yaml
 
-from shared.models.multikueue import MultiKueueCluster
-from shared.multikueue_kubeconfig import (
+from shared.kueue.multikueue_kubeconfig import (
     KubeConfigError,
     load_cluster_kubeconfig,
     validate_kubeconfig,
     validate_kubeconfig_path,
 )
+from shared.models.multikueue import MultiKueueCluster
 from tests.unit.multikueue.fakes import kubeconfig_for, secret_for
 
 TOKEN = "secret-token-value"

@@ -22,7 +22,7 @@ from multikueue.manager import ManagerOptions, MultiKueueManager
 from shared.config import default_config
 from shared.kube import KubeMetrics, SystemClock
 from shared.kube.leaderelection import LeaderElectionSettings, LeaderElector
-from shared.leading import Leadership, serve_while_leading
+from shared.runtime.leading import Leadership, serve_while_leading
 from tests.polling import eventually
 from tests.unit.multikueue.fakes import (
     MK_CLUSTER,

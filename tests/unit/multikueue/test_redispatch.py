@@ -15,9 +15,9 @@ import httpx
 import orjson
 import pytest
 
-from shared.admission_apply import apply_admission_status
 from shared.jsontree import json_tree_copy
 from shared.kube import Result
+from shared.kueue.admission_apply import apply_admission_status
 from tests.unit.kube.fakeapi import RecordedRequest, status_body
 from tests.unit.multikueue.fakes import JOB, WORKLOAD
 from tests.unit.multikueue.harness import ORIGIN_LABEL, Harness, condition

@@ -23,7 +23,7 @@ from shared.frameworks.copy_on_write import MUTATORS, CopyOnWriteJob, copy_on_wr
 from shared.frameworks.declarative import DeclarativeFramework
 from shared.frameworks.spec import DeclarativeAdapterSpec
 from shared.kube import GroupVersionKind
-from shared.podset import pod_set_info_from_pod_set
+from shared.kueue.podset import pod_set_info_from_pod_set
 from tests.unit.reconciler.conftest import admit, golden_job, job_key
 from tests.unit.reconciler.fakes import FakeCluster
 from tests.unit.reconciler.test_job_lifecycle import WORKLOAD, evict

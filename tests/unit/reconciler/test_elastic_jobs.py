@@ -21,8 +21,8 @@ from shared.config import parse_config
 from shared.frameworks.base import GenericJob
 from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.registry import FrameworkRegistry
+from shared.kueue.workload_slicing import scheduler_replaced_message_for
 from shared.models.workload import PodSet, Workload
-from shared.workload_slicing import scheduler_replaced_message_for
 from tests.unit.reconciler.conftest import UID, admit, golden_job, job_key, set_condition
 from tests.unit.reconciler.fakes import FakeCluster
 

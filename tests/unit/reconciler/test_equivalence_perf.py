@@ -1,12 +1,12 @@
-"""Performance shortcuts in ``shared.equivalence``: same answers as the plain paths."""
+"""Performance shortcuts in ``shared.kueue.equivalence``: same answers as the plain paths."""
 
 from __future__ import annotations
 
 import copy
 from decimal import Decimal
 
-from shared import equivalence
-from shared.equivalence import equivalent_to_workload, parse_quantity, sanitize_pod_sets
+from shared.kueue import equivalence
+from shared.kueue.equivalence import equivalent_to_workload, parse_quantity, sanitize_pod_sets
 from shared.models.workload import PodSet, Workload
 
 

@@ -13,7 +13,7 @@ from reconciler.job_reconciler import JobReconciler
 from reconciler.ports import JobStillActiveError
 from shared.frameworks.base import GenericJob, StopStep
 from shared.frameworks.batch_job import BatchJobAdapter
-from shared.podset import PodSetInfo
+from shared.kueue.podset import PodSetInfo
 from tests.unit.reconciler.conftest import UID, admit, golden_job, job_key, set_condition
 from tests.unit.reconciler.fakes import FakeCluster
 

@@ -18,7 +18,7 @@ from reconciler.job_reconciler import JobReconciler
 from reconciler.verdicts import STATUS_BLIND_ADAPTERS, EquivalenceVerdicts, is_status_blind
 from shared.frameworks.batch_job import BatchJobAdapter
 from shared.frameworks.copy_on_write import copy_on_write
-from shared.jobmeta import max_exec_time_seconds
+from shared.kueue.jobmeta import max_exec_time_seconds
 from tests.unit.reconciler.conftest import admit, golden_job, job_key, set_condition
 from tests.unit.reconciler.fakes import FakeCluster
 from tests.unit.reconciler.test_job_lifecycle import WORKLOAD, evict

@@ -9,8 +9,7 @@ import yaml
 
 from shared.constants import Condition, Reason
 from shared.kube.conditions import find_condition_view as find_condition
-from shared.models.workload import Admission, AdmissionCheckState, PodSetAssignment, Workload
-from shared.workload_state import (
+from shared.kueue.workload_state import (
     desired_pods_ready,
     desired_pods_ready_condition,
     eviction_condition,
@@ -24,6 +23,7 @@ from shared.workload_state import (
     truncate_condition_message,
     unset_quota_reservation,
 )
+from shared.models.workload import Admission, AdmissionCheckState, PodSetAssignment, Workload
 
 T0 = datetime(2026, 11, 22, 2, 34, 3, tzinfo=UTC)
 

@@ -14,9 +14,9 @@ from typing import get_args
 import pytest
 from pydantic import BaseModel
 
+from bridge_tools.config.cli import render_config
 from bridge_tools.config_reference import BEGIN, END, Row, main, reference_rows, render_table, splice
 from shared.config import Configuration, default_config
-from shared.config_cli import render_config
 from tests.docs_text import DOCS_DIR
 
 PAGE = DOCS_DIR / "configuration.md"

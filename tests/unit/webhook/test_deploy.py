@@ -17,7 +17,7 @@ import yaml
 from kueue_bridge.cli import COMPONENTS
 from multikueue.adapters import MultiKueueAdapters
 from shared.config import load_config
-from shared.kueue_integrations import KUEUE_INTEGRATIONS
+from shared.kueue.kueue_integrations import KUEUE_INTEGRATIONS
 from shared.webhook_configurations import render_webhook_configurations
 from webhook.settings_from_config import settings_from_config
 

@@ -26,6 +26,7 @@ from shared.config import load_config
 REPO = Path(__file__).resolve().parents[3]
 COMPOSE_DIR = REPO / "deploy" / "compose"
 KUEUE_CRDS = COMPOSE_DIR / "kueue-crds"
+KUEUE_WEBHOOKS = COMPOSE_DIR / "kueue-webhooks"
 IMAGES = {
     "etcd": "registry.k8s.io/etcd:3.6.8-0",
     "kube-apiserver": "registry.k8s.io/kube-apiserver:v1.36.2",
@@ -41,6 +42,7 @@ ONE_SHOTS = (
     "kueue-manager-config",
     "queues",
     "register-webhooks",
+    "register-kueue-webhooks",
 )
 
 
@@ -81,7 +83,10 @@ def test_our_services_run_existing_components_or_the_compose_steps() -> None:
         entrypoint = service.get("entrypoint")
         argv = [str(arg) for arg in service["command"]]
         if entrypoint == ["python3", "/compose/steps.py"]:
-            assert argv[0] in {"pki", "wait-apiserver", "register-webhooks"}, (name, argv)
+            assert argv[0] in {"pki", "wait-apiserver", "register-webhooks", "register-kueue-webhooks"}, (
+                name,
+                argv,
+            )
             assert mounted(service, "/compose/steps.py") == COMPOSE_DIR / "steps.py"
             continue
         assert entrypoint is None, name
@@ -99,7 +104,7 @@ def test_nothing_is_fetched_from_the_network_and_every_mounted_file_exists() -> 
     text = (REPO / "docker-compose.yaml").read_text()
     urls = set(re.findall(r"https?://[^\s'\"\]]+", text))
     hosts = {re.sub(r"^https?://([^:/]+).*", r"\1", url) for url in urls}
-    assert hosts <= {"kube-apiserver", "etcd", "webhook", "127.0.0.1", "0.0.0.0"}, urls
+    assert hosts <= {"kube-apiserver", "etcd", "webhook", "kueue", "127.0.0.1", "0.0.0.0"}, urls
     for name, service in services().items():
         for volume in service.get("volumes") or []:
             source = volume.split(":")[0]
@@ -127,11 +132,15 @@ def test_start_up_is_ordered_by_one_shot_services_not_healthchecks() -> None:
     assert after("wait-apiserver", "kube-apiserver") is False  # it is what polls the API server
     assert after("crds", "wait-apiserver")
     assert after("crds-established", "crds")
-    for name in ("queues", "kueue", "webhook"):
+    for name in ("kueue", "webhook"):
         assert after(name, "crds-established"), name
     assert after("kueue-manager-config", "crds")
+    # queues and Workloads pass Kueue's own webhooks, as on a cluster
+    assert after("queues", "register-kueue-webhooks")
+    assert set(all_services["register-kueue-webhooks"]["depends_on"]) == {"kueue"}
     for name in CONTROLLERS:
         assert after(name, "register-webhooks"), name
+        assert after(name, "register-kueue-webhooks"), name
         # their start-up checks read Kueue's Configuration from it
         assert after(name, "kueue-manager-config"), name
         assert all_services[name]["restart"] == "unless-stopped"
@@ -220,6 +229,16 @@ def test_kueue_crds_are_the_eleven_of_the_pinned_release(shared_dir: Path) -> No
     assert "Apache License, Version 2.0" in readme
 
 
+def test_kueue_webhook_manifests_are_the_pinned_releases(shared_dir: Path) -> None:
+    upstream = shared_dir / "real-cluster" / "kueue" / "v0.19.2" / "config" / "components" / "webhook"
+    if not upstream.is_dir():
+        pytest.skip(f"{upstream} is absent")
+    assert (KUEUE_WEBHOOKS / "manifests.yaml").read_bytes() == (upstream / "manifests.yaml").read_bytes()
+    readme = (KUEUE_WEBHOOKS / "README.md").read_text()
+    assert "v0.19.2" in readme
+    assert "Apache License, Version 2.0" in readme
+
+
 # --- deploy/compose/steps.py ------------------------------------------------------------------------
 def load_steps() -> ModuleType:
     spec = importlib.util.spec_from_file_location("compose_steps", COMPOSE_DIR / "steps.py")
@@ -297,3 +316,46 @@ def test_an_unknown_step_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
         load_steps().main(["nonsense"])
     assert exit_info.value.code == 2
     assert "invalid choice: 'nonsense'" in capsys.readouterr().err
+
+
+def test_kueues_webhooks_are_registered_as_its_helm_chart_registers_them() -> None:
+    module = load_steps()
+    manifests = [doc for doc in yaml.safe_load_all((KUEUE_WEBHOOKS / "manifests.yaml").read_text()) if doc]
+    kueue_config = yaml.safe_load((COMPOSE_DIR / "kueue" / "controller_manager_config.yaml").read_text())
+    configurations = module.kueue_webhook_configurations(
+        manifests=manifests, kueue_config=kueue_config, ca_pem=b"PEM"
+    )
+    by_name = {c["metadata"]["name"]: c for c in configurations}
+    assert set(by_name) == {"kueue-mutating-webhook-configuration", "kueue-validating-webhook-configuration"}
+    hooks = {w["name"]: w for c in configurations for w in c["webhooks"]}
+    # every webhook of the manifest, enabled integration or not
+    assert len(hooks) == sum(len(m["webhooks"]) for m in manifests)
+    for name, hook in hooks.items():
+        assert hook["clientConfig"]["url"].startswith("https://kueue:9443/"), name
+        assert hook["clientConfig"]["caBundle"] == "UEVN", name
+        assert "service" not in hook["clientConfig"], name
+    # Kueue's own objects: no namespaceSelector; the job frameworks': not kube-system, not Kueue's namespace
+    assert "namespaceSelector" not in hooks["mworkload.kb.io"]
+    assert hooks["mjob.kb.io"]["namespaceSelector"]["matchExpressions"][0]["values"] == [
+        "kube-system",
+        "kueue-system",
+    ]
+    # not enabled in the compose Configuration: pod, deployment, statefulset are Ignore; the rest Fail
+    for kind in ("pod", "deployment", "statefulset"):
+        assert hooks[f"m{kind}.kb.io"]["failurePolicy"] == "Ignore", kind
+    assert hooks["mjob.kb.io"]["failurePolicy"] == "Fail"
+    assert hooks["vworkload.kb.io"]["failurePolicy"] == "Fail"
+
+
+def test_an_enabled_pod_integration_keeps_failure_policy_fail() -> None:
+    module = load_steps()
+    manifests = [doc for doc in yaml.safe_load_all((KUEUE_WEBHOOKS / "manifests.yaml").read_text()) if doc]
+    configurations = module.kueue_webhook_configurations(
+        manifests=manifests,
+        kueue_config={"namespace": "ml", "integrations": {"frameworks": ["pod"]}},
+        ca_pem=b"PEM",
+    )
+    hooks = {w["name"]: w for c in configurations for w in c["webhooks"]}
+    assert hooks["mpod.kb.io"]["failurePolicy"] == "Fail"
+    assert hooks["mdeployment.kb.io"]["failurePolicy"] == "Ignore"
+    assert hooks["mpod.kb.io"]["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system", "ml"]

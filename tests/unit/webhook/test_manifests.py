@@ -94,7 +94,7 @@ def test_cli_reports_a_bad_config(tmp_path, capsys) -> None:
 
 
 def test_serving_reports_config_errors_as_the_controllers_do(tmp_path, capsys) -> None:
-    """One ``<file>: <field>: <message>`` line per problem (shared.cli_args), before anything starts."""
+    """One ``<file>: <field>: <message>`` line per problem (shared.runtime.cli_args), before anything starts."""
     config = tmp_path / "config.yaml"
     config.write_text(
         "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwebhook: {port: -1}\n"

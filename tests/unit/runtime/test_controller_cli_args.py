@@ -1,4 +1,4 @@
-"""``shared.cli_args``: the options, configuration loading and identity every controller process shares."""
+"""``shared.runtime.cli_args``: the options, configuration loading and identity every controller process shares."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from appwrapper.__main__ import _parser as appwrapper_parser
 from multikueue.__main__ import _parser as multikueue_parser
 from reconciler.__main__ import _parser as reconciler_parser
-from shared.cli_args import controller_parser, default_identity, load_config_or_report, positive_int
+from shared.runtime.cli_args import controller_parser, default_identity, load_config_or_report, positive_int
 
 
 @pytest.mark.parametrize("text", ["0", "-1", "two", "1.5", ""])

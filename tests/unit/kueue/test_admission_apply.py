@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.admission_apply import ADMISSION_MANAGED_CONDITIONS, admission_status_apply, check_state_apply
+from shared.kueue.admission_apply import (
+    ADMISSION_MANAGED_CONDITIONS,
+    admission_status_apply,
+    check_state_apply,
+)
 
 
 def _condition(kind: str) -> dict[str, Any]:

@@ -47,9 +47,9 @@ from shared.constants import (
     Reason,
 )
 from shared.kube import GroupVersionKind
+from shared.kueue.naming import workload_name_for_owner
+from shared.kueue.workload_state import has_quota_reservation, is_evicted, is_finished
 from shared.models.workload import PodSet, Workload
-from shared.naming import workload_name_for_owner
-from shared.workload_state import has_quota_reservation, is_evicted, is_finished
 
 __all__ = [
     "FEATURE_GATE",

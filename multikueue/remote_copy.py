@@ -28,8 +28,8 @@ from typing import Any
 
 from shared.constants import JOB_UID_LABEL, MULTIKUEUE_ORIGIN_LABEL
 from shared.frameworks.paths import FieldPath
-from shared.jobmeta import set_prebuilt_workload_name
 from shared.jsontree import json_tree_copy
+from shared.kueue.jobmeta import set_prebuilt_workload_name
 
 __all__ = ["remote_job_copy", "remote_workload_copy", "sanitized_object"]
 

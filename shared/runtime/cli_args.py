@@ -24,11 +24,10 @@ from collections.abc import Awaitable, Callable
 from typing import Final, TextIO
 
 from shared.config import ConfigError, Configuration, load_config
-from shared.eventloop import run_until_signalled
-from shared.kube.connection import ConnectionConfigError
-from shared.kube.observability import configure_logging
+from shared.kube import ConnectionConfigError, configure_logging
 from shared.preflight.run import StartupRefused
-from shared.probes import BindError
+from shared.runtime.eventloop import run_until_signalled
+from shared.runtime.probes import BindError
 
 __all__ = [
     "EXIT_USAGE",

@@ -13,7 +13,7 @@ scaffold, one per process; it owns:
   ``health.healthProbeBindAddress``;
 * the start-up checks (``shared.preflight.check_before_start``, on a short-lived client of their
   own): findings are logged, a second controller for the same kinds refuses the start;
-* leader election on the Lease ``<leaderElection.resourceName>-<component>`` (``shared.leading``);
+* leader election on the Lease ``<leaderElection.resourceName>-<component>`` (``shared.runtime.leading``);
 * the runnables of each leadership term: a ``ControllerSet`` (informers -- the cache --, the
   controllers they feed, and tasks beside them) that the component builds afresh every time the
   process starts leading and that the manager runs until the Lease is lost or the process stops.
@@ -25,7 +25,7 @@ Invariants:
 * **Everything started is stopped, in reverse order**: controllers drain, informers and side tasks
   are cancelled, the Lease is released, queued Events get their bounded flush, the client and the
   probe server close. A start-up error (a taken probe port, a kubeconfig that cannot be loaded)
-  surfaces from ``run`` as the typed error ``shared.cli_args.run_component`` reports in one line.
+  surfaces from ``run`` as the typed error ``shared.runtime.cli_args.run_component`` reports in one line.
 * **Controllers start on a warm cache**: a ``ControllerSet`` waits until every informer has synced,
   then starts its after-sync tasks and its controllers, so no reconcile mistakes "not listed yet"
   for "gone".
@@ -45,7 +45,6 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from shared.cli_args import default_identity
 from shared.config import Configuration
 from shared.kube import (
     ClientSettings,
@@ -57,9 +56,10 @@ from shared.kube import (
     KubeMetrics,
     load_connection,
 )
-from shared.leading import Leadership, leader_elector_for, serve_while_leading, stop_event_recorder
 from shared.preflight import Component, check_before_start
-from shared.probes import ProbeServer, parse_bind_address
+from shared.runtime.cli_args import default_identity
+from shared.runtime.leading import Leadership, leader_elector_for, serve_while_leading, stop_event_recorder
+from shared.runtime.probes import ProbeServer, parse_bind_address
 
 __all__ = ["ControllerManager", "ControllerSet"]
 
@@ -160,7 +160,7 @@ class ControllerManager:
         event_source: str,
         ready_once_synced: bool = False,
     ) -> ControllerManager:
-        """The manager of a process started with ``shared.cli_args.controller_parser``'s options:
+        """The manager of a process started with ``shared.runtime.cli_args.controller_parser``'s options:
         ``--identity`` (default ``hostname_uuid``), ``--probe-address`` (default
         ``health.healthProbeBindAddress``), ``--kubeconfig`` (default ``$KUBECONFIG``, then in-cluster)."""
         return cls(

@@ -19,7 +19,6 @@ from typing import TextIO
 
 import yaml
 
-from shared.cli_args import EXIT_USAGE, parse_command
 from shared.config import (
     DEFAULT_NAMESPACE,
     ConfigError,
@@ -28,6 +27,7 @@ from shared.config import (
     dump_config,
     load_config,
 )
+from shared.runtime.cli_args import EXIT_USAGE, parse_command
 
 __all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "main", "render_config"]
 

@@ -23,9 +23,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from shared.config import Configuration
-from shared.kube import KubeClient, KubeMetrics
-from shared.kube.events import EventRecorder
-from shared.kube.leaderelection import LeaderElectionSettings, LeaderElector
+from shared.kube import EventRecorder, KubeClient, KubeMetrics, LeaderElectionSettings, LeaderElector
 
 __all__ = [
     "DRAIN_SECONDS",

@@ -37,9 +37,7 @@ from shared.constants import Condition as ConditionType
 from shared.jsontree import json_tree_copy
 from shared.kube.conditions import conditions_of, find_condition_view, is_true
 from shared.kube.conditions import is_condition_true as is_object_condition_true_in
-from shared.models.meta import controller_owner
-from shared.models.workload import PodSet, Workload
-from shared.podset import (
+from shared.kueue.podset import (
     DEFAULT_GATES,
     FlavorData,
     PodSetGates,
@@ -48,6 +46,8 @@ from shared.podset import (
     merge_into_template,
     pod_set_infos_from_admission,
 )
+from shared.models.meta import controller_owner
+from shared.models.workload import PodSet, Workload
 
 __all__ = [
     "can_be_partially_admitted",

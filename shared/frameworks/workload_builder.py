@@ -1,7 +1,7 @@
 """Build the Workload for a job, and resolve its priority, as Kueue does.
 
 ``construct_workload`` is Kueue's ``ConstructWorkload`` + ``NewWorkload`` + ``prepareWorkload``
-(reference §2.10): the Workload is named by ``shared.naming``, lives in the job's namespace, carries
+(reference §2.10): the Workload is named by ``shared.kueue.naming``, lives in the job's namespace, carries
 the ``kueue.x-k8s.io/job-uid`` label (only when the UID is a valid label value), the job labels
 listed in ``labelKeysToCopy``, the job's ``provreq.kueue.x-k8s.io/*`` annotations, the
 ``kueue.x-k8s.io/resource-in-use`` finalizer and a controller owner reference with
@@ -52,10 +52,12 @@ from shared.constants import (
     EventReason,
 )
 from shared.constants import Condition as ConditionType
-from shared.equivalence import sanitize_pod_sets
 from shared.frameworks.base import GenericJob
 from shared.frameworks.capabilities import has_priority_class
-from shared.jobmeta import (
+from shared.kube import GroupVersionKind
+from shared.kube.conditions import find_condition_view, is_true
+from shared.kueue.equivalence import sanitize_pod_sets
+from shared.kueue.jobmeta import (
     annotations_of,
     is_valid_job_uid_label,
     job_name,
@@ -67,11 +69,9 @@ from shared.jobmeta import (
     queue_name,
     workload_priority_class_name,
 )
-from shared.kube import GroupVersionKind
-from shared.kube.conditions import find_condition_view, is_true
+from shared.kueue.naming import workload_name_for_owner
 from shared.models.meta import ObjectMeta, OwnerReference
 from shared.models.workload import PodSet, PriorityClassRef, Workload, WorkloadSpec
-from shared.naming import workload_name_for_owner
 
 __all__ = [
     "PriorityLookup",

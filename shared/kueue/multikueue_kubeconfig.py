@@ -40,8 +40,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from shared.constants import MULTIKUEUE_CONFIG_SECRET_KEY
-from shared.kube import ConnectionConfig, cache_miss_message, kubeconfig_from_dict
-from shared.kube.kinds import SECRET_GVK
+from shared.kube import SECRET_GVK, ConnectionConfig, cache_miss_message, kubeconfig_from_dict
 from shared.models.multikueue import KUBECONFIG_LOCATION_PATH, MultiKueueCluster
 from shared.validation_k8s import is_dns1123_subdomain
 

@@ -1,4 +1,4 @@
-"""devrun.real_cluster without the kit running: finding it, ports, environments, the sweeps.
+"""testkit.real_cluster without the kit running: finding it, ports, environments, the sweeps.
 
 The kit's scripts are replaced by small shell scripts in a temporary folder that record what they
 were asked, so nothing here starts etcd, kube-apiserver or Kueue.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from devrun.real_cluster import (
+from testkit.real_cluster import (
     DEFAULT_KUEUE_VERSION,
     Kit,
     KitError,
@@ -77,11 +77,11 @@ def test_only_bash_is_needed_up_front_the_kit_installs_the_rest(
     fake_kit(tmp_path)
     real_which = __import__("shutil").which
     monkeypatch.setattr(
-        "devrun.real_cluster.shutil.which",
+        "testkit.real_cluster.shutil.which",
         lambda name: None if name == installed_by_the_kit else real_which(name),
     )
     assert find_kit(shared_dir=tmp_path / "shared").directory == tmp_path / "shared" / "real-cluster"
-    monkeypatch.setattr("devrun.real_cluster.shutil.which", lambda name: None)
+    monkeypatch.setattr("testkit.real_cluster.shutil.which", lambda name: None)
     with pytest.raises(KitError, match=r"needs `bash` on PATH \(Debian: apt-get install bash\)"):
         find_kit(shared_dir=tmp_path / "shared")
 

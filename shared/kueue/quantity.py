@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from decimal import ROUND_CEILING, Decimal
 from typing import Any, Final
 
-from shared.equivalence import parse_quantity as shared_parse_quantity
+from shared.kueue.equivalence import parse_quantity as shared_parse_quantity
 
 __all__ = ["format_quantity", "format_usage", "parse_quantity", "pod_requests", "pod_set_requests"]
 
@@ -31,7 +31,7 @@ _BINARY_RESOURCES: Final = frozenset({"memory", "ephemeral-storage"})
 def parse_quantity(value: Any) -> Decimal:
     """A Kubernetes quantity (string or number) as an exact Decimal; ValueError when malformed.
 
-    The parsing is :func:`shared.equivalence.parse_quantity`'s; this one trims surrounding blanks
+    The parsing is :func:`shared.kueue.equivalence.parse_quantity`'s; this one trims surrounding blanks
     first and raises instead of answering ``None``.
     """
     parsed = shared_parse_quantity(value.strip() if isinstance(value, str) else value)

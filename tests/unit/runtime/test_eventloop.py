@@ -1,4 +1,4 @@
-"""``shared.eventloop``: component processes run on uvloop with a collector tuned for caches."""
+"""``shared.runtime.eventloop``: component processes run on uvloop with a collector tuned for caches."""
 
 from __future__ import annotations
 
@@ -11,7 +11,12 @@ from collections.abc import Iterator
 import pytest
 import uvloop
 
-from shared.eventloop import GC_GENERATION0_THRESHOLD, run_process_loop, run_until_signalled, until_first
+from shared.runtime.eventloop import (
+    GC_GENERATION0_THRESHOLD,
+    run_process_loop,
+    run_until_signalled,
+    until_first,
+)
 
 
 @pytest.fixture

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT
-from shared.jobmeta import controller_owner_ref, job_namespace, queue_name
-from shared.kueue_integrations import KUEUE_INTEGRATIONS
+from shared.kueue.jobmeta import controller_owner_ref, job_namespace, queue_name
+from shared.kueue.kueue_integrations import KUEUE_INTEGRATIONS
 
 __all__ = [
     "KUEUE_INTEGRATION_OWNERS",

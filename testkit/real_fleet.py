@@ -4,7 +4,7 @@ One :class:`RealFleet` is what ``tests/real/test_multikueue.py`` and ``bench/mul
 run against, started by :func:`start_real_fleet` in this order (each step must succeed before the
 next; everything started is stopped by the caller's exit stack, in reverse):
 
-1. ``manager``, ``w1``, ``w2`` ...: a kube-apiserver each (:class:`devrun.real_cluster.RealCluster`,
+1. ``manager``, ``w1``, ``w2`` ...: a kube-apiserver each (:class:`testkit.real_cluster.RealCluster`,
    started side by side), workers with ``--watch-cache=false`` (the kit's README: watches opened
    without a resourceVersion are otherwise closed at once on its etcd);
 2. the real Kueue manager on each. On the workers always in external-framework mode (Kueue
@@ -18,7 +18,7 @@ next; everything started is stopped by the caller's exit stack, in reverse):
 3. our webhook and reconciler on every worker and, with ``dispatcher="bridge"``, on the manager
    with ``kueue-bridge multikueue`` (started as ``make dev`` starts them);
 4. on the manager, per worker a kubeconfig Secret in ``kueue-system`` (key ``kubeconfig``; with
-   ``proxied=True`` it names a :class:`devrun.proxy.CuttableProxy` in this process, so a worker can
+   ``proxied=True`` it names a :class:`testkit.proxy.CuttableProxy` in this process, so a worker can
    be made unreachable without stopping it) and a MultiKueueCluster, the MultiKueueConfig
    ``mk-config`` listing them, the AdmissionCheck ``mk``; then every MultiKueueCluster and the check
    ``Active``.
@@ -44,15 +44,6 @@ import yaml
 
 from devrun.cluster import ClusterRun, Session, start_components, start_controller
 from devrun.components import ComponentProcess
-from devrun.proxy import CuttableProxy
-from devrun.real_cluster import (
-    DEFAULT_KUEUE_VERSION,
-    Kit,
-    KitError,
-    RealCluster,
-    RealClusterPorts,
-    free_ports,
-)
 from shared.config import DEFAULT_BRIDGE_MULTIKUEUE_CONTROLLER, DEFAULT_NAMESPACE
 from shared.constants import (
     ADMISSION_CHECK_GVK,
@@ -63,9 +54,26 @@ from shared.constants import (
     MULTIKUEUE_CONTROLLER_NAME,
     RESOURCE_FLAVOR_GVK,
 )
-from shared.kube import AlreadyExists, GroupVersionKind, KubeClient, NotFound, load_kubeconfig
+from shared.kube import (
+    NAMESPACE_GVK,
+    SECRET_GVK,
+    SERVICE_ACCOUNT_GVK,
+    AlreadyExists,
+    GroupVersionKind,
+    KubeClient,
+    NotFound,
+    load_kubeconfig,
+)
 from shared.kube.conditions import is_true, object_condition
-from shared.kube.kinds import NAMESPACE_GVK, SECRET_GVK, SERVICE_ACCOUNT_GVK
+from testkit.proxy import CuttableProxy
+from testkit.real_cluster import (
+    DEFAULT_KUEUE_VERSION,
+    Kit,
+    KitError,
+    RealCluster,
+    RealClusterPorts,
+    free_ports,
+)
 
 __all__ = [
     "Dispatcher",

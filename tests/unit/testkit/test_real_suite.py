@@ -1,4 +1,4 @@
-"""devrun.real_suite (``make test-real``) without the kit running: exit codes, the sweep, interrupts.
+"""testkit.real_suite (``make test-real``) without the kit running: exit codes, the sweep, interrupts.
 
 The two stages are replaced by stand-ins that return a pytest exit code (or raise), and the sweep's
 two halves by recorders, so these tests check what ``main`` promises: which code it exits with,
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from devrun import real_suite
-from devrun.real_cluster import Kit, KitError
+from testkit import real_suite
+from testkit.real_cluster import Kit, KitError
 
 
 @pytest.fixture

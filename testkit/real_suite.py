@@ -36,7 +36,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Final
 
-from devrun.real_cluster import (
+from testkit.real_cluster import (
     KUEUE_VERSIONS,
     Kit,
     KitError,

@@ -1,0 +1,1 @@
+"""Unit tests of process start-up (``shared.runtime``): argument parsing, the event loop."""
