@@ -62,10 +62,12 @@ BENCHES: Final = (
     Bench("reconciler_cpu", "reconciler_cpu", ("--jobs", "10", "--run-seconds", "0.2", "--no-profile")),
     Bench("reconcile_passes", "reconcile_passes", ("--jobs", "20", "--repeats", "2")),
     Bench("multikueue_dispatch", "multikueue_dispatch", ("--jobs", "20", "--run-seconds", "0.5")),
+    Bench("cache_memory", "cache_memory", ("--jobs", "200", "--namespaces", "5", "--rounds", "1")),
 )
 
 NOT_BENCHES: Final = {
     "floor_reconciler": "the logic-free reconciler process that reconciler_throughput --floor starts",
+    "scale": "needs the real cluster of ../shared/real-cluster (bench.scale --real: 10,000 Jobs by default)",
     "io_floor": "needs a real kube-apiserver (the kit's of ../shared/real-cluster, or --kubeconfig)",
     "webhook_real": "needs the real cluster of ../shared/real-cluster (as reconciler_cpu --real)",
     "webhook_wrk": "needs wrk and taskset from Debian's packages (as webhook_latency --kueue)",

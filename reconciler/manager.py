@@ -52,9 +52,9 @@ from shared.kube import (
     KubeClient,
     PriorityRule,
     Result,
+    SharedParts,
     StoreView,
     index_by_controller_uid,
-    strip_managed_fields,
 )
 from shared.kube.conditions import is_object_condition_true
 from shared.kueue.ancestry import OwnerKinds, kueue_owner_kinds
@@ -175,8 +175,10 @@ class ReconcilerControllers(ControllerSet):
         self._registry = registry
         self._informers: dict[tuple[str, str], Informer] = {}
         # No reconcile reads managedFields, and an update without them keeps the server's: stripped,
-        # every cached object is a third smaller and every copy, parse and write of one cheaper.
-        strip = strip_managed_fields
+        # every cached object is a third smaller and every copy, parse and write of one cheaper. The
+        # parts cached objects repeat (pod templates, a job's template in its Workload, strings) are
+        # held once: cached objects are never changed in place, so equal parts can be one object.
+        strip = SharedParts()
         for gvk in (NAMESPACE_GVK, RESOURCE_FLAVOR_GVK, WORKLOAD_PRIORITY_CLASS_GVK, PRIORITY_CLASS_GVK):
             self._informers[(gvk.group, gvk.kind)] = Informer(client, gvk, transform=strip)
         self._workload_informer = Informer(

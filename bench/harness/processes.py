@@ -20,6 +20,7 @@ __all__ = [
     "process_cpu_seconds",
     "process_cpu_split",
     "process_peak_rss_mib",
+    "process_rss_mib",
     "quiet",
 ]
 
@@ -46,6 +47,18 @@ def process_peak_rss_mib(pid: int) -> float:
     """The process's peak resident memory so far (``VmHWM`` of ``/proc/<pid>/status``), in MiB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def process_rss_mib(pid: int) -> float:
+    """The process's resident memory now (``VmRSS`` of ``/proc/<pid>/status``), in MiB; 0 once gone."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    for line in text.splitlines():
+        if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
 

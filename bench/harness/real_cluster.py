@@ -174,6 +174,8 @@ class ApiserverSnapshot:
     watch_bytes: dict[str, float]
     #: resource -> watches open now (``apiserver_longrunning_requests{verb="WATCH"}``)
     watchers: dict[str, float]
+    #: admission webhook name -> cumulative calls per upper bound (``le``) of the same histogram
+    webhook_buckets: dict[str, dict[float, float]] = field(default_factory=dict)
 
     def bytes_per_watcher_since(self, before: ApiserverSnapshot) -> dict[str, float]:
         """Resource -> bytes of watch events one watcher of it received since ``before``: what any
@@ -210,6 +212,7 @@ class ApiserverMetrics:
         webhooks: dict[str, tuple[float, float]] = {}
         watch_bytes: dict[str, float] = {}
         watchers: dict[str, float] = {}
+        webhook_buckets: dict[str, dict[float, float]] = {}
         for family in text_string_to_metric_families(text):
             if family.name == "apiserver_watch_events_sizes":
                 for sample in family.samples:
@@ -225,6 +228,10 @@ class ApiserverMetrics:
                 for sample in family.samples:
                     name = sample.labels.get("name", "")
                     seconds, calls = webhooks.get(name, (0.0, 0.0))
+                    if sample.name.endswith("_bucket"):
+                        bounds = webhook_buckets.setdefault(name, {})
+                        bound = float(sample.labels.get("le", "+Inf"))
+                        bounds[bound] = bounds.get(bound, 0.0) + sample.value
                     if sample.name.endswith("_sum"):
                         webhooks[name] = (seconds + sample.value, calls)
                     elif sample.name.endswith("_count"):
@@ -242,7 +249,11 @@ class ApiserverMetrics:
                 key = (verb, resource)
                 counts[key] = counts.get(key, 0.0) + sample.value
         return ApiserverSnapshot(
-            requests=counts, webhooks=webhooks, watch_bytes=watch_bytes, watchers=watchers
+            requests=counts,
+            webhooks=webhooks,
+            watch_bytes=watch_bytes,
+            watchers=watchers,
+            webhook_buckets=webhook_buckets,
         )
 
 
@@ -297,9 +308,10 @@ def _owner_job(workload: dict[str, Any]) -> str | None:
 
 @dataclass
 class Timeline:
-    """When each Job of the namespace was unsuspended and each Workload admitted (monotonic seconds)."""
+    """When each Job of the namespace (``None``: of every namespace) was unsuspended and each Workload
+    admitted (monotonic seconds)."""
 
-    namespace: str
+    namespace: str | None
     unsuspended: dict[str, float] = field(default_factory=dict)
     admitted: dict[str, float] = field(default_factory=dict)  # by owner job name
     workload_seen: dict[str, float] = field(default_factory=dict)  # by owner job name

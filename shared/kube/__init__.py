@@ -71,6 +71,7 @@ from shared.kube.auth import (
 )
 from shared.kube.client import ClientSettings, KubeClient, StreamResponse
 from shared.kube.clock import Clock, FakeClock, SystemClock
+from shared.kube.compaction import SharedParts
 from shared.kube.connection import (
     ConnectionConfig,
     ConnectionConfigError,
@@ -227,6 +228,7 @@ __all__ = [
     "Result",
     "ServerTimeout",
     "ServiceUnavailable",
+    "SharedParts",
     "StaticTokenSource",
     "StatusCause",
     "Store",

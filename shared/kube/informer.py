@@ -24,7 +24,8 @@ Invariants:
   delivers, before it is stored or handed to a handler; ``strip_managed_fields`` is the usual one:
   a controller that never reads ``metadata.managedFields`` keeps a third less per object, and an
   update sent without them leaves the server's untouched (kube-apiserver's field manager keeps the
-  live object's managedFields when a request carries none).
+  live object's managedFields when a request carries none). ``shared.kube.compaction.SharedParts``
+  drops them too and shares the parts cached objects repeat (pod templates, strings).
 * ``metadata_only`` caches ``PartialObjectMetadata`` objects (client-go's metadata informers,
   controller-runtime's ``OnlyMetadata``): for a cache whose readers look at ``metadata`` alone, the
   server sends and we decode a fraction of each object. A server that cannot answer that way sends
@@ -287,7 +288,8 @@ class Informer:
             clock=self.clock,
             metadata_only=metadata_only,
             # the transform would drop them right after parsing: cut them before (watch.py)
-            drop_managed_fields=transform is strip_managed_fields,
+            drop_managed_fields=transform is strip_managed_fields
+            or getattr(transform, "drops_managed_fields", False) is True,
         )
 
     @property
