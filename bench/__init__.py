@@ -17,6 +17,7 @@ contracts in pyproject.toml enforce all of it. The admission fuzz run is a test,
 
 Modules:
 
+* ``cache_memory`` -- the reconciler's memory per Job with its Workload, counted with tracemalloc
 * ``client`` -- benchmark of the Kubernetes client runtime (``shared.kube``)
 * ``client_hotpath`` -- CPU of the client runtime's per-request and per-event hot paths, one at a
   time, in microseconds
@@ -42,6 +43,8 @@ Modules:
   throughput and start latency
 * ``run_all`` -- ``make bench``: every benchmark under ``bench/`` once, with small quick parameters,
   figures printed
+* ``scale`` -- ``--real [--anchor kueue]``: Jobs created at a steady rate over many namespaces on the
+  kit's API server; CPU per job, admission -> unsuspend, webhook times and RSS at checkpoints
 * ``webhook_latency`` -- admission throughput and latency over TLS on loopback, against a
   bare-uvicorn ceiling
 * ``webhook_real`` -- the webhook alone on a real kube-apiserver: what an admission costs it, and
