@@ -32,6 +32,8 @@ Modules:
 * ``client`` -- the async Kubernetes API client: raw dicts in and out, typed errors, safe retries, a
   QPS limit
 * ``clock`` -- time as an injected dependency
+* ``compaction`` -- the informer transform that drops managedFields and shares repeated parts of
+  cached objects (strings, equal dicts and lists)
 * ``conditions`` -- ``metav1.Condition`` lists on wire dicts, with apimachinery's ``meta`` semantics
 * ``connection`` -- where the API server is and how to talk to it securely: loaded by
   ``kubernetes.config``
