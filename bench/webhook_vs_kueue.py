@@ -7,9 +7,11 @@ queued (``kueue.x-k8s.io/queue-name``) to a LocalQueue that exists, in a namespa
 Our webhook is ``kueue-bridge webhook`` as deployed (informer lookups against the cluster); it is
 not registered with the API server (one set of Job webhooks per API server), only called directly.
 Kueue's ``mjob.kb.io`` registration is taken out of its MutatingWebhookConfiguration first (Kueue's
-server keeps serving the path, which is called directly too): our start-up preflight refuses to run
-next to a Kueue that registers a batch/job webhook, rightly for a real deployment, and nothing here
-creates a Job through the API server.
+server keeps serving the path, which is called directly too), and the kit's copy of Kueue's
+Configuration (ConfigMap ``kueue-system/kueue-manager-config``) is deleted: our start-up check
+refuses to run next to a Kueue whose Configuration enables batch/job, rightly for a real
+deployment; with the Configuration unreadable it only warns. Nothing here creates a Job through the
+API server.
 
 The load is ``wrk -t1 -c16`` (one thread, 16 kept-alive HTTPS connections, closed loop: each
 connection sends its next request when the answer to the last one has arrived) for ``--seconds``.
@@ -46,7 +48,8 @@ from bench.harness.processes import load_average, process_cpu_seconds
 from bench.harness.real_cluster import bench_cluster, cluster_pids, fresh
 from bench.harness.wrk import SERVER_CORE, WrkResult, pin, run_wrk
 from devrun import ComponentProcess, free_port, generate_certs
-from shared.kube import GroupVersionKind, KubeClient
+from shared.component_access import KUEUE_CONFIG_MAP
+from shared.kube import CONFIG_MAP_GVK, GroupVersionKind, KubeClient, NotFound
 
 __all__ = ["main_vs_kueue"]
 
@@ -58,7 +61,10 @@ KUEUE_JOB_WEBHOOK = "mjob.kb.io"
 
 
 async def unregister_kueue_job_webhook(client: KubeClient) -> None:
-    """Take ``mjob.kb.io`` out of Kueue's registered mutating webhooks (its server still serves it)."""
+    """Take ``mjob.kb.io`` out of Kueue's registered mutating webhooks (its server still serves it), and
+    hide Kueue's Configuration from our start-up check (see the module docstring)."""
+    with contextlib.suppress(NotFound):
+        await client.delete(CONFIG_MAP_GVK, KUEUE_CONFIG_MAP, namespace="kueue-system")
     listed = await client.list(MUTATING_CONFIGURATION)
     for configuration in listed.get("items") or []:
         hooks = configuration.get("webhooks") or []
