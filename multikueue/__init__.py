@@ -1,3 +1,3 @@
-"""MultiKueue sync worker: dispatches Workloads to worker clusters and mirrors jobs (not built yet)."""
+"""MultiKueue controller: dispatches Workloads to worker clusters and mirrors their jobs back."""
 
 __all__: list[str] = []

@@ -460,8 +460,15 @@ def test_with_appwrappers_the_webhook_and_reconciler_get_only_what_appwrappers_n
 
 def test_dockerfile_installs_the_package_as_non_root_with_the_cli_entrypoint() -> None:
     text = (DEPLOY / "Dockerfile").read_text()
-    assert re.search(r"^FROM python:3\.11-slim$", text, re.M)
-    assert re.search(r"pip install \.", text)
+    stages = re.findall(r"^FROM (\S+)", text, re.M)
+    assert stages == ["python:3.11-slim", "python:3.11-slim"]  # build stage, then the run stage
+    assert re.search(r"pip install --no-compile \.$", text, re.M)
+    assert re.search(r"^COPY --from=build /opt/kueue-bridge /opt/kueue-bridge$", text, re.M)
+    # production only: the development stand-in, its runner, benchmarks and tests stay out
+    for package in ("devcluster", "devrun", "bench", "tests"):
+        assert not re.search(rf"^COPY {package}\b", text, re.M), package
+    assert re.search(r"^ARG GIT_COMMIT", text, re.M)
+    assert "KUEUE_BRIDGE_COMMIT=${GIT_COMMIT}" in text
     user = re.findall(r"^USER (\S+)$", text, re.M)
     assert user and user[-1].split(":")[0] not in {"0", "root"}
     assert re.search(r'^ENTRYPOINT \["kueue-bridge"\]$', text, re.M)
