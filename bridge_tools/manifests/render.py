@@ -210,6 +210,8 @@ def _deployment(
         },
         "volumeMounts": [
             {"name": "config", "mountPath": CONFIG_MOUNT, "readOnly": True},
+            # the root filesystem is read-only; TLS material is staged in a private temporary directory
+            {"name": "tmp", "mountPath": "/tmp"},
             *(mount for mount, _ in extra_mounts),
         ],
     }
@@ -227,6 +229,7 @@ def _deployment(
         "containers": [container],
         "volumes": [
             {"name": "config", "configMap": {"name": CONFIG_MAP_NAME}},
+            {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}},
             *(volume for _, volume in extra_mounts),
         ],
     }

@@ -102,11 +102,14 @@ spec:
           capabilities: {drop: [ALL]}
         volumeMounts:
         - {name: config, mountPath: /etc/kueue-bridge, readOnly: true}
+        # the root filesystem is read-only; TLS material is staged in a private temporary directory
+        - {name: tmp, mountPath: /tmp}
         {{- range .extraMounts }}
         - {{ toJson . }}
         {{- end }}
       volumes:
       - {name: config, configMap: {name: kueue-bridge-config}}
+      - {name: tmp, emptyDir: {medium: Memory, sizeLimit: 16Mi}}
       {{- range .extraVolumes }}
       - {{ toJson . }}
       {{- end }}
