@@ -32,6 +32,10 @@ SHARED_DIR = _find_shared_dir()
 # The folder itself, not only its files: its conftest must not be loaded either (its hooks would
 # reach every test of the run).
 collect_ignore = [] if os.environ.get("KUEUE_BRIDGE_REAL_ROOT") else ["real"]
+# tests/install start a one-node cluster and install the image, chart and manifests: only
+# `make test-install` runs them (it sets KUEUE_BRIDGE_INSTALL_TEST).
+if not os.environ.get("KUEUE_BRIDGE_INSTALL_TEST"):
+    collect_ignore.append("install")
 
 
 @pytest.fixture(scope="session")

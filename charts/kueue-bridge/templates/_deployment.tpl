@@ -96,6 +96,12 @@ spec:
         resources:
           {{- toYaml . | nindent 10 }}
         {{- end }}
+        {{- if eq $component "webhook" }}
+        # keep serving until the Service's endpoints no longer name this pod (no refused admission)
+        lifecycle:
+          preStop:
+            sleep: {seconds: {{ $values.preStopSleepSeconds | default 5 }}}
+        {{- end }}
         securityContext:
           allowPrivilegeEscalation: false
           readOnlyRootFilesystem: true
