@@ -73,8 +73,9 @@ def workloads_of(cluster: Cluster, uid: str) -> list[dict[str, Any]]:
 
 def wait_job_complete(cluster: Cluster, name: str, *, timeout: float = 300) -> dict[str, Any]:
     def done() -> dict[str, Any] | None:
-        current: dict[str, Any] = cluster.get("job", name, "-n", NS)
-        return current if condition(current, "Complete") else None
+        found = cluster.kubectl("get", "job", name, "-n", NS, "-o", "json", "--ignore-not-found")
+        current: dict[str, Any] = json.loads(found) if found.strip() else {}
+        return current if current and condition(current, "Complete") else None
 
     return eventually(done, what=f"Job {name} Complete", timeout=timeout)  # type: ignore[no-any-return]
 
@@ -297,7 +298,9 @@ def test_install_runs_real_pods_and_uninstall_leaves_nothing(
         if flavour == "helm":
             cluster.step("helm-uninstall")
             # Helm never deletes a namespace; the Leases the controllers made live there
-            cluster.kubectl("delete", "namespace", OURS, "--wait=true", "--ignore-not-found")
+            cluster.kubectl(
+                "delete", "namespace", OURS, "--wait=true", "--ignore-not-found", "--timeout=300s"
+            )
         elif flavour == "release-manifest":
             cluster.step("manifest-uninstall", str(manifest))
         else:
@@ -434,7 +437,7 @@ def test_failover_upgrade_and_admission_latency_with_the_chart(cluster: Cluster,
     finally:
         clean_team(cluster)
         cluster.step("helm-uninstall")
-        cluster.kubectl("delete", "namespace", OURS, "--wait=true", "--ignore-not-found")
+        cluster.kubectl("delete", "namespace", OURS, "--wait=true", "--ignore-not-found", "--timeout=300s")
         print(f"\ntest-install figures: {json.dumps(FIGURES, indent=1)}")
     assert_nothing_of_ours_remains(cluster)
 
