@@ -56,8 +56,13 @@ def job(name: str, *, queue: str | None = "user-queue", parallelism: int = 1) ->
     }
 
 
-def create(cluster: Cluster, *objects: dict[str, Any]) -> None:
-    cluster.kubectl("create", "-f", "-", input_text="\n---\n".join(json.dumps(o) for o in objects))
+def create(cluster: Cluster, *objects: dict[str, Any]) -> list[dict[str, Any]]:
+    """Create ``objects``; returns them as the API server stored them (after every webhook)."""
+    out = cluster.kubectl(
+        "create", "-f", "-", "-o", "json", input_text="\n---\n".join(json.dumps(o) for o in objects)
+    )
+    stored = json.loads(out)
+    return list(stored["items"]) if stored.get("kind") == "List" else [stored]
 
 
 def condition(obj: dict[str, Any], kind: str) -> bool:
@@ -91,12 +96,9 @@ def assert_admitted_and_finished_by_us(cluster: Cluster, owner_uid: str) -> None
 
 
 def run_queued_job(cluster: Cluster, name: str) -> None:
-    create(cluster, job(name, parallelism=2))
-    stored = cluster.get("job", name, "-n", NS)
+    (stored,) = create(cluster, job(name, parallelism=2))
     # suspended at create by our webhook (the queue decides when it starts), then started by us
-    assert (
-        stored["spec"]["suspend"] is True or condition(stored, "Complete") or stored["status"].get("active")
-    )
+    assert stored["spec"]["suspend"] is True
     finished = wait_job_complete(cluster, name)
     assert finished["status"]["succeeded"] == 2
     assert_admitted_and_finished_by_us(cluster, finished["metadata"]["uid"])
@@ -121,7 +123,7 @@ def run_appwrapper(cluster: Cluster, name: str) -> None:
 
 
 def run_widget(cluster: Cluster, name: str, kind: str = "Widget") -> None:
-    create(
+    (stored,) = create(
         cluster,
         {
             "apiVersion": "samples.kueue-bridge.dev/v1",
@@ -131,7 +133,7 @@ def run_widget(cluster: Cluster, name: str, kind: str = "Widget") -> None:
         },
     )
     resource = f"{kind.lower()}s.samples.kueue-bridge.dev"
-    assert cluster.get(resource, name, "-n", NS)["spec"]["suspend"] is True
+    assert stored["spec"]["suspend"] is True  # as stored: our webhook suspended it
     started = eventually(
         lambda: (w := cluster.get(resource, name, "-n", NS))["spec"]["suspend"] is False and w,
         what=f"{kind} {name} started",
@@ -197,8 +199,8 @@ def assert_nothing_of_ours_remains(cluster: Cluster) -> None:
 
     eventually(lambda: not leftovers(), what="nothing of kueue-bridge left", timeout=180)
     # and creating Jobs still works: nobody is called for them, nobody suspends them
-    create(cluster, job("after-uninstall", queue="user-queue"))
-    assert cluster.get("job", "after-uninstall", "-n", NS)["spec"]["suspend"] is False
+    (stored,) = create(cluster, job("after-uninstall", queue="user-queue"))
+    assert stored["spec"]["suspend"] is False
     wait_job_complete(cluster, "after-uninstall")
     cluster.kubectl("delete", "job", "after-uninstall", "-n", NS, "--cascade=foreground")
 
@@ -445,12 +447,15 @@ def test_failover_upgrade_and_admission_latency_with_the_chart(cluster: Cluster,
 def test_a_webhook_that_cannot_read_its_certificate_never_blocks_creates(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    """The release manifest with the certificate volume unreadable to the webhook (mode 0400, root's)."""
+    """The release manifest with the certificate unreadable to the webhook: root's, mode 0400, and
+    no fsGroup (which would make it group-readable) -- what deploy/base once shipped."""
     manifest = release_manifest(cluster, tmp_path)
     documents = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
     for document in documents:
         if document["kind"] == "Deployment" and document["metadata"]["name"] == "kueue-bridge-webhook":
-            for volume in document["spec"]["template"]["spec"]["volumes"]:
+            pod = document["spec"]["template"]["spec"]
+            del pod["securityContext"]["fsGroup"]
+            for volume in pod["volumes"]:
                 if "secret" in volume:
                     volume["secret"]["defaultMode"] = 0o400
     manifest.write_text(yaml.safe_dump_all(documents, sort_keys=False))
@@ -467,8 +472,8 @@ def test_a_webhook_that_cannot_read_its_certificate_never_blocks_creates(
         assert (
             cluster.kubectl("get", "mutatingwebhookconfigurations", "-o", "name").count("kueue-bridge") == 0
         )
-        create(cluster, job("while-broken"))
-        assert cluster.get("job", "while-broken", "-n", NS)["spec"]["suspend"] is False
+        (stored,) = create(cluster, job("while-broken"))
+        assert stored["spec"]["suspend"] is False
         wait_job_complete(cluster, "while-broken")
     finally:
         clean_team(cluster)

@@ -153,7 +153,7 @@ def test_default_install_webhook_registers_itself_and_a_hook_removes_the_configu
     ]
     assert "kueue-bridge-webhook" in by_kind(objects, "ClusterRole")  # the owner exists in the release
     cert = next(v for v in webhook["volumes"] if v["name"] == "cert")
-    assert cert["secret"]["defaultMode"] == 0o440 and webhook["securityContext"]["fsGroup"] == 65532
+    assert cert["emptyDir"] == {"medium": "Memory", "sizeLimit": "1Mi"}  # the webhook writes it at once
     hook = by_kind(objects, "Job")["kueue-bridge-unregister-webhooks"]
     assert hook["metadata"]["annotations"]["helm.sh/hook"] == "pre-delete"
     assert hook["spec"]["template"]["spec"]["containers"][0]["args"] == ["webhook", "unregister"]
@@ -204,6 +204,10 @@ def test_cert_manager_issues_the_webhook_secret_and_needs_internal_certs_off(
         "kueue-bridge-webhook-service.kueue-bridge-system.svc"
     )
     assert "Secret" not in {o["kind"] for o in objects}  # cert-manager owns it
+    webhook = by_kind(objects, "Deployment")["kueue-bridge-webhook"]["spec"]["template"]["spec"]
+    cert = next(v for v in webhook["volumes"] if v["name"] == "cert")
+    assert cert["secret"] == {"secretName": "kueue-bridge-webhook-server-cert", "defaultMode": 0o440}
+    assert webhook["securityContext"]["fsGroup"] == 65532  # group-readable through fsGroup
     config_file = tmp_path / "both.yaml"
     config_file.write_text(BASE_CONFIG)
     refused = run_helm(
