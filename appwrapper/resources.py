@@ -46,7 +46,7 @@ from appwrapper.model import DELETING_RESOURCES, RESOURCES_DEPLOYED
 from appwrapper.state import Attempt
 from shared.jobmeta import controller_owner_ref
 from shared.kube import AlreadyExists, ApiError, Conflict, Invalid, KubeError, UnknownKindError
-from shared.kube.conditions import find_condition, is_condition_true, set_condition
+from shared.kube.conditions import find_condition, is_condition_true, is_false, is_undecided, set_condition
 
 __all__ = ["CreateFailure", "create_components", "delete_components", "error_text"]
 
@@ -168,11 +168,7 @@ async def _delete_if_present(
     entry = attempt.component_status[index]
     deployed = find_condition(_component_conditions(attempt, index), RESOURCES_DEPLOYED)
     name = str(entry.get("name") or "")
-    if (
-        deployed is None
-        or deployed.get("status") == "False"
-        or (deployed.get("status") == "Unknown" and not name)
-    ):
+    if deployed is None or is_false(deployed) or (is_undecided(deployed) and not name):
         return False
     api_version, kind = str(entry.get("apiVersion", "")), str(entry.get("kind", ""))
     where = f"{attempt.namespace}/{attempt.name}"

@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from shared.kube.conditions import is_object_condition_true
+
 __all__ = ["ComponentSummary", "PodSummary", "component_failed", "summarize_components", "summarize_pods"]
 
 JOB_KIND = ("batch/v1", "Job")
@@ -57,10 +59,7 @@ def component_failed(obj: Mapping[str, Any]) -> bool:
     """The component's own controller says it failed (see module doc)."""
     if (obj.get("apiVersion"), obj.get("kind")) not in _FAILS_WITH_CONDITION:
         return False
-    conditions = (obj.get("status") or {}).get("conditions")
-    return isinstance(conditions, list) and any(
-        isinstance(c, dict) and c.get("type") == "Failed" and c.get("status") == "True" for c in conditions
-    )
+    return is_object_condition_true(obj, "Failed")
 
 
 def summarize_components(expected: int, objects: Iterable[Mapping[str, Any] | None]) -> ComponentSummary:

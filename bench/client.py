@@ -20,7 +20,7 @@ Three servers to measure against:
 * ``--kubeconfig PATH``: that API server (objects are created in ``--namespace`` and deleted
   afterwards).
 
-    .venv/bin/python bench/client.py [--requests 2000] [--concurrency 16] [--devcluster | --kubeconfig PATH]
+    .venv/bin/python -m bench.client [--requests 2000] [--concurrency 16] [--devcluster | --kubeconfig PATH]
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ import time
 import tracemalloc
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -46,9 +45,7 @@ import orjson
 from aiohttp import web
 from prometheus_client import CollectorRegistry
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.common import run_concurrently
+from bench.harness.load import run_concurrently
 from shared.kube import (
     ClientSettings,
     ConnectionConfig,
@@ -61,6 +58,8 @@ from shared.kube import (
     strip_managed_fields,
 )
 from shared.kube.kinds import CONFIG_MAP_GVK, JOB_GVK, NAMESPACE_GVK
+
+__all__ = ["main"]
 
 OPS = ("create", "get", "patch")
 

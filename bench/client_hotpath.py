@@ -1,6 +1,6 @@
 """CPU of the client runtime's per-request and per-event hot paths, one at a time, in microseconds.
 
-``bench/reconciler_cpu.py`` measures whole job lives; this isolates the parts of ``shared.kube`` a
+``bench.reconciler_cpu`` measures whole job lives; this isolates the parts of ``shared.kube`` a
 controller runs for every API request, watch event and queued key, so a change to one of them shows
 without a cluster's noise:
 
@@ -18,7 +18,7 @@ without a cluster's noise:
 CPU is this process's (``time.process_time``; ``thread_time`` around the writes); each figure is
 the median and range of ``--rounds`` rounds. Run it under the same load for a before/after.
 
-    .venv/bin/python bench/client_hotpath.py [--rounds 5] [--only gvk,http1]
+    .venv/bin/python -m bench.client_hotpath [--rounds 5] [--only gvk,http1]
 """
 
 from __future__ import annotations
@@ -31,11 +31,9 @@ import os
 import socket
 import ssl
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -43,13 +41,13 @@ import trustme
 import uvloop
 from prometheus_client import CollectorRegistry
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from shared.kube import GroupVersionKind, KubeClient, KubeMetrics, http1
 from shared.kube.client import ClientSettings
 from shared.kube.clock import SystemClock
 from shared.kube.transport import AiohttpTransport
 from shared.kube.workqueue import WorkQueue
+
+__all__ = ["main"]
 
 WORKLOAD = {
     "apiVersion": "kueue.x-k8s.io/v1beta2",

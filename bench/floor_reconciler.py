@@ -1,11 +1,11 @@
-"""``kueue-bridge reconciler`` with its decisions taken out: the floor of ``bench/reconciler.py``.
+"""``kueue-bridge reconciler`` with its decisions taken out: the floor of ``bench.reconciler_throughput``.
 
 A diagnostic, never a product: the process is the real one (configuration, leader election,
 informers, work queue, workers, event recorder, client, uvloop), but each reconcile makes only the
 writes a burst needs and none of Kueue's decisions: no namespace selector, ancestor walk,
 equivalence check, priority, pod-set building or models. A Job without a Workload gets one (the
 Job's template, one pod set) and a ``CreatedWorkload`` Event; a Workload without ``PodsReady`` gets
-it. ``bench/reconciler.py --floor`` runs the burst and its ceiling against this process, so the
+it. ``python -m bench.reconciler_throughput --floor`` runs the burst and its ceiling against this process, so the
 ratio it prints is what the client stack, the watches and the process layout cost on this machine
 before any reconcile logic: the best ratio the real reconciler could reach here.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from bench.reconciler import PODS_READY_WAIT_FOR_START
+from bench.reconciler_throughput import PODS_READY_WAIT_FOR_START
 from reconciler import job_reconciler
 from reconciler.job_reconciler import DONE, JobReconciler, ReconcileResult
 from reconciler.ports import WORKLOAD_GVK, ConflictError, JobKey, NotFoundError

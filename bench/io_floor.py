@@ -1,7 +1,7 @@
 """The I/O floor of a Python controller: client CPU per API request and per watch event, on a real
 kube-apiserver.
 
-``bench/reconciler_cpu.py --real`` measures the reconciler as deployed: per job about 10 API
+``python -m bench.reconciler_cpu --real`` measures the reconciler as deployed: per job about 10 API
 requests (creates and merge patches, answers not decoded) and 10 watch events (Jobs and Workloads,
 ``managedFields`` dropped), plus the decisions. This bench measures only what the first two cost in
 this process's runtime -- ``shared.kube``'s client over TLS, uvloop, its informer -- with no
@@ -18,7 +18,7 @@ It prints each figure's median and range over ``--rounds`` and the floor per job
 reconciler's counts: ``--requests`` x the write cost + ``--events`` x the event cost. CPU is
 ``time.process_time`` of this process: the bench's own loop is all that runs in it.
 
-    .venv/bin/python bench/io_floor.py [--jobs 500] [--rounds 3] [--kubeconfig PATH]
+    .venv/bin/python -m bench.io_floor [--jobs 500] [--rounds 3] [--kubeconfig PATH]
 
 Without ``--kubeconfig`` it starts the kit's kube-apiserver (``../shared/real-cluster``, no Kueue)
 in a temporary state folder and stops it at the end.
@@ -30,7 +30,6 @@ import argparse
 import asyncio
 import contextlib
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -38,11 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.common import queued_job, run_concurrently
-from bench.real_cluster import bench_cluster
-from bench.reconciler_cpu import load_average
+from bench.harness.load import queued_job, run_concurrently
+from bench.harness.processes import load_average
+from bench.harness.real_cluster import bench_cluster
 from shared.eventloop import run_process_loop
 from shared.kube import ClientSettings, KubeClient, load_kubeconfig
 from shared.kube.informer import EventHandler, Informer, strip_managed_fields
@@ -50,7 +47,7 @@ from shared.kube.kinds import JOB_GVK, NAMESPACE_GVK
 
 __all__ = ["main"]
 
-#: the reconciler's requests and watch events per job (``bench/reconciler_cpu.py --real``)
+#: the reconciler's requests and watch events per job (``python -m bench.reconciler_cpu --real``)
 RECONCILER_REQUESTS = 10
 RECONCILER_EVENTS = 10
 

@@ -1,6 +1,6 @@
 """What a MultiKueue benchmark round submits, watches and prints, whatever the clusters are.
 
-``bench/multikueue.py`` runs rounds on three devclusters or (``--real``, ``bench/multikueue_real.py``)
+``bench.multikueue_dispatch`` runs rounds on three devclusters or (``--real``, ``bench.multikueue_real``)
 on three real API servers; both submit the same batch Jobs on the manager (:func:`submit`), watch
 the same objects from this process (:class:`Observed`: the manager's Workloads and Jobs, every
 worker's copies and Jobs, each event stamped with this process's monotonic clock) and print the
@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
-from bench.common import queued_job
+from bench.harness.load import queued_job
 from shared.constants import WORKLOAD_GVK
 from shared.kube import KubeClient, Watch
 from shared.kube.kinds import JOB_GVK

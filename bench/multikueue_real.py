@@ -1,4 +1,4 @@
-"""``bench/multikueue.py --real``: the MultiKueue benchmark on three real API servers, and its chaos.
+"""``python -m bench.multikueue_dispatch --real``: the MultiKueue benchmark on three real API servers, and its chaos.
 
 A round starts a fresh fleet with ``devrun.real_fleet`` (a manager and workers ``w1``, ``w2``: the
 kit's kube-apiserver 1.36 and the real Kueue manager on each, our webhook and reconciler on each),
@@ -9,7 +9,7 @@ The fleet's start is not measured. There is no kubelet nor job controller on the
 :class:`JobRunner` plays the job controller on the workers -- a Job that starts (is unsuspended) there
 gets one running pod at once (``status.active: 1``) and succeeds ``--run-seconds`` later.
 
-Reliability (issue #24), scripted with ``--kill-at`` and ``--worker-down-at``: ``kill -9`` of our
+Reliability, scripted with ``--kill-at`` and ``--worker-down-at``: ``kill -9`` of our
 multikueue when the given fractions of the jobs have reached a worker (restarted at once, as its
 Deployment would), and ``w1``'s API server stopped at a fraction, our multikueue killed and restarted
 while it is down, ``w1`` started again ``--down-seconds`` later. Every round then checks and prints:
@@ -42,10 +42,11 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.multikueue_measure import JOB, NAMESPACE, WORKLOAD, Observed, load, report, submit
-from devrun.real_cluster import Kit, RealCluster
-from devrun.real_fleet import (
+from devrun import (
     Dispatcher,
     FleetSettings,
+    Kit,
+    RealCluster,
     RealFleet,
     cpu_seconds,
     job_status_running,

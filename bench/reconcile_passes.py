@@ -1,6 +1,6 @@
 """The reconcile logic alone: CPU of one batch Job's whole life through ``JobReconciler``, in process.
 
-``bench/reconciler_cpu.py`` measures the reconciler process as deployed, where watches, HTTP/TLS and
+``bench.reconciler_cpu`` measures the reconciler process as deployed, where watches, HTTP/TLS and
 the event loop share the CPU with the logic and a loaded machine moves the figure by half. This
 bench takes those out: the reconciler's ports are bound to an in-memory cluster that answers from
 dicts (reads share the stored objects, as the informer caches do; writes go through the production
@@ -16,7 +16,7 @@ minimum over ``--repeats`` batches of
 ``--jobs`` lives: the minimum is what the code costs when nothing else interferes, which is what
 tells one version of the logic from another on a shared machine.
 
-    .venv/bin/python bench/reconcile_passes.py [--jobs 200] [--repeats 15]
+    .venv/bin/python -m bench.reconcile_passes [--jobs 200] [--repeats 15]
 """
 
 from __future__ import annotations
@@ -28,12 +28,9 @@ import sys
 import time
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, cast
 
 import orjson
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from reconciler.ancestry import OwnerKinds
 from reconciler.cluster import KubeWriter
@@ -372,7 +369,7 @@ async def one_life(
 
 
 def make_reconciler(cluster: MemoryCluster) -> JobReconciler:
-    kinds = {("batch", "Job")}
+    kinds = {("batch/v1", "Job")}
     return JobReconciler(
         adapters=Adapters(),
         reader=cluster,

@@ -1,7 +1,7 @@
 """The webhook alone on a real kube-apiserver: what an admission costs it, and what the API server waits.
 
-``bench/reconciler_cpu.py --real`` measures the webhook inside whole job lives, next to the
-reconciler and Kueue's scheduler; ``bench/webhook.py --kueue`` measures it in a closed loop (wrk, 16
+``python -m bench.reconciler_cpu --real`` measures the webhook inside whole job lives, next to the
+reconciler and Kueue's scheduler; ``python -m bench.webhook_latency --kueue`` measures it in a closed loop (wrk, 16
 kept-alive connections, one captured request). The two disagree about CPU per admission by ~5x.
 This bench takes the webhook's share of a real run apart, one kind of traffic at a time, with only
 the kit's kube-apiserver (and Kueue in external-framework mode, idle: no Workload is ever created)
@@ -26,7 +26,7 @@ responsiveness under the same load, next to what the API server measures.
 ``--setup kueue`` creates the same burst with Kueue managing the Jobs (its own webhooks) and
 ``--setup none`` with no Job webhook at all (the floor of a create on this machine).
 
-    .venv/bin/python bench/webhook_real.py [--jobs 500] [--rounds 3] [--setup ours,kueue,none] [--probe]
+    .venv/bin/python -m bench.webhook_real [--jobs 500] [--rounds 3] [--setup ours,kueue,none] [--probe]
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ import asyncio
 import contextlib
 import shutil
 import signal
-import ssl
 import statistics
 import subprocess
 import sys
@@ -47,29 +46,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import aiohttp
+from bench.harness.clusters import BENCH_NAMESPACE, client_for, setup_queues
+from bench.harness.components import Components, start_components
+from bench.harness.load import JOB, job_body, probe_webhook, queued_review
+from bench.harness.metrics import scrape, total
+from bench.harness.processes import load_average, process_cpu_seconds
+from bench.harness.real_cluster import ApiserverMetrics, ApiserverSnapshot, bench_cluster, cluster_pids, fresh
+from shared.kube import KubeClient
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from bench.real_cluster import ApiserverMetrics, ApiserverSnapshot, bench_cluster, cluster_pids, fresh  # noqa: E402
-from bench.reconciler_cpu import (  # noqa: E402
-    BENCH_NAMESPACE,
-    JOB,
-    Components,
-    client_for,
-    job_body,
-    load_average,
-    process_cpu_seconds,
-    scrape,
-    setup_queues,
-    start_components,
-    total,
-)
-from bench.webhook_vs_kueue import queued_review  # noqa: E402
-from shared.kube import KubeClient  # noqa: E402
-
-__all__ = ["main", "probe_webhook"]
+__all__ = ["main"]
 
 OURS, KUEUE, NONE = "ours", "kueue", "none"
 
@@ -118,22 +103,6 @@ async def _concurrently(count: int, concurrency: int, one: Callable[[int], Await
             await one(index)
 
     await asyncio.gather(*(gated(i) for i in range(count)))
-
-
-async def probe_webhook(
-    url: str, verify: ssl.SSLContext, body: bytes, interval: float, into: list[float]
-) -> None:
-    """POST ``body`` to ``url`` on one kept-alive connection every ``interval`` seconds until
-    cancelled, appending each round trip (seconds) to ``into``."""
-    connector = aiohttp.TCPConnector(limit=1, ssl=verify)
-    headers = {"Content-Type": "application/json"}
-    async with aiohttp.ClientSession(connector=connector) as http:
-        while True:
-            began = time.perf_counter()
-            async with http.post(url, data=body, headers=headers) as response:
-                await response.read()
-            into.append(time.perf_counter() - began)
-            await asyncio.sleep(interval)
 
 
 def _perf_record(pid: int, output: Path) -> subprocess.Popen[bytes]:

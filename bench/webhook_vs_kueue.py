@@ -1,6 +1,6 @@
-"""``bench/webhook.py --kueue``: closed-loop admission throughput, ours against real Kueue's Go webhook.
+"""``python -m bench.webhook_latency --kueue``: closed-loop admission throughput, ours against real Kueue's Go webhook.
 
-Both webhooks serve the same cluster (the kit's kube-apiserver, ``bench.real_cluster``, Kueue in its
+Both webhooks serve the same cluster (the kit's kube-apiserver, ``bench.harness.real_cluster``, Kueue in its
 normal mode so that its batch/job webhook is up) and answer the same request: the AdmissionReview
 of a batch Job created with kubectl that ``../shared/fixtures`` captured from a real API server,
 queued (``kueue.x-k8s.io/queue-name``) to a LocalQueue that exists, in a namespace both caches know.
@@ -15,7 +15,7 @@ The load is ``wrk -t1 -c16`` (one thread, 16 kept-alive HTTPS connections, close
 connection sends its next request when the answer to the last one has arrived) for ``--seconds``.
 Each server is pinned to one core with ``taskset`` (all its threads: Kueue's Go runtime would
 otherwise spread over both), wrk to the other; rounds are interleaved (ours, Kueue's, ours, ...) so
-that both see the same machine. wrk comes from Debian's packages (``apt-get install wrk``).
+that both see the same machine. wrk comes from Debian's packages (``apt-get install wrk``); :mod:`bench.harness.wrk` runs it.
 Prints requests/s and p50/p99 latency per round, their medians and ranges, and the ratio.
 
 Each round also reads the server process's CPU seconds (``/proc``, all threads) around the wrk run,
@@ -31,38 +31,26 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
-import json
 import os
-import re
 import shutil
 import statistics
-import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 
-from bench.real_cluster import bench_cluster, cluster_pids, fresh
-from bench.reconciler_cpu import (
-    BENCH_NAMESPACE,
-    client_for,
-    load_average,
-    process_cpu_seconds,
-    setup_queues,
-    write_config,
-)
-from devrun.components import ComponentProcess, free_port, generate_certs
-from devrun.samples import shared_dir
+from bench.harness.clusters import BENCH_NAMESPACE, client_for, setup_queues
+from bench.harness.components import write_config
+from bench.harness.load import queued_review
+from bench.harness.processes import load_average, process_cpu_seconds
+from bench.harness.real_cluster import bench_cluster, cluster_pids, fresh
+from bench.harness.wrk import SERVER_CORE, WrkResult, pin, run_wrk
+from devrun import ComponentProcess, free_port, generate_certs
 from shared.kube import GroupVersionKind, KubeClient
 
-__all__ = ["main_vs_kueue", "queued_review"]
+__all__ = ["main_vs_kueue"]
 
-FIXTURE = "fixtures/admissionreview-job-create.json"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_PATHS = {"mutate": "/mutate-batch-v1-job", "validate": "/validate-batch-v1-job"}
-SERVER_CORE, CLIENT_CORE = "1", "0"
 MUTATING_CONFIGURATION = GroupVersionKind(
     "admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration"
 )
@@ -77,72 +65,6 @@ async def unregister_kueue_job_webhook(client: KubeClient) -> None:
         kept = [hook for hook in hooks if hook.get("name") != KUEUE_JOB_WEBHOOK]
         if len(kept) != len(hooks):
             await client.update(MUTATING_CONFIGURATION, {**configuration, "webhooks": kept})
-
-
-def queued_review(*, namespace: str, queue: str) -> bytes:
-    """The captured AdmissionReview of a Job create, queued to ``queue`` in ``namespace``."""
-    review: dict[str, Any] = json.loads((shared_dir() / FIXTURE).read_text())
-    request = review["request"]
-    request["namespace"] = namespace
-    metadata = request["object"]["metadata"]
-    metadata["namespace"] = namespace
-    metadata.setdefault("labels", {})[QUEUE_LABEL] = queue
-    return json.dumps(review, separators=(",", ":")).encode()  # compact, as kube-apiserver sends it
-
-
-@dataclass(frozen=True)
-class WrkResult:
-    requests_per_second: float
-    p50_ms: float
-    p99_ms: float
-    requests: int = 0
-    #: the server process's CPU microseconds per request over the run (0: not measured)
-    cpu_us_per_request: float = 0.0
-
-
-_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
-
-
-def _millis(text: str) -> float:
-    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text.strip()).groups()  # type: ignore[union-attr]
-    return float(number) * _UNITS[unit]
-
-
-def parse_wrk(output: str) -> WrkResult:
-    """Requests/s and the 50th/99th latency percentiles from ``wrk --latency``'s report; refuses a
-    run with errors or non-2xx answers (a denial is a 200; anything else means a broken setup)."""
-    if "Non-2xx" in output or "Socket errors" in output:
-        raise RuntimeError(f"wrk saw failed requests:\n{output}")
-    rate = re.search(r"Requests/sec:\s+([\d.]+)", output)
-    p50 = re.search(r"^\s+50%\s+(\S+)", output, re.MULTILINE)
-    p99 = re.search(r"^\s+99%\s+(\S+)", output, re.MULTILINE)
-    count = re.search(r"^\s+(\d+) requests in ", output, re.MULTILINE)
-    if rate is None or p50 is None or p99 is None or count is None:
-        raise RuntimeError(f"unexpected wrk output:\n{output}")
-    return WrkResult(
-        float(rate.group(1)), _millis(p50.group(1)), _millis(p99.group(1)), requests=int(count.group(1))
-    )
-
-
-def run_wrk(url: str, body_file: Path, *, seconds: float, connections: int, script_dir: Path) -> WrkResult:
-    script = script_dir / "post.lua"
-    script.write_text(
-        'wrk.method = "POST"\n'
-        'wrk.headers["Content-Type"] = "application/json"\n'
-        f'local f = io.open("{body_file}", "rb")\n'
-        'wrk.body = f:read("*all")\n'
-        "f:close()\n"
-    )
-    command = ["taskset", "-c", CLIENT_CORE, "wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s"]
-    command += ["--latency", "-s", str(script), url]
-    completed = subprocess.run(command, capture_output=True, text=True, check=True)
-    return parse_wrk(completed.stdout)
-
-
-def pin(pid: int) -> None:
-    """Every thread of ``pid`` on the server core (Go starts threads later too: ``-a`` covers those
-    that exist, and new ones inherit the mask of the thread that makes them)."""
-    subprocess.run(["taskset", "-a", "-cp", SERVER_CORE, str(pid)], capture_output=True, check=True)
 
 
 async def _check_answer(url: str, body: bytes) -> None:

@@ -1,8 +1,8 @@
 """CPU per admission of the webhook alone under wrk, no cluster: the admissions of a real job life.
 
-``bench/webhook.py --kueue`` needs the kit's cluster and sends one request (the captured create of
+``python -m bench.webhook_latency --kueue`` needs the kit's cluster and sends one request (the captured create of
 an already suspended Job, the cheapest admission there is). This one starts the webhook server as
-``bench/webhook.py`` does (its own process on uvloop, batch Jobs, in-memory lookups), pins it to one
+``bench.webhook_latency`` does (its own process on uvloop, batch Jobs, in-memory lookups), pins it to one
 core and wrk to the other, and sends the three admissions every Job of the real run gets, shaped as
 kube-apiserver sends them (``../shared/fixtures``' captured create, with ``managedFields``):
 
@@ -12,40 +12,36 @@ kube-apiserver sends them (``../shared/fixtures``' captured create, with ``manag
   leaves them: uid, resourceVersion, status, two field managers).
 
 ``--mix`` picks which (``real``: the three in turn; ``mutate``, ``create``, ``update``: one of
-them; ``suspended``: ``bench/webhook.py --kueue``'s request). ``--connections 16`` is the closed
-loop of ``bench/webhook.py --kueue``; ``--connections 1`` sends one admission at a time. Prints requests/s, p50/p99 and the server's CPU
+them; ``suspended``: ``python -m bench.webhook_latency --kueue``'s request). ``--connections 16`` is the closed
+loop of ``python -m bench.webhook_latency --kueue``; ``--connections 1`` sends one admission at a time. Prints requests/s, p50/p99 and the server's CPU
 microseconds per request (``/proc``, all threads), median and range over ``--rounds``.
 
-    .venv/bin/python bench/webhook_wrk.py [--seconds 5] [--rounds 3] [--connections 16] [--mix real]
+    .venv/bin/python -m bench.webhook_wrk [--seconds 5] [--rounds 3] [--connections 16] [--mix real]
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import copy
+import json
+import shutil
+import statistics
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path[0] = str(REPO)  # this directory's webhook.py would shadow the webhook package
-
-import argparse  # noqa: E402
-import asyncio  # noqa: E402
-import copy  # noqa: E402
-import json  # noqa: E402
-import shutil  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-from typing import Any  # noqa: E402
-
-from bench.reconciler_cpu import load_average, process_cpu_seconds  # noqa: E402
-from bench.webhook import webhook_process, write_certificates  # noqa: E402
-from bench.webhook_vs_kueue import CLIENT_CORE, FIXTURE, SERVER_CORE, WrkResult, parse_wrk, pin  # noqa: E402
-from devrun.samples import shared_dir  # noqa: E402
-from shared.eventloop import run_process_loop  # noqa: E402
+from bench.harness.load import FIXTURE
+from bench.harness.processes import load_average, process_cpu_seconds
+from bench.harness.webhook_server import webhook_process, write_certificates
+from bench.harness.wrk import CLIENT_CORE, SERVER_CORE, WrkResult, parse_wrk, pin
+from devrun import shared_dir
+from shared.constants import QUEUE_LABEL
+from shared.eventloop import run_process_loop
 
 __all__ = ["admissions", "main"]
-
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 def admissions() -> dict[str, tuple[str, bytes]]:

@@ -27,5 +27,7 @@ One subpackage per command, its entry point ``cli``:
 Beside them, what two tools share: ``kinds`` (``KIND/NAME`` and ``--kind`` arguments to configured
 kinds: explain and adapter test), ``quota`` (ClusterQueue usage against a Workload's request:
 explain's queue chain and adapter test's fit) and ``cohort`` (Kueue's available quota in a cohort
-tree, for ``quota``).
+tree, for ``quota``). And one documentation tool: ``config_reference`` (``python -m
+bridge_tools.config_reference``: the configuration reference of ``docs/configuration.md``, generated
+from the configuration model).
 """

@@ -32,6 +32,7 @@ from typing import Any
 
 from bridge_tools.cohort import CohortTree
 from shared.constants import Condition
+from shared.kube.conditions import is_object_condition_true
 from shared.models.queue import ClusterQueue
 from shared.models.workload import PodSet
 from shared.quantity import format_usage, parse_quantity, pod_requests
@@ -81,10 +82,9 @@ def _holds_quota(workload: Mapping[str, Any], cluster_queue: str) -> bool:
     admission = status.get("admission") or {}
     if admission.get("clusterQueue") != cluster_queue:
         return False
-    conditions = {
-        c.get("type"): c.get("status") for c in status.get("conditions") or [] if isinstance(c, dict)
-    }
-    return conditions.get(Condition.QUOTA_RESERVED) == "True" and conditions.get(Condition.FINISHED) != "True"
+    return is_object_condition_true(workload, Condition.QUOTA_RESERVED) and not is_object_condition_true(
+        workload, Condition.FINISHED
+    )
 
 
 def reserved_usage(

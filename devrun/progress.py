@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, TextIO
 
 from shared.constants import Condition
+from shared.kube.conditions import is_true
 from shared.kube.times import age_since
 
 __all__ = [
@@ -94,8 +95,7 @@ def _condition(obj: Mapping[str, Any], condition_type: str) -> Mapping[str, Any]
 
 
 def _is_true(obj: Mapping[str, Any], condition_type: str) -> bool:
-    condition = _condition(obj, condition_type)
-    return condition is not None and condition.get("status") == "True"
+    return is_true(_condition(obj, condition_type))
 
 
 def workload_of(job: Mapping[str, Any], workloads: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:

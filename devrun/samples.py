@@ -30,6 +30,7 @@ import yaml
 from devcluster.standin import DeclarativeCompletion, Resource
 from shared.frameworks.builtin_kinds import APPWRAPPER, BATCH_JOB
 from shared.kube import AlreadyExists, GroupVersionKind, KubeClient, NotFound
+from shared.kube.conditions import is_object_condition_true
 from shared.kube.kinds import CRD_GVK
 
 __all__ = [
@@ -123,8 +124,7 @@ async def install_crds(client: KubeClient, files: list[Path], *, within_seconds:
     for name in names:
         while True:
             crd = await client.get(CRD_GVK, name)
-            conditions = (crd.get("status") or {}).get("conditions") or []
-            if any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+            if is_object_condition_true(crd, "Established"):
                 break
             if loop.time() > deadline:
                 raise TimeoutError(

@@ -52,6 +52,7 @@ from shared.frameworks.paths import FieldPath, parse_path
 from shared.frameworks.tekton import PIPELINERUN_PENDING
 from shared.jsontree import json_tree_copy
 from shared.kube import GroupVersionKind
+from shared.kube.conditions import is_condition_true
 from shared.kube.times import format_time
 from shared.merge_patch import create_merge_patch
 from shared.remote_copy import remote_job_copy
@@ -158,13 +159,6 @@ class MultiKueueJobAdapter:
         return StatusSync({"status": patch} if patch else None, deferred)
 
 
-def _is_true(conditions: Any, condition_type: str) -> bool:
-    for condition in conditions if isinstance(conditions, list) else []:
-        if isinstance(condition, dict) and condition.get("type") == condition_type:
-            return bool(condition.get("status") == "True")
-    return False
-
-
 def _within_job_status_rules(
     local: Mapping[str, Any], current: dict[str, Any], wanted: dict[str, Any]
 ) -> dict[str, Any]:
@@ -201,7 +195,7 @@ def _batch_status(local: Mapping[str, Any], remote: Mapping[str, Any], *, now: d
     status = json_tree_copy(local.get("status") or {})
     found = status.get("conditions")
     conditions: list[Any] = found if isinstance(found, list) else []
-    if not _is_true(conditions, "Suspended"):
+    if not is_condition_true(conditions, "Suspended"):
         stamp = format_time(now)
         marker = {
             "type": "Suspended",

@@ -27,6 +27,7 @@ from typing import Any, Final
 from multikueue.conditions import condition_of, write_condition
 from shared.constants import ADMISSION_CHECK_GVK, API_GROUP, MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_CONFIG_GVK
 from shared.kube import KubeClient, Result, cache_miss_message
+from shared.kube.conditions import is_true
 from shared.models.condition import Condition
 
 __all__ = [
@@ -108,7 +109,7 @@ class AdmissionCheckReconciler:
                 missing.append(name)
                 continue
             active = condition_of(cluster, MULTIKUEUE_CLUSTER_ACTIVE)
-            if active is None or active.status != "True":
+            if not is_true(active):
                 inactive.append(name)
         status, reason, message = "True", "Active", "The admission check is active"
         unusable = len(missing) + len(inactive)

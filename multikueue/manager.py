@@ -65,6 +65,7 @@ from shared.kube import (
     Result,
     WatchSettings,
 )
+from shared.kube.conditions import is_true, object_condition
 from shared.kube.events import EventRecorder
 from shared.kube.informer import StoreView
 from shared.kube.kinds import SECRET_GVK
@@ -90,7 +91,7 @@ CHECK_INDEX = "check"  # Workloads by the admission checks in their status
 
 
 #: Workloads reconciled at once unless ``controller.groupKindConcurrency`` names
-#: ``Workload.kueue.x-k8s.io`` (as for Kueue's own MultiKueue controller). bench/multikueue.py, 500
+#: ``Workload.kueue.x-k8s.io`` (as for Kueue's own MultiKueue controller). bench/multikueue_dispatch.py, 500
 #: Workloads at once: with 16, keys waited in the queue up to 1-4 s; with 64 they were taken sooner,
 #: so fewer events coalesced into one pass -- 7,300-7,700 reconciles instead of 4,500-5,100 (each two
 #: to five API calls) -- and on a shared, CPU-bound host the API servers, not the queue, became the
@@ -336,15 +337,12 @@ class MultiKueueManager(ControllerSet):
 
     def _count_admitted(self, cluster: str, workload: dict[str, Any]) -> None:
         """Count an admission on ``cluster``, with the time since the manager reserved quota."""
-        reserved = next(
-            (
-                c
-                for c in (workload.get("status") or {}).get("conditions") or []
-                if isinstance(c, dict) and c.get("type") == "QuotaReserved" and c.get("status") == "True"
-            ),
-            None,
+        reserved = object_condition(workload, "QuotaReserved")
+        since = (
+            parse_time(reserved.get("lastTransitionTime"))
+            if reserved is not None and is_true(reserved)
+            else None
         )
-        since = parse_time(reserved.get("lastTransitionTime")) if reserved is not None else None
         waited = (self._options.now() - since).total_seconds() if since is not None else None
         self.metrics.count_admitted(cluster, waited=waited)
 

@@ -63,7 +63,7 @@ class MultiKueueMetrics:
         self.cluster_active.labels(cluster).set(1 if active else 0)
 
 
-# bench/multikueue.py: p50 0.1-0.2 s at 25 jobs/s, seconds in a burst; a worker's queue adds minutes
+# bench/multikueue_dispatch.py: p50 0.1-0.2 s at 25 jobs/s, seconds in a burst; a worker's queue adds minutes
 _DISPATCH_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
 
 _REGISTERED: weakref.WeakKeyDictionary[CollectorRegistry, MultiKueueMetrics] = weakref.WeakKeyDictionary()

@@ -48,7 +48,7 @@ from multikueue.local_jobs import LocalJobs
 from multikueue.own_writes import MANAGER, OwnWrites
 from multikueue.remote import WORKLOAD_GVK, RemoteCluster
 from multikueue.workload_group import WorkloadGroup
-from multikueue.workload_status import check_state, set_check_state
+from multikueue.workload_status import set_check_state
 from multikueue.workload_steps import reconcile_group
 from shared.admission_apply import apply_admission_status, apply_check_state
 from shared.constants import (
@@ -56,7 +56,6 @@ from shared.constants import (
     JOB_OWNER_GVK_ANNOTATION,
     JOB_OWNER_NAME_ANNOTATION,
     MULTIKUEUE_CONFIG_GVK,
-    MULTIKUEUE_EVENT_REASON,
     MULTIKUEUE_ORIGIN_LABEL,
     CheckState,
 )
@@ -290,10 +289,3 @@ class WorkloadReconciler:
 
     def remote(self, cluster: str) -> RemoteCluster | None:
         return self.remotes(cluster)
-
-    def current_check(self, workload: dict[str, Any], name: str) -> dict[str, Any] | None:
-        return check_state(workload, name)
-
-    @property
-    def event_reason(self) -> str:
-        return MULTIKUEUE_EVENT_REASON

@@ -21,13 +21,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from shared.kube.conditions import object_condition, writable_status
+from shared.kube.conditions import is_true, object_condition, writable_status
 from shared.kube.times import format_time
 from shared.workload_state import truncate_condition_message
 
 __all__ = [
     "IRRELEVANT_CONDITIONS",
-    "check_is",
     "check_state",
     "decision_view",
     "earliest_true",
@@ -70,18 +69,13 @@ def earliest_true(
     best: tuple[str, dict[str, Any]] | None = None
     for cluster, workload in remotes.items():
         found = object_condition(workload, condition_type)
-        if found is None or found.get("status") != "True":
+        if found is None or not is_true(found):
             continue
         if best is None or str(found.get("lastTransitionTime") or "") < str(
             best[1].get("lastTransitionTime") or ""
         ):
             best = (cluster, found)
     return best
-
-
-def check_is(workload: Mapping[str, Any], name: str, state: str) -> bool:
-    found = check_state(workload, name)
-    return found is not None and found.get("state") == state
 
 
 #: Workload conditions no MultiKueue decision reads, on the manager's Workload or on a copy (Kueue

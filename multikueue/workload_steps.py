@@ -76,6 +76,7 @@ from shared.jsontree import json_tree_copy
 from shared.kube import NORMAL, WARNING, Clock, KubeClient, Result
 from shared.kube.conditions import (
     is_object_condition_true,
+    is_true,
     object_condition,
     read_status,
     set_object_condition,
@@ -396,7 +397,7 @@ async def _converge_winner(
 ) -> Result:
     local = group.local
     evicted = object_condition(local, Condition.EVICTED)
-    if has_quota_reservation(local) and evicted is not None and evicted.get("status") == "True":
+    if has_quota_reservation(local) and is_true(evicted):
         remote = json_tree_copy(group.remotes[cluster] or {})
         if set_object_condition(
             remote,

@@ -18,7 +18,7 @@ import sys
 from typing import Final
 
 from reconciler.event_reporting import RecorderSink, reporters_for, workload_event_counter
-from reconciler.manager import ReconcilerManager
+from reconciler.manager import ReconcilerControllers
 from shared.cli_args import controller_config, controller_parser, run_component
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY
 from shared.manager import ControllerManager
@@ -47,9 +47,9 @@ def main(argv: list[str]) -> int:
     workload_events = workload_event_counter(manager.registry)
     reporters = reporters_for(config)
 
-    def controllers(process: ControllerManager) -> ReconcilerManager:
+    def controllers(process: ControllerManager) -> ReconcilerControllers:
         events = RecorderSink(process.recorder, workload_events=workload_events, reporters=reporters)
-        return ReconcilerManager.from_config(
+        return ReconcilerControllers.from_config(
             config, client=process.client, events=events, workers=args.workers
         )
 

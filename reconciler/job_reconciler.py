@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -112,7 +112,6 @@ class ReconcilerSettings:
 @dataclass(frozen=True)
 class ReconcileResult:
     requeue_after: float | None = None
-    actions: tuple[str, ...] = field(default=(), compare=False)
 
 
 DONE = ReconcileResult()

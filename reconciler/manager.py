@@ -23,9 +23,9 @@ Invariants:
   Kueue's scheduler does not wait on us; out of a burst every lane is short and nothing waits.
 * A write conflict (409 Conflict or AlreadyExists: the reconcile read a stale cached copy) requeues
   the job with the queue's backoff; it is logged at DEBUG and counted, never reported as a failure.
-* Everything the manager starts it stops: it is the process's ``shared.manager.ControllerSet`` for
-  one leadership term, whose ``run`` owns the informer tasks and cancels them when the controllers
-  end (shutdown, or loss of leadership).
+* Everything ``ReconcilerControllers`` starts it stops: it is the process's
+  ``shared.manager.ControllerSet`` for one leadership term, whose ``run`` owns the informer tasks and
+  cancels them when the controllers end (shutdown, or loss of leadership).
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from reconciler.ancestry import OwnerKinds
 from reconciler.cluster import CachedReader, KubeWriter, owner_index_key, workload_owner_keys
 from reconciler.job_reconciler import NAMESPACE_GVK, JobReconciler, ReconcilerSettings
 from reconciler.ports import WORKLOAD_GVK, ConflictError, EventSink, JobKey, JobStillActiveError
 from reconciler.priority import PRIORITY_CLASS_GVK, WORKLOAD_PRIORITY_CLASS_GVK
 from reconciler.workload_sync import RESOURCE_FLAVOR_GVK
+from shared.ancestry import OwnerKinds, kueue_owner_kinds
 from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
 from shared.frameworks.registry import FrameworkRegistry
 from shared.jobmeta import queue_name
@@ -50,7 +50,6 @@ from shared.kube import Conflict, GroupVersionKind, KubeClient
 from shared.kube.conditions import is_object_condition_true
 from shared.kube.controller import Controller, PriorityRule, Result
 from shared.kube.informer import Informer, StoreView, index_by_controller_uid, strip_managed_fields
-from shared.kueue_integrations import KUEUE_INTEGRATIONS
 from shared.labelselector import selector_from_label_selector
 from shared.manager import ControllerSet
 from shared.models.base import WireDict
@@ -59,11 +58,10 @@ from shared.workload_slicing import FEATURE_GATE_DEFAULT as SLICING_FEATURE_GATE
 
 __all__ = [
     "CONTROLLER_UID_INDEX",
-    "KUEUE_KNOWN_OWNER_KINDS",
     "WORKLOAD_OWNER_INDEX",
+    "ControllerOptions",
     "InformerReader",
-    "ManagerOptions",
-    "ReconcilerManager",
+    "ReconcilerControllers",
     "owner_kinds_for",
     "settings_from_config",
 ]
@@ -77,16 +75,11 @@ CONTROLLER_UID_INDEX = "controller-uid"
 START_PRIORITY = 2
 UNBLOCK_PRIORITY = 1
 
-#: Kinds Kueue registers as integrations: the ancestor walk follows them whether or not they are
-#: managed here (a child of a JobSet that real Kueue manages is still a child).
-KUEUE_KNOWN_OWNER_KINDS: frozenset[tuple[str, str]] = frozenset(
-    integration.group_kind for integration in KUEUE_INTEGRATIONS
-)
-
 
 def owner_kinds_for(managed: Iterable[GroupVersionKind]) -> OwnerKinds:
-    managed_kinds = {(gvk.group, gvk.kind) for gvk in managed}
-    return OwnerKinds(known=KUEUE_KNOWN_OWNER_KINDS | managed_kinds, managed=managed_kinds)
+    """The ancestor walk's kinds: ``managed`` by us, every kind Kueue registers known (a child of a
+    JobSet that real Kueue manages is still a child)."""
+    return kueue_owner_kinds((gvk.api_version, gvk.kind) for gvk in managed)
 
 
 class _StoreAdapter:
@@ -144,14 +137,21 @@ class InformerReader(CachedReader):
 
 
 @dataclass(frozen=True)
-class ManagerOptions:
+class ControllerOptions:
+    """How ``ReconcilerControllers`` runs its controllers: the field manager of its writes, workers
+    per kind, the Workload informer's resync period."""
+
     field_manager: str = "kueue-bridge"
     #: concurrent reconciles per job kind (``Configuration.reconcile_concurrency``)
     workers: Callable[[GroupVersionKind], int] = lambda gvk: DEFAULT_RECONCILE_CONCURRENCY
     resync_period: float | None = 600.0
 
 
-class ReconcilerManager(ControllerSet):
+class ReconcilerControllers(ControllerSet):
+    """The reconciler's controllers for one leadership term: one job controller per managed kind, the
+    informers that feed them (the jobs, the shared Workload informer, the cached kinds) and the
+    ``JobReconciler`` they all call. The process's ``shared.manager.ControllerManager`` runs it."""
+
     def __init__(
         self,
         *,
@@ -159,7 +159,7 @@ class ReconcilerManager(ControllerSet):
         registry: FrameworkRegistry,
         settings: ReconcilerSettings,
         events: EventSink,
-        options: ManagerOptions = ManagerOptions(),
+        options: ControllerOptions = ControllerOptions(),
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._client = client
@@ -240,8 +240,8 @@ class ReconcilerManager(ControllerSet):
     @classmethod
     def from_config(
         cls, config: Configuration, *, client: KubeClient, events: EventSink, workers: int | None = None
-    ) -> ReconcilerManager:
-        """The manager for every kind ``config`` manages; ``workers`` overrides
+    ) -> ReconcilerControllers:
+        """The controllers for every kind ``config`` manages; ``workers`` overrides
         ``controller.groupKindConcurrency`` for all of them."""
         registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
         return cls(
@@ -249,7 +249,7 @@ class ReconcilerManager(ControllerSet):
             registry=registry,
             settings=settings_from_config(config, registry=registry),
             events=events,
-            options=ManagerOptions(
+            options=ControllerOptions(
                 field_manager=config.kueue_bridge.field_manager,
                 workers=(lambda gvk: workers) if workers else config.reconcile_concurrency,
             ),

@@ -43,6 +43,8 @@ __all__ = [
     "IDENTITIES",
     "KUEUE_CONFIG_KEY",
     "KUEUE_CONFIG_MAP",
+    "KUEUE_MANAGER_NAME_LABEL",
+    "KUEUE_MANAGER_SELECTOR",
     "KUEUE_MANAGER_SERVICE_ACCOUNT",
     "KUEUE_NAMESPACE",
     "OWN_NAMESPACE",
@@ -63,9 +65,14 @@ KUEUE_NAMESPACE: Final[Scope] = "kueue-namespace"
 VERBS: Final = ("get", "list", "watch", "create", "update", "patch", "delete")
 _READ: Final = ("get", "list", "watch")
 
-#: Where Kueue keeps its Configuration (Kueue's default manifests).
+#: Where Kueue's default install keeps its Configuration (release ``kueue``; the Helm chart names it
+#: ``<release>-kueue-manager-config`` otherwise, so preflight follows the manager Deployment's volume).
 KUEUE_CONFIG_MAP: Final = "kueue-manager-config"
 KUEUE_CONFIG_KEY: Final = "controller_manager_config.yaml"
+#: The label Kueue's Helm chart and kustomize manifests both put on the manager Deployment, whatever
+#: the release name and namespace, and the name label that tells Kueue's from other kubebuilder managers.
+KUEUE_MANAGER_SELECTOR: Final = "control-plane=controller-manager"
+KUEUE_MANAGER_NAME_LABEL: Final = ("app.kubernetes.io/name", "kueue")
 
 #: What an AppWrapper may wrap: the AppWrapper operator's list, plus ConfigMaps.
 WRAPPABLE_KINDS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
@@ -90,6 +97,9 @@ class AccessRule:
     why: str
     scope: Scope = CLUSTER
     resource_names: tuple[str, ...] = ()
+    #: missing it is only a warning (the start-up check's reads of Kueue's setup: without them the
+    #: components start and say they could not check)
+    optional: bool = False
 
     def grants(self) -> set[tuple[str, str, str]]:
         return {(self.group, resource, verb) for resource in self.resources for verb in self.verbs}
@@ -137,11 +147,19 @@ def _lease(why: str) -> AccessRule:
 
 
 def _start_up_check() -> list[AccessRule]:
-    """Reading Kueue's Configuration and its webhooks: the start-up check for two controllers per kind."""
+    """Reading Kueue's Configuration and its webhooks: the start-up check for two controllers per kind.
+
+    Least privilege, and why each is what it is: Kueue's manager Deployment may be in any namespace
+    under any release name, so it is found by label with ``list`` on deployments cluster-wide (no
+    ``get``/``watch``; a Deployment holds no Secret values). Its Configuration ConfigMap is named by
+    the Deployment's volume (``<release>-kueue-manager-config``), so ``get`` cannot be limited by
+    name, but it is limited to Kueue's namespace and to ``get`` (no ``list``: nothing else there can
+    be enumerated). Both are optional: without them the components start and warn."""
     why = "start-up check: is a managed kind also one of Kueue's own enabled integrations?"
     return [
+        AccessRule("apps", ("deployments",), ("list",), f"{why} (finding Kueue's manager)", optional=True),
         AccessRule(
-            "", ("configmaps",), ("get",), why, scope=KUEUE_NAMESPACE, resource_names=(KUEUE_CONFIG_MAP,)
+            "", ("configmaps",), ("get",), f"{why} (its Configuration)", scope=KUEUE_NAMESPACE, optional=True
         ),
         AccessRule("admissionregistration.k8s.io", ("mutatingwebhookconfigurations",), ("list",), why),
     ]
@@ -149,6 +167,16 @@ def _start_up_check() -> list[AccessRule]:
 
 def _manages_appwrappers(config: Configuration) -> bool:
     return any(kind.gvk == APPWRAPPER.gvk for kind in config.managed_kinds())
+
+
+def _unmanaged_kueue_kinds(config: Configuration) -> list[ManagedKind]:
+    """Kueue's integration kinds not managed here: the ancestor walk follows them too."""
+    managed = {(kind.gvk.group, kind.gvk.kind) for kind in config.managed_kinds()}
+    return [
+        ManagedKind(GroupVersionKind(i.group, i.version, i.kind), i.plural, None, None)
+        for i in KUEUE_INTEGRATIONS
+        if i.group_kind not in managed
+    ]
 
 
 def _webhook(config: Configuration) -> list[AccessRule]:
@@ -163,6 +191,11 @@ def _webhook(config: Configuration) -> list[AccessRule]:
         ),
         *_per_group(kinds, _READ, "owner lookups of the configured kinds (a child of a managed job)"),
         AccessRule("apps", ("replicasets",), _READ, "owner lookups (Pod -> ReplicaSet -> Deployment)"),
+        *_per_group(
+            _unmanaged_kueue_kinds(config),
+            _READ,
+            "owner lookups: the ancestor walk follows every kind Kueue knows",
+        ),
         AccessRule(
             "admissionregistration.k8s.io",
             ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"),

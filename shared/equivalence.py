@@ -35,9 +35,8 @@ from typing import Any, Final
 
 from shared.constants import Condition as ConditionType
 from shared.jsontree import json_tree_copy
-from shared.kube.conditions import conditions_of
+from shared.kube.conditions import conditions_of, find_condition_view, is_true
 from shared.kube.conditions import is_condition_true as is_object_condition_true_in
-from shared.models.condition import is_condition_true
 from shared.models.meta import controller_owner
 from shared.models.workload import PodSet, Workload
 from shared.podset import (
@@ -298,7 +297,7 @@ def expected_running_pod_sets(
     ``None`` when the Workload has no quota reservation, the admission cannot be turned into pod
     set infos (unknown flavor, conflicting updates, missing pod set), or a merge conflicts.
     """
-    if not is_condition_true(_conditions(workload), ConditionType.QUOTA_RESERVED):
+    if not is_true(find_condition_view(_conditions(workload), ConditionType.QUOTA_RESERVED)):
         return None
     try:
         infos = pod_set_infos_from_admission(workload=workload, flavors=flavors, gates=gates)
@@ -355,7 +354,7 @@ def equivalent_to_workload(
     if not partial_admission:
         for pod_set in job_sets:
             pod_set.min_count = None
-    ignore_tolerations = is_condition_true(_conditions(workload), ConditionType.ADMITTED)
+    ignore_tolerations = is_true(find_condition_view(_conditions(workload), ConditionType.ADMITTED))
     running = expected_running_pod_sets(workload=workload, flavors=flavors or {}, gates=gates)
     if running is not None:
         if compare_pod_set_slices(job_sets, running, ignore_tolerations=ignore_tolerations):

@@ -12,7 +12,7 @@
   never cuts a write in half.
 * **A garbage collector tuned for caches.** A controller keeps every watched object in informer
   caches: hundreds of thousands of long-lived dicts and lists that the cyclic collector re-scans
-  over and over without finding garbage (in ``bench/reconciler.py`` a 1,000-job burst spent about
+  over and over without finding garbage (in ``bench/reconciler_throughput.py`` a 1,000-job burst spent about
   a third of a second in the collector, a third of the reconciler's CPU). ``gc.freeze()`` at
   start-up moves everything imported so far out of the collector's reach for good, and a first
   generation of ``GC_GENERATION0_THRESHOLD`` allocations instead of CPython's 700 makes

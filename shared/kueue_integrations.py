@@ -2,16 +2,14 @@
 
 Kueue registers one integration per framework name (``batch/job``, ``jobset.x-k8s.io/jobset``,
 ``workload.codeflare.dev/appwrapper``, ``kubeflow.org/pytorchjob`` ...). kueue-bridge needs to know
-them for three reasons, and this table is the one place that says what they are:
+them for two reasons, and this table is the one place that says what they are:
 
 * **Two controllers for one kind.** A kind that kueue-bridge manages must not also be one of Kueue's
   enabled built-in integrations (Kueue's reconciler and ours would fight over the same job and
   Workload). Preflight and the components' start-up checks look the kind up here to name the
   Kueue framework to disable.
-* **Where Kueue shows it.** Kueue's job webhooks are named ``m<kind>.kb.io`` / ``v<kind>.kb.io``
-  (the lower-cased kind) and served at ``/mutate-<group with dashes>-<version>-<kind>``; that is
-  how an enabled integration is recognised among the registered webhooks when Kueue's
-  Configuration cannot be read.
+  Only Kueue's Configuration says which are enabled: its chart and manifests register every
+  integration's ``m<kind>.kb.io`` webhook, and the manager answers a disabled one with a no-op.
 * **The ancestor walk** follows controller owners of every kind Kueue knows, managed here or not
   (a child of a JobSet that real Kueue manages is still a child).
 
@@ -59,10 +57,9 @@ class KueueIntegration:
         return (self.group, self.kind)
 
     @property
-    def webhook_names(self) -> tuple[str, str]:
-        """Kueue's mutating and validating webhook names for this kind (``mjob.kb.io``, ``vjob.kb.io``)."""
-        lowered = self.kind.lower()
-        return (f"m{lowered}.kb.io", f"v{lowered}.kb.io")
+    def owner_key(self) -> tuple[str, str]:
+        """``(apiVersion, kind)``, as an owner reference names this kind."""
+        return (f"{self.group}/{self.version}" if self.group else self.version, self.kind)
 
 
 def _integration(

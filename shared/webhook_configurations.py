@@ -56,8 +56,8 @@ MUTATING_CONFIGURATION_NAME: Final = "kueue-bridge-mutating-webhook-configuratio
 VALIDATING_CONFIGURATION_NAME: Final = "kueue-bridge-validating-webhook-configuration"
 #: Every webhook we register is named ``<m|v><kind>.<group or core>`` + this suffix.
 WEBHOOK_NAME_SUFFIX: Final = ".kueue-bridge.x-k8s.io"
-#: ``timeoutSeconds`` of every webhook (the API server allows 1 to 30). Measured (README "Deploying",
-#: bench/webhook.py): p99 14 ms at saturation (about 2,000 admissions/s) and 26 ms at half that rate
+#: ``timeoutSeconds`` of every webhook (the API server allows 1 to 30). Measured (docs/installing.md,
+#: bench/webhook_latency.py): p99 14 ms at saturation (about 2,000 admissions/s) and 26 ms at half that rate
 #: on a busy 2-core host; the slowest path, an AppWrapper's SubjectAccessReviews, has a deadline of its
 #: own of 5 s (webhook.serving.admission_review.ACCESS_REVIEW_TIMEOUT). 10 s is twice that deadline: an answer always
 #: arrives before the API server gives up, and an unreachable webhook fails a create within 10 s

@@ -9,12 +9,15 @@ listed in ``labelKeysToCopy``, the job's ``provreq.kueue.x-k8s.io/*`` annotation
 labels, ``spec.priorityClassRef`` and ``spec.priority`` from the resolved priority (priority is always
 set), and ``spec.active`` is left unset so the CRD default (``true``) applies.
 
-``resolve_priority`` is the pure part of ``ExtractPriority`` (§2.7): lookups are passed in as
-functions so the caller decides where classes come from (informer cache, API, test fake):
+``priority_class_names`` and ``resolve_priority`` are ``ExtractPriority`` (§2.7), the one
+implementation the reconciler, ``explain`` and the adapter dry run all call: the first says which
+class the job names, the caller fetches it (informer cache, API, test fake) and the second resolves
+with lookups passed in as functions:
 
 1. a ``kueue.x-k8s.io/priority-class`` label names a WorkloadPriorityClass, which must exist;
-2. else a pod PriorityClass name (a kind-specific source or the first pod template that has one),
-   which must exist;
+2. else a pod PriorityClass name, which must exist: the kind's own source when it has one
+   (``JobWithPriorityClass``, Kueue's ``customPriorityFunc``; an empty answer means none, the pod
+   templates are then not read), else the first pod template that has one;
 3. else the cluster's global default PriorityClass (lowest value if several);
 4. else no reference and priority 0.
 
@@ -50,6 +53,8 @@ from shared.constants import (
 )
 from shared.constants import Condition as ConditionType
 from shared.equivalence import sanitize_pod_sets
+from shared.frameworks.base import GenericJob
+from shared.frameworks.capabilities import has_priority_class
 from shared.jobmeta import (
     annotations_of,
     is_valid_job_uid_label,
@@ -60,9 +65,10 @@ from shared.jobmeta import (
     max_exec_time_seconds,
     provreq_annotations,
     queue_name,
+    workload_priority_class_name,
 )
 from shared.kube import GroupVersionKind
-from shared.models.condition import is_condition_true
+from shared.kube.conditions import find_condition_view, is_true
 from shared.models.meta import ObjectMeta, OwnerReference
 from shared.models.workload import PodSet, PriorityClassRef, Workload, WorkloadSpec
 from shared.naming import workload_name_for_owner
@@ -77,7 +83,9 @@ __all__ = [
     "construct_workload",
     "global_default_priority_class",
     "pod_priority_class_name",
+    "priority_class_names",
     "priority_state_equal",
+    "priority_value",
     "propagate_admission_gated_by",
     "resolve_priority",
 ]
@@ -168,6 +176,26 @@ def pod_priority_class_name(pod_sets: Sequence[PodSet]) -> str:
         if isinstance(name, str) and name:
             return name
     return ""
+
+
+def priority_class_names(job: GenericJob, *, pod_sets: Sequence[PodSet]) -> tuple[str, str]:
+    """``(WorkloadPriorityClass, pod PriorityClass)`` the job names for ``ExtractPriority``; the second
+    is ``""`` when the first is set (it is then not read)."""
+    label = workload_priority_class_name(job.obj)
+    if label:
+        return label, ""
+    if has_priority_class(job):  # customPriorityFunc: its answer, empty or not
+        return "", job.priority_class() or ""
+    return "", pod_priority_class_name(pod_sets)
+
+
+def priority_value(priority_class: Mapping[str, Any] | None) -> int | None:
+    """A fetched (Workload)PriorityClass's ``value`` for a ``PriorityLookup`` (``None``: not found;
+    a malformed value counts as 0)."""
+    if priority_class is None:
+        return None
+    value = priority_class.get("value")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def resolve_priority(
@@ -285,7 +313,7 @@ def classify_priority_update(*, wpc_label: str, workload: Workload) -> PriorityU
     """
     ref = workload.spec.priority_class_ref
     conditions = workload.status.conditions if workload.status is not None else None
-    if ref is None and is_condition_true(conditions, ConditionType.QUOTA_RESERVED):
+    if ref is None and is_true(find_condition_view(conditions, ConditionType.QUOTA_RESERVED)):
         return PriorityUpdate.SKIP
     if ref is not None and not (
         ref.kind == WORKLOAD_PRIORITY_CLASS_KIND and ref.group == WORKLOAD_PRIORITY_CLASS_GROUP

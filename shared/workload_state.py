@@ -24,11 +24,18 @@ from datetime import datetime
 from typing import Any
 
 from shared.constants import CheckState, Condition, Reason
-from shared.kube.conditions import conditions_of, is_object_condition_true
+from shared.kube import conditions as wire
+from shared.kube.conditions import (
+    FALSE,
+    TRUE,
+    conditions_of,
+    find_condition_view,
+    is_object_condition_true,
+    is_true,
+)
 from shared.kube.conditions import find_condition as find_object_condition
 from shared.kube.times import parse_time
 from shared.models.condition import Condition as ConditionModel
-from shared.models.condition import find_condition, is_condition_true, set_condition
 from shared.models.workload import Workload, WorkloadStatus
 
 __all__ = [
@@ -50,6 +57,7 @@ __all__ = [
     "is_finished",
     "pods_ready_up_to_date",
     "set_requeued_condition",
+    "set_workload_condition",
     "sync_admitted_condition",
     "truncate_condition_message",
     "truncate_event_message",
@@ -107,7 +115,7 @@ def _is_true(workload: Workload | Mapping[str, Any], condition_type: str) -> boo
     controller keeps its Workloads raw): the same rule for both. A wire dict is told by its exact
     type first: ``isinstance`` against a pydantic model class is an ``ABCMeta`` Python-level call."""
     if type(workload) is not dict and isinstance(workload, Workload):
-        return is_condition_true(_conditions(workload), condition_type)
+        return is_true(find_condition_view(_conditions(workload), condition_type))
     return is_object_condition_true(workload, condition_type)
 
 
@@ -128,8 +136,8 @@ def is_evicted(workload: Workload | Mapping[str, Any]) -> bool:
 
 
 def eviction_condition(workload: Workload) -> ConditionModel | None:
-    condition = find_condition(_conditions(workload), Condition.EVICTED)
-    return condition if condition is not None and condition.status == "True" else None
+    condition = find_condition_view(_conditions(workload), Condition.EVICTED)
+    return condition if is_true(condition) else None
 
 
 def is_active(workload: Workload) -> bool:
@@ -167,32 +175,31 @@ def sync_admitted_condition(workload: Workload, *, now: datetime) -> bool:
     topology_ready = not _has_pending_delayed_topology(workload)
     currently_admitted = is_admitted(workload)
     conditions = _conditions(workload)
-    if find_condition(conditions, Condition.QUOTA_RESERVED) is None and (
-        find_condition(conditions, Condition.ADMITTED) is None
+    if find_condition_view(conditions, Condition.QUOTA_RESERVED) is None and (
+        find_condition_view(conditions, Condition.ADMITTED) is None
     ):
         return False
-    status, reason, message = "True", Reason.ADMITTED, "The workload is admitted"
+    admitted, reason, message = True, Reason.ADMITTED, "The workload is admitted"
     if not has_reservation:
-        status, reason, message = "False", Reason.NO_RESERVATION, "The workload has no reservation"
+        admitted, reason, message = False, Reason.NO_RESERVATION, "The workload has no reservation"
     elif not checks_ready:
-        status, reason = "False", Reason.UNSATISFIED_ADMISSION_CHECKS
+        admitted, reason = False, Reason.UNSATISFIED_ADMISSION_CHECKS
         message = "The workload has not all checks ready"
     elif not topology_ready:
-        status, reason = "False", "PendingDelayedTopologyRequests"
+        admitted, reason = False, "PendingDelayedTopologyRequests"
         message = "There are pending delayed topology requests"
     workload_status = ensure_status(workload)
-    assert workload_status.conditions is not None
-    if currently_admitted and status == "False":
-        previous = find_condition(workload_status.conditions, Condition.ADMITTED)
+    if currently_admitted and not admitted:
+        previous = find_condition_view(workload_status.conditions, Condition.ADMITTED)
         elapsed = _seconds_between(previous.last_transition_time if previous else None, now)
         workload_status.accumulated_past_execution_time_seconds = (
             workload_status.accumulated_past_execution_time_seconds or 0
         ) + elapsed
-    return set_condition(
-        workload_status.conditions,
+    return set_workload_condition(
+        workload,
         ConditionModel(
             type=Condition.ADMITTED,
-            status=status,
+            status=TRUE if admitted else FALSE,
             reason=reason,
             message=message,
             observed_generation=workload.metadata.generation,
@@ -219,7 +226,7 @@ def set_requeued_condition(
     return _set_workload_condition(
         workload,
         Condition.REQUEUED,
-        status="True" if requeued else "False",
+        status=TRUE if requeued else FALSE,
         reason=reason,
         message=message,
         now=now,
@@ -229,19 +236,23 @@ def set_requeued_condition(
 def finish_workload(workload: Workload, *, reason: str, message: str, now: datetime) -> bool:
     """``Finished=True`` with ``reason`` (Succeeded, Failed, OutOfSync, OwnerNotFound, FailedToStart)."""
     return _set_workload_condition(
-        workload, Condition.FINISHED, status="True", reason=reason, message=message, now=now
+        workload, Condition.FINISHED, status=TRUE, reason=reason, message=message, now=now
     )
 
 
-def _condition_status_reason(
+def _condition(
     workload: Workload | Mapping[str, Any], condition_type: str
-) -> tuple[str, str] | None:
-    """``(status, reason)`` of a condition of a Workload model or wire dict, ``None`` when absent."""
+) -> ConditionModel | Mapping[str, Any] | None:
+    """A condition of a Workload model or wire dict, ``None`` when absent."""
     if type(workload) is not dict and isinstance(workload, Workload):  # a dict first, as ``_is_true``
-        condition = find_condition(_conditions(workload), condition_type)
-        return None if condition is None else (condition.status, condition.reason)
-    found = find_object_condition(conditions_of(workload), condition_type)
-    return None if found is None else (str(found.get("status")), str(found.get("reason")))
+        return find_condition_view(_conditions(workload), condition_type)
+    return find_object_condition(conditions_of(workload), condition_type)
+
+
+def _status_reason(condition: ConditionModel | Mapping[str, Any]) -> tuple[str, str]:
+    if isinstance(condition, ConditionModel):
+        return condition.status, condition.reason
+    return str(condition.get("status")), str(condition.get("reason"))
 
 
 def desired_pods_ready(workload: Workload | Mapping[str, Any], *, pods_ready: bool) -> tuple[str, str, str]:
@@ -249,22 +260,24 @@ def desired_pods_ready(workload: Workload | Mapping[str, Any], *, pods_ready: bo
     (reference §2.8, waitForPodsReady), for a Workload model or wire dict alike: the reconciler
     compares it with the read Workload's and only builds a condition when they differ."""
     if not is_admitted(workload):
-        return "False", Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE
-    current = _condition_status_reason(workload, Condition.PODS_READY)
+        return FALSE, Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE
+    current = _condition(workload, Condition.PODS_READY)
+    reason = None if current is None else _status_reason(current)[1]
     if pods_ready:
-        recovering = current is not None and current[1] in (Reason.WAIT_FOR_RECOVERY, Reason.RECOVERED)
-        return "True", Reason.RECOVERED if recovering else Reason.STARTED, PODS_READY_MESSAGE
+        recovering = reason in (Reason.WAIT_FOR_RECOVERY, Reason.RECOVERED)
+        return TRUE, Reason.RECOVERED if recovering else Reason.STARTED, PODS_READY_MESSAGE
     if current is None:
-        return "False", Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE
-    if current[0] == "True" or current[1] == Reason.WAIT_FOR_RECOVERY:
-        return "False", Reason.WAIT_FOR_RECOVERY, PODS_WAITING_FOR_RECOVERY_MESSAGE
-    return "False", Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE
+        return FALSE, Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE
+    if is_true(current) or reason == Reason.WAIT_FOR_RECOVERY:
+        return FALSE, Reason.WAIT_FOR_RECOVERY, PODS_WAITING_FOR_RECOVERY_MESSAGE
+    return FALSE, Reason.WAIT_FOR_START, PODS_NOT_READY_MESSAGE
 
 
 def pods_ready_up_to_date(workload: Workload | Mapping[str, Any], *, pods_ready: bool) -> bool:
     """Whether the Workload's ``PodsReady`` condition has the wanted status and reason already."""
     status, reason, _ = desired_pods_ready(workload, pods_ready=pods_ready)
-    return _condition_status_reason(workload, Condition.PODS_READY) == (status, reason)
+    current = _condition(workload, Condition.PODS_READY)
+    return current is not None and _status_reason(current) == (status, reason)
 
 
 def desired_pods_ready_condition(*, workload: Workload, pods_ready: bool) -> ConditionModel:
@@ -282,11 +295,9 @@ def desired_pods_ready_condition(*, workload: Workload, pods_ready: bool) -> Con
 def _set_workload_condition(
     workload: Workload, condition_type: str, *, status: str, reason: str, message: str, now: datetime
 ) -> bool:
-    """``meta.SetStatusCondition`` on the Workload, observing its generation, message truncated."""
-    conditions = ensure_status(workload).conditions
-    assert conditions is not None
-    return set_condition(
-        conditions,
+    """``set_workload_condition`` observing the Workload's generation, message truncated."""
+    return set_workload_condition(
+        workload,
         ConditionModel(
             type=condition_type,
             status=status,
@@ -296,3 +307,53 @@ def _set_workload_condition(
         ),
         now=now,
     )
+
+
+def set_workload_condition(workload: Workload, new: ConditionModel, *, now: datetime) -> bool:
+    """``meta.SetStatusCondition`` on the Workload model's conditions, with the one implementation's
+    rules (``shared.kube.conditions.set_condition``) applied to the one condition it touches; whether
+    anything changed. A condition object already in the list is updated in place (a caller holding
+    it sees the change); a new one is appended."""
+    conditions = ensure_status(workload).conditions
+    assert conditions is not None
+    existing = find_condition_view(conditions, new.type)
+    current = [] if existing is None else [_wire_of(existing)]
+    changed = wire.set_condition(
+        current,
+        condition_type=new.type,
+        status=new.status,
+        reason=new.reason,
+        message=new.message,
+        observed_generation=new.observed_generation,
+        last_transition_time=new.last_transition_time,
+        now=now,
+    )
+    if not changed:
+        return False
+    (result,) = current
+    if existing is None:
+        added = new.model_copy()
+        added.last_transition_time = result["lastTransitionTime"]
+        conditions.append(added)
+    else:
+        existing.status = result["status"]
+        existing.last_transition_time = result.get("lastTransitionTime")
+        existing.reason = result["reason"]
+        existing.message = result["message"]
+        existing.observed_generation = result.get("observedGeneration")
+    return True
+
+
+def _wire_of(condition: ConditionModel) -> dict[str, Any]:
+    """The fields ``meta.SetStatusCondition`` compares, as the wire spells them."""
+    wire_form: dict[str, Any] = {
+        "type": condition.type,
+        "status": condition.status,
+        "reason": condition.reason,
+        "message": condition.message,
+    }
+    if condition.last_transition_time is not None:
+        wire_form["lastTransitionTime"] = condition.last_transition_time
+    if condition.observed_generation:
+        wire_form["observedGeneration"] = condition.observed_generation
+    return wire_form

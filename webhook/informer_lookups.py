@@ -6,8 +6,9 @@ One informer per kind the rules read:
 * Kueue's ``LocalQueue`` (existence of ``default``; ``spec.clusterQueue``), ``ClusterQueue``
   (its AdmissionCheck names) and ``AdmissionCheck`` (``spec.controllerName``) - the managedBy
   defaulting behind MultiKueue - and ``WorkloadPriorityClass`` (existence of ``default``);
-* every owner kind the ancestor walk follows (``WebhookSettings.known_owner_kinds``: the configured
-  job kinds, ``extra_managed_owner_kinds`` and ``apps/v1`` ReplicaSet), keyed ``namespace/name``.
+* every owner kind the ancestor walk follows (``WebhookSettings.known_owner_kinds``: every kind Kueue
+  registers as an integration, the configured job kinds, ``extra_managed_owner_kinds`` and ``apps/v1``
+  ReplicaSet), keyed ``namespace/name``.
 
 What the rules read of Namespaces (labels), WorkloadPriorityClasses (existence) and owners (uid,
 controller reference, queue-name label) is all metadata, so those informers are metadata-only

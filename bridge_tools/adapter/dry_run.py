@@ -33,7 +33,7 @@ import jsonpatch
 from bridge_tools.quota import format_amount, per_pod_requests
 from shared.config import Configuration
 from shared.frameworks.base import AdapterError, GenericJob, JobWithTemplatePaths
-from shared.frameworks.capabilities import has_custom_stop, has_managed_by, has_priority_class
+from shared.frameworks.capabilities import has_custom_stop, has_managed_by
 from shared.frameworks.declarative import DeclarativeFramework
 from shared.frameworks.registry import Framework, gvk_of
 from shared.jobmeta import job_uid, queue_name, workload_priority_class_name
@@ -46,7 +46,7 @@ from shared.workload_builder import (
     PriorityNotFound,
     WorkloadConstructionError,
     construct_workload,
-    pod_priority_class_name,
+    priority_class_names,
     resolve_priority,
 )
 
@@ -233,11 +233,11 @@ def dry_run(*, framework: Framework, obj: WireDict, config: Configuration, sourc
     finished = run.check("finished", adapter.finished, None)
     active = run.check("active", adapter.is_active, None)
     pods_ready = run.check("podsReady", adapter.pods_ready, None)
-    pod_class = (
-        run.check("priorityClass", adapter.priority_class, None) if has_priority_class(adapter) else None
+    wpc, pod_class = run.check(
+        "priorityClass",
+        lambda: priority_class_names(adapter, pod_sets=pod_sets),
+        (workload_priority_class_name(obj), ""),
     )
-    pod_class = pod_class or pod_priority_class_name(pod_sets)
-    wpc = workload_priority_class_name(obj)
     report: WireDict = {
         "kind": framework.gvk.kind_arg,
         "adapter": f"declarative ({adapter_field(framework)})"

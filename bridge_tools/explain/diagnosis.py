@@ -55,18 +55,18 @@ from bridge_tools.quota import workload_requests
 from shared.config import Configuration
 from shared.constants import MANAGED_OWNERS_CHAIN_LIMIT, QUEUE_LABEL, Condition
 from shared.frameworks.base import AdapterError, GenericJob
-from shared.frameworks.capabilities import has_managed_by, has_priority_class
+from shared.frameworks.capabilities import has_managed_by
 from shared.frameworks.registry import Framework, FrameworkRegistry, UnmanagedKindError, gvk_of
 from shared.jobmeta import controller_owner_ref, job_uid, queue_name, workload_priority_class_name
 from shared.jsontree import copy_json
 from shared.kube import GroupVersionKind
+from shared.kube.conditions import find_condition_view, is_false, is_object_condition_true, is_true
 from shared.kube.times import age_since, parse_time
 from shared.labelselector import format_selector
 from shared.models.base import WireDict
-from shared.models.condition import find_condition
 from shared.models.workload import PodSet, Workload
 from shared.naming import workload_name_for_owner
-from shared.workload_builder import pod_priority_class_name
+from shared.workload_builder import priority_class_names
 
 __all__ = ["ExplainSettings", "ObjectNotFound", "explain", "explain_job", "reason_for"]
 
@@ -318,10 +318,7 @@ class _Chain:
         expected = self._expected_workload_name()
 
         def rank(item: WireDict) -> tuple[bool, bool, str]:
-            conditions = (item.get("status") or {}).get("conditions") or []
-            finished = any(
-                c.get("type") == Condition.FINISHED and c.get("status") == "True" for c in conditions
-            )
+            finished = is_object_condition_true(item, Condition.FINISHED)
             meta = item.get("metadata") or {}
             return (not finished, meta.get("name") == expected, str(meta.get("creationTimestamp") or ""))
 
@@ -367,11 +364,7 @@ class _Chain:
     # --- no Workload ------------------------------------------------------------------------------
 
     async def _priority_problem(self) -> str | None:
-        workload_class = workload_priority_class_name(self.job)
-        pod_class = ""
-        if not workload_class:
-            pod_class = (self.adapter.priority_class() if has_priority_class(self.adapter) else None) or ""
-            pod_class = pod_class or pod_priority_class_name(self.pod_sets or [])
+        workload_class, pod_class = priority_class_names(self.adapter, pod_sets=self.pod_sets or [])
         return await priority_problem(self.view, workload_class=workload_class, pod_class=pod_class)
 
     async def _lease_problem(self) -> str | None:
@@ -413,35 +406,33 @@ class _Chain:
     async def _with_workload(self, workload: Workload, findings: QueueFindings) -> Verdict:
         name = workload.metadata.name
         conditions = workload.status.conditions if workload.status else None
-        finished = find_condition(conditions, Condition.FINISHED)
-        if finished is not None and finished.status == "True":
+        finished = find_condition_view(conditions, Condition.FINISHED)
+        if finished is not None and is_true(finished):
             message = f": {finished.message}" if finished.message else ""
             return State.FINISHED, f"Workload {name} finished ({finished.reason}){message}"
-        evicted = find_condition(conditions, Condition.EVICTED)
-        evicted = evicted if evicted is not None and evicted.status == "True" else None
+        evicted = find_condition_view(conditions, Condition.EVICTED)
+        evicted = evicted if is_true(evicted) else None
         if workload.spec.active is False:
             return State.DEACTIVATED, f"Workload {name} is deactivated (spec.active: false)"
         admission = workload.status.admission if workload.status else None
         cluster_queue = admission.cluster_queue if admission else findings.cluster_queue
-        reserved = find_condition(conditions, Condition.QUOTA_RESERVED)
-        admitted = find_condition(conditions, Condition.ADMITTED)
-        if evicted is not None and reserved is not None and reserved.status == "True":
+        reserved = find_condition_view(conditions, Condition.QUOTA_RESERVED)
+        admitted = find_condition_view(conditions, Condition.ADMITTED)
+        if evicted is not None and is_true(reserved):
             return State.EVICTED, (
                 f"{evicted.reason}: {evicted.message}; waiting for the job to stop and release the quota"
             )
         running_on = findings.running_on
-        if admitted is not None and admitted.status == "True":
+        if is_true(admitted):
             if running_on:
                 return (
                     State.RUNNING,
                     f"on worker cluster '{running_on}' (admitted by ClusterQueue {cluster_queue})",
                 )
             if self.suspended is False:
-                pods = find_condition(conditions, Condition.PODS_READY)
+                pods = find_condition_view(conditions, Condition.PODS_READY)
                 waiting = (
-                    f"; pods not ready yet ({pods.reason})"
-                    if pods is not None and pods.status == "False"
-                    else ""
+                    f"; pods not ready yet ({pods.reason})" if pods is not None and is_false(pods) else ""
                 )
                 return State.RUNNING, f"admitted by ClusterQueue {cluster_queue}{waiting}"
             lease = await self._lease_problem()
@@ -450,7 +441,7 @@ class _Chain:
                 if lease
                 else f"admitted by ClusterQueue {cluster_queue}; waiting for kueue-bridge's reconciler to start it"
             )
-        if reserved is not None and reserved.status == "True":
+        if is_true(reserved):
             check = first_unready_check(workload)
             if check is not None and running_on:
                 return State.RUNNING, (
@@ -494,7 +485,7 @@ class _Chain:
         )
         if findings.strict_fifo and findings.ahead:
             return f"StrictFIFO: {findings.ahead} Workload(s) ahead of it in ClusterQueue {cluster_queue}"
-        reserved = find_condition(
+        reserved = find_condition_view(
             workload.status.conditions if workload.status else None, Condition.QUOTA_RESERVED
         )
         if reserved is not None and reserved.message:

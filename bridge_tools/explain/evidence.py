@@ -32,7 +32,7 @@ from shared.config import Configuration
 from shared.kube.times import age_since, human_duration, parse_time
 from shared.models.base import WireDict
 from shared.models.workload import Workload
-from shared.workload_builder import PriorityNotFound, resolve_priority
+from shared.workload_builder import PriorityNotFound, priority_value, resolve_priority
 
 __all__ = [
     "MAX_EVENTS",
@@ -152,13 +152,6 @@ async def add_events(
 # --- why there is no Workload ---------------------------------------------------------------------
 
 
-def _value(priority_class: WireDict | None) -> int | None:
-    if priority_class is None:
-        return None
-    value = priority_class.get("value")
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 async def priority_problem(view: ClusterView, *, workload_class: str, pod_class: str) -> str | None:
     """Kueue's ``<Kind> "<name>" not found`` when the class the job names does not exist."""
     wpc = await view.get(WORKLOAD_PRIORITY_CLASS, workload_class) if workload_class else None
@@ -166,8 +159,8 @@ async def priority_problem(view: ClusterView, *, workload_class: str, pod_class:
     resolved = resolve_priority(
         wpc_label=workload_class,
         pod_priority_class_name=pod_class,
-        wpc_lookup=lambda _: _value(wpc),
-        pc_lookup=lambda _: _value(pc),
+        wpc_lookup=lambda _: priority_value(wpc),
+        pc_lookup=lambda _: priority_value(pc),
         global_default=None,
     )
     return resolved.event_message if isinstance(resolved, PriorityNotFound) else None

@@ -41,6 +41,7 @@ from bridge_tools.explain.cluster_view import MULTIKUEUE_CLUSTER, MULTIKUEUE_CON
 from bridge_tools.explain.queues import CheckDetail, CheckEvidence, CheckFacts
 from bridge_tools.explain.verdict import Explanation
 from shared.constants import API_GROUP, MULTIKUEUE_CLUSTER_ACTIVE, CheckState
+from shared.kube.conditions import UNKNOWN, is_true, object_condition
 from shared.models.base import WireDict
 
 __all__ = [
@@ -68,18 +69,19 @@ def _config_name(check: WireDict | None) -> tuple[str, str]:
     return name, ""
 
 
-def _active(cluster: WireDict | None) -> tuple[str, str, str]:
-    """(status, reason, message) of a MultiKueueCluster's ``Active`` condition."""
+def _active(cluster: WireDict | None) -> tuple[str, str, str, bool]:
+    """(status, reason, message, whether it is active) of a MultiKueueCluster's ``Active`` condition."""
     if cluster is None:
-        return "-", "Missing", "the MultiKueueCluster does not exist"
-    for condition in (cluster.get("status") or {}).get("conditions") or []:
-        if isinstance(condition, dict) and condition.get("type") == MULTIKUEUE_CLUSTER_ACTIVE:
-            return (
-                str(condition.get("status") or "Unknown"),
-                str(condition.get("reason") or "-"),
-                str(condition.get("message") or "-"),
-            )
-    return "Unknown", "-", "no Active condition yet (the MultiKueue controller has not connected it)"
+        return "-", "Missing", "the MultiKueueCluster does not exist", False
+    condition = object_condition(cluster, MULTIKUEUE_CLUSTER_ACTIVE)
+    if condition is not None:
+        return (
+            str(condition.get("status") or UNKNOWN),
+            str(condition.get("reason") or "-"),
+            str(condition.get("message") or "-"),
+            is_true(condition),
+        )
+    return UNKNOWN, "-", "no Active condition yet (the MultiKueue controller has not connected it)", False
 
 
 def _names(values: Any) -> list[str]:
@@ -87,13 +89,13 @@ def _names(values: Any) -> list[str]:
     return [value for value in values if isinstance(value, str) and value] if isinstance(values, list) else []
 
 
-def _unusable(clusters: Mapping[str, tuple[str, str, str]]) -> list[str]:
+def _unusable(clusters: Mapping[str, tuple[str, str, str, bool]]) -> list[str]:
     """``MultiKueueCluster w2 is inactive (ClientConnectionFailed)`` for each cluster not ``Active``."""
     found = []
-    for name, (status, reason, _) in clusters.items():
+    for name, (_, reason, _, active) in clusters.items():
         if reason == "Missing":
             found.append(f"MultiKueueCluster {name} does not exist")
-        elif status != "True":
+        elif not active:
             found.append(f"MultiKueueCluster {name} is inactive ({reason})")
     return found
 
@@ -127,12 +129,12 @@ async def multikueue_evidence(
     if workload is not None:
         section.add("clusterName", running_on or f"- ({NO_WORKER_ADMITTED})")
         section.add("nominatedClusterNames", ", ".join(nominated) or "-")
-    clusters: dict[str, tuple[str, str, str]] = {}
+    clusters: dict[str, tuple[str, str, str, bool]] = {}
     for name in dict.fromkeys([*configured, *nominated, *([running_on] if running_on else [])]):
         clusters[name] = _active(await view.get(MULTIKUEUE_CLUSTER, name))
     if clusters:
         section.columns = ("CLUSTER", "ACTIVE", "REASON", "WORKLOAD", "MESSAGE")
-        for name, (active, reason, message) in clusters.items():
+        for name, (active, reason, message, _) in clusters.items():
             holds = "runs here" if name == running_on else "copy (nominated)" if name in nominated else "-"
             if name not in configured and configured:
                 holds += " (not in the MultiKueueConfig)"

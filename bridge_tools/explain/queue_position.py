@@ -38,7 +38,7 @@ from typing import Any, Final
 from bridge_tools.explain.cluster_view import LOCAL_QUEUE, WORKLOAD, ClusterView
 from shared.config import Configuration
 from shared.constants import PRIORITY_BOOST_ANNOTATION, Condition, Reason
-from shared.kube.conditions import object_condition
+from shared.kube.conditions import is_true, object_condition
 from shared.kube.times import parse_time
 
 __all__ = [
@@ -101,7 +101,7 @@ class QueuePosition:
 def _condition(workload: WireDict, condition_type: str) -> WireDict | None:
     """The condition of that type when it is ``True``."""
     found = object_condition(workload, condition_type)
-    return found if found is not None and found.get("status") == "True" else None
+    return found if found is not None and is_true(found) else None
 
 
 def is_queued(workload: WireDict) -> bool:

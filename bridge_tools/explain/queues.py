@@ -43,9 +43,9 @@ from bridge_tools.explain.queue_position import QueueOrdering, queue_position
 from bridge_tools.explain.verdict import Explanation, Section
 from bridge_tools.quota import QuotaReport, format_amount, quota_report, reserved_usage
 from shared.constants import CheckState
+from shared.kube.conditions import find_condition_view, is_false, object_condition
 from shared.labelselector import LabelSelector, format_selector
 from shared.models.base import WireDict
-from shared.models.condition import find_condition
 from shared.models.meta import LabelSelector as ModelSelector
 from shared.models.queue import ClusterQueue, LocalQueue
 from shared.models.workload import AdmissionCheckState, Workload
@@ -162,7 +162,7 @@ def cluster_queue_inactive_message(
     if missing_checks:
         messages.append(f"references missing AdmissionCheck(s): {','.join(missing_checks)}")
     inactive = sorted(
-        name for name in names if name in checks and _condition_status(checks[name], _ACTIVE) == "False"
+        name for name in names if name in checks and is_false(_raw_condition(checks[name], _ACTIVE))
     )
     if inactive:
         messages.append(f"references inactive AdmissionCheck(s): {','.join(inactive)}")
@@ -172,15 +172,7 @@ def cluster_queue_inactive_message(
 
 
 def _raw_condition(raw: WireDict, condition_type: str) -> WireDict | None:
-    for condition in (raw.get("status") or {}).get("conditions") or []:
-        if isinstance(condition, dict) and condition.get("type") == condition_type:
-            return condition
-    return None
-
-
-def _condition_status(raw: WireDict, condition_type: str) -> str | None:
-    condition = _raw_condition(raw, condition_type)
-    return None if condition is None else str(condition.get("status"))
+    return object_condition(raw, condition_type)
 
 
 def _limit_text(resource: str, value: Decimal | None) -> str:
@@ -291,7 +283,7 @@ async def _inactive_checks(view: ClusterView, cluster_queue: ClusterQueue, secti
     for name in cluster_queue.spec.admission_check_names():
         check = await view.get(ADMISSION_CHECK, name)
         active = _raw_condition(check, _ACTIVE) if check is not None else None
-        if active is None or active.get("status") != "False":
+        if active is None or not is_false(active):
             continue
         text = f"{active.get('reason') or '-'}: {active.get('message') or '-'}"
         section.add(f"AdmissionCheck {name}", f"False ({text})")
@@ -350,7 +342,7 @@ async def analyse_queues(
     findings.cluster_queue = cq_name
     lq_section.add("clusterQueue", cq_name or "-")
     lq_section.add("stopPolicy", local_queue.spec.stop_policy or "None")
-    lq_active = find_condition(local_queue.status.conditions if local_queue.status else None, _ACTIVE)
+    lq_active = find_condition_view(local_queue.status.conditions if local_queue.status else None, _ACTIVE)
     if lq_active is not None:
         lq_section.add("Active", f"{lq_active.status} ({lq_active.reason}: {lq_active.message})")
     if _stopped(local_queue.spec.stop_policy):
@@ -367,9 +359,9 @@ async def analyse_queues(
         findings.blocker = findings.blocker or f"ClusterQueue {cq_name} doesn't exist"
         return findings
     spec = cluster_queue.spec
-    active = find_condition(cluster_queue.status.conditions if cluster_queue.status else None, _ACTIVE)
+    active = find_condition_view(cluster_queue.status.conditions if cluster_queue.status else None, _ACTIVE)
     if active is not None:
-        inactive = active.message if active.status == "False" else None
+        inactive = active.message if is_false(active) else None
         cq_section.add("Active", f"{active.status} ({active.reason}: {active.message})")
     else:
         flavors = {(f.get("metadata") or {}).get("name", "") for f in await view.items(RESOURCE_FLAVOR)}

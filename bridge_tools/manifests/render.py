@@ -69,7 +69,7 @@ CONFIG_MAP_NAME: Final = "kueue-bridge-config"
 CONFIG_MOUNT: Final = "/etc/kueue-bridge"
 _RUN_AS: Final = 65532
 
-#: Requests and limits per component. Measured (README "Deploying", bench/reconciler_cpu.py, 1,000 and
+#: Requests and limits per component. Measured (docs/installing.md, bench/reconciler_cpu.py, 1,000 and
 #: 4,000 whole job lives on the devcluster, shared 2-core host): the reconciler's peak RSS is about
 #: 96 MiB + 24 KiB per job (the job and its Workload stay cached), 12 ms CPU per job; the webhook's
 #: about 106 MiB + 14 KiB per job, 1.3 ms CPU per admission. Requests: the resident size at 4,000

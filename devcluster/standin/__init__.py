@@ -46,6 +46,7 @@ from devcluster.standin.jobrunner import (
     JobRunner,
 )
 from devcluster.standin.kueue import CLUSTER_QUEUES, LOCAL_QUEUES, WORKLOADS, KueueStandin, start_addons
+from devcluster.standin.objects import WatchedObjects
 
 __all__ = [
     "CLUSTER_QUEUES",
@@ -60,5 +61,6 @@ __all__ = [
     "JobRunner",
     "KueueStandin",
     "Resource",
+    "WatchedObjects",
     "start_addons",
 ]

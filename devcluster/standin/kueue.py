@@ -113,7 +113,9 @@ from devcluster.standin.workload_events import WorkloadEvents
 from shared.admission_apply import ADMISSION_FIELD_MANAGER, admission_status_apply
 from shared.constants import API_GROUP, Condition, Reason
 from shared.kube.conditions import (
+    is_false,
     is_object_condition_true,
+    is_true,
     object_condition,
     remove_condition,
     set_object_condition,
@@ -363,14 +365,14 @@ class KueueStandin:
         changed = False
         admission_write = False  # an eviction or a DeactivationTarget: Kueue's kueue-admission apply
         message = _DEACTIVATED_MESSAGE
-        if active and target is not None and target.get("status") == "True":
+        if active and is_true(target):
             workload.setdefault("spec", {})["active"] = False
             await self._client.replace(WORKLOADS, workload)
             return True
         if not active:
             if reserved and not is_object_condition_true(workload, Condition.EVICTED):
                 reason = Reason.DEACTIVATED
-                if target is not None and target.get("status") == "True":
+                if is_true(target):
                     reason = f"{Reason.DEACTIVATED}DueTo{target.get('reason', '')}"
                     message = f"{_DEACTIVATED_MESSAGE} due to {target.get('message', '')}"
                     remove_condition(writable_conditions(workload), Condition.DEACTIVATION_TARGET)
@@ -383,7 +385,7 @@ class KueueStandin:
                 )
         elif (
             evicted is not None
-            and evicted.get("status") == "True"
+            and is_true(evicted)
             and str(evicted.get("reason", "")).startswith(Reason.DEACTIVATED)
             and not reserved
             and not is_object_condition_true(workload, Condition.REQUEUED)
@@ -557,7 +559,7 @@ class KueueStandin:
         )
         for condition_type in (Condition.EVICTED, Condition.PREEMPTED):
             previous = object_condition(workload, condition_type)
-            if previous is not None and previous.get("status") == "True":
+            if is_true(previous):
                 set_object_condition(
                     workload,
                     condition_type=condition_type,
@@ -637,7 +639,7 @@ class _NamespaceSelection:
 
 def _requeued_false(workload: dict[str, Any], reason: str) -> bool:
     requeued = object_condition(workload, Condition.REQUEUED)
-    return requeued is not None and requeued.get("status") == "False" and requeued.get("reason") == reason
+    return requeued is not None and is_false(requeued) and requeued.get("reason") == reason
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

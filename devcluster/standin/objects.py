@@ -3,7 +3,7 @@
 A pass of the Kueue stand-in looks at every Workload, ClusterQueue and LocalQueue, a pass of the job
 runner at every Job. :class:`ListedObjects` lists them anew for every pass: simple, always exact, and
 what the unit tests drive through a fake transport. It is also expensive once many objects are
-stored: with 500 finished Jobs kept on the manager of ``bench/multikueue.py``, the two add-ons'
+stored: with 500 finished Jobs kept on the manager of ``bench/multikueue_dispatch.py``, the two add-ons'
 lists (encoded by the API server, decoded by the add-on, five times a second each) were a quarter
 of that devcluster's CPU. :class:`WatchedObjects` is what a real controller does instead: it lists
 once, follows a watch, and hands each pass copies of what it keeps.

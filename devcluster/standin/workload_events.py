@@ -40,7 +40,7 @@ from typing import Any, Final
 from devcluster.standin.client import ApiClient
 from devcluster.standin.recorder import EventNames, EventRecorder
 from shared.constants import Condition
-from shared.kube.conditions import object_condition
+from shared.kube.conditions import is_true, object_condition
 from shared.kube.times import parse_time
 
 __all__ = ["SCHEDULER", "WORKLOAD_CONTROLLER", "WorkloadEvents"]
@@ -124,7 +124,7 @@ class WorkloadEvents:
         note = f"Quota reserved in ClusterQueue {cluster_queue}, wait time since queued was {waited}s"
         await _record(self.scheduler, workload, reason="QuotaReserved", note=note)
         admitted = object_condition(workload, Condition.ADMITTED)
-        if admitted is not None and admitted.get("status") == "True":
+        if is_true(admitted):
             await _record(
                 self.scheduler, workload, reason="Admitted", note=_admitted(cluster_queue, since="0")
             )

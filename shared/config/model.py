@@ -152,6 +152,8 @@ class _ConfigModel(BaseModel):
         extra="forbid",
         frozen=True,
         strict=True,
+        # a field's docstring is its description: docs/configuration.md's table is generated from them
+        use_attribute_docstrings=True,
     )
 
 
@@ -163,8 +165,11 @@ class ExternalFramework(_ConfigModel):
     """An ``integrations.externalFrameworks`` entry; a plain string is ``{name: <string>}``."""
 
     name: str
-    resource: str | None = Field(default=None, description="Plural resource name; guessed from the kind")
+    """``Kind.version.group``."""
+    resource: str | None = None
+    """The plural resource name; Kubernetes' guess from the kind when unset."""
     adapter: DeclarativeAdapterSpec | None = None
+    """The declarative adapter of a kind without a built-in one (docs/adapters.md)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -182,16 +187,22 @@ class ExternalFramework(_ConfigModel):
 
 class Integrations(_ConfigModel):
     frameworks: tuple[str, ...] = Field(default=("batch/job",), strict=False)
+    """Built-in adapters: ``batch/job``, ``jobset.x-k8s.io/jobset``, ``workload.codeflare.dev/appwrapper``,
+    ``tekton.dev/pipelinerun``."""
     external_frameworks: tuple[ExternalFramework, ...] = Field(default=(), strict=False)
+    """``Kind.version.group`` strings or ``{name, resource, adapter}`` objects (see Frameworks)."""
     label_keys_to_copy: tuple[str, ...] = Field(default=(), strict=False)
+    """Job labels copied to the Workload when it is created."""
     pod_options: Any = None
 
 
 class RequeuingStrategy(_ConfigModel):
     timestamp: str = "Eviction"
+    """``Eviction`` or ``Creation``."""
     backoff_base_seconds: int = 60
     backoff_max_seconds: int = 3600
     backoff_limit_count: int | None = None
+    """Unset: requeue forever."""
 
 
 def _is_zero_or_unset(value: object) -> bool:
@@ -207,7 +218,9 @@ class WaitForPodsReady(_ConfigModel):
     """Always present in v1beta2 (no ``enable`` field): all-or-nothing admission is on by default."""
 
     timeout: GoDuration = timedelta(minutes=30)
+    """Always enabled in v1beta2; ``0`` means the default."""
     recovery_timeout: GoDuration | None = None
+    """Defaults to ``timeout``."""
     block_admission: bool = False
     requeuing_strategy: RequeuingStrategy = Field(default_factory=RequeuingStrategy)
 
@@ -232,6 +245,8 @@ class IncrementalDispatcherConfig(_ConfigModel):
     """``multiKueue.incrementalDispatcherConfig``: clusters nominated per 5-minute round."""
 
     step_size: int | None = None
+    """Clusters added per 5-minute round, >= 1; ``3`` with the incremental dispatcher, and only valid
+    with ``dispatcherName: kueue.x-k8s.io/multikueue-dispatcher-incremental``."""
 
 
 def _multikueue_defaults(value: object) -> object:
@@ -257,10 +272,13 @@ def _multikueue_defaults(value: object) -> object:
 
 class MultiKueue(_ConfigModel):
     gc_interval: GoDuration = timedelta(minutes=1)
+    """``0`` disables garbage collection."""
     origin: str = DEFAULT_ORIGIN
+    """The value of the ``kueue.x-k8s.io/multikueue-origin`` label; a valid label value."""
     worker_lost_timeout: GoDuration = timedelta(minutes=15)
     dispatcher_name: str = DEFAULT_DISPATCHER
     external_frameworks: tuple[MultiKueueExternalFramework, ...] = Field(default=(), strict=False)
+    """``[{name: Kind.version.group}]``, synced by the generic MultiKueue adapter."""
     cluster_profile: Any = None
     incremental_dispatcher_config: IncrementalDispatcherConfig | None = None
 
@@ -286,7 +304,18 @@ class WorkloadRetentionPolicy(_ConfigModel):
     """
 
     after_finished: GoDuration | None = None
+    """Accepted (not negative) but **no effect here**: Kueue's workload controller
+    (``pkg/controller/core/workload_controller.go``) owns it and deletes finished *Workloads* of every
+    kind (the job stays; Normal event ``Deleted`` on the Workload). Set it in Kueue's own
+    Configuration."""
     after_deactivated_by_kueue: GoDuration | None = None
+    """Unset: never delete. As Kueue's job reconciler: a job whose Workload **Kueue** deactivated
+    (``spec.active: false``, ``Evicted`` reason ``DeactivatedDueTo<cause>``: maximum execution time,
+    requeuing limit) is deleted (background propagation; Normal event ``Deleted`` "Deleted job:
+    deactivation retention period expired") once this long has passed since the eviction; ``0s``
+    deletes at once. A Workload deactivated by a person (reason ``Deactivated``) never deletes its
+    job. Not negative. Applies to the kinds kueue-bridge reconciles; set it in Kueue's own file for
+    Kueue's kinds."""
 
 
 class ObjectRetentionPolicies(_ConfigModel):
@@ -299,6 +328,7 @@ class ObjectRetentionPolicies(_ConfigModel):
 class Webhook(_ConfigModel):
     port: int = 9443
     host: str = ""
+    """``""``: every interface."""
     cert_dir: str = "/tmp/k8s-webhook-server/serving-certs"
 
 
@@ -307,6 +337,7 @@ class InternalCertManagement(_ConfigModel):
 
     enable: bool = True
     webhook_service_name: str = "kueue-bridge-webhook-service"
+    """Differs from Kueue's on purpose: sharing Kueue's names would overwrite Kueue's certificate."""
     webhook_secret_name: str = "kueue-bridge-webhook-server-cert"
 
 
@@ -315,9 +346,13 @@ class LeaderElection(_ConfigModel):
 
     leader_elect: bool = True
     resource_name: str = "kueue-bridge"
+    """A prefix: each component holds the Lease ``<resourceName>-<component>``."""
     resource_lock: str = "leases"
+    """The only supported lock."""
     resource_namespace: str = ""
+    """Defaults to ``namespace``."""
     lease_duration: GoDuration = timedelta(seconds=15)
+    """lease > renew > 1.2 x retry, all > 0."""
     renew_deadline: GoDuration = timedelta(seconds=10)
     retry_period: GoDuration = timedelta(seconds=2)
 
@@ -328,7 +363,7 @@ class LeaderElection(_ConfigModel):
 
 #: Reconciles of one job kind run at most this many at once unless ``controller.groupKindConcurrency``
 #: says otherwise. Higher than controller-runtime's default of 1: a worker is a coroutine, and a
-#: reconcile mostly waits on one API round trip (bench/reconciler.py, a flood of 500 admissions:
+#: reconcile mostly waits on one API round trip (bench/reconciler_throughput.py, a flood of 500 admissions:
 #: p99 admission -> start 360-520 ms with 4 workers, 60-220 ms with 16).
 DEFAULT_RECONCILE_CONCURRENCY: Final = 16
 
@@ -345,16 +380,27 @@ class ControllerSettings(_ConfigModel):
     """
 
     group_kind_concurrency: dict[str, Annotated[int, Field(gt=0)]] = Field(default_factory=dict)
+    """Jobs of one kind reconciled at once, keyed by ``Kind.group`` (``Job.batch``,
+    ``JobSet.jobset.x-k8s.io``; a core kind is just ``Kind``), each > 0; a managed kind not listed
+    gets 16 (a worker is a coroutine waiting on one API call; controller-runtime's default of 1
+    would queue a flood of admissions). ``Workload.kueue.x-k8s.io`` sets how many Workloads
+    ``kueue-bridge multikueue`` reconciles at once, as it does for Kueue's MultiKueue (default 16;
+    more reconciles at once coalesce fewer watch events, so they mean more API calls). Other keys of
+    kinds Kueue reconciles itself are ignored. ``kueue-bridge reconciler --workers N`` overrides it
+    for every job kind."""
     cache_sync_timeout: Any = None
 
 
 class ClientConnection(_ConfigModel):
     qps: float = 300.0
+    """> 0."""
     burst: int = 500
+    """> 0."""
 
 
 class Metrics(_ConfigModel):
     bind_address: str = ":8443"
+    """``host:port``, or ``"0"`` to disable."""
     enable_cluster_queue_resources: Any = None
     local_queue_metrics: Any = None
     custom_labels: Any = None
@@ -362,6 +408,7 @@ class Metrics(_ConfigModel):
 
 class Health(_ConfigModel):
     health_probe_bind_address: str = ":8081"
+    """Probes and metrics of the controller processes (``--probe-address`` overrides it)."""
     readiness_endpoint_name: str = "readyz"
     liveness_endpoint_name: str = "healthz"
 
@@ -369,15 +416,20 @@ class Health(_ConfigModel):
 class BridgeMultiKueue(_ConfigModel):
     """``kueueBridge.multiKueue``: the ``kueue-bridge multikueue`` component's own settings."""
 
-    #: AdmissionChecks with this ``spec.controllerName`` are handled by ``kueue-bridge multikueue``
     controller_name: str = DEFAULT_BRIDGE_MULTIKUEUE_CONTROLLER
+    """AdmissionChecks with this ``spec.controllerName`` are handled by ``kueue-bridge multikueue``
+    (see the ``kueueBridge`` section)."""
 
 
 class KueueBridgeSettings(_ConfigModel):
     """The extension section: what kueue-bridge needs and Kueue's format has no field for."""
 
     multi_kueue_controller_names: tuple[str, ...] = Field(default=(MULTIKUEUE_CONTROLLER_NAME,), strict=False)
+    """AdmissionCheck controller names that mean "dispatched by MultiKueue" (see the ``kueueBridge``
+    section)."""
     field_manager: str = "kueue-bridge"
+    """The server-side-apply field manager of every write kueue-bridge makes (see the ``kueueBridge``
+    section)."""
     multi_kueue: BridgeMultiKueue = Field(default_factory=BridgeMultiKueue)
 
     @property
@@ -420,12 +472,19 @@ def _fill_dependent_defaults(value: object) -> object:
 
 class Configuration(_ConfigModel):
     api_version: str = Field(default=CONFIG_API_VERSION, alias="apiVersion")
+    """Required: ``config.kueue.x-k8s.io/v1beta2``."""
     kind: str = CONFIG_KIND
+    """Required: ``Configuration``."""
     namespace: str = DEFAULT_NAMESPACE
+    """Where kueue-bridge runs (``config --namespace`` / the process may pass the service-account
+    namespace instead); a DNS-1123 label."""
     manage_jobs_without_queue_name: bool = False
+    """Manage jobs with no ``kueue.x-k8s.io/queue-name`` label."""
     managed_jobs_namespace_selector: LabelSelector = Field(
         default_factory=lambda: LabelSelector.model_validate(system_namespaces_excluded(DEFAULT_NAMESPACE))
     )
+    """Defaults to ``kubernetes.io/metadata.name NotIn [kube-system, <namespace>]``; must not match
+    ``kube-system`` nor ``namespace``."""
     integrations: Integrations = Field(default_factory=Integrations)
     wait_for_pods_ready: WaitForPodsReady = Field(default_factory=WaitForPodsReady)
     multi_kueue: MultiKueue = Field(default_factory=MultiKueue)
@@ -439,6 +498,7 @@ class Configuration(_ConfigModel):
     metrics: Metrics = Field(default_factory=Metrics)
     health: Health = Field(default_factory=Health)
     feature_gates: dict[str, bool] = Field(default_factory=dict)
+    """Kueue feature gates (``name: true/false``) whose behaviour kueue-bridge mirrors."""
     object_retention_policies: ObjectRetentionPolicies | None = None
     kueue_bridge: KueueBridgeSettings = Field(default_factory=KueueBridgeSettings)
     # Kueue-only sections: accepted so Kueue's own file is a valid start, never acted on.

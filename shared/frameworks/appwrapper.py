@@ -30,12 +30,13 @@ from shared.constants import BATCH_JOB_COMPLETION_INDEX_ANNOTATION
 from shared.frameworks.base import AdapterError, FinishedState
 from shared.frameworks.builtin_base import SpecSuspend
 from shared.frameworks.builtin_kinds import APPWRAPPER, JOBSET
-from shared.frameworks.conditions import condition_is_true
+from shared.frameworks.conditions import find_condition
 from shared.frameworks.jobset import JOBSET_JOB_INDEX_LABEL
 from shared.frameworks.paths import FieldPath, PathSyntaxError, describe_type, parse_path
 from shared.frameworks.strconv import GoParseError, atoi
 from shared.frameworks.templates import template_copy
 from shared.frameworks.topology import build_topology_request
+from shared.kube.conditions import is_true
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo, PodSetInfoError
 
@@ -203,7 +204,7 @@ class AppWrapperAdapter(SpecSuspend):
     # --- GenericJob -----------------------------------------------------------------------------
 
     def is_active(self) -> bool:
-        return condition_is_true(self._obj, "QuotaReserved")
+        return is_true(find_condition(self._obj, "QuotaReserved"))
 
     def pod_sets(self) -> list[PodSet]:
         name = self._object_name()
@@ -274,13 +275,13 @@ class AppWrapperAdapter(SpecSuspend):
         if phase == "Succeeded":
             return FinishedState(finished=True, success=True, message="AppWrapper finished successfully")
         if phase == "Failed":
-            if condition_is_true(self._obj, "ResourcesDeployed"):
+            if is_true(find_condition(self._obj, "ResourcesDeployed")):
                 return FinishedState(finished=False, message="Still deleting resources for failed AppWrapper")
             return FinishedState(finished=True, success=False, message="AppWrapper failed")
         return FinishedState(finished=False)
 
     def pods_ready(self) -> bool:
-        return condition_is_true(self._obj, "PodsReady")
+        return is_true(find_condition(self._obj, "PodsReady"))
 
     # --- JobWithManagedBy -----------------------------------------------------------------------
 

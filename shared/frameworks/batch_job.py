@@ -53,6 +53,7 @@ from shared.frameworks.strconv import GoParseError, atoi, parse_bool
 from shared.frameworks.templates import restore_pod_template, template_at, template_copy
 from shared.frameworks.topology import build_topology_request
 from shared.jsontree import json_tree_copy
+from shared.kube.conditions import is_true
 from shared.merge_patch import apply_merge_patch, create_merge_patch
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo, bad_pod_sets_info_len_error, merge_into_template
@@ -241,7 +242,7 @@ class BatchJobAdapter(SpecSuspend):
     def finished(self) -> FinishedState:
         for _, condition in iter_conditions(self._obj):
             kind = condition.get("type")
-            if kind in ("Complete", "Failed") and condition.get("status") == "True":
+            if kind in ("Complete", "Failed") and is_true(condition):
                 return FinishedState(
                     finished=True, success=kind != "Failed", message=str(condition.get("message") or "")
                 )

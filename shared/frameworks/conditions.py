@@ -1,9 +1,10 @@
-"""Reading ``status.conditions`` of raw objects (``metav1.Condition`` and ``batch/v1`` shapes alike).
+"""The adapters' strict read of ``status.conditions`` on raw objects (``metav1.Condition`` and
+``batch/v1`` shapes alike).
 
-Both shapes have ``type``/``status``/``message``; ``status`` is the *string* ``"True"``/``"False"``/
-``"Unknown"``. A malformed list (not a list, entries that are not objects) raises ``AdapterError``
-naming the path instead of being skipped: a condition we cannot read could be the one that says the
-job finished.
+Finding a condition and reading its status are ``shared.kube.conditions``' (``find_condition``,
+``is_true``); this module adds only what an adapter needs on top: a malformed list (not a list,
+entries that are not objects) raises ``AdapterError`` naming the path instead of being skipped, since
+a condition we cannot read could be the one that says the job finished.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import Any
 
 from shared.frameworks.base import AdapterError
 from shared.frameworks.paths import describe_type, parse_path
+from shared.kube import conditions as kube_conditions
 
-__all__ = ["condition_is_true", "find_condition", "iter_conditions"]
+__all__ = ["find_condition", "iter_conditions"]
 
 
 def iter_conditions(
@@ -32,14 +34,7 @@ def iter_conditions(
 def find_condition(
     obj: dict[str, Any], condition_type: str, *, path: str = "status.conditions"
 ) -> dict[str, Any] | None:
-    """The first condition of ``condition_type`` (like ``apimeta.FindStatusCondition``), or ``None``."""
-    for _, condition in iter_conditions(obj, path=path):
-        if condition.get("type") == condition_type:
-            return condition
-    return None
-
-
-def condition_is_true(obj: dict[str, Any], condition_type: str, *, path: str = "status.conditions") -> bool:
-    """``apimeta.IsStatusConditionTrue``."""
-    condition = find_condition(obj, condition_type, path=path)
-    return condition is not None and condition.get("status") == "True"
+    """``shared.kube.conditions.find_condition`` on the list at ``path``, checked first."""
+    return kube_conditions.find_condition(
+        [condition for _, condition in iter_conditions(obj, path=path)], condition_type
+    )

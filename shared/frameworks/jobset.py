@@ -21,6 +21,7 @@ from shared.frameworks.conditions import find_condition, iter_conditions
 from shared.frameworks.paths import FieldPath, describe_type, parse_path
 from shared.frameworks.templates import PodSetsAtTemplatePaths, template_copy
 from shared.frameworks.topology import build_topology_request
+from shared.kube.conditions import is_true
 from shared.models.workload import PodSet
 
 __all__ = [
@@ -110,7 +111,7 @@ class JobSetAdapter(SpecSuspend, PodSetsAtTemplatePaths):
         iter_conditions(self._obj)  # shape check: a malformed list is an error, not "not finished"
         for kind, success in (("Completed", True), ("Failed", False)):
             condition = find_condition(self._obj, kind)
-            if condition is not None and condition.get("status") == "True":
+            if condition is not None and is_true(condition):
                 return FinishedState(
                     finished=True, success=success, message=str(condition.get("message") or "")
                 )

@@ -28,6 +28,7 @@ from shared.frameworks.builtin_base import SpecManagedBy
 from shared.frameworks.builtin_kinds import PIPELINERUN
 from shared.frameworks.conditions import find_condition
 from shared.frameworks.paths import parse_path
+from shared.kube.conditions import is_undecided
 from shared.models.workload import PodSet
 from shared.podset import PodSetInfo
 
@@ -106,7 +107,7 @@ class PipelineRunAdapter(SpecManagedBy):
     def finished(self) -> FinishedState:
         """Done once ``Succeeded`` is True or False; success for reasons Succeeded/Completed."""
         condition = find_condition(self._obj, "Succeeded")
-        if condition is None or condition.get("status") not in ("True", "False"):
+        if condition is None or is_undecided(condition):
             return FinishedState(finished=False)
         return FinishedState(
             finished=True,

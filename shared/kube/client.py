@@ -6,7 +6,7 @@ Design:
   JSON is encoded and decoded with orjson.
 * **Transport seam.** The client takes any ``KubeTransport`` (``shared.kube.transport``): the
   default ``AiohttpTransport``, or ``HttpxTransport`` around an httpx transport (tests:
-  ``httpx.MockTransport``; HTTP/2). Every request takes the same path through the client whatever
+  ``httpx.MockTransport``; ``bench/client.py``). Every request takes the same path through the client whatever
   the transport, so tests on a fake transport run production's request path.
 * **Fresh credentials.** ``BearerTokenAuth`` is asked for the token on every request.
 * **Retries only where safe.** A request is retried (tenacity, jittered exponential backoff) when
@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-import httpx
 import orjson
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
@@ -56,7 +55,6 @@ from shared.kube.ratelimit import TokenBucket
 from shared.kube.transport import (
     AiohttpTransport,
     BufferedRequest,
-    HttpxTransport,
     KubeTransport,
     StreamedResponse,
     TransportSettings,
@@ -83,10 +81,6 @@ class ClientSettings:
     request_timeout: float = 60.0
     user_agent: str = "kueue-bridge"
     transport: TransportSettings = field(default_factory=TransportSettings)
-    http2: bool = False
-    """``True``: httpx's transport, negotiating HTTP/2 by ALPN where the server offers it (falls back
-    to HTTP/1.1). ``False`` (default): ``AiohttpTransport``, HTTP/1.1 keep-alive pool -- several times
-    faster in ``bench/client.py``; HTTP/2 mainly saves connections when one process runs many watches."""
 
 
 class StreamResponse:
@@ -158,15 +152,6 @@ class KubeClient(ResourceVerbs):
         chosen: KubeTransport
         if transport is not None:
             chosen = transport
-        elif settings.http2:
-            chosen = HttpxTransport(
-                httpx.AsyncHTTPTransport(
-                    verify=connection.ssl_context or True,
-                    http2=True,
-                    limits=httpx.Limits(max_connections=settings.transport.max_connections),
-                ),
-                settings=settings.transport,
-            )
         else:
             chosen = AiohttpTransport(
                 ssl_context=connection.ssl_context,

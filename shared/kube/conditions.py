@@ -2,9 +2,12 @@
 
 Controllers here keep objects as the raw dicts the API server returned (nothing a newer Kueue or
 Kubernetes adds is ever dropped), so conditions are read and edited as dicts, in place. This is the
-one implementation of ``meta.SetStatusCondition``; the Workload model's conditions
-(``shared.models.condition``), the AppWrapper and MultiKueue controllers and the devcluster's
-stand-in all go through it.
+one implementation of ``meta.SetStatusCondition`` and of reading a condition's status: the Workload
+model's typed conditions (``shared.models.condition.Condition``, read with ``find_condition_view``
+and ``is_true``/``is_false``; written by ``shared.workload_state``), the AppWrapper and MultiKueue
+controllers, the operator tools and the devcluster's stand-in all go through it, and
+``tests/unit/kube/test_one_condition_rule.py`` keeps inline ``status == "True"`` checks and other
+``set_condition`` definitions out of the source.
 
 Invariants (``k8s.io/apimachinery/pkg/api/meta``):
 
@@ -24,18 +27,26 @@ having no such condition); writing creates ``status.conditions`` when missing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Final, Protocol, TypeGuard, TypeVar
 
 from shared.kube.times import format_time
 
 __all__ = [
+    "FALSE",
+    "TRUE",
+    "UNKNOWN",
+    "ConditionView",
     "Conditions",
     "conditions_of",
     "find_condition",
+    "find_condition_view",
     "is_condition_true",
+    "is_false",
     "is_object_condition_true",
+    "is_true",
+    "is_undecided",
     "object_condition",
     "read_status",
     "remove_condition",
@@ -46,6 +57,57 @@ __all__ = [
 ]
 
 Conditions = list[dict[str, Any]]
+
+#: ``metav1.ConditionStatus`` values
+TRUE: Final = "True"
+FALSE: Final = "False"
+UNKNOWN: Final = "Unknown"
+
+
+class ConditionView(Protocol):
+    """A typed condition (``shared.models.condition.Condition``): what the readers here need of it."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+
+View = TypeVar("View", bound=ConditionView)
+#: a wire entry or a typed view: ``is_true`` and ``is_false`` narrow ``None`` away
+AnyCondition = TypeVar("AnyCondition", bound=Mapping[str, Any] | ConditionView)
+
+
+def _status(condition: Mapping[str, Any] | ConditionView | None) -> object:
+    if condition is None:
+        return None
+    if type(condition) is dict or isinstance(condition, Mapping):
+        return condition.get("status")
+    return condition.status
+
+
+def is_true(condition: AnyCondition | None) -> TypeGuard[AnyCondition]:
+    """The condition (a wire entry or a typed view) is present with status ``"True"``."""
+    return _status(condition) == TRUE
+
+
+def is_false(condition: AnyCondition | None) -> TypeGuard[AnyCondition]:
+    """Present with status ``"False"`` (an absent condition is not false)."""
+    return _status(condition) == FALSE
+
+
+def is_undecided(condition: Mapping[str, Any] | ConditionView | None) -> bool:
+    """Absent, or with a status that is neither ``"True"`` nor ``"False"`` (``"Unknown"``)."""
+    return _status(condition) not in (TRUE, FALSE)
+
+
+def find_condition_view(conditions: Iterable[View] | None, condition_type: str) -> View | None:
+    """``meta.FindStatusCondition`` over typed conditions: the one of ``condition_type``, or ``None``."""
+    for condition in conditions or ():
+        if condition.type == condition_type:
+            return condition
+    return None
 
 
 def read_status(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -92,8 +154,7 @@ def find_condition(conditions: Sequence[Any] | None, condition_type: str) -> dic
 
 def is_condition_true(conditions: Sequence[Any] | None, condition_type: str) -> bool:
     """``meta.IsStatusConditionTrue``: present with status ``"True"``."""
-    condition = find_condition(conditions, condition_type)
-    return condition is not None and condition.get("status") == "True"
+    return is_true(find_condition(conditions, condition_type))
 
 
 def set_condition(
@@ -165,7 +226,7 @@ def is_object_condition_true(obj: Mapping[str, Any] | None, condition_type: str)
         return is_condition_true(conditions_of(obj), condition_type)
     for condition in conditions:
         if isinstance(condition, dict) and condition.get("type") == condition_type:
-            return condition.get("status") == "True"
+            return condition.get("status") == TRUE
     return False
 
 

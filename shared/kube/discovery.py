@@ -211,8 +211,3 @@ class RESTMapper:
             ]
             groups[group["name"]] = versions
         return groups
-
-    def invalidate(self) -> None:
-        """Forget every discovered group-version (the next resolve refetches)."""
-        self._by_group_version.clear()
-        self._fetched_at.clear()

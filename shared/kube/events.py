@@ -11,7 +11,7 @@ Invariants:
   (``events_dropped_total{reason="queue_full"}``). A background task (``run()``) writes them,
   ``writers`` at a time; a write that fails is logged and counted (``reason="api_error"``), nothing
   is raised to the caller. Sizes: client-go's broadcaster keeps 1,000 and writes one at a time;
-  here that dropped 1,690 of the 4,000 events of a 2,000-job burst (``bench/reconciler.py --jobs
+  here that dropped 1,690 of the 4,000 events of a 2,000-job burst (``bench/reconciler_throughput.py --jobs
   2000``), so the queue holds 10,000 (a few MB) and 4 writers keep it short: none dropped.
 * **Repeats stay in order.** Events with the same series key are written one after the other (a
   lock per key), so a repeat sees the Event its predecessor created and patches it.

@@ -16,7 +16,7 @@ Invariants:
   ``INTERNED_LIMIT`` pairs are kept (a cluster has a few hundred kinds; past the limit, e.g. with
   junk input, instances are built as before).
 * This module imports nothing from the project: it is the bottom of ``shared.kube``, which is the
-  bottom floor of ``shared`` (README, Architecture).
+  bottom floor of ``shared`` (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -55,16 +55,6 @@ class TokenBucket:
             return 0.0
         return -self._tokens / self.qps
 
-    def try_acquire(self) -> bool:
-        """Take a token only if one is available right now."""
-        if self.unlimited:
-            return True
-        self._refill(self._clock.now())
-        if self._tokens >= 1.0:
-            self._tokens -= 1.0
-            return True
-        return False
-
     async def acquire(self) -> float:
         """Wait for a token; return how long we waited."""
         delay = self.reserve()

@@ -12,8 +12,8 @@ the same code, so a test on a fake transport runs production's request path.
   through ``shared.kube.http1`` (request bytes on kept-alive connections, ``httptools`` parsing):
   aiohttp's per-request machinery was most of a write's CPU (``bench/reconciler_cpu.py``); watches
   use aiohttp's streamed responses. Both share one ``SSLContext``; each keeps its own pool.
-* ``HttpxTransport`` adapts any ``httpx.AsyncBaseTransport``: ``httpx.MockTransport`` in tests, a
-  user who wants HTTP/2 gets ``httpx.AsyncHTTPTransport(http2=True)`` (``ClientSettings.http2``).
+* ``HttpxTransport`` adapts any ``httpx.AsyncBaseTransport``: ``httpx.MockTransport`` in tests,
+  httpx's own transports in ``bench/client.py``.
 
 Invariants:
 
@@ -311,7 +311,7 @@ class _HttpxStream:
 
 
 class HttpxTransport:
-    """A ``KubeTransport`` on any ``httpx.AsyncBaseTransport`` (tests' ``MockTransport``, HTTP/2)."""
+    """A ``KubeTransport`` on any ``httpx.AsyncBaseTransport`` (tests' ``MockTransport``, ``bench/client.py``)."""
 
     def __init__(
         self, inner: httpx.AsyncBaseTransport, *, settings: TransportSettings = TransportSettings()

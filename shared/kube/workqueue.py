@@ -267,10 +267,6 @@ class WorkQueue(Generic[K]):
         """Keys waiting for a delay to pass."""
         return len(self._waiting)
 
-    @property
-    def shutting_down(self) -> bool:
-        return self._shutting_down
-
     def shut_down(self) -> None:
         self._shutting_down = True
         for lane in self._lanes.values():

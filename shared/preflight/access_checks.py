@@ -8,8 +8,9 @@ webhook authorizers all count, not just the manifests we rendered.
 
 * a component's ServiceAccount that does not exist is a ``warn`` (kueue-bridge is not deployed yet,
   or under other names) and its rights are not reviewed;
-* a missing right is a ``fail``, except the read of Kueue's ConfigMap (a ``warn``: the start-up check
-  then says it could not check);
+* a missing right is a ``fail``, except the start-up check's reads of Kueue's setup (listing
+  Deployments to find Kueue's manager, getting its ConfigMap: a ``warn``, the start-up check then
+  says it could not check);
 * Kueue's manager (``kueue-controller-manager`` in Kueue's namespace) must be able to read the kinds
   it knows only as ``externalFrameworks``.
 
@@ -97,7 +98,7 @@ def rights_of(rules: Iterable[AccessRule], *, namespace: str, kueue_namespace: s
                             verb,
                             namespace=where,
                             name=name,
-                            optional=rule.scope == KUEUE_NAMESPACE,
+                            optional=rule.optional,
                         )
                     )
     return found
@@ -207,7 +208,8 @@ async def check_identity_access(
                 Verdict.WARN,
                 f"may not {_summary(optional)}: its start-up check for two controllers per kind cannot "
                 "read Kueue's Configuration",
-                "apply deploy/kueue (or the Role ...-kueue-config of kueue-bridge manifests)",
+                "apply the RBAC of kueue-bridge manifests --config FILE (list deployments.apps in its "
+                "ClusterRole; get configmaps in Kueue's namespace: deploy/kueue, the Role ...-kueue-config)",
             )
         )
     if not findings:

@@ -37,7 +37,7 @@ from shared.constants import (
     MULTIKUEUE_CONFIG_GVK,
 )
 from shared.kube import ConnectionConfig, KubeClient, KubeError, NotFound, UnknownKindError
-from shared.kube.conditions import object_condition
+from shared.kube.conditions import is_true, object_condition
 from shared.kube.kinds import SECRET_GVK
 from shared.models.multikueue import MultiKueueCluster
 from shared.multikueue_kubeconfig import KubeConfigError, connection_for, load_cluster_kubeconfig
@@ -314,7 +314,7 @@ async def check_multikueue(
                     **scope,
                 )
             )
-        elif active.get("status") != "True":
+        elif not is_true(active):
             findings.append(
                 Finding(
                     label,

@@ -14,9 +14,9 @@ MERGE = {"content-type": "application/merge-patch+json"}
 def labelled(kube: KubeTarget, namespace: str) -> str:
     url = f"/api/v1/namespaces/{namespace}/configmaps"
     for name, labels in (
-        ("a", {"env": "prod", "tier": "web"}),
-        ("b", {"env": "dev"}),
-        ("c", {"tier": "db"}),
+        ("a", {"env": "prod", "tier": "web", "size": "3"}),
+        ("b", {"env": "dev", "size": "12"}),
+        ("c", {"tier": "db", "size": "x"}),
         ("d", {}),
     ):
         assert kube.client.post(url, json=configmap(name, labels={**labels, "set": "x"})).status_code == 201
@@ -34,6 +34,9 @@ def labelled(kube: KubeTarget, namespace: str) -> str:
         ("tier", ["a", "c"]),
         ("!tier", ["b", "d"]),
         ("env=prod,tier=web", ["a"]),
+        ("size>5", ["b"]),  # an integer comparison ("12" > "5"); a label that is no integer never matches
+        ("size<5", ["a"]),
+        ("size<5,env notin (dev)", ["a"]),
     ],
 )
 def test_label_selectors(kube: KubeTarget, labelled: str, selector: str, expected: list[str]) -> None:
@@ -41,8 +44,9 @@ def test_label_selectors(kube: KubeTarget, labelled: str, selector: str, expecte
     assert [item["metadata"]["name"] for item in items] == expected
 
 
-def test_invalid_label_selector_is_400(kube: KubeTarget, labelled: str) -> None:
-    response = kube.client.get(labelled, params={"labelSelector": "a b c"})
+@pytest.mark.parametrize("selector", ["a b c", "size>x", "env in ()", "a=b=c"])
+def test_invalid_label_selector_is_400(kube: KubeTarget, labelled: str, selector: str) -> None:
+    response = kube.client.get(labelled, params={"labelSelector": selector})
     assert response.status_code == 400
 
 

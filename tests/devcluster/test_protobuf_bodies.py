@@ -1,4 +1,4 @@
-"""Protobuf request bodies, as kubectl's ``create configmap|secret|namespace`` send them (issue 17).
+"""Protobuf request bodies, as kubectl's ``create configmap|secret|namespace`` send them.
 
 The byte strings below are what kubectl v1.37 sent (``kubectl -v=8`` prints each request body); the
 conformance tests post them through ``kube`` (a real cluster with ``KUEUE_BRIDGE_TEST_KUBECONFIG``).

@@ -30,7 +30,7 @@ from devcluster.standin.jobrunner import DeclarativeCompletion
 from devcluster.standin.kueue import start_addons
 from devrun.proxy import CuttableProxy
 from multikueue.manager import ManagerOptions, MultiKueueManager
-from reconciler.manager import ReconcilerManager, settings_from_config
+from reconciler.manager import ReconcilerControllers, settings_from_config
 from shared.admission_apply import apply_admission_status
 from shared.config import Configuration, parse_config
 from shared.frameworks.registry import FrameworkRegistry
@@ -252,9 +252,9 @@ class _Events:
         self.items.append((event_type, reason, message))
 
 
-def _reconciler(client: KubeClient, config: Configuration) -> ReconcilerManager:
+def _reconciler(client: KubeClient, config: Configuration) -> ReconcilerControllers:
     registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
-    return ReconcilerManager(
+    return ReconcilerControllers(
         client=client,
         registry=registry,
         settings=settings_from_config(config, registry=registry),

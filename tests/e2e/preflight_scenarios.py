@@ -114,20 +114,101 @@ async def publish_kueue_config(target: Target, integrations: dict[str, Any] | No
             await target.client.delete(CONFIG_MAP, KUEUE_CONFIG_MAP, namespace=target.kueue_namespace)
         return
     await _ensure_namespace(target.client, target.kueue_namespace)
+    body = kueue_config_map(target.kueue_namespace, KUEUE_CONFIG_MAP, integrations)
+    await target.client.apply(
+        CONFIG_MAP, body, namespace=target.kueue_namespace, field_manager="preflight-test", force=True
+    )
+
+
+def chart_deployment(*, release: str, namespace: str, config: bool = True) -> dict[str, Any]:
+    """Kueue's manager as its Helm chart (``charts/kueue/templates/manager/manager.yaml``) renders it
+    for ``release`` in ``namespace``: fullname ``<release>-kueue``, ``--config`` mounted from the
+    ConfigMap ``<fullname>-manager-config`` (``config=False``: a manager run without ``--config``)."""
+    fullname = release if "kueue" in release else f"{release}-kueue"
+    selector = {
+        "app.kubernetes.io/name": "kueue",
+        "app.kubernetes.io/instance": release,
+        "control-plane": "controller-manager",
+    }
+    container: dict[str, Any] = {
+        "name": "manager",
+        "image": "registry.k8s.io/kueue/kueue:v0.19.2",
+        "command": ["/manager"],
+        "args": ["--config=/controller_manager_config.yaml", "--zap-log-level=2"] if config else [],
+        "volumeMounts": [
+            {"name": "cert", "mountPath": "/tmp/k8s-webhook-server/serving-certs", "readOnly": True},
+            {
+                "name": "manager-config",
+                "mountPath": "/controller_manager_config.yaml",
+                "subPath": "controller_manager_config.yaml",
+            },
+        ],
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": f"{fullname}-controller-manager",
+            "namespace": namespace,
+            "labels": {**selector, "app.kubernetes.io/component": "controller"},
+        },
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": selector},
+            "template": {
+                "metadata": {"labels": selector},
+                "spec": {
+                    "containers": [container],
+                    "volumes": [
+                        {"name": "cert", "secret": {"secretName": f"{fullname}-webhook-server-cert"}},
+                        {"name": "manager-config", "configMap": {"name": f"{fullname}-manager-config"}},
+                    ],
+                },
+            },
+        },
+        "status": {"readyReplicas": 1},
+    }
+
+
+def kueue_config_map(namespace: str, name: str, integrations: dict[str, Any]) -> dict[str, Any]:
+    """Kueue's Configuration with these ``integrations``, as the ConfigMap Kueue's install creates."""
     document = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         "integrations": integrations,
     }
-    body = {
+    return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": KUEUE_CONFIG_MAP, "namespace": target.kueue_namespace},
+        "metadata": {"name": name, "namespace": namespace},
         "data": {KUEUE_CONFIG_KEY: yaml.safe_dump(document)},
     }
-    await target.client.apply(
-        CONFIG_MAP, body, namespace=target.kueue_namespace, field_manager="preflight-test", force=True
-    )
+
+
+@contextlib.asynccontextmanager
+async def kueue_config_restored(target: Target) -> AsyncIterator[None]:
+    """Kueue's ConfigMap as it was before the block (the kit publishes its own; the devcluster none)."""
+    try:
+        saved: dict[str, Any] | None = await target.client.get(
+            CONFIG_MAP, KUEUE_CONFIG_MAP, namespace=target.kueue_namespace
+        )
+    except NotFound:
+        saved = None
+    try:
+        yield
+    finally:
+        if saved is None:
+            await publish_kueue_config(target, None)
+        else:
+            body = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": KUEUE_CONFIG_MAP, "namespace": target.kueue_namespace},
+                "data": saved.get("data") or {},
+            }
+            await target.client.apply(
+                CONFIG_MAP, body, namespace=target.kueue_namespace, field_manager="preflight-test", force=True
+            )
 
 
 def handed_over(config: Configuration) -> dict[str, Any]:
@@ -207,7 +288,7 @@ async def kueue_configuration_is_read_from_its_configmap(target: Target) -> None
     """A conflict (Kueue's own integration on) and a kind not handed over, then the fixed setup."""
     job = "Job.v1.batch"
     declarative = target.declarative_kind
-    try:
+    async with kueue_config_restored(target):
         await publish_kueue_config(target, {"frameworks": ["batch/job"], "externalFrameworks": [job]})
         found = await run(target)
         conflict = one(found, f"kueue integration {job}", Verdict.FAIL)
@@ -220,8 +301,6 @@ async def kueue_configuration_is_read_from_its_configmap(target: Target) -> None
         assert not findings_of(found, "kueue integration", Verdict.FAIL)
         assert not findings_of(found, "kueue integration", Verdict.WARN)
         assert "does not enable batch/job" in one(found, f"kueue integration {job}", Verdict.OK).message
-    finally:
-        await publish_kueue_config(target, None)
 
 
 async def kind_not_served_in_the_configured_version(target: Target) -> None:
@@ -330,7 +409,8 @@ async def service_accounts_miss_a_right(target: Target) -> None:
         await delete_objects(target.client, [reader])
         found = await run(target)
         warning = one(found, "rbac webhook ", Verdict.WARN)
-        assert f"may not get configmaps {KUEUE_CONFIG_MAP} in {target.kueue_namespace}" in warning.message
+        assert f"may not get configmaps in {target.kueue_namespace}" in warning.message
+        assert not warning.conflict
     finally:
         await delete_objects(target.client, objects)
 
@@ -479,13 +559,20 @@ async def multikueue_workers_missing_things(
 
 
 async def multikueue_controller_name_taken_by_kueue(target: Target) -> None:
-    """kueueBridge.multiKueue.controllerName set to Kueue's own MultiKueue: a conflict."""
+    """kueueBridge.multiKueue.controllerName set to Kueue's own MultiKueue: a conflict when Kueue's
+    Configuration shows its MultiKueue gate on (by default), a warning when it cannot be read."""
     text = (
         target.config_text + "\nkueueBridge:\n  multiKueue:\n    controllerName: kueue.x-k8s.io/multikueue\n"
     )
-    found = await run(target, parse_config(text, source="t"))
-    conflict = one(found, "multikueue controller", Verdict.FAIL)
-    assert conflict.conflict and "which Kueue's own controller handles" in conflict.message
+    taken = parse_config(text, source="t")
+    async with kueue_config_restored(target):
+        await publish_kueue_config(target, handed_over(target.config))
+        conflict = one(await run(target, taken), "multikueue controller", Verdict.FAIL)
+        assert conflict.conflict and "which Kueue's own controller handles" in conflict.message
+        assert "its MultiKueue feature gate is on" in conflict.message
+        await publish_kueue_config(target, None)
+        unknown = one(await run(target, taken), "multikueue controller", Verdict.WARN)
+        assert not unknown.conflict and "Kueue's MultiKueue gate is on by default" in unknown.message
 
 
 async def component_refuses_to_start(

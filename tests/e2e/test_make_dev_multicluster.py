@@ -14,7 +14,7 @@ One run per module, in a scratch working directory, ports 0, with a deadline; th
   runs such a Job); the SampleJobs stayed suspended on the manager and still got the worker's
   final status (Kueue's former KeepAdmissionCheckPending contract); both MultiKueueClusters and
   the AdmissionCheck are ``Active``;
-* the README's "Several clusters" output block is this output (paths, ages, name hashes and which
+* the "Several clusters" output block of docs/local-development.md is this output (paths, ages, name hashes and which
   worker won aside; ``...`` stands for any lines).
 """
 
@@ -37,7 +37,7 @@ from tests.e2e.test_make_dev import assert_nothing_left, env_for, served_again
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
-README = (REPO / "README.md").read_text()
+LOCAL_DEVELOPMENT = (REPO / "docs" / "local-development.md").read_text()
 SAMPLES = [
     doc for doc in yaml.safe_load_all((REPO / "examples/dev-multicluster/jobs.yaml").read_text()) if doc
 ]
@@ -173,12 +173,12 @@ async def test_the_managers_state_says_where_each_sample_ran(fleet_run: FleetRun
         assert (check["status"], check["reason"]) == ("True", "Active"), check
 
 
-# --- the README's block ----------------------------------------------------------------------------
+# --- the docs' block ------------------------------------------------------------------------------
 
 
-def _readme_block() -> list[str]:
-    start = README.index("### Several clusters: `make dev-multicluster`")
-    block = re.search(r"```\n(\$ make dev-multicluster .*?)```", README[start:], re.S)
+def _documented_block() -> list[str]:
+    start = LOCAL_DEVELOPMENT.index("## Several clusters: `make dev-multicluster`")
+    block = re.search(r"```\n(\$ make dev-multicluster .*?)```", LOCAL_DEVELOPMENT[start:], re.S)
     assert block is not None
     return block.group(1).splitlines()
 
@@ -192,9 +192,9 @@ def _normalise(line: str, workdir: Path) -> list[str]:
     return line.split()
 
 
-def test_the_readme_block_is_this_output(fleet_run: FleetRun) -> None:
+def test_the_documented_block_is_this_output(fleet_run: FleetRun) -> None:
     assert fleet_run.returncode == 0, fleet_run.output
-    command, *expected = _readme_block()
+    command, *expected = _documented_block()
     assert command == "$ make dev-multicluster DEV_ARGS=--exit-when-done"
     actual = [_normalise(line, fleet_run.workdir) for line in fleet_run.stdout.splitlines()]
     chunks: list[list[list[str]]] = [[]]
@@ -210,4 +210,4 @@ def test_the_readme_block_is_this_output(fleet_run: FleetRun) -> None:
         found = next((i for i in range(position, len(actual)) if actual[i : i + len(chunk)] == chunk), None)
         assert found is not None, (chunk, fleet_run.stdout)
         position = found + len(chunk)
-    assert position == len(actual), "the README block ends where the output ends"
+    assert position == len(actual), "the documented block ends where the output ends"

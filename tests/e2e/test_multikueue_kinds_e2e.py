@@ -2,7 +2,7 @@
 
 Each test runs a manager and two workers (``multikueue_support.fleet``) with the kind's real CRD
 (``../shared/crds``) on all three clusters and the kind enabled in every component, and follows one
-job through Kueue's MultiKueue contract (reference notes §2.6, issue #12 item 4):
+job through Kueue's MultiKueue contract (reference notes §2.6):
 
 * queued on the manager, dispatched, the MultiKueue check ``Ready`` naming the winner;
 * the sanitised copy on the winning worker only: ``spec.managedBy`` removed (so the worker's

@@ -9,8 +9,7 @@ the admitting worker is lost past ``workerLostTimeout`` and comes back with its 
 Each path goes through Kueue's own eviction on the manager, which the stand-in writes as Kueue does:
 a forced apply as ``kueue-admission`` that leaves ``clusterName`` and ``nominatedClusterNames`` out.
 Since the devcluster keeps field ownership as kube-apiserver does, that removes them only if
-MultiKueue wrote them as ``kueue-admission`` applies too: written by an update (kueue-bridge before
-issue #24) ``clusterName`` survives the eviction and nothing is ever dispatched again, so each of
+MultiKueue wrote them as ``kueue-admission`` applies too: written by an update, ``clusterName`` survives the eviction and nothing is ever dispatched again, so each of
 these tests fails then.
 
 No job runner runs on the workers: as on the real clusters, a test writes a remote Job's status as

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.manager import ReconcilerManager, settings_from_config
+from reconciler.manager import ReconcilerControllers, settings_from_config
 from shared.config import Configuration, default_config
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import GroupVersionKind, KubeClient, NotFound
@@ -59,19 +59,19 @@ class RecordedEvents:
 @contextlib.asynccontextmanager
 async def running_reconciler(
     client: KubeClient, events: RecordedEvents, *, config: Configuration | None = None
-) -> AsyncIterator[ReconcilerManager]:
-    """The reconciler's manager running on ``client`` (``config``: Kueue's defaults if not given)."""
+) -> AsyncIterator[ReconcilerControllers]:
+    """The reconciler's controllers running on ``client`` (``config``: Kueue's defaults if not given)."""
     config = config or default_config()
     registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
-    manager = ReconcilerManager(
+    controllers = ReconcilerControllers(
         client=client,
         registry=registry,
         settings=settings_from_config(config, registry=registry),
         events=events,
     )
-    task = asyncio.create_task(manager.run())
+    task = asyncio.create_task(controllers.run())
     try:
-        yield manager
+        yield controllers
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):

@@ -169,7 +169,7 @@ def _shared_crds(shared_dir: Path) -> list[Path]:
 
 async def _let_the_appwrapper_controller_wrap_samplejobs(client: KubeClient, *, namespace: str) -> None:
     """SampleJobs are not among the kinds an AppWrapper may wrap (``shared.component_access``); as
-    the README says for any other kind, a ClusterRole bound to the controller's ServiceAccount adds
+    docs/installing.md says for any other kind, a ClusterRole bound to the controller's ServiceAccount adds
     them (test_appwrapper_ownership wraps one)."""
     name = "kueue-bridge-appwrapper-samplejobs"
     role = {

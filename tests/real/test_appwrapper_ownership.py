@@ -3,7 +3,7 @@
 A user's object (ConfigMap, Job, or an object of a CRD) has the name of one of an AppWrapper's
 components. Creating that component fails with AlreadyExists; the AppWrapper fails, and its failure
 path and its deletion remove only what it created. (The AppWrapper operator deletes by name there;
-see README "AppWrapper".)
+see docs/appwrapper.md.)
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""``make bench`` runs ``bench/run_all.py``, and that lists every benchmark under ``bench/``.
+"""``make bench`` runs ``python -m bench.run_all``, and that lists every benchmark of ``bench``.
 
 Running the benchmarks is not done here (``tests/e2e/test_bench_*_runs.py`` runs each one small);
-this checks the wiring that used to be broken: the Makefile's entry point exists, every script it
-lists exists and declares the options it is given, and no runnable script under ``bench/`` is left
-out without a reason.
+this checks the wiring: the Makefile's entry point exists, every module it lists exists and declares
+the options it is given, and no runnable module of ``bench`` is left out without a reason.
 """
 
 from __future__ import annotations
@@ -13,7 +12,8 @@ import re
 import subprocess
 import sys
 
-from bench.run_all import BENCHES, NOT_BENCHES, REPO_ROOT
+from bench.harness.processes import REPO_ROOT
+from bench.run_all import BENCHES, NOT_BENCHES
 
 BENCH_DIR = REPO_ROOT / "bench"
 
@@ -28,35 +28,42 @@ def _has_main_block(source: str) -> bool:
 def test_make_bench_runs_run_all() -> None:
     recipe = re.search(r"^bench:.*\n\t(.+)$", (REPO_ROOT / "Makefile").read_text(), re.MULTILINE)
     assert recipe is not None, "the Makefile has a bench target"
-    assert recipe.group(1).split()[-1] == "bench/run_all.py"
-    assert (BENCH_DIR / "run_all.py").is_file()
+    assert recipe.group(1).split()[-2:] == ["-m", "bench.run_all"]
+    assert _has_main_block((BENCH_DIR / "run_all.py").read_text())
 
 
 def test_every_listed_bench_exists_and_declares_its_options() -> None:
     for bench in BENCHES:
-        script = BENCH_DIR / bench.script
-        assert script.is_file(), bench
-        source = script.read_text()
-        assert _has_main_block(source), f"{bench.script} is runnable"
+        module = BENCH_DIR / f"{bench.module}.py"
+        assert module.is_file(), bench
+        source = module.read_text()
+        assert _has_main_block(source), f"bench.{bench.module} is runnable"
         for option in bench.options:
             if option.startswith("--"):
-                assert f'"{option}"' in source, f"{bench.script} declares {option}"
+                assert f'"{option}"' in source, f"bench.{bench.module} declares {option}"
 
 
-def test_every_runnable_script_is_listed_or_excused() -> None:
+def test_every_runnable_module_is_listed_or_excused() -> None:
     runnable = {
-        path.name
+        path.stem
         for path in BENCH_DIR.glob("*.py")
-        if path.name != "run_all.py" and _has_main_block(path.read_text())
+        if path.stem != "run_all" and _has_main_block(path.read_text())
     }
-    listed = {bench.script for bench in BENCHES}
+    listed = {bench.module for bench in BENCHES}
     assert runnable == listed | set(NOT_BENCHES)
     assert not listed & set(NOT_BENCHES)
 
 
+def test_the_harness_runs_nothing_of_its_own() -> None:
+    """Only benchmarks are run: a harness module with a ``__main__`` block would be a script again."""
+    assert not [
+        path.name for path in (BENCH_DIR / "harness").glob("*.py") if _has_main_block(path.read_text())
+    ]
+
+
 def test_list_prints_each_command_without_running_it() -> None:
     finished = subprocess.run(
-        [sys.executable, str(BENCH_DIR / "run_all.py"), "--list"],
+        [sys.executable, "-m", "bench.run_all", "--list"],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
@@ -64,11 +71,12 @@ def test_list_prints_each_command_without_running_it() -> None:
         check=True,
     )
     assert finished.stdout.splitlines() == [f"{bench.name}: {bench.shown()}" for bench in BENCHES]
+    assert all(line.split(": ", 1)[1].startswith("python -m bench.") for line in finished.stdout.splitlines())
 
 
 def test_an_unknown_name_is_a_usage_error() -> None:
     finished = subprocess.run(
-        [sys.executable, str(BENCH_DIR / "run_all.py"), "--only", "nope", "--list"],
+        [sys.executable, "-m", "bench.run_all", "--only", "nope", "--list"],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

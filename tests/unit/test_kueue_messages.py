@@ -524,7 +524,7 @@ def golden_job_events(golden_dir: Path) -> list[tuple[str, str, str, str]]:
 
 
 def make_reconciler(cluster: FakeCluster) -> JobReconciler:
-    kinds = {("batch", "Job")}
+    kinds = {("batch/v1", "Job")}
     return JobReconciler(
         adapters=Adapters(),
         reader=cluster,

@@ -1,10 +1,10 @@
-"""``bench/profile_breakdown.py`` sorts py-spy stacks into the parts ``bench/reconciler_cpu.py`` prints."""
+"""``bench.harness.profile_breakdown`` sorts py-spy stacks into the parts ``bench.reconciler_cpu`` prints."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bench.profile_breakdown import (
+from bench.harness.profile_breakdown import (
     EVENTS,
     INFORMER,
     LOGIC,

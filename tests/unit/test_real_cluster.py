@@ -70,16 +70,19 @@ def test_the_shared_folder_comes_from_the_environment(
     assert find_kit() == kit
 
 
-@pytest.mark.parametrize(("tool", "package"), [("unshare", "util-linux"), ("openssl", "openssl")])
-def test_a_missing_tool_is_named_with_its_package(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str, package: str
+@pytest.mark.parametrize("installed_by_the_kit", ["unshare", "curl", "openssl", "etcd"])
+def test_only_bash_is_needed_up_front_the_kit_installs_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installed_by_the_kit: str
 ) -> None:
     fake_kit(tmp_path)
     real_which = __import__("shutil").which
     monkeypatch.setattr(
-        "devrun.real_cluster.shutil.which", lambda name: None if name == tool else real_which(name)
+        "devrun.real_cluster.shutil.which",
+        lambda name: None if name == installed_by_the_kit else real_which(name),
     )
-    with pytest.raises(KitError, match=f"needs `{tool}` on PATH .*apt-get install {package}"):
+    assert find_kit(shared_dir=tmp_path / "shared").directory == tmp_path / "shared" / "real-cluster"
+    monkeypatch.setattr("devrun.real_cluster.shutil.which", lambda name: None)
+    with pytest.raises(KitError, match=r"needs `bash` on PATH \(Debian: apt-get install bash\)"):
         find_kit(shared_dir=tmp_path / "shared")
 
 
@@ -128,32 +131,37 @@ def test_the_environment_is_this_clusters_and_drops_a_developers_kueue_settings(
         assert name not in env
 
 
-def test_kueuectl_of_a_version_the_kit_lacks_is_the_default_ones(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_kueuectl_on_an_empty_cache_is_unpacked_by_the_kit_first(
+    shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("REAL_CLUSTER_HOME", str(tmp_path / "home"))
-    kit = fake_kit(tmp_path)
-    assert kit.kueuectl("v0.19.2") == tmp_path / "home" / "bin" / f"kueuectl-{DEFAULT_KUEUE_VERSION}"
-    (kit.directory / "bin").mkdir()
-    (kit.directory / "bin" / "kueuectl-v0.19.2.xz").write_bytes(b"")
-    assert kit.kueuectl("v0.19.2") == tmp_path / "home" / "bin" / "kueuectl-v0.19.2"
-
-
-def test_a_failing_kueuectl_is_a_kit_error_with_its_message(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("REAL_CLUSTER_HOME", str(tmp_path / "home"))
-    binary = tmp_path / "home" / "bin" / f"kueuectl-{DEFAULT_KUEUE_VERSION}"
-    binary.parent.mkdir(parents=True)
-    binary.write_text(
-        '#!/bin/sh\necho "$@"\n[ "$3" = ok ] || { echo "error: no such workload" >&2; exit 1; }\n'
-    )
-    binary.chmod(0o755)
-    kit = fake_kit(tmp_path)
+    """A new machine: ``$REAL_CLUSTER_HOME`` empty, no cluster started. The kit ships kueuectl of
+    its default version only; a version it lacks gets that one."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("REAL_CLUSTER_HOME", str(home))
+    monkeypatch.delenv("KUEUECTL", raising=False)
+    kit = find_kit(shared_dir=shared_dir)
     kubeconfig = tmp_path / "kubeconfig"
-    assert run_kueuectl(kit, "ok", kubeconfig=kubeconfig).strip() == f"--kubeconfig {kubeconfig} ok"
-    with pytest.raises(KitError, match="error: no such workload"):
-        run_kueuectl(kit, "stop", kubeconfig=kubeconfig)
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
+    for version in ("v0.19.2", DEFAULT_KUEUE_VERSION):
+        assert "kueuectl" in kit.kueuectl("--help", kubeconfig=kubeconfig, version=version)
+    assert sorted(p.name for p in (home / "bin").iterdir()) == [f"kueuectl-{DEFAULT_KUEUE_VERSION}"]
+
+
+def test_kueuectl_runs_through_kueue_sh_and_a_failure_is_a_kit_error_with_its_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KUEUE_MODE", "not-a-mode")
+    kit = fake_kit(
+        tmp_path,
+        script='[ "$2" = ok ] || { echo "error: no such workload" >&2; exit 1; }\n'
+        'echo "${KUEUE_MODE:-unset} $KUEUE_VERSION $REALKUEUE_KUBECONFIG $*"',
+    )
+    kubeconfig = tmp_path / "kubeconfig"
+    output = run_kueuectl(kit, "ok", kubeconfig=kubeconfig, version="v0.19.2")
+    assert output.strip() == f"unset v0.19.2 {kubeconfig} kueuectl ok"
+    with pytest.raises(KitError, match=r"kueuectl stop workload x \(.*\): error: no such workload"):
+        run_kueuectl(kit, "stop", "workload", "x", kubeconfig=kubeconfig)
+    assert [line.split()[:2] for line in calls(tmp_path)] == [["kueue.sh", "kueuectl"]] * 2
 
 
 # --- the kit's scripts, and the sweeps ------------------------------------------------------------

@@ -10,7 +10,7 @@ controller may create. The AppWrapper operator closes that hole at admission (it
 * the resource (plural) comes from discovery through the client's REST mapper (cached per kind);
   when discovery fails the review asks about ``*``, as the operator does. When discovery *answers*
   that the kind is not served (its CRD is not installed) the component is denied as not served:
-  it could never be created (the operator admits it and fails later; its issues #112/#150 ask for
+  it could never be created (the operator admits it and fails later; AppWrapper #112/#150 ask for
   this check at admission);
 * reviews of one request run concurrently and the whole set has a deadline (``timeout``) well
   under the API server's webhook timeout; an error or the deadline becomes an ``Internal error``

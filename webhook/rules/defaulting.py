@@ -4,7 +4,7 @@ Order and rules (``jobframework/defaults.go``, ``utils.go`` at the commit in the
 
 1. **Default LocalQueue**: a LocalQueue named ``default`` exists in the namespace, the job has no
    queue-name, its controller owner is not a Kueue-managed kind, and the namespace matches
-   ``managedJobsNamespaceSelector`` (issue #13374) -> label ``kueue.x-k8s.io/queue-name: default``.
+   ``managedJobsNamespaceSelector`` (Kueue #13374) -> label ``kueue.x-k8s.io/queue-name: default``.
 2. **Default WorkloadPriorityClass**: no priority-class label, owner not Kueue-managed, and a
    WorkloadPriorityClass named ``default`` exists -> label ``kueue.x-k8s.io/priority-class: default``.
 3. **Suspend** (``WorkloadShouldBeSuspended``): never for an object being deleted; never when an
@@ -47,11 +47,12 @@ from typing import Any
 
 import orjson
 
+from shared.ancestry import AncestryError, OwnerNotFoundError, OwnerRef
+from shared.ancestry import find_managed_ancestor as walk_to_managed_ancestor
 from shared.constants import (
     DEFAULT_LOCAL_QUEUE_NAME,
     DEFAULT_WORKLOAD_PRIORITY_CLASS_NAME,
     ELASTIC_JOB_SCHEDULING_GATE,
-    MANAGED_OWNERS_CHAIN_LIMIT,
     MULTIKUEUE_CONTROLLER_NAME,
     QUEUE_LABEL,
     WORKLOAD_PRIORITY_CLASS_LABEL,
@@ -111,47 +112,28 @@ def owner_managed_by_kueue(obj: Mapping[str, Any], *, settings: WebhookSettings)
     return (owner.get("apiVersion"), owner.get("kind")) in settings.managed_owner_kinds
 
 
-def _uid(obj: Mapping[str, Any]) -> str:
-    metadata = obj.get("metadata")
-    # ``type(...) is dict`` first: an ABC isinstance is a Python-level call (hot path: admission)
-    uid = metadata.get("uid") if type(metadata) is dict or isinstance(metadata, Mapping) else None
-    return uid if isinstance(uid, str) else ""
-
-
 def find_managed_ancestor(
     obj: Mapping[str, Any], *, settings: WebhookSettings, lookups: Lookups
 ) -> Mapping[str, Any] | None:
-    """``FindAncestorJobManagedByKueue``: the top-most Kueue-managed ancestor, or ``None``."""
-    if controller_owner_ref(obj) is None:
-        return None  # most jobs: no owner to walk (the loop below would return at its first step)
-    namespace = job_namespace(obj)
-    seen: set[str] = set()
-    current: Mapping[str, Any] = obj
-    top: Mapping[str, Any] | None = None
-    while True:
-        uid = _uid(current)
-        if uid in seen:
-            raise DefaultingError("cyclic ownership")
-        seen.add(uid)
-        owner = controller_owner_ref(current)
-        if owner is None:
-            return top
-        api_version, kind, name = owner.get("apiVersion"), owner.get("kind"), owner.get("name")
-        if not (isinstance(api_version, str) and isinstance(kind, str) and isinstance(name, str)):
-            return top
-        if (api_version, kind) not in settings.known_owner_kinds:
-            return top
-        parent = lookups.owner(ObjectKey(api_version, kind, namespace, name))
-        if parent is None:  # errors.Join(ErrWorkloadOwnerNotFound, <the cache's NotFound>)
-            raise cache_not_found(api_version=api_version, kind=kind, name=name)
-        if _uid(parent) != owner.get("uid"):
-            return top
-        managed = (api_version, kind) in settings.managed_owner_kinds
-        if managed and (settings.manage_jobs_without_queue_name or queue_name(parent)):
-            top = parent
-        current = parent
-        if len(seen) > MANAGED_OWNERS_CHAIN_LIMIT:
-            raise DefaultingError("managed owner chain limit reached")
+    """``FindAncestorJobManagedByKueue`` (``shared.ancestry``) over the informer caches; its errors
+    as the defaulter answers them."""
+
+    def lookup(owner: OwnerRef) -> Mapping[str, Any] | None:
+        return lookups.owner(ObjectKey(owner.api_version, owner.kind, owner.namespace, owner.name))
+
+    try:
+        return walk_to_managed_ancestor(
+            obj,
+            owner_kinds=settings.owner_kinds,
+            manage_jobs_without_queue_name=settings.manage_jobs_without_queue_name,
+            lookup=lookup,
+        )
+    except OwnerNotFoundError as exc:  # errors.Join(ErrWorkloadOwnerNotFound, <the cache's NotFound>)
+        raise cache_not_found(
+            api_version=exc.owner.api_version, kind=exc.owner.kind, name=exc.owner.name
+        ) from exc
+    except AncestryError as exc:  # cyclic ownership, chain limit: admission.Denied(err.Error())
+        raise DefaultingError(str(exc)) from exc
 
 
 def _namespace_selected(namespace: str, *, settings: WebhookSettings, lookups: Lookups) -> bool:

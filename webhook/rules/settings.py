@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from shared.ancestry import REPLICA_SET_OWNER, OwnerKinds, kueue_owner_kinds
 from shared.constants import MULTIKUEUE_CONTROLLER_NAME
 from shared.frameworks.base import GenericJob
 from shared.kube import GroupVersionKind
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 #: ReplicaSet is always a "known owner" in Kueue's ancestor walk (Pod -> ReplicaSet -> Deployment)
-REPLICASET_OWNER = ("apps/v1", "ReplicaSet")
+REPLICASET_OWNER = REPLICA_SET_OWNER
 
 
 class NamespaceSelector(Protocol):
@@ -141,9 +142,16 @@ class WebhookSettings:
         return frozenset(f.owner_key for f in self.frameworks) | self.extra_managed_owner_kinds
 
     @functools.cached_property
+    def owner_kinds(self) -> OwnerKinds:
+        """The ancestor walk's kind sets (``shared.ancestry``): managed kinds, and every kind Kueue
+        registers as an integration known."""
+        return kueue_owner_kinds(self.managed_owner_kinds)
+
+    @functools.cached_property
     def known_owner_kinds(self) -> frozenset[tuple[str, str]]:
-        """Owners the ancestor walk follows (``isKnownOwner``): managed kinds plus ReplicaSet."""
-        return self.managed_owner_kinds | {REPLICASET_OWNER}
+        """Owners the ancestor walk follows (``isKnownOwner``): Kueue's integrations, the managed
+        kinds and ReplicaSet."""
+        return frozenset(self.owner_kinds.known) | {REPLICASET_OWNER}
 
     def namespace_selected(self, labels: Mapping[str, str]) -> bool:
         selector = self.managed_jobs_namespace_selector

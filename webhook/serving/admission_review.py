@@ -26,7 +26,7 @@ Outcomes, and why:
     looked up an owner or the namespace that is not there (``webhook.rules.defaulting``);
   - code 500 if a rule itself raises unexpectedly (``Errored(500)`` after a recovered panic) -
     logged at ERROR with the traceback, fail closed, never a crash. That one is a bug by
-    definition: the fuzz test and ``bench/fuzz_webhook.py`` count it as a failure, so it is a
+    definition: the fuzz test and ``tests/fuzz/webhook_fuzz.py`` count it as a failure, so it is a
     safety net, not a way to answer.
 * **Allowed unchanged** for a kind we are not configured for (counted as ``framework="unknown"``,
   ``result="skipped"``) and for DELETE/CONNECT (controller-runtime skips those for custom webhooks).

@@ -4,7 +4,7 @@ uvicorn runs every request as an ASGI application call: a scope, an ``asyncio.Ev
 ``RequestResponseCycle``, a new Task, ``receive``/``send`` messages through its proxy-headers
 middleware, and the response written in two pieces (status line and headers, then the body as a
 chunk). For an admission that the rules answer from caches in some 40 us, that machinery cost more
-than the answer (``bench/webhook.py``), and the two writes are two TLS records and two ``send``
+than the answer (``bench/webhook_latency.py``), and the two writes are two TLS records and two ``send``
 calls per request. :func:`admission_protocol` builds a subclass of uvicorn's own httptools protocol
 (uvicorn's ``Config(http=...)`` seam) that, for ``POST /mutate`` and ``POST /validate``, collects
 the body in the parser callbacks, calls the handler synchronously and writes the whole response

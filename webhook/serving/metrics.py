@@ -18,7 +18,7 @@ Recording is plain integer and float arithmetic on a per-series record; a regist
 families at scrape time, with the same names, labels, buckets and ``_created`` samples that
 ``prometheus_client.Counter``/``Histogram`` expose. Those classes take a lock and go through a value
 object per increment (three for a histogram observation): with the two metrics per admission that
-was ~7 % of an admission's CPU in the closed-loop bench (``bench/webhook.py --kueue``), more than
+was ~7 % of an admission's CPU in the closed-loop bench (``bench/webhook_latency.py --kueue``), more than
 the rule that decides it. Invariant: ``observe`` and ``collect`` run on the event loop's thread
 (``/metrics`` is an ``async`` endpoint), so a scrape never sees a half-recorded observation.
 """

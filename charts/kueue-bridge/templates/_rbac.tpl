@@ -13,8 +13,11 @@ Call with (list $root "webhook"|"reconciler"|"multikueue"|"appwrapper"|"kueue");
 {{- $read := list "get" "list" "watch" -}}
 {{- $rules := list -}}
 {{- $startUp := list
-  (dict "apiGroups" (list "") "resources" (list "configmaps") "verbs" (list "get") "resourceNames" (list "kueue-manager-config") "scope" "kueue")
+  (dict "apiGroups" (list "apps") "resources" (list "deployments") "verbs" (list "list") "scope" "cluster")
+  (dict "apiGroups" (list "") "resources" (list "configmaps") "verbs" (list "get") "scope" "kueue")
   (dict "apiGroups" (list "admissionregistration.k8s.io") "resources" (list "mutatingwebhookconfigurations") "verbs" (list "list") "scope" "cluster") -}}
+{{- $managedKeys := dict -}}
+{{- range $kinds.managed }}{{ $_ := set $managedKeys (printf "%s/%s" .group .kind) true }}{{ end -}}
 {{- $lease := dict "apiGroups" (list "coordination.k8s.io") "resources" (list "leases") "verbs" (list "get" "create" "update") "scope" "own" -}}
 {{- $events := list
   (dict "apiGroups" (list "") "resources" (list "events") "verbs" (list "create" "patch") "scope" "cluster")
@@ -24,6 +27,11 @@ Call with (list $root "webhook"|"reconciler"|"multikueue"|"appwrapper"|"kueue");
 {{- $rules = append $rules (dict "apiGroups" (list "kueue.x-k8s.io") "resources" (list "localqueues" "clusterqueues" "admissionchecks" "workloadpriorityclasses") "verbs" $read "scope" "cluster") -}}
 {{- range $kinds.managed }}{{ $rules = append $rules (dict "apiGroups" (list .group) "resources" (list .resource) "verbs" $read "scope" "cluster") }}{{ end -}}
 {{- $rules = append $rules (dict "apiGroups" (list "apps") "resources" (list "replicasets") "verbs" $read "scope" "cluster") -}}
+{{- range $tables.kueueIntegrations -}}
+{{- if not (hasKey $managedKeys (printf "%s/%s" .group .kind)) -}}
+{{- $rules = append $rules (dict "apiGroups" (list .group) "resources" (list .resource) "verbs" $read "scope" "cluster") -}}
+{{- end -}}
+{{- end -}}
 {{- $configurations := list "mutatingwebhookconfigurations" "validatingwebhookconfigurations" -}}
 {{- $rules = append $rules (dict "apiGroups" (list "admissionregistration.k8s.io") "resources" $configurations "verbs" (list "get" "update" "patch" "delete") "resourceNames" (list "kueue-bridge-mutating-webhook-configuration" "kueue-bridge-validating-webhook-configuration") "scope" "cluster") -}}
 {{- $rules = append $rules (dict "apiGroups" (list "admissionregistration.k8s.io") "resources" $configurations "verbs" (list "create") "scope" "cluster") -}}
@@ -36,9 +44,7 @@ Call with (list $root "webhook"|"reconciler"|"multikueue"|"appwrapper"|"kueue");
 {{- $rules = append $rules (dict "apiGroups" (list "authorization.k8s.io") "resources" (list "subjectaccessreviews") "verbs" (list "create") "scope" "cluster") -}}
 {{- end -}}
 {{- else if eq $identity "reconciler" -}}
-{{- $managedKeys := dict -}}
 {{- range $kinds.managed -}}
-{{- $_ := set $managedKeys (printf "%s/%s" .group .kind) true -}}
 {{- $rules = append $rules (dict "apiGroups" (list .group) "resources" (list .resource) "verbs" (list "get" "list" "watch" "update" "patch" "delete") "scope" "cluster") -}}
 {{- end -}}
 {{- range $kinds.managed -}}

@@ -13,7 +13,7 @@ Semantics follow kube-apiserver's watch cache:
   burst ends with a BOOKMARK annotated ``k8s.io/initial-events-end: "true"`` (the streaming-list
   protocol), without bookmarks there is no marker. Known difference: kube 1.36 also sends that
   marker for a plain watch from the current state with bookmarks; doing so here changed the
-  start-up timing of the devcluster's own clients (tests/e2e/test_readme_tools.py's explain
+  start-up timing of the devcluster's own clients (tests/e2e/test_docs_tools.py's explain
   example), so it waits for a closer look.
 * ``resourceVersion=N``: every event after N from the table's history, then live events; when N is
   older than the history window the stream carries one ERROR event with a 410 ``Expired`` Status

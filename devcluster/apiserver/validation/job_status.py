@@ -32,7 +32,7 @@ from typing import Any, Final
 from devcluster.apiserver.errors import Cause
 from devcluster.apiserver.validation.job import NON_NEGATIVE, semantic_equal
 from devcluster.apiserver.validation.objectmeta import OMIT, field_duplicate, field_invalid, field_required
-from shared.kube.conditions import is_condition_true
+from shared.kube.conditions import find_condition, is_condition_true, is_false, is_true
 from shared.kube.times import parse_time
 
 __all__ = ["START_TIME_FIXED", "validate_job_status_update"]
@@ -69,12 +69,8 @@ class _Job:
         self.start = _seconds(self.status.get("startTime"))
         self.completion = _seconds(self.status.get("completionTime"))
 
-    def condition_status(self, condition_type: str) -> str | None:
-        conditions = self.status.get("conditions")
-        for condition in conditions if isinstance(conditions, list) else []:
-            if isinstance(condition, dict) and condition.get("type") == condition_type:
-                return str(condition.get("status"))
-        return None
+    def condition(self, condition_type: str) -> dict[str, Any] | None:
+        return find_condition(self.status.get("conditions"), condition_type)
 
 
 def _counter_causes(status: Mapping[str, Any]) -> list[Cause]:
@@ -187,7 +183,7 @@ def _time_causes(new: _Job, old: _Job) -> list[Cause]:
     finished_changed = new.finished != old.finished
     if (finished_changed or start_changed) and new.finished and new.start is None and not zero_and_suspended:
         causes.append(field_required("status.startTime", "startTime is required for finished job"))
-    resuming = old.condition_status("Suspended") == "True" and new.condition_status("Suspended") == "False"
+    resuming = is_true(old.condition("Suspended")) and is_false(new.condition("Suspended"))
     unsuspended = new.spec.get("suspend") is not True
     if old.start is not None and start_changed and unsuspended and not resuming:
         causes.append(field_invalid("status.startTime", new.status.get("startTime"), START_TIME_FIXED))

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.manager import ReconcilerManager
+from reconciler.manager import ReconcilerControllers
 from shared.config import default_config
 from tests.e2e.conftest import eventually, install_crds, kube_client
 
@@ -35,8 +35,8 @@ async def test_controllers_start_after_every_informer_synced(devcluster: Any, ku
                 for name in ("workloads", "resourceflavors", "workloadpriorityclasses")
             ],
         )
-        manager = ReconcilerManager.from_config(default_config(), client=client, events=NoEvents())
-        namespaces = next(i for i in manager.informers if i.gvk.kind == "Namespace")
+        controllers = ReconcilerControllers.from_config(default_config(), client=client, events=NoEvents())
+        namespaces = next(i for i in controllers.informers if i.gvk.kind == "Namespace")
         gate = asyncio.Event()
         namespace_run = namespaces.run
 
@@ -45,16 +45,18 @@ async def test_controllers_start_after_every_informer_synced(devcluster: Any, ku
             await namespace_run()
 
         namespaces.run = slow_namespace_list  # type: ignore[method-assign]
-        watched = [i for i in manager.informers if i.gvk.kind in ("Job", "Workload")]
-        task = asyncio.create_task(manager.run())
+        watched = [i for i in controllers.informers if i.gvk.kind in ("Job", "Workload")]
+        task = asyncio.create_task(controllers.run())
         try:
             await eventually(lambda: asyncio.sleep(0, all(i.has_synced for i in watched)), what="job caches")
             for _ in range(20):
                 await asyncio.sleep(0)
-            assert not any(c.started for c in manager.controllers), "workers started before Namespaces synced"
+            assert not any(c.started for c in controllers.controllers), (
+                "workers started before Namespaces synced"
+            )
             gate.set()
             await eventually(
-                lambda: asyncio.sleep(0, all(c.started for c in manager.controllers)),
+                lambda: asyncio.sleep(0, all(c.started for c in controllers.controllers)),
                 what="controllers started",
             )
         finally:

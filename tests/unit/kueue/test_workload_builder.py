@@ -17,7 +17,9 @@ from shared.workload_builder import (
     construct_workload,
     global_default_priority_class,
     pod_priority_class_name,
+    priority_class_names,
     priority_state_equal,
+    priority_value,
     propagate_admission_gated_by,
     resolve_priority,
 )
@@ -382,3 +384,47 @@ def test_propagate_admission_gated_by_sets_changes_and_removes() -> None:
     assert propagate_admission_gated_by(job(), wl) is True
     assert wl.metadata.annotations == {}
     assert propagate_admission_gated_by(job(), existing()) is False
+
+
+class _Job:
+    """A job without its own priority-class source (pod templates only)."""
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self.obj = obj
+
+
+class _JobWithPriorityClass(_Job):
+    """A kind that keeps its pod PriorityClass outside the templates (``JobWithPriorityClass``)."""
+
+    def __init__(self, obj: dict[str, Any], priority_class: str | None) -> None:
+        super().__init__(obj)
+        self._priority_class = priority_class
+
+    def priority_class(self) -> str | None:
+        return self._priority_class
+
+
+TEMPLATED = [PodSet(name="a", template={"spec": {"priorityClassName": "from-template"}})]
+
+
+def test_priority_class_names_label_first_then_the_kinds_source_then_the_templates() -> None:
+    labelled = job(labels={"kueue.x-k8s.io/priority-class": "wpc"})
+    assert priority_class_names(_Job(labelled), pod_sets=TEMPLATED) == ("wpc", "")  # type: ignore[arg-type]
+    assert priority_class_names(_JobWithPriorityClass(labelled, "own"), pod_sets=TEMPLATED) == ("wpc", "")  # type: ignore[arg-type]
+    assert priority_class_names(_JobWithPriorityClass(job(), "own"), pod_sets=TEMPLATED) == ("", "own")  # type: ignore[arg-type]
+    assert priority_class_names(_Job(job()), pod_sets=TEMPLATED) == ("", "from-template")  # type: ignore[arg-type]
+
+
+def test_a_kinds_empty_priority_class_source_is_not_backed_by_the_templates() -> None:
+    # Kueue's customPriorityFunc is the answer when the kind has one: explain used to fall back to the
+    # pod templates here, and could name a class the reconciler never reads
+    for empty in ("", None):
+        job_with_source = _JobWithPriorityClass(job(), empty)
+        assert priority_class_names(job_with_source, pod_sets=TEMPLATED) == ("", "")  # type: ignore[arg-type]
+
+
+def test_priority_value_of_a_fetched_class() -> None:
+    assert priority_value(None) is None
+    assert priority_value({"value": 7}) == 7
+    assert priority_value({"value": True}) == 0
+    assert priority_value({}) == 0

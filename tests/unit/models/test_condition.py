@@ -1,21 +1,37 @@
-"""``metav1.Condition`` helpers with Kubernetes' SetStatusCondition semantics."""
+"""The Workload model's typed ``metav1.Condition``: set with Kubernetes' SetStatusCondition semantics
+(``shared.workload_state.set_workload_condition`` over ``shared.kube.conditions``) and read with
+``shared.kube.conditions``' readers."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
+from shared.kube.conditions import find_condition_view, is_false, is_true
 from shared.kube.times import format_time
-from shared.models.condition import (
-    Condition,
-    find_condition,
-    is_condition_false,
-    is_condition_true,
-    remove_condition,
-    set_condition,
-)
+from shared.models.condition import Condition
+from shared.models.meta import ObjectMeta
+from shared.models.workload import Workload, WorkloadSpec, WorkloadStatus
+from shared.workload_state import set_workload_condition
 
 T0 = datetime(2026, 11, 22, 2, 34, 3, tzinfo=UTC)
 T1 = T0 + timedelta(seconds=11)
+
+
+def _workload(conditions: list[Condition]) -> Workload:
+    return Workload(
+        metadata=ObjectMeta(name="w", namespace="ns"),
+        spec=WorkloadSpec(queue_name="q", pod_sets=[]),
+        status=WorkloadStatus(conditions=conditions),
+    )
+
+
+def set_condition(conditions: list[Condition], new: Condition, *, now: datetime) -> bool:
+    """``set_workload_condition`` on a Workload holding ``conditions``; the list follows it."""
+    workload = _workload(conditions)
+    changed = set_workload_condition(workload, new, now=now)
+    assert workload.status is not None and workload.status.conditions is not None
+    conditions[:] = workload.status.conditions
+    return changed
 
 
 def _quota_reserved(status: str, *, reason: str = "QuotaReserved", generation: int = 1) -> Condition:
@@ -92,17 +108,22 @@ def test_conditions_stay_a_map_by_type_in_insertion_order() -> None:
     assert [condition.type for condition in conditions] == ["QuotaReserved", "Admitted"]
 
 
-def test_queries_and_removal() -> None:
+def test_a_condition_object_in_the_list_is_updated_in_place() -> None:
     conditions: list[Condition] = []
-    assert not is_condition_true(None, "Admitted")
-    assert not is_condition_false(None, "Admitted")
+    set_condition(conditions, _quota_reserved("True"), now=T0)
+    held = conditions[0]
+    set_condition(conditions, _quota_reserved("False", reason="Pending"), now=T1)
+    assert held is conditions[0] and held.status == "False"
+
+
+def test_queries() -> None:
+    conditions: list[Condition] = []
+    assert not is_true(find_condition_view(None, "Admitted"))
+    assert not is_false(find_condition_view(None, "Admitted"))
     set_condition(conditions, Condition(type="Admitted", status="False", reason="NoReservation"), now=T0)
-    assert is_condition_false(conditions, "Admitted")
-    assert not is_condition_true(conditions, "Admitted")
-    assert find_condition(conditions, "Finished") is None
-    assert remove_condition(conditions, "Admitted") is True
-    assert remove_condition(conditions, "Admitted") is False
-    assert conditions == []
+    assert is_false(find_condition_view(conditions, "Admitted"))
+    assert not is_true(find_condition_view(conditions, "Admitted"))
+    assert find_condition_view(conditions, "Finished") is None
 
 
 def test_format_time_is_rfc3339_utc_with_second_precision() -> None:

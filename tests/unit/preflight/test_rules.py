@@ -74,25 +74,19 @@ def test_kueues_configmap_decides_conflicts_and_hand_overs() -> None:
     assert not any(f.conflict for f in found.values())
 
 
-@pytest.mark.parametrize(
-    ("forbidden", "verdict", "conflict"), [(False, Verdict.FAIL, True), (True, Verdict.WARN, False)]
-)
-def test_without_the_configmap_kueues_registered_webhook_is_the_evidence(
-    forbidden: bool, verdict: Verdict, conflict: bool
-) -> None:
-    setup = KueueSetup("webhooks", "ConfigMap ... not found", webhooks=(JOB_WEBHOOK,), forbidden=forbidden)
-    found = by_kind(check_integrations(CONFIG.managed_kinds(), setup))
-    job = found["Job.v1.batch"]
-    assert (job.verdict, job.conflict) == (verdict, conflict)
-    assert "mjob.kb.io in kueue-mutating" in job.message
-    appwrapper = found["AppWrapper.v1beta2.workload.codeflare.dev"]
-    assert appwrapper.verdict is Verdict.WARN and "cannot be checked" in appwrapper.message
-    # a webhook of that name for another resource is not Kueue's Job integration
-    other = RegisteredWebhook("x", "mjob.kb.io", frozenset({("example.com", "jobs")}))
-    found = by_kind(
-        check_integrations(CONFIG.managed_kinds(), KueueSetup("webhooks", "d", webhooks=(other,)))
+def test_without_kueues_configuration_a_registered_webhook_is_no_evidence() -> None:
+    """Kueue's manifests register every integration's webhook (a disabled one is a no-op)."""
+    setup = KueueSetup(
+        "unknown",
+        "Kueue's Configuration could not be read: ConfigMap kueue-system/kueue-manager-config not found",
+        webhooks=(JOB_WEBHOOK,),
     )
-    assert found["Job.v1.batch"].verdict is Verdict.WARN
+    found = by_kind(check_integrations(CONFIG.managed_kinds(), setup))
+    assert {f.verdict for f in found.values()} == {Verdict.WARN}
+    assert not any(f.conflict for f in found.values())
+    job = found["Job.v1.batch"]
+    assert job.message.startswith(setup.detail + "; so whether Kueue lists Job.v1.batch")
+    assert "and not batch/job under frameworks" in job.fix
 
 
 def test_our_multikueue_controller_name_against_kueues() -> None:
@@ -101,14 +95,14 @@ def test_our_multikueue_controller_name_against_kueues() -> None:
         "kueueBridge: {multiKueue: {controllerName: kueue.x-k8s.io/multikueue}}\n",
         source="t",
     )
-    [absent] = check_multikueue_controller(ours, KueueSetup("webhooks", "ConfigMap ... not found"))
-    assert absent.verdict is Verdict.FAIL and absent.conflict
-    [unreadable] = check_multikueue_controller(ours, KueueSetup("webhooks", "not readable", forbidden=True))
-    assert unreadable.verdict is Verdict.WARN and not unreadable.conflict
+    [unknown] = check_multikueue_controller(ours, KueueSetup("unknown", "could not be read"))
+    assert unknown.verdict is Verdict.WARN and not unknown.conflict
+    [defaulted] = check_multikueue_controller(ours, KueueSetup("configmap", "cm", frameworks=frozenset()))
+    assert defaulted.verdict is Verdict.FAIL and defaulted.conflict
     off = KueueSetup("configmap", "cm", frameworks=frozenset(), feature_gates={"MultiKueue": False})
     [gate_off] = check_multikueue_controller(ours, off)
     assert gate_off.verdict is Verdict.OK
-    [default] = check_multikueue_controller(CONFIG, KueueSetup("webhooks", "d"))
+    [default] = check_multikueue_controller(CONFIG, KueueSetup("unknown", "d"))
     assert default.verdict is Verdict.OK
 
 

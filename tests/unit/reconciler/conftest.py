@@ -127,8 +127,8 @@ def make_reconciler(cluster: FakeCluster, clock: FakeClock) -> Callable[..., Job
     def make(*, adapters: Any = None, **overrides: Any) -> JobReconciler:
         settings = ReconcilerSettings(
             owner_kinds=OwnerKinds(
-                known={("batch", "Job"), ("jobset.x-k8s.io", "JobSet")},
-                managed={("batch", "Job"), ("jobset.x-k8s.io", "JobSet")},
+                known={("batch/v1", "Job"), ("jobset.x-k8s.io/v1alpha2", "JobSet")},
+                managed={("batch/v1", "Job"), ("jobset.x-k8s.io/v1alpha2", "JobSet")},
             ),
             **overrides,
         )

@@ -1,4 +1,4 @@
-"""The reconciler reports job events as Kueue's job reconciler for that kind would (issue 17).
+"""The reconciler reports job events as Kueue's job reconciler for that kind would.
 
 Kueue (ff69552) names the recorder of each framework's job reconciler
 ``fmt.Sprintf("%s-%s-controller", name, options.ManagerName)`` (jobframework/setup.go

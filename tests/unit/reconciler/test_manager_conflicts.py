@@ -1,8 +1,8 @@
-"""A 409 on a reconciler write is a requeue, not a failure: the manager's wiring end to end.
+"""A 409 on a reconciler write is a requeue, not a failure: the wiring of ReconcilerControllers end to end.
 
 ``KubeWriter`` translates the client's ``Conflict``/``AlreadyExists`` into the port's
-``ConflictError``; the manager must hand that type to its controllers as a conflict, or a busy
-machine's stale cache shows up as ERROR "reconcile failed" with a traceback (issue 11 item 7).
+``ConflictError``; ReconcilerControllers must hand that type to its controllers as a conflict, or a busy
+machine's stale cache shows up as ERROR "reconcile failed" with a traceback.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import httpx
 import pytest
 from prometheus_client import CollectorRegistry
 
-from reconciler.manager import ReconcilerManager
+from reconciler.manager import ReconcilerControllers
 from shared.config import parse_config
 from shared.kube import GroupVersionKind, KubeMetrics
 from shared.kube.clock import FakeClock
@@ -88,9 +88,11 @@ async def test_a_conflicting_workload_create_is_retried_without_an_error(
     api.fail_when(is_workload_create, conflict, times=1)
     clock, registry = FakeClock(), CollectorRegistry()
     client = make_client(api, clock=clock, metrics=KubeMetrics(registry))
-    manager = ReconcilerManager.from_config(parse_config(CONFIG, source="x"), client=client, events=Silent())
+    controllers = ReconcilerControllers.from_config(
+        parse_config(CONFIG, source="x"), client=client, events=Silent()
+    )
     caplog.set_level(logging.DEBUG, logger="shared.kube.controller")
-    task = asyncio.create_task(manager.run())
+    task = asyncio.create_task(controllers.run())
     try:
         await clock.advance_in_steps(2.0, step=0.005)
         workloads = [key for key in api.objects if key[0] == "workloads.kueue.x-k8s.io"]

@@ -6,7 +6,7 @@ from reconciler.manager import (
     START_PRIORITY,
     UNBLOCK_PRIORITY,
     WORKLOAD_OWNER_INDEX,
-    ReconcilerManager,
+    ReconcilerControllers,
 )
 from shared.config import ManagedKind
 from shared.frameworks.registry import FrameworkRegistry
@@ -36,7 +36,7 @@ def jobs_store(*jobs: dict) -> StoreView:
 
 
 def test_workload_event_wakes_its_owner_job() -> None:
-    keys = ReconcilerManager._job_keys_for_workload(JOB, jobs_store())
+    keys = ReconcilerControllers._job_keys_for_workload(JOB, jobs_store())
     assert keys(workload_owned_by("batch/v1", "Job", "sample", "u1")) == ["ns/sample"]
 
 
@@ -57,7 +57,7 @@ def test_workload_event_wakes_child_jobs_of_its_owner() -> None:
         }
     }
     unrelated = {"metadata": {"name": "other", "namespace": "ns"}}
-    keys = ReconcilerManager._job_keys_for_workload(JOB, jobs_store(child, unrelated))
+    keys = ReconcilerControllers._job_keys_for_workload(JOB, jobs_store(child, unrelated))
     assert keys(workload_owned_by("jobset.x-k8s.io/v1alpha2", "JobSet", "parent", "p-uid")) == ["ns/child"]
 
 
@@ -82,14 +82,14 @@ def test_a_start_waiting_on_an_admitted_workload_goes_first() -> None:
             }
         )
 
-    waiting = ReconcilerManager._start_waits(registry, job(suspend=True))
+    waiting = ReconcilerControllers._start_waits(registry, job(suspend=True))
     assert waiting(admitted_workload("QuotaReserved", "Admitted"), "ns/sample") == START_PRIORITY
     assert waiting(admitted_workload("QuotaReserved"), "ns/sample") == 0  # not admitted yet
     assert waiting(admitted_workload("Admitted", "Finished"), "ns/sample") == 0
     assert waiting(admitted_workload("QuotaReserved", "Admitted"), "ns/gone") == 0  # job not cached
-    started = ReconcilerManager._start_waits(registry, job(suspend=False))
+    started = ReconcilerControllers._start_waits(registry, job(suspend=False))
     assert started(admitted_workload("QuotaReserved", "Admitted"), "ns/sample") == 0  # already running
-    broken = ReconcilerManager._start_waits(
+    broken = ReconcilerControllers._start_waits(
         registry, jobs_store({"metadata": {"name": "sample", "namespace": "ns"}})
     )
     assert (
@@ -100,7 +100,7 @@ def test_a_start_waiting_on_an_admitted_workload_goes_first() -> None:
 def test_a_job_change_that_unblocks_kueue_goes_before_bookkeeping() -> None:
     registry = FrameworkRegistry.from_managed_kinds([ManagedKind(JOB, "jobs", "batch/job", None)])
     workloads = Store({WORKLOAD_OWNER_INDEX: workload_owner_keys})
-    rule = ReconcilerManager._job_change_unblocks(registry, JOB, StoreView(workloads))
+    rule = ReconcilerControllers._job_change_unblocks(registry, JOB, StoreView(workloads))
 
     def job(*conditions: str) -> dict:
         status = {"conditions": [{"type": kind, "status": "True"} for kind in conditions]}
@@ -116,7 +116,9 @@ def test_a_job_change_that_unblocks_kueue_goes_before_bookkeeping() -> None:
     unqueued = job()
     del unqueued["metadata"]["labels"]
     assert rule(unqueued, "ns/sample") == 0  # not Kueue's (manageJobsWithoutQueueName is off)
-    everyone = ReconcilerManager._job_change_unblocks(registry, JOB, StoreView(workloads), queued_only=False)
+    everyone = ReconcilerControllers._job_change_unblocks(
+        registry, JOB, StoreView(workloads), queued_only=False
+    )
     assert everyone(unqueued, "ns/sample") == UNBLOCK_PRIORITY
     assert rule(job("Complete"), "ns/sample") == 0  # finished before it had one: nothing to unblock
     workloads.upsert(admitted_workload("QuotaReserved", "Admitted"))

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from reconciler.__main__ import _parser
-from reconciler.manager import ReconcilerManager, settings_from_config
+from reconciler.manager import ReconcilerControllers, settings_from_config
 from shared.config import parse_config
 from shared.frameworks.registry import FrameworkRegistry
 from shared.kube import KubeClient
@@ -39,8 +39,10 @@ async def client() -> AsyncIterator[KubeClient]:
 
 
 def test_workers_per_kind_follow_group_kind_concurrency(client: KubeClient) -> None:
-    manager = ReconcilerManager.from_config(parse_config(CONFIG, source="x"), client=client, events=Silent())
-    assert {controller.name: controller.workers for controller in manager.controllers} == {
+    controllers = ReconcilerControllers.from_config(
+        parse_config(CONFIG, source="x"), client=client, events=Silent()
+    )
+    assert {controller.name: controller.workers for controller in controllers.controllers} == {
         "job": 3,
         "jobset": 16,
     }
@@ -48,8 +50,8 @@ def test_workers_per_kind_follow_group_kind_concurrency(client: KubeClient) -> N
 
 def test_workers_override_applies_to_every_kind(client: KubeClient) -> None:
     config = parse_config(CONFIG, source="x")
-    manager = ReconcilerManager.from_config(config, client=client, events=Silent(), workers=7)
-    assert {controller.name: controller.workers for controller in manager.controllers} == {
+    controllers = ReconcilerControllers.from_config(config, client=client, events=Silent(), workers=7)
+    assert {controller.name: controller.workers for controller in controllers.controllers} == {
         "job": 7,
         "jobset": 7,
     }

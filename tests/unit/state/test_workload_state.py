@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from shared.constants import Condition, Reason
-from shared.models.condition import find_condition
+from shared.kube.conditions import find_condition_view as find_condition
 from shared.models.workload import Admission, AdmissionCheckState, PodSetAssignment, Workload
 from shared.workload_state import (
     desired_pods_ready,

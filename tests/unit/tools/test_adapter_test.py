@@ -1,4 +1,4 @@
-"""``kueue-bridge adapter test``: the README's TrainingRun, every built-in adapter's sample object,
+"""``kueue-bridge adapter test``: the TrainingRun of docs/adapters.md, every built-in adapter's sample object,
 and the errors (a broken adapter, an object that does not match), through the command itself.
 """
 
@@ -18,7 +18,7 @@ from tests.unit.frameworks.jobset_objects import make_jobset
 from tests.unit.frameworks.test_appwrapper import batch_job as appwrapper_component_job
 from tests.unit.frameworks.test_appwrapper import component, make_appwrapper
 from tests.unit.frameworks.test_batch_job import make_job
-from tests.unit.frameworks.test_readme_example import readme_examples
+from tests.unit.frameworks.test_docs_adapter_example import adapter_examples
 from tests.unit.frameworks.test_tekton import make_run
 
 HEADER = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
@@ -62,12 +62,12 @@ def apply(obj: dict[str, Any], patch: list[dict[str, Any]]) -> dict[str, Any]:
     return result
 
 
-# --- the README's TrainingRun ---------------------------------------------------------------------
+# --- the docs' TrainingRun -----------------------------------------------------------------------
 
 
 @pytest.fixture
 def trainingrun(tmp_path: Path) -> tuple[str, str]:
-    blocks = readme_examples()
+    blocks = adapter_examples()
     config = write(tmp_path / "trainingrun.yaml", {**HEADER, **blocks["trainingrun-config"]})
     return config, write(tmp_path / "resnet.yaml", blocks["trainingrun-object"])
 

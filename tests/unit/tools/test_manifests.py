@@ -142,9 +142,11 @@ def test_a_declarative_kind_gets_its_resource_status_webhooks_and_kueue_roles() 
     assert {(g, r, v) for _, g, r, v, _ in kueue} == {
         ("ml.example.com", "trainingruns", v) for v in ("get", "list", "watch")
     }
-    # Kueue's own namespace: only the ConfigMap, only get
+    # Kueue's own namespace: only ConfigMaps, only get (the name follows Kueue's release name)
     reads = {(w, r, v, n) for w, _, r, v, n in reconciler if w == "kueue-system"}
-    assert reads == {("kueue-system", "configmaps", "get", ("kueue-manager-config",))}
+    assert reads == {("kueue-system", "configmaps", "get", ())}
+    # Kueue's manager Deployment, in whatever namespace: listed cluster-wide
+    assert ("*", "apps", "deployments", "list", ()) in reconciler
     # the webhook registers its configurations (both kinds' rules) once it serves: none is shipped
     assert not [o for o in objects if o["kind"].endswith("WebhookConfiguration")]
     webhook = next(

@@ -1,6 +1,6 @@
 """Property: whatever AdmissionReview arrives, ``/mutate`` and ``/validate`` answer 200 or 400.
 
-Cases come from ``bench.admission_cases`` (the generator ``bench/fuzz_webhook.py`` runs 100,000
+Cases come from ``tests.fuzz.admission_cases`` (the generator ``tests/fuzz/webhook_fuzz.py`` runs 100,000
 times against a webhook process): seeds for every served kind and operation, mutated in the
 envelope, deep inside ``object``/``oldObject``, in labels/annotations/ownerReferences and at the
 byte level. Each goes through the ASGI application in process, and the answer must be
@@ -23,9 +23,9 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from bench.admission_answers import answer_problem
-from bench.admission_cases import Case, cases
-from bench.admission_seeds import fuzz_handler, seed_reviews
+from tests.fuzz.admission_answers import answer_problem
+from tests.fuzz.admission_cases import Case, cases
+from tests.fuzz.admission_seeds import fuzz_handler, seed_reviews
 from tests.unit.webhook.helpers import call
 from webhook.serving.asgi_app import create_app
 

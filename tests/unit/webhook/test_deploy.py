@@ -1,14 +1,12 @@
-"""Structural invariants of deploy/ (kustomize base, Dockerfile) and docker-compose.yaml.
+"""Structural invariants of deploy/ (kustomize base, Dockerfile); docker-compose.yaml has test_docker_compose.py.
 
-No kustomize binary or Docker engine here: every YAML is loaded and the kustomization is resolved
+No kustomize binary here: every YAML is loaded and the kustomization is resolved
 by hand (its ``resources`` and ``configMapGenerator`` files), which is all the base uses.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,17 +16,20 @@ import yaml
 
 from kueue_bridge.cli import COMPONENTS
 from multikueue.adapters import MultiKueueAdapters
-from reconciler.ancestry import REPLICA_SET_KIND
-from reconciler.manager import KUEUE_KNOWN_OWNER_KINDS
 from shared.config import load_config
+from shared.kueue_integrations import KUEUE_INTEGRATIONS
 
 REPO = Path(__file__).resolve().parents[3]
 DEPLOY = REPO / "deploy"
 BASE = DEPLOY / "base"
 NAMESPACE = "kueue-bridge-system"
 ALLOWED_VERBS = {"get", "list", "watch", "create", "update", "patch", "delete"}
-#: every component lists the mutating webhooks at start: is a managed kind also Kueue's own integration?
-START_UP_CHECK = {("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "list")}
+#: every component's start-up check (is a managed kind also Kueue's own integration?) lists Kueue's
+#: manager Deployments (any namespace: found by label) and the mutating webhooks (is Kueue registered?)
+START_UP_CHECK = {
+    ("apps", "deployments", "list"),
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "list"),
+}
 
 
 def load_all(path: Path) -> list[dict[str, Any]]:
@@ -199,7 +200,7 @@ def test_webhook_rbac_is_read_only_except_its_own_secret_and_configurations() ->
     }
     for kind, rule in rules_of("kueue-bridge-webhook"):
         if rule["verbs"] == ["list"]:
-            assert rule["resources"] == ["mutatingwebhookconfigurations"]  # START_UP_CHECK
+            assert {(g, r, "list") for g in rule["apiGroups"] for r in rule["resources"]} <= START_UP_CHECK
             continue
         if set(rule["resources"]) & {
             "secrets",
@@ -237,7 +238,8 @@ def test_reconciler_rbac_covers_what_it_does_and_no_more() -> None:
         | {(g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "patch")}
         | {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
         # the ancestor walk reads controller owners of every kind Kueue knows (plurals are kind + "s")
-        | {(group, kind.lower() + "s", "get") for group, kind in KUEUE_KNOWN_OWNER_KINDS | {REPLICA_SET_KIND}}
+        | {(i.group, i.plural, "get") for i in KUEUE_INTEGRATIONS}
+        | {("apps", "replicasets", "get")}
         | START_UP_CHECK
     )
     assert granted == expected
@@ -445,9 +447,11 @@ def test_appwrapper_rbac_covers_what_the_controller_does_and_no_more() -> None:
 
 def test_with_appwrappers_the_webhook_and_reconciler_get_only_what_appwrappers_need() -> None:
     webhook_extra = overlay_grants("kueue-bridge-webhook") - grants("kueue-bridge-webhook")
-    assert webhook_extra == {
-        ("workload.codeflare.dev", "appwrappers", v) for v in ("get", "list", "watch")
-    } | {("authorization.k8s.io", "subjectaccessreviews", "create")}
+    # the base webhook already reads AppWrappers: the ancestor walk follows every kind Kueue knows
+    assert {("workload.codeflare.dev", "appwrappers", v) for v in ("get", "list", "watch")} <= grants(
+        "kueue-bridge-webhook"
+    )
+    assert webhook_extra == {("authorization.k8s.io", "subjectaccessreviews", "create")}
     reconciler_extra = overlay_grants("kueue-bridge-reconciler") - grants("kueue-bridge-reconciler")
     assert reconciler_extra == {
         ("workload.codeflare.dev", "appwrappers", v) for v in ("list", "watch", "update", "patch", "delete")
@@ -470,70 +474,3 @@ def test_dockerfile_installs_the_package_as_non_root_with_the_cli_entrypoint() -
     assert re.search(r'^ENTRYPOINT \["kueue-bridge"\]$', text, re.M)
     for package in ("kueue_bridge", "shared", "webhook", "reconciler", "multikueue", "appwrapper", "certs"):
         assert re.search(rf"^COPY {package} ", text, re.M), package
-
-
-# --- docker-compose.yaml ---------------------------------------------------------------------------
-def compose() -> dict[str, Any]:
-    document: dict[str, Any] = yaml.safe_load((REPO / "docker-compose.yaml").read_text())
-    return document
-
-
-def kueue_bridge_invocations(service: dict[str, Any]) -> list[list[str]]:
-    """The ``kueue-bridge ...`` command lines a service of our image runs."""
-    entrypoint = service.get("entrypoint")
-    command = service.get("command") or []
-    if entrypoint in (None, ["kueue-bridge"]):
-        return [list(command)]
-    script = "\n".join(command)
-    return [
-        shlex.split(line.strip())[1:]
-        for line in script.splitlines()
-        if line.strip().startswith("kueue-bridge ")
-    ]
-
-
-def test_compose_services_dependencies_and_commands() -> None:
-    services = compose()["services"]
-    assert {"etcd", "kube-apiserver", "kueue", "webhook", "reconciler", "multikueue"} <= set(services)
-    assert services["etcd"]["image"].startswith("registry.k8s.io/etcd:")
-    assert services["kube-apiserver"]["image"].startswith("registry.k8s.io/kube-apiserver:")
-    assert services["kueue"]["image"].startswith("registry.k8s.io/kueue/kueue:")
-    for name, service in services.items():
-        for dependency in service.get("depends_on") or {}:
-            assert dependency in services, (name, dependency)
-        for volume in service.get("volumes") or []:
-            source = volume.split(":")[0]
-            if source.startswith("./"):
-                assert (REPO / source).exists(), (name, source)
-    ours = {
-        name: s for name, s in services.items() if s.get("build", {}).get("dockerfile") == "deploy/Dockerfile"
-    }
-    assert {"webhook", "reconciler", "multikueue", "appwrapper", "register-webhooks", "pki"} <= set(ours)
-    for name, service in ours.items():
-        invocations = kueue_bridge_invocations(service)
-        assert invocations, name
-        for argv in invocations:
-            assert argv[0] in COMPONENTS, (name, argv)
-            module = COMPONENTS[argv[0]][0]
-            assert importlib.util.find_spec(module) is not None, f"{name}: {module} does not exist yet"
-            if argv[0] == "webhook" and argv[1] in {"manifests", "register"}:
-                continue
-            if argv[0] == "certs":
-                assert argv[1] in {"generate", "inject"}, (name, argv)
-
-
-def test_compose_kueue_hands_batch_job_and_appwrapper_to_kueue_bridge() -> None:
-    services = compose()["services"]
-    mount = next(v for v in services["kueue"]["volumes"] if v.startswith("./"))
-    kueue_config = yaml.safe_load((REPO / mount.split(":")[0]).read_text())
-    assert kueue_config["integrations"]["frameworks"] == []
-    assert {"Job.v1.batch", "AppWrapper.v1beta2.workload.codeflare.dev"} <= set(
-        kueue_config["integrations"]["externalFrameworks"]
-    )
-    bridge_mount = next(v for v in services["webhook"]["volumes"] if v.startswith("./"))
-    bridge_config = load_config(REPO / bridge_mount.split(":")[0])
-    assert {"batch/job", "workload.codeflare.dev/appwrapper"} <= set(bridge_config.integrations.frameworks)
-    crds = " ".join(services["kueue-crds"]["command"])
-    assert "workload.codeflare.dev_appwrappers.yaml" in crds
-    assert not bridge_config.internal_cert_management.enable
-    assert bridge_config.webhook.cert_dir == "/pki/webhook"
