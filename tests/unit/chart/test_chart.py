@@ -154,6 +154,8 @@ def test_default_install_webhook_registers_itself_and_a_hook_removes_the_configu
     assert "kueue-bridge-webhook" in by_kind(objects, "ClusterRole")  # the owner exists in the release
     cert = next(v for v in webhook["volumes"] if v["name"] == "cert")
     assert cert["emptyDir"] == {"medium": "Memory", "sizeLimit": "1Mi"}  # the webhook writes it at once
+    (mount,) = [m for m in container["volumeMounts"] if m["name"] == "cert"]
+    assert mount["readOnly"] is False
     hook = by_kind(objects, "Job")["kueue-bridge-unregister-webhooks"]
     assert hook["metadata"]["annotations"]["helm.sh/hook"] == "pre-delete"
     assert hook["spec"]["template"]["spec"]["containers"][0]["args"] == ["webhook", "unregister"]
