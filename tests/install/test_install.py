@@ -61,8 +61,16 @@ def create(cluster: Cluster, *objects: dict[str, Any]) -> list[dict[str, Any]]:
     out = cluster.kubectl(
         "create", "-f", "-", "-o", "json", input_text="\n---\n".join(json.dumps(o) for o in objects)
     )
-    stored = json.loads(out)
-    return list(stored["items"]) if stored.get("kind") == "List" else [stored]
+    # one JSON document per object, one after the other
+    decoder, index = json.JSONDecoder(), 0
+    stored: list[dict[str, Any]] = []
+    while index < len(out.rstrip()):
+        document, end = decoder.raw_decode(out, index)
+        stored += document["items"] if document.get("kind") == "List" else [document]
+        index = end
+        while index < len(out) and out[index].isspace():
+            index += 1
+    return stored
 
 
 def condition(obj: dict[str, Any], kind: str) -> bool:
