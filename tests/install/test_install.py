@@ -443,6 +443,22 @@ def test_failover_upgrade_and_admission_latency_with_the_chart(cluster: Cluster,
         assert tally["created"] > 0
         assert tally["failed"] == 0, errors
         assert tally["unsuspended"] == 0
+        # a new kind is intercepted once a replica of the new configuration serves and has registered
+        # it, a few seconds after the rollout Helm waited for
+        eventually(
+            lambda: (
+                "gadgets"
+                in cluster.kubectl(
+                    "get",
+                    "mutatingwebhookconfiguration",
+                    "kueue-bridge-mutating-webhook-configuration",
+                    "-o",
+                    "json",
+                )
+            ),
+            what="the registered configuration to cover the new kind",
+            timeout=120,
+        )
         run_widget(cluster, "gadget-after-upgrade", kind="Gadget")
     finally:
         clean_team(cluster)
