@@ -459,6 +459,15 @@ def test_failover_upgrade_and_admission_latency_with_the_chart(cluster: Cluster,
             what="the registered configuration to cover the new kind",
             timeout=120,
         )
+        # and no replica of the old configuration (which does not know the kind) still serves
+        eventually(
+            lambda: (
+                len(cluster.get("pods", "-n", OURS, "-l", "app.kubernetes.io/component=webhook")["items"])
+                == 2
+            ),
+            what="the old webhook replicas gone",
+            timeout=120,
+        )
         run_widget(cluster, "gadget-after-upgrade", kind="Gadget")
     finally:
         clean_team(cluster)
