@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-real test-compose dev dev-multicluster lint typecheck contracts unit docs bench clean release-manifests
+.PHONY: test test-real test-compose test-install kind dev dev-multicluster lint typecheck contracts unit docs bench clean release-manifests
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,17 @@ test: lint typecheck contracts docs unit
 # `make test-real TEST_REAL_ARGS="--stage e2e -- -x -k batch"` passes flags (docs/testing-real-cluster.md)
 test-real: $(STAMP)
 	$(BIN)/python -m testkit.real_suite $(TEST_REAL_ARGS)
+
+# kueue-bridge as users install it (tests/install): a one-node cluster (../shared/real-cluster/node.sh),
+# Kueue v0.19.2 from its own chart, our image built and loaded, then our Helm chart, the release
+# manifest and kustomize deploy/; everything it starts is stopped at the end. A skip fails it.
+# `make test-install TEST_INSTALL_ARGS="-k helm -x"` passes pytest flags.
+test-install: $(STAMP)
+	KUEUE_BRIDGE_INSTALL_TEST=1 $(BIN)/pytest tests/install -p no:cacheprovider -ra -s $(TEST_INSTALL_ARGS)
+
+# the same install steps on a kind cluster (Docker + kind + helm + kubectl on PATH): hack/kind.sh
+kind:
+	hack/kind.sh
 
 # docker-compose.yaml, run as a user runs it, through the kit's podman and Docker Compose v2
 # (tests/compose; needs root). Sets up podman, the base image and the stand-ins it lacks, starts and

@@ -80,9 +80,18 @@ class WebhookConfigRef:
 class KubeAPI:
     """``SecretStore`` + ``CABundleInjector`` over a ``KubeClient`` (owned and closed by the caller)."""
 
-    def __init__(self, *, client: KubeClient, webhook_configs: Sequence[WebhookConfigRef] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        webhook_configs: Sequence[WebhookConfigRef] = (),
+        missing_ok: bool = False,
+    ) -> None:
+        """``missing_ok``: a configuration that does not exist (yet) is skipped, not an error (the
+        webhook registers them itself once it serves, ``webhook.registration``)."""
         self._client = client
         self.webhook_configs = tuple(webhook_configs)
+        self.missing_ok = missing_ok
 
     # --- SecretStore ---------------------------------------------------------------------------
     async def read_secret(self, *, namespace: str, name: str) -> StoredSecret | None:
@@ -117,7 +126,8 @@ class KubeAPI:
     async def inject_now(self, *, ca_cert_pem: bytes) -> list[str]:
         """Patch every configured webhook configuration; returns ``Kind/name`` of those changed.
 
-        Raises ``LookupError`` naming a configuration that exists under neither kind.
+        Raises ``LookupError`` naming a configuration that exists under neither kind (unless
+        ``missing_ok``).
         """
         changed = []
         for ref in self.webhook_configs:
@@ -133,6 +143,6 @@ class KubeAPI:
                 if ops:
                     await self._client.patch(gvk, ref.name, ops, patch_type=PatchType.JSON, decode=False)
                     changed.append(f"{kind}/{ref.name}")
-            if not found:
+            if not found and not self.missing_ok:
                 raise LookupError(f"webhook configuration {ref.name!r} not found")
         return changed

@@ -2,6 +2,7 @@
 
 Modules:
 
+* ``build_info`` -- the version and commit this installation was built from (``kueue-bridge version``)
 * ``cli`` -- ``kueue-bridge <component> [args...]``
 """
 

@@ -199,9 +199,22 @@ def _webhook(config: Configuration) -> list[AccessRule]:
         AccessRule(
             "admissionregistration.k8s.io",
             ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"),
-            ("get", "update", "patch"),
-            "the caBundle of its own webhook configurations",
+            ("get", "update", "patch", "delete"),
+            "its own webhook configurations: registered once it serves, their caBundle, unregister",
             resource_names=(MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME),
+        ),
+        AccessRule(
+            "admissionregistration.k8s.io",
+            ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"),
+            ("create",),
+            "registers its own webhook configurations once it serves (RBAC cannot name what is created)",
+        ),
+        AccessRule(
+            "rbac.authorization.k8s.io",
+            ("clusterroles",),
+            ("get",),
+            "the owner of the configurations it registers (garbage-collected with the install)",
+            resource_names=(service_account_name("webhook"),),
         ),
         *_start_up_check(),
     ]

@@ -32,6 +32,14 @@ SHARED_DIR = _find_shared_dir()
 # The folder itself, not only its files: its conftest must not be loaded either (its hooks would
 # reach every test of the run).
 collect_ignore = [] if os.environ.get("KUEUE_BRIDGE_REAL_ROOT") else ["real"]
+# tests/install start a one-node cluster and install the image, chart and manifests: only
+# `make test-install` runs them (it sets KUEUE_BRIDGE_INSTALL_TEST).
+if not os.environ.get("KUEUE_BRIDGE_INSTALL_TEST"):
+    collect_ignore.append("install")
+# tests/compose run docker-compose.yaml through the kit's podman: only `make test-compose` runs them
+# (it sets KUEUE_BRIDGE_TEST_COMPOSE=1), so `make test` neither collects nor skips them.
+if os.environ.get("KUEUE_BRIDGE_TEST_COMPOSE") != "1":
+    collect_ignore.append("compose")
 
 
 @pytest.fixture(scope="session")

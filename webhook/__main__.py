@@ -9,6 +9,13 @@
 * ``kueue-bridge webhook register --config FILE (--url URL | --service NAME) --ca-file PEM
   [--kubeconfig FILE]`` creates or replaces them in the cluster with that CA as ``caBundle``
   (installs without ``kubectl`` or internal certificate management, e.g. docker-compose).
+* ``kueue-bridge webhook unregister [--kubeconfig FILE]`` deletes them (the Helm chart's pre-delete
+  hook: the configurations go before the webhook's pods do).
+
+In a cluster the server runs with ``--register-configurations --configurations-owner CLUSTERROLE``:
+each replica registers the configurations itself once it serves with its certificate
+(``webhook.registration.register_when_serving``), so an install whose webhook never serves never
+blocks the cluster's writes.
 
 Exit codes: 0 success, 1 runtime/configuration error (message on stderr), 2 usage error. The
 configuration is loaded and its errors reported (one line each) as every component does it
@@ -25,11 +32,13 @@ import os
 import signal
 import sys
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from certs.bundle import CA_CERT_FILE
 from shared.config import Configuration
 from shared.kube import KubeError
 from shared.preflight import StartupRefused, report_refusal
@@ -45,6 +54,14 @@ from webhook.settings_from_config import settings_from_config
 __all__ = ["main"]
 
 log = logging.getLogger("kueue_bridge.webhook")
+
+#: Our two configurations, by kind (``shared.webhook_configurations`` names them).
+CONFIGURATION_NAMES = {
+    "MutatingWebhookConfiguration": MUTATING_CONFIGURATION_NAME,
+    "ValidatingWebhookConfiguration": VALIDATING_CONFIGURATION_NAME,
+}
+#: The label every object of a kueue-bridge install carries (``kueue-bridge manifests``, the chart).
+PART_OF = {"app.kubernetes.io/part-of": "kueue-bridge"}
 
 
 def _rendering_parser(prog: str) -> argparse.ArgumentParser:
@@ -101,6 +118,26 @@ def _register(argv: list[str]) -> int:
     return 0
 
 
+def _unregister(argv: list[str]) -> int:
+    from shared.kube import KubeClient, load_connection
+    from webhook.registration import unregister_webhook_configurations
+
+    parser = argparse.ArgumentParser(prog="kueue-bridge webhook unregister")
+    parser.add_argument("--kubeconfig", default=None, help="kubeconfig (default: in-cluster)")
+    args = parser.parse_args(argv)
+
+    async def run() -> list[str]:
+        async with KubeClient.from_connection(load_connection(kubeconfig=args.kubeconfig)) as client:
+            return await unregister_webhook_configurations(client, CONFIGURATION_NAMES)
+
+    deleted = asyncio.run(run())
+    for name in deleted:
+        print(f"deleted {name}")
+    if not deleted:
+        print("no webhook configuration of kueue-bridge was registered")
+    return 0
+
+
 def _writable(cert_dir: Path) -> Path | None:
     """``cert_dir`` when the rotator may mirror files into it; ``None`` for a mounted Secret volume.
 
@@ -116,7 +153,16 @@ def _writable(cert_dir: Path) -> Path | None:
     return None
 
 
-async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Path) -> None:
+@dataclass(frozen=True)
+class _Registration:
+    """``--register-configurations``: register once serving, owned by ClusterRole ``owner``."""
+
+    owner: str | None
+
+
+async def _serve(
+    config: Configuration, *, kubeconfig: str | None, cert_dir: Path, registration: _Registration | None
+) -> None:
     from certs.kubeapi import KubeAPI, WebhookConfigRef
     from certs.rotation import CertRotator, RotationSettings
     from shared.kube import ClientSettings, KubeClient, load_connection
@@ -137,6 +183,7 @@ async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Pat
                 WebhookConfigRef(name=MUTATING_CONFIGURATION_NAME, kind="MutatingWebhookConfiguration"),
                 WebhookConfigRef(name=VALIDATING_CONFIGURATION_NAME, kind="ValidatingWebhookConfiguration"),
             ],
+            missing_ok=registration is not None,
         )
         rotator = CertRotator(
             settings=RotationSettings(
@@ -150,7 +197,26 @@ async def _serve(config: Configuration, *, kubeconfig: str | None, cert_dir: Pat
         )
 
     def background(stop: asyncio.Event) -> list[Coroutine[Any, Any, None]]:
-        return [rotator.run(stop)] if api is not None else []
+        tasks = [rotator.run(stop)] if api is not None else []
+        if registration is not None:
+            from webhook.registration import register_when_serving
+
+            documents = render_webhook_configurations(
+                settings.frameworks, namespace=config.namespace, service=icm.webhook_service_name
+            )
+            for document in documents:
+                document["metadata"]["labels"] = {**document["metadata"].get("labels", {}), **PART_OF}
+            tasks.append(
+                register_when_serving(
+                    client,
+                    documents,
+                    port=config.webhook.port,
+                    ca_file=cert_dir / CA_CERT_FILE,
+                    owner_name=registration.owner,
+                    stop=stop,
+                )
+            )
+        return tasks
 
     # Informer caches answer every lookup; /readyz stays 503 until they have synced (missing Kueue
     # CRDs: the informers retry and readiness waits) and a certificate is in service.
@@ -179,11 +245,27 @@ def main(argv: list[str]) -> int:
             return _manifests(argv[1:])
         if argv[:1] == ["register"]:
             return _register(argv[1:])
+        if argv[:1] == ["unregister"]:
+            return _unregister(argv[1:])
         parser = argparse.ArgumentParser(prog="kueue-bridge webhook", description=__doc__.splitlines()[0])
         parser.add_argument("--config", required=True, help="kueue-bridge (Kueue v1beta2) configuration file")
         parser.add_argument("--kubeconfig", default=None, help="kubeconfig (default: in-cluster)")
         parser.add_argument("--cert-dir", type=Path, default=None, help="override webhook.certDir")
+        parser.add_argument(
+            "--register-configurations",
+            action="store_true",
+            help="register the webhook configurations once this replica serves with its certificate "
+            "(caBundle: ca.crt of the cert dir)",
+        )
+        parser.add_argument(
+            "--configurations-owner",
+            metavar="CLUSTERROLE",
+            default=None,
+            help="with --register-configurations: the ClusterRole that owns them (removed with it)",
+        )
         args = parser.parse_args(argv)
+        if args.configurations_owner and not args.register_configurations:
+            parser.error("--configurations-owner needs --register-configurations")
         config = load_config_or_report(args.config)
         if config is None:
             return 1
@@ -191,7 +273,12 @@ def main(argv: list[str]) -> int:
 
         run_process_loop(
             _serve(
-                config, kubeconfig=args.kubeconfig, cert_dir=args.cert_dir or Path(config.webhook.cert_dir)
+                config,
+                kubeconfig=args.kubeconfig,
+                cert_dir=args.cert_dir or Path(config.webhook.cert_dir),
+                registration=_Registration(owner=args.configurations_owner)
+                if args.register_configurations
+                else None,
             )
         )
         return 0

@@ -5,6 +5,8 @@ resolves ``deploy/``'s kustomizations into one YAML per install flavour.
 
 Modules:
 
+* ``chart_tables`` -- ``charts/kueue-bridge/files/kinds.yaml``: the kind tables the Helm chart's
+  templates read to derive its RBAC
 * ``cli`` -- ``kueue-bridge manifests --config FILE [--part deploy|worker|kueue-config] [--image
   IMAGE]``
 * ``release_bundle`` -- ``make release-manifests``: one YAML per install flavour, built from

@@ -7,8 +7,11 @@ theirs, derived from the configuration instead of edited by hand:
 * per component a ServiceAccount, a ClusterRole, a Role in its own namespace and one in Kueue's
   namespace, with exactly the rules of :mod:`shared.component_access` (every managed kind's
   resource, a declarative kind's ``status`` subresource, the synced kinds of MultiKueue);
-* the webhook's Service, certificate Secret, PodDisruptionBudget and its Mutating/Validating
-  WebhookConfigurations with rules for exactly the configured kinds (:mod:`shared.webhook_configurations`);
+* the webhook's Service, certificate Secret and PodDisruptionBudget. Its Mutating/Validating
+  WebhookConfigurations (rules for exactly the configured kinds, :mod:`shared.webhook_configurations`)
+  are not among them: the webhook registers them itself once a replica serves with its certificate
+  (``--register-configurations``), owned by its ClusterRole, so an install whose webhook never
+  serves never blocks the cluster's writes;
 * a Deployment per component (the AppWrapper controller only when AppWrappers are managed), with
   the resource requests and limits of :data:`RESOURCES`;
 * for Kueue: read access for its manager's ServiceAccount to the kinds it knows only as
@@ -42,13 +45,11 @@ from shared.component_access import (
 )
 from shared.config import DEFAULT_NAMESPACE, Configuration
 from shared.frameworks.builtin_kinds import APPWRAPPER
-from shared.frameworks.registry import FrameworkRegistry
 from shared.kueue.kueue_integrations import (
     KUEUE_AGGREGATE_ADMIN_LABEL,
     KUEUE_AGGREGATE_USER_LABEL,
     kueue_integration_for,
 )
-from shared.webhook_configurations import render_webhook_configurations
 
 __all__ = [
     "CONFIG_MAP_NAME",
@@ -209,6 +210,8 @@ def _deployment(
         },
         "volumeMounts": [
             {"name": "config", "mountPath": CONFIG_MOUNT, "readOnly": True},
+            # the root filesystem is read-only; TLS material is staged in a private temporary directory
+            {"name": "tmp", "mountPath": "/tmp"},
             *(mount for mount, _ in extra_mounts),
         ],
     }
@@ -218,12 +221,15 @@ def _deployment(
             "runAsNonRoot": True,
             "runAsUser": _RUN_AS,
             "runAsGroup": _RUN_AS,
+            # the group of mounted Secret files (the webhook's certificate, mode 0440)
+            "fsGroup": _RUN_AS,
             "seccompProfile": {"type": "RuntimeDefault"},
         },
         "terminationGracePeriodSeconds": 30,
         "containers": [container],
         "volumes": [
             {"name": "config", "configMap": {"name": CONFIG_MAP_NAME}},
+            {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}},
             *(volume for _, volume in extra_mounts),
         ],
     }
@@ -308,7 +314,14 @@ def _webhook_objects(config: Configuration, *, options: RenderOptions) -> list[W
             "webhook",
             namespace=namespace,
             options=options,
-            args=["webhook", "--config", f"{CONFIG_MOUNT}/config.yaml"],
+            args=[
+                "webhook",
+                "--config",
+                f"{CONFIG_MOUNT}/config.yaml",
+                "--register-configurations",
+                "--configurations-owner",
+                service_account_name("webhook"),
+            ],
             ports=[{"name": "webhook", "containerPort": config.webhook.port, "protocol": "TCP"}],
             probes={
                 # the first certificate arrives through the Secret volume (kubelet sync, ~1 min)
@@ -333,10 +346,6 @@ def _webhook_objects(config: Configuration, *, options: RenderOptions) -> list[W
             "spec": {"minAvailable": 1, "selector": {"matchLabels": _pod_labels("webhook")}},
         }
     )
-    registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
-    for document in render_webhook_configurations(list(registry), namespace=namespace, service=service):
-        document["metadata"]["labels"] = {**document["metadata"]["labels"], **PART_OF}
-        objects.append(document)
     return objects
 
 

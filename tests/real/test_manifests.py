@@ -12,7 +12,7 @@ On a cluster of the kit (Kueue in external-framework mode for the kinds of
    certificate folder made local), the same ServiceAccounts, the same Roles.
 
    * the webhook, with internal certificate management, writes its certificate into its Secret,
-     injects the caBundle into both webhook configurations and becomes ready (its informers list
+     registers both webhook configurations with its CA and becomes ready (its informers list
      everything it reads);
    * the reconciler turns a queued Job into a Workload that Kueue admits, and starts the Job;
    * the reconciler and the AppWrapper controller run an AppWrapper: Workload, admission, the
@@ -53,9 +53,11 @@ from shared.config import load_config
 from shared.constants import QUEUE_LABEL
 from shared.kube import GroupVersionKind, KubeClient, KubeError, NotFound, load_kubeconfig
 from shared.preflight import Verdict, run_preflight
+from shared.webhook_configurations import render_webhook_configurations
 from testkit.real_cluster import RealCluster
 from tests.e2e.conftest import install_crds, wait_served
 from tests.polling import eventually
+from webhook.settings_from_config import settings_from_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -79,6 +81,16 @@ WORK = "manifests-work"
 def rendered() -> list[dict[str, Any]]:
     return render_manifests(
         load_config(CONFIG), options=RenderOptions(config_text=CONFIG.read_text(), image="kueue-bridge:0.1.0")
+    )
+
+
+def webhook_configurations() -> list[dict[str, Any]]:
+    """What the webhook registers once it serves (``--register-configurations``)."""
+    config = load_config(CONFIG)
+    return render_webhook_configurations(
+        settings_from_config(config).frameworks,
+        namespace=config.namespace,
+        service=config.internal_cert_management.webhook_service_name,
     )
 
 
@@ -226,7 +238,14 @@ async def test_the_components_work_with_the_identities_the_manifests_grant(
 
     # the webhook: its certificate into its Secret, the caBundle into both configurations, ready
     webhook_kubeconfig = await _identity(deployed, tmp_path, "webhook")
-    webhook_args = ["webhook", "--config", str(config), "--kubeconfig", str(webhook_kubeconfig)]
+    webhook_args = [
+        "webhook",
+        "--config",
+        str(config),
+        "--kubeconfig",
+        str(webhook_kubeconfig),
+        *("--register-configurations", "--configurations-owner", "kueue-bridge-webhook"),
+    ]
     with component(webhook_args, logs["webhook"]) as webhook:
 
         async def webhook_ready() -> bool:
@@ -242,14 +261,20 @@ async def test_the_components_work_with_the_identities_the_manifests_grant(
             raise AssertionError(f"{exc}\n" + "\n".join(lines[-60:])) from None
         secret = await client.get(SECRET, "kueue-bridge-webhook-server-cert", namespace=NAMESPACE)
         assert {"tls.crt", "tls.key", "ca.crt"} <= set(secret.get("data") or {})
-        # the rotator mirrors the files (which make the server ready) before it injects the caBundle
+        # registered by the webhook itself once it serves, with its CA, owned by its ClusterRole
         for gvk, name in (
             (MUTATING, "kueue-bridge-mutating-webhook-configuration"),
             (VALIDATING, "kueue-bridge-validating-webhook-configuration"),
         ):
 
             async def injected(gvk: GroupVersionKind = gvk, name: str = name) -> bool:
-                hooks = (await client.get(gvk, name))["webhooks"]
+                try:
+                    registered = await client.get(gvk, name)
+                except NotFound:
+                    return False
+                (owner,) = registered["metadata"]["ownerReferences"]
+                assert (owner["kind"], owner["name"]) == ("ClusterRole", "kueue-bridge-webhook")
+                hooks = registered["webhooks"]
                 return all(h["clientConfig"].get("caBundle") == secret["data"]["ca.crt"] for h in hooks)
 
             await eventually(injected, what=f"the caBundle in {name}", within_seconds=60)
@@ -383,7 +408,7 @@ async def _the_reconciler_starts_a_job_the_validating_webhook_cannot_see(client:
     the API server evaluates; anyone else's update of the Job is refused."""
     # a LocalQueue that does not exist yet: the Workload waits until the configuration is back
     await _create_queued_job(client, "started-unseen", queue="later")
-    (validating,) = [d for d in rendered() if d["kind"] == "ValidatingWebhookConfiguration"]
+    (validating,) = [d for d in webhook_configurations() if d["kind"] == "ValidatingWebhookConfiguration"]
     await client.create(VALIDATING, validating)
     try:
         await _local_queue(client, "later")

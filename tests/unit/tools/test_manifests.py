@@ -147,18 +147,17 @@ def test_a_declarative_kind_gets_its_resource_status_webhooks_and_kueue_roles() 
     assert reads == {("kueue-system", "configmaps", "get", ())}
     # Kueue's manager Deployment, in whatever namespace: listed cluster-wide
     assert ("*", "apps", "deployments", "list", ()) in reconciler
-    hooks = {
-        (hook["name"], tuple(hook["rules"][0]["resources"]))
-        for o in objects
-        if o["kind"].endswith("WebhookConfiguration")
-        for hook in o["webhooks"]
-    }
-    assert hooks == {
-        ("mjob.batch.kueue-bridge.x-k8s.io", ("jobs",)),
-        ("vjob.batch.kueue-bridge.x-k8s.io", ("jobs",)),
-        ("mtrainingrun.ml.example.com.kueue-bridge.x-k8s.io", ("trainingruns",)),
-        ("vtrainingrun.ml.example.com.kueue-bridge.x-k8s.io", ("trainingruns",)),
-    }
+    # the webhook registers its configurations (both kinds' rules) once it serves: none is shipped
+    assert not [o for o in objects if o["kind"].endswith("WebhookConfiguration")]
+    webhook = next(
+        o for o in objects if o["metadata"]["name"] == "kueue-bridge-webhook" and o["kind"] == "Deployment"
+    )
+    (container,) = webhook["spec"]["template"]["spec"]["containers"]
+    assert container["args"][-3:] == [
+        "--register-configurations",
+        "--configurations-owner",
+        "kueue-bridge-webhook",
+    ]
     roles = {
         o["metadata"]["name"]: o
         for o in objects
@@ -195,7 +194,7 @@ def test_the_cli_renders_yaml_with_the_kueue_fragment_and_exits_1_on_a_bad_confi
     assert "#     - AppWrapper.v1beta2.workload.codeflare.dev" in text
     assert "remove batch/job, workload.codeflare.dev/appwrapper from integrations.frameworks" in text
     kinds = [doc["kind"] for doc in yaml.safe_load_all(text) if doc]
-    assert kinds[:2] == ["Namespace", "ConfigMap"] and "MutatingWebhookConfiguration" in kinds
+    assert kinds[:2] == ["Namespace", "ConfigMap"] and "MutatingWebhookConfiguration" not in kinds
     out = io.StringIO()
     assert main(["--config", str(DEPLOY / "base" / "config.yaml"), "--part", "kueue-config"], stdout=out) == 0
     assert yaml.safe_load(out.getvalue()) == {"integrations": {"externalFrameworks": ["Job.v1.batch"]}}

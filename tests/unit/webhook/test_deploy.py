@@ -18,8 +18,6 @@ from kueue_bridge.cli import COMPONENTS
 from multikueue.adapters import MultiKueueAdapters
 from shared.config import load_config
 from shared.kueue.kueue_integrations import KUEUE_INTEGRATIONS
-from shared.webhook_configurations import render_webhook_configurations
-from webhook.settings_from_config import settings_from_config
 
 REPO = Path(__file__).resolve().parents[3]
 DEPLOY = REPO / "deploy"
@@ -71,23 +69,32 @@ def test_every_yaml_in_deploy_loads_and_the_base_lists_all_of_its_files() -> Non
     assert kustomization["namespace"] == NAMESPACE
 
 
-def test_base_config_is_valid_and_webhook_configurations_are_what_the_cli_renders() -> None:
+def test_base_ships_no_webhook_configuration_the_webhook_registers_them_once_serving() -> None:
+    """Applied with the rest, a ``failurePolicy: Fail`` configuration would block every Job create
+    until a replica serves; the webhook registers them itself (webhook.registration) instead."""
     config = load_config(BASE / "config.yaml")
     assert config.namespace == NAMESPACE
-    rendered = render_webhook_configurations(
-        settings_from_config(config).frameworks,
-        namespace=config.namespace,
-        service=config.internal_cert_management.webhook_service_name,
-    )
-    shipped = load_all(BASE / "webhook-configurations.yaml")
-    assert shipped == rendered
-    for document in shipped:
-        for hook in document["webhooks"]:
-            assert hook["failurePolicy"] == "Fail"
-            assert hook["sideEffects"] == "None"
-            assert hook["clientConfig"]["service"]["namespace"] == NAMESPACE
+    for overlay in (BASE, DEPLOY / "appwrapper"):
+        for path in overlay.glob("*.yaml"):
+            kinds = {doc.get("kind") for doc in load_all(path)}
+            assert not kinds & {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}, path
+    args = container("kueue-bridge-webhook")["args"]
+    assert "--register-configurations" in args
+    assert args[args.index("--configurations-owner") + 1] == "kueue-bridge-webhook"
+    assert named("ClusterRole", "kueue-bridge-webhook")
     assert named("Service", "kueue-bridge-webhook-service")
     assert named("Secret", config.internal_cert_management.webhook_secret_name)
+
+
+def test_the_webhook_pod_can_read_its_certificate() -> None:
+    """Secret files are root-owned with the volume's mode; a non-root pod reads a 0440 file only
+    through its group, which the kubelet sets to the pod's fsGroup."""
+    pod = deployment("kueue-bridge-webhook")["spec"]["template"]["spec"]
+    volume = next(v for v in pod["volumes"] if "secret" in v)
+    mode = volume["secret"].get("defaultMode", 0o644)
+    if not mode & 0o004:
+        assert pod["securityContext"]["fsGroup"] == pod["securityContext"]["runAsUser"]
+        assert mode & 0o040
 
 
 def deployment(name: str) -> dict[str, Any]:
@@ -200,8 +207,11 @@ def test_webhook_rbac_is_read_only_except_its_own_secret_and_configurations() ->
             "mutatingwebhookconfigurations",
             "validatingwebhookconfigurations",
         }:
+            if rule["verbs"] == ["create"]:  # registration: RBAC cannot name what is created
+                assert "secrets" not in rule["resources"], rule
+                continue
             assert rule.get("resourceNames"), rule
-            assert set(rule["verbs"]) <= {"get", "update", "patch"}, rule
+            assert set(rule["verbs"]) <= {"get", "update", "patch", "delete"}, rule
             if "secrets" in rule["resources"]:
                 assert kind == "Role" and rule["resourceNames"] == ["kueue-bridge-webhook-server-cert"]
 
@@ -327,7 +337,7 @@ def overlay_objects() -> list[dict[str, Any]]:
             o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == generator["name"]
         ]
         config_map["data"] = data
-    for patch in kustomization["patches"]:
+    for patch in kustomization.get("patches", []):
         for document in load_all(OVERLAY / patch["path"]):
             (target,) = [
                 o
@@ -371,7 +381,7 @@ def test_the_appwrapper_overlay_lists_its_files_and_its_config_only_adds_the_fra
     kustomization = yaml.safe_load((OVERLAY / "kustomization.yaml").read_text())
     listed = (
         set(kustomization["resources"][1:])
-        | {p["path"] for p in kustomization["patches"]}
+        | {p["path"] for p in kustomization.get("patches", [])}
         | {f for g in kustomization["configMapGenerator"] for f in g["files"]}
     )
     assert listed == {p.name for p in OVERLAY.glob("*.yaml")} - {"kustomization.yaml"}
@@ -383,20 +393,6 @@ def test_the_appwrapper_overlay_lists_its_files_and_its_config_only_adds_the_fra
     ]
     overlay["integrations"]["frameworks"] = base["integrations"]["frameworks"]
     assert overlay == base
-
-
-def test_the_appwrapper_overlay_webhook_configurations_are_what_the_cli_renders() -> None:
-    config = load_config(OVERLAY / "config.yaml")
-    rendered = render_webhook_configurations(
-        settings_from_config(config).frameworks,
-        namespace=config.namespace,
-        service=config.internal_cert_management.webhook_service_name,
-    )
-    for document in rendered:
-        shipped = overlay_named(document["kind"], document["metadata"]["name"])
-        assert sorted(shipped["webhooks"], key=lambda h: h["name"]) == sorted(
-            document["webhooks"], key=lambda h: h["name"]
-        )
 
 
 def test_the_appwrapper_deployment_is_replicated_non_root_and_reads_the_config() -> None:
@@ -464,8 +460,15 @@ def test_with_appwrappers_the_webhook_and_reconciler_get_only_what_appwrappers_n
 
 def test_dockerfile_installs_the_package_as_non_root_with_the_cli_entrypoint() -> None:
     text = (DEPLOY / "Dockerfile").read_text()
-    assert re.search(r"^FROM python:3\.11-slim$", text, re.M)
-    assert re.search(r"pip install \.", text)
+    stages = re.findall(r"^FROM (\S+)", text, re.M)
+    assert stages == ["python:3.11-slim", "python:3.11-slim"]  # build stage, then the run stage
+    assert re.search(r"pip install --no-compile \. ", text, re.M)
+    assert re.search(r"^COPY --from=build /opt/kueue-bridge /opt/kueue-bridge$", text, re.M)
+    # production only: the development stand-in, its runner, benchmarks and tests stay out
+    for package in ("devcluster", "devrun", "bench", "tests"):
+        assert not re.search(rf"^COPY {package}\b", text, re.M), package
+    assert re.search(r"^ARG GIT_COMMIT", text, re.M)
+    assert "KUEUE_BRIDGE_COMMIT=${GIT_COMMIT}" in text
     user = re.findall(r"^USER (\S+)$", text, re.M)
     assert user and user[-1].split(":")[0] not in {"0", "root"}
     assert re.search(r'^ENTRYPOINT \["kueue-bridge"\]$', text, re.M)
