@@ -361,10 +361,9 @@ class _Parser:
                 break
             if separator.text != ",":
                 raise self._fail(separator, "expected ',' or ')' in a value set")
-        if values == [""]:  # "in ()": Go reads no values at all
-            values = []
-        if not values:
-            raise self._fail(start, "for 'in', 'notin' operators, values set can't be empty")
+        # "in ()" is the set of the empty value, as apimachinery's Parser.parseValues reads it (a
+        # LabelSelector's matchExpressions with no values is the error, not the string form): kube-apiserver
+        # answers ?labelSelector=env%20in%20() with the objects whose env label is present and empty
         return tuple(sorted(set(values)))
 
     def _requirement(self) -> Requirement:
