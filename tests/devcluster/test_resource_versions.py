@@ -142,6 +142,11 @@ def test_a_get_at_an_old_revision_reads_the_current_object(
 
 
 def test_a_watch_from_before_the_history_is_one_410_error_event(kube: KubeTarget, namespace: str) -> None:
+    if not kube.is_devcluster:
+        # kube-apiserver's watch cache answers 410 only for a revision older than the oldest event it
+        # still holds; a fresh cluster whose cache was filled at etcd revision 1 holds it until its
+        # buffer wraps and replays revision 1 onward as ADDED events (3 of 4 fresh conformance runs).
+        pytest.skip("kube-apiserver may still hold revision 1 in its watch cache on a fresh cluster")
     events = watch(
         kube.client, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion="1", timeoutSeconds=2
     )
