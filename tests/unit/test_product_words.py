@@ -2,8 +2,9 @@
 
 Our work history (which work session changed what, our own issue numbers) lives in git only. This
 test reads every product file of the repository (source, tests, docs, configuration, manifests)
-and rejects a reference to a work session (``session 12``, ``session 12's``, ``this session``) or
-to one of our own issues (``issue #27``, ``issue 17``, ``the issue's targets``).
+and rejects a reference to a work session (by its number, or as "this" or "the last" one) or to one
+of our own issues (by its number, or in the possessive). This file passes its own scan: its examples
+are templates whose words are filled in at run time.
 
 References to upstream projects stay, written with the project's name: ``Kueue #2478``,
 ``kubernetes-sigs/kueue#1234``, ``AppWrapper issue #276``, ``tekton-kueue #319``. "Session" in its
@@ -42,13 +43,13 @@ UPSTREAM_BEFORE: Final = re.compile(
     re.IGNORECASE,
 )
 
-#: A work session by number or by position: "session 13", "session #12's", "this session".
+#: A work session by number ("session" and a number, "#" allowed) or by position ("this", "last", ...).
 SESSIONS: Final = (
     re.compile(r"\bsessions?\s*#?\d+", re.IGNORECASE),
     re.compile(r"\b(?:this|last|next|previous|earlier|a later|the same) session\b", re.IGNORECASE),
 )
-#: An issue reference: "issue #27", "issues 17", "#27" on its own (not ``owner/repo#27``, not the
-#: second of "#112/#150"), "the issue's targets"; ours unless ``UPSTREAM_BEFORE`` names a project.
+#: An issue reference: "issue" and a number, a "#" and a number on its own (not ``owner/repo#N``, not
+#: the second of "#N/#M"), its possessive; ours unless ``UPSTREAM_BEFORE`` names a project.
 ISSUE_REFERENCE: Final = re.compile(
     r"\bissues?\s*#?\d+|(?<![\w/#&])#\d+\b|\bthe issue(?:'s)?\b(?! (?:is|was|here|with|of)\b)",
     re.IGNORECASE,
@@ -83,14 +84,9 @@ def work_history(text: str) -> list[str]:
     return found
 
 
-THIS_FILE: Final = Path(__file__).resolve()
-
-
 def test_no_product_file_mentions_our_work_history() -> None:
     offences = {}
     for path in product_files(REPO_ROOT):
-        if path.resolve() == THIS_FILE:
-            continue  # it spells the patterns out
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
@@ -102,24 +98,29 @@ def test_no_product_file_mentions_our_work_history() -> None:
     )
 
 
+#: The words the templates below are written with, so that this file holds no reference itself.
+WORDS: Final = {"s": "session", "S": "Session", "i": "issue", "h": "#"}
+
+
 @pytest.mark.parametrize(
-    "text",
+    "template",
     [
-        "measured in session 13, 2026-11-27",
-        "Session 12's 2.04x at 500 Jobs",
-        "after sessions 10 and 11",
-        "the figures of this session",
-        "Targets (issue #27): reconciler <= 4 ms",
-        "kueue-bridge before issue #24",
-        "kubectl's protobuf bodies (issue 17)",
-        "a traceback (issue 11 item 7)",
-        "against the issue's targets",
-        "what the issue promises",
-        "README #27: figures on an idle machine",
-        "as in #12 and #13",
+        "measured in {s} 13, 2026-11-27",
+        "{S} 12's 2.04x at 500 Jobs",
+        "after {s}s 10 and 11",
+        "the figures of this {s}",
+        "Targets ({i} {h}27): reconciler <= 4 ms",
+        "kueue-bridge before {i} {h}24",
+        "kubectl's protobuf bodies ({i} 17)",
+        "a traceback ({i} 11 item 7)",
+        "against the {i}'s targets",
+        "what the {i} promises",
+        "README {h}27: figures on an idle machine",
+        "as in {h}12 and {h}13",
     ],
 )
-def test_work_history_is_found(text: str) -> None:
+def test_work_history_is_found(template: str) -> None:
+    text = template.format(**WORDS)
     assert work_history(text), text
 
 
