@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import shutil
 import statistics
 import tempfile
@@ -54,9 +53,9 @@ from bench.harness.real_cluster import (
     Timeline,
     bench_cluster,
     census_delta,
-    cluster_pids,
     fresh,
     job_finisher,
+    measured_processes,
 )
 
 __all__ = ["RealRound", "main_real", "run_real_round", "webhook_answer_times"]
@@ -178,17 +177,7 @@ async def run_real_round(args: argparse.Namespace, *, setup: str, number: int, o
             finisher = await stack.enter_async_context(job_finisher(kubeconfig, run_seconds=args.run_seconds))
             await client.create(JOB, job_body(-1, run_seconds=args.run_seconds), namespace=BENCH_NAMESPACE)
             await timeline.wait(lambda: len(timeline.done) >= 1, within=120, what="the warm-up job's life")
-            pids = cluster_pids(cluster)
-            processes = {
-                "kueue-manager": pids["kueue-manager"],
-                "kube-apiserver": pids["kube-apiserver"],
-                "etcd": pids["etcd"],
-                "bench": os.getpid(),
-            }
-            if components is not None:
-                assert components.reconciler.pid is not None and components.webhook.pid is not None
-                processes["reconciler"] = components.reconciler.pid
-                processes["webhook"] = components.webhook.pid
+            processes = measured_processes(cluster, components)
             controller_pid = processes["reconciler" if components else "kueue-manager"]
             await quiet(controller_pid)
             idle_from = process_cpu_seconds(controller_pid)

@@ -66,9 +66,9 @@ from bench.harness.real_cluster import (
     ApiserverSnapshot,
     Timeline,
     bench_cluster,
-    cluster_pids,
     fresh,
     job_finisher,
+    measured_processes,
 )
 from devcluster.standin import RUN_SECONDS_ANNOTATION
 from shared.constants import CLUSTER_QUEUE_GVK, LOCAL_QUEUE_GVK
@@ -256,17 +256,7 @@ async def run_setup(args: argparse.Namespace, *, setup: str) -> SetupResult:
             for watcher in (timeline.watch_jobs(client), timeline.watch_workloads(client)):
                 stack.callback(asyncio.create_task(watcher).cancel)
             await stack.enter_async_context(job_finisher(kubeconfig, run_seconds=args.run_seconds))
-            pids = cluster_pids(cluster)
-            processes = {
-                "kueue-manager": pids["kueue-manager"],
-                "kube-apiserver": pids["kube-apiserver"],
-                "etcd": pids["etcd"],
-                "bench": os.getpid(),
-            }
-            if components is not None:
-                assert components.reconciler.pid is not None and components.webhook.pid is not None
-                processes["reconciler"] = components.reconciler.pid
-                processes["webhook"] = components.webhook.pid
+            processes = measured_processes(cluster, components)
             controller = processes["reconciler" if components else "kueue-manager"]
             await quiet(controller)
             result.rss_start = {name: process_rss_mib(pid) for name, pid in processes.items()}

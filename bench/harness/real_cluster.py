@@ -38,6 +38,7 @@ import httpx
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from bench.harness.components import Components
 from bench.harness.load import wait_until
 from devcluster.standin import JOBS, ApiClient, JobRunner, WatchedObjects
 from shared.constants import RESOURCE_IN_USE_FINALIZER, WORKLOAD_GVK
@@ -53,6 +54,7 @@ __all__ = [
     "cluster_pids",
     "fresh",
     "job_finisher",
+    "measured_processes",
 ]
 
 Census = dict[tuple[str, str], float]
@@ -101,6 +103,23 @@ def cluster_pids(cluster: RealCluster) -> dict[str, int]:
                 if len(parts) >= 2 and parts[1].isdigit():
                     found[parts[0]] = int(parts[1])
     return found
+
+
+def measured_processes(cluster: RealCluster, components: Components | None) -> dict[str, int]:
+    """Name -> PID of every process a round measures: the cluster's, this bench's, and our webhook and
+    reconciler when ``components`` run (else Kueue's manager is the job controller)."""
+    pids = cluster_pids(cluster)
+    processes = {
+        "kueue-manager": pids["kueue-manager"],
+        "kube-apiserver": pids["kube-apiserver"],
+        "etcd": pids["etcd"],
+        "bench": os.getpid(),
+    }
+    if components is not None:
+        assert components.reconciler.pid is not None and components.webhook.pid is not None
+        processes["reconciler"] = components.reconciler.pid
+        processes["webhook"] = components.webhook.pid
+    return processes
 
 
 def _access(kubeconfig: Path) -> tuple[str, str, str]:
