@@ -13,10 +13,11 @@ import logging
 import pytest
 
 from shared.kube import FakeClock, GroupVersionKind, Informer
+from shared.kube.discovery import ResourceInfo
 from shared.runtime.manager import ControllerSet
 from tests.polling import eventually
 from tests.unit.kube.conftest import make_client
-from tests.unit.kube.fakeapi import CONFIGMAP, FakeApi, ResourceInfo
+from tests.unit.kube.fakeapi import CONFIGMAP, FakeApi
 
 CM = GroupVersionKind("", "v1", "ConfigMap")
 SECRET = GroupVersionKind("", "v1", "Secret")
