@@ -45,6 +45,8 @@ Modules:
   figures printed
 * ``scale`` -- ``--real [--anchor kueue]``: Jobs created at a steady rate over many namespaces on the
   kit's API server; CPU per job, admission -> unsuspend, webhook times and RSS at checkpoints
+* ``scale_restarts`` -- ``--real``: failover, kube-apiserver restart and cold start with 10,000
+  queued Jobs on the kit's API server; times to act again, LISTs per informer, duplicates and orphans
 * ``webhook_latency`` -- admission throughput and latency over TLS on loopback, against a
   bare-uvicorn ceiling
 * ``webhook_real`` -- the webhook alone on a real kube-apiserver: what an admission costs it, and

@@ -67,6 +67,7 @@ BENCHES: Final = (
 
 NOT_BENCHES: Final = {
     "floor_reconciler": "the logic-free reconciler process that reconciler_throughput --floor starts",
+    "scale_restarts": "needs the real cluster of ../shared/real-cluster (bench.scale_restarts --real)",
     "scale": "needs the real cluster of ../shared/real-cluster (bench.scale --real: 10,000 Jobs by default)",
     "io_floor": "needs a real kube-apiserver (the kit's of ../shared/real-cluster, or --kubeconfig)",
     "webhook_real": "needs the real cluster of ../shared/real-cluster (as reconciler_cpu --real)",

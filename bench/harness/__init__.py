@@ -6,6 +6,8 @@
   wiped per round, with the API server's request counts and a timeline of the bench's jobs.
 * :mod:`~bench.harness.components` -- kueue-bridge's webhook and reconciler as child processes,
   configured and registered as deployed.
+* :mod:`~bench.harness.replicas` -- reconciler replicas with Lease leader election, and a
+  kube-apiserver restart with etcd kept.
 * :mod:`~bench.harness.webhook_server` -- the webhook (and an echo ceiling) served in a child process
   for a load generator.
 * :mod:`~bench.harness.processes` -- the repository root processes start from, a process's CPU
@@ -37,6 +39,8 @@ Modules:
   perf
 * ``real_cluster`` -- a real kube-apiserver and real Kueue for a benchmark (``bench.reconciler_cpu
   --real``, the webhook's)
+* ``replicas`` -- reconciler replicas with Lease leader election, and restarts of the API server
+  under them
 * ``webhook_server`` -- kueue-bridge's webhook serving TLS on 127.0.0.1 in a child process, for a
   load generator to drive
 * ``wrk`` -- ``wrk``, the closed-loop HTTP load generator, pinned to one core and the server under

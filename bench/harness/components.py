@@ -3,7 +3,8 @@
 :func:`start_components` writes the configuration (the deployed default apart from the dev settings:
 no leader election, the webhook's address; ``qps`` raises the client rate limit), starts the webhook
 (ready, then registered as ``kueue-bridge dev`` does: URL client config, our CA as caBundle) and the
-reconciler (healthy), and stops both when the exit stack closes.
+reconciler (healthy), and stops both when the exit stack closes. :func:`start_webhook` is its first
+half, for benchmarks that start reconcilers of their own (``bench.harness.replicas``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from devrun import (
 from shared.config import load_config
 from shared.kube import KubeClient
 
-__all__ = ["Components", "start_components", "write_config"]
+__all__ = ["Components", "WebhookRun", "start_components", "start_webhook", "write_config"]
 
 
 @dataclass
@@ -69,7 +70,20 @@ def write_config(
     return path
 
 
-async def start_components(
+@dataclass
+class WebhookRun:
+    """The webhook, running and registered, and what the controllers beside it are started with:
+    the configuration both read, a free probe port for a reconciler, the environment."""
+
+    webhook: ComponentProcess
+    config: Path
+    url: str
+    probe_port: int
+    env: dict[str, str]
+    ca_pem: bytes
+
+
+async def start_webhook(
     stack: contextlib.AsyncExitStack,
     *,
     tmp: Path,
@@ -77,14 +91,9 @@ async def start_components(
     client: KubeClient,
     qps: int | None,
     reconcile_concurrency: int | None = None,
-    reconciler_identity: bool = False,
-) -> Components:
-    """The webhook (ready, then registered as ``kueue-bridge dev`` does) and the reconciler (healthy).
-
-    ``reconciler_identity`` (a real cluster only: it needs the TokenRequest API and RBAC): the
-    reconciler runs as its own ServiceAccount with the Roles ``kueue-bridge manifests`` grants it, as
-    in a deployment, instead of as the admin; the validating webhook then does not see its updates
-    (``shared.webhook_configurations``)."""
+) -> WebhookRun:
+    """The configuration written, the webhook ready, then registered as ``kueue-bridge dev`` does
+    (stopped when ``stack`` closes)."""
     cert_dir = tmp / "certs"
     ca_pem = generate_certs(cert_dir)
     webhook_port, probe_port = free_port(), free_port()
@@ -111,6 +120,34 @@ async def start_components(
     await webhook.start()
     documents = await render_webhook_manifests(config=config, url=url, env=env)
     await register_webhooks(client, documents, ca_pem=ca_pem)
+    return WebhookRun(webhook=webhook, config=config, url=url, probe_port=probe_port, env=env, ca_pem=ca_pem)
+
+
+async def start_components(
+    stack: contextlib.AsyncExitStack,
+    *,
+    tmp: Path,
+    kubeconfig: Path,
+    client: KubeClient,
+    qps: int | None,
+    reconcile_concurrency: int | None = None,
+    reconciler_identity: bool = False,
+) -> Components:
+    """The webhook (ready, then registered as ``kueue-bridge dev`` does) and the reconciler (healthy).
+
+    ``reconciler_identity`` (a real cluster only: it needs the TokenRequest API and RBAC): the
+    reconciler runs as its own ServiceAccount with the Roles ``kueue-bridge manifests`` grants it, as
+    in a deployment, instead of as the admin; the validating webhook then does not see its updates
+    (``shared.webhook_configurations``)."""
+    run = await start_webhook(
+        stack,
+        tmp=tmp,
+        kubeconfig=kubeconfig,
+        client=client,
+        qps=qps,
+        reconcile_concurrency=reconcile_concurrency,
+    )
+    config, env, probe_port = run.config, run.env, run.probe_port
     reconciler_kubeconfig = kubeconfig
     if reconciler_identity:
         reconciler_kubeconfig = await run_as(
@@ -139,9 +176,9 @@ async def start_components(
     stack.push_async_callback(reconciler.stop)
     await reconciler.start()
     return Components(
-        webhook=webhook,
+        webhook=run.webhook,
         reconciler=reconciler,
-        webhook_metrics=f"{url}/metrics",
+        webhook_metrics=f"{run.url}/metrics",
         reconciler_metrics=f"http://127.0.0.1:{probe_port}/metrics",
-        verify=ssl.create_default_context(cadata=ca_pem.decode()),
+        verify=ssl.create_default_context(cadata=run.ca_pem.decode()),
     )
