@@ -146,12 +146,17 @@ async def start_replica(
 
 class LogFollower:
     """Polls a log from where it ends now; :meth:`wait` returns when a line with ``text`` appears
-    after that point (the line, and this process's monotonic time it was seen: within ``interval``)."""
+    after that point (the line, and this process's monotonic time it was seen: within ``interval``).
+    :meth:`follow` polls in a task from now on, so the moment is right however late it is awaited."""
 
     def __init__(self, path: Path, *, interval: float = 0.05) -> None:
         self.path = path
         self.interval = interval
         self._offset = path.stat().st_size if path.exists() else 0
+
+    def follow(self, text: str, *, within: float) -> asyncio.Task[tuple[str, float]]:
+        """:meth:`wait` in a task started now (cancel it when it is not awaited)."""
+        return asyncio.create_task(self.wait(text, within=within))
 
     async def wait(self, text: str, *, within: float) -> tuple[str, float]:
         deadline = time.monotonic() + within
@@ -191,10 +196,10 @@ def _start_time(pid: int) -> str | None:
     return None if len(fields) < 20 or fields[0] == "Z" else fields[19]
 
 
-def restart_kube_apiserver(cluster: RealCluster) -> float:
+def restart_kube_apiserver(cluster: RealCluster) -> tuple[float, float]:
     """Stop the kit's kube-apiserver (only it: etcd keeps running with its data), start it again
     through ``apiserver.sh start`` (Kueue's CRDs not applied again: they are stored); the seconds
-    from the stop signal to ready. Blocking: call it in a thread."""
+    from the stop signal to the process gone, and from then to ready. Blocking: call it in a thread."""
     pids = cluster.apiserver_state / "pids"
     entries = {line.split()[0]: line.split() for line in pids.read_text().splitlines() if line.strip()}
     name, pid_text, *rest = entries["kube-apiserver"]
@@ -211,5 +216,6 @@ def restart_kube_apiserver(cluster: RealCluster) -> float:
             while _start_time(pid) is not None:
                 time.sleep(0.05)
     pids.write_text("".join(f"{' '.join(fields)}\n" for key, fields in entries.items() if key != name))
+    stopped = time.monotonic()
     cluster.start_apiserver(apply_kueue_crds=False)
-    return time.monotonic() - started
+    return stopped - started, time.monotonic() - stopped
