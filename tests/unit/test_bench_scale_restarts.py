@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
-from bench.harness.replicas import LeaseSettings, LogFollower
+from bench.harness.replicas import LeaseSettings, LogFollower, restart_kube_apiserver
 from bench.scale_restarts import (
     Measure,
     SuspendLedger,
@@ -20,6 +23,7 @@ from bench.scale_restarts import (
     write_requests,
 )
 from shared.constants import QUEUE_LABEL
+from testkit import RealCluster
 
 NAME = "kueue_bridge_rest_client_requests_total"
 
@@ -154,7 +158,7 @@ def test_lease_settings_are_written_as_go_durations() -> None:
     }
 
 
-async def test_the_log_follower_sees_only_lines_written_after_it_started(tmp_path: Any) -> None:
+async def test_the_log_follower_sees_only_lines_written_after_it_started(tmp_path: Path) -> None:
     log = tmp_path / "reconciler.log"
     log.write_text("old caches synced seconds=1\n")
     follower = LogFollower(log, interval=0.01)
@@ -173,3 +177,52 @@ def test_the_command_wants_real_and_a_backlog(capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit):
         main(["--real", "--jobs", "100", "--admit", "100"])
     assert "backlog" in capsys.readouterr().err
+
+
+class _KitStandIn:
+    """What ``restart_kube_apiserver`` uses of a ``RealCluster``: its state and ``start_apiserver``."""
+
+    def __init__(self, state: Path) -> None:
+        self.apiserver_state = state
+        self.starts: list[bool] = []
+
+    def start_apiserver(self, *, apply_kueue_crds: bool = True) -> None:
+        self.starts.append(apply_kueue_crds)
+
+
+def _start_time(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19]
+
+
+def test_the_api_server_restart_stops_only_kube_apiserver_and_keeps_etcd(tmp_path: Path) -> None:
+    apiserver = subprocess.Popen(["sleep", "60"])
+    etcd = subprocess.Popen(["sleep", "60"])
+    try:
+        (tmp_path / "pids").write_text(
+            f"etcd {etcd.pid} {_start_time(etcd.pid)}\nkube-apiserver {apiserver.pid} {_start_time(apiserver.pid)}\n"
+        )
+        kit = _KitStandIn(tmp_path)
+        stopping, starting = restart_kube_apiserver(cast(RealCluster, kit))
+        assert apiserver.wait(timeout=5) == -signal.SIGTERM
+        assert etcd.poll() is None, "etcd keeps running"
+        assert (tmp_path / "pids").read_text() == f"etcd {etcd.pid} {_start_time(etcd.pid)}\n"
+        assert kit.starts == [False], "started again without applying the CRDs a second time"
+        assert stopping >= 0 and starting >= 0
+    finally:
+        for process in (apiserver, etcd):
+            process.kill()
+            process.wait()
+
+
+def test_a_reused_pid_is_not_signalled(tmp_path: Path) -> None:
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        (tmp_path / "pids").write_text(f"kube-apiserver {other.pid} 1\n")  # recorded with another start time
+        kit = _KitStandIn(tmp_path)
+        restart_kube_apiserver(cast(RealCluster, kit))
+        assert other.poll() is None
+        assert (tmp_path / "pids").read_text() == ""
+        assert kit.starts == [False]
+    finally:
+        other.kill()
+        other.wait()
