@@ -311,9 +311,6 @@ class SuspendLedger:
                 again.append(key)
         return sorted(twice), sorted(again)
 
-    def unsuspended_since(self, moment: float) -> dict[str, float]:
-        return {key: at for key, at in self.unsuspended_at.items() if at >= moment}
-
 
 @dataclass(frozen=True)
 class Measure:
@@ -612,16 +609,6 @@ class Run:
         scenario.audit = found = audit(jobs, workloads)
         for what, names in found.problems().items():
             self.failures.append(f"{scenario.name}: {what}: {len(names)}")
-
-    async def settle(self, *, within: float) -> None:
-        """Until the listing is clean (admissions and finishes acted on), or ``within`` passed."""
-        deadline = time.monotonic() + within
-        while True:
-            jobs = (await self.client.list_all(JOB_GVK)).items
-            workloads = (await self.client.list_all(WORKLOAD_GVK)).items
-            if not audit(jobs, workloads).problems() or time.monotonic() > deadline:
-                return
-            await asyncio.sleep(1.0)
 
 
 def _cpu(processes: Mapping[str, int]) -> dict[str, float]:

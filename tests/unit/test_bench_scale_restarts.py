@@ -134,7 +134,7 @@ def test_the_ledger_tells_a_second_start_and_a_suspend_after_start() -> None:
         for at, suspended in enumerate(states):
             ledger.saw(key, suspended, now=float(at))
     assert ledger.flapping() == (["twice"], ["twice"])
-    assert ledger.unsuspended_since(2.0) == {"twice": 3.0}
+    assert ledger.unsuspended_at == {"once": 1.0, "twice": 3.0, "born": 0.0}
     assert ledger.changes["once"] == [True, False]
 
 
