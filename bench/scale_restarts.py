@@ -742,6 +742,10 @@ async def _apiserver_restart(run: Run, *, number: int) -> Scenario:
     scenario.seconds["ready -> last Job admitted after the restart unsuspended"] = (
         max(watched.ledger.unsuspended_at[job] for job in new) - back
     )
+    # of that, ours: Kueue's own watches come back and admit first
+    scenario.seconds["ours: admitted -> unsuspended, the slowest of those Jobs"] = max(
+        max(0.0, watched.ledger.unsuspended_at[job] - watched.admitted[job]) for job in new
+    )
     now_leading = await run.leader()
     await quiet(now_leading.pid, within=args.timeout)
     # every replica's requests: when the leader loses its Lease in the outage, the standby may win it
