@@ -94,6 +94,7 @@ from testkit import RealCluster, job_status_succeeded
 __all__ = [
     "Audit",
     "Measure",
+    "Scenario",
     "SuspendLedger",
     "audit",
     "full_lists",
@@ -102,6 +103,7 @@ __all__ = [
     "median_and_range",
     "pages_per_list",
     "synced_seconds",
+    "usage_summary",
 ]
 
 QUEUE: Final = "restarts"
@@ -889,7 +891,43 @@ def summary(rounds: list[list[Scenario]], *, lease: LeaseSettings, jobs: int) ->
         ),
         Measure("cold start: full LISTs, most of any informer", "lists", 1, most_lists(cold)),
     ]
-    return ["summary (timing targets are reported, not asserted):", *(m.line() for m in measures)]
+    lines = ["summary (timing targets are reported, not asserted):", *(m.line() for m in measures)]
+    for kind, scenarios in (
+        ("failover", failover),
+        ("kube-apiserver restart", restart),
+        ("cold start", cold),
+    ):
+        lines += [f"  {kind}, over the rounds: {line}" for line in usage_summary(scenarios)]
+    return lines
+
+
+def _by_role(values: Mapping[str, float], *, combine: Callable[[Iterable[float]], float]) -> dict[str, float]:
+    """Per process, the replicas (``reconciler-N``, a new name each time one starts) as one:
+    ``reconcilers``, their values combined."""
+    found = {name: value for name, value in values.items() if not name.startswith("reconciler-")}
+    replicas = [value for name, value in values.items() if name.startswith("reconciler-")]
+    if replicas:
+        found["reconcilers"] = combine(replicas)
+    return found
+
+
+def usage_summary(scenarios: list[Scenario]) -> list[str]:
+    """CPU seconds (replicas summed), RSS MiB (the largest replica) and the 1-minute load average of
+    one scenario kind: median and range over the rounds."""
+
+    def spread(values: Iterable[float]) -> str:
+        median, low, high = median_and_range(values)
+        return f"{median:.2f} ({low:.2f}-{high:.2f})" if low != high else f"{median:.2f}"
+
+    cpu = [_by_role(s.cpu, combine=sum) for s in scenarios]
+    rss = [_by_role(s.rss, combine=max) for s in scenarios]
+    names = list(dict.fromkeys(name for usage in cpu for name in usage))
+    loads = [float(s.load.split()[0]) for s in scenarios if s.load]
+    return [
+        "CPU s " + ", ".join(f"{name} {spread(u.get(name, math.nan) for u in cpu)}" for name in names),
+        "RSS MiB " + ", ".join(f"{name} {spread(u.get(name, math.nan) for u in rss)}" for name in names),
+        f"load average (1 min) {spread(loads)}",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,7 @@ import pytest
 from bench.harness.replicas import LeaseSettings, LogFollower, restart_kube_apiserver
 from bench.scale_restarts import (
     Measure,
+    Scenario,
     SuspendLedger,
     audit,
     full_lists,
@@ -19,6 +20,7 @@ from bench.scale_restarts import (
     median_and_range,
     pages_per_list,
     synced_seconds,
+    usage_summary,
     watch_restarts,
     write_requests,
 )
@@ -226,3 +228,18 @@ def test_a_reused_pid_is_not_signalled(tmp_path: Path) -> None:
     finally:
         other.kill()
         other.wait()
+
+
+def test_usage_over_rounds_takes_the_replicas_as_one() -> None:
+    first = Scenario(
+        "one", cpu={"etcd": 1.0, "reconciler-2": 0.5, "reconciler-3": 0.25}, load="4.00 3.00 2.00"
+    )
+    first.rss = {"etcd": 100.0, "reconciler-2": 120.0, "reconciler-3": 90.0}
+    second = Scenario(
+        "two", cpu={"etcd": 3.0, "reconciler-5": 1.25}, rss={"etcd": 100.0, "reconciler-5": 130.0}
+    )
+    second.load = "6.00 3.00 2.00"
+    cpu, rss, load = usage_summary([first, second])
+    assert cpu == "CPU s etcd 2.00 (1.00-3.00), reconcilers 1.00 (0.75-1.25)"
+    assert rss == "RSS MiB etcd 100.00, reconcilers 125.00 (120.00-130.00)"
+    assert load == "load average (1 min) 5.00 (4.00-6.00)"
