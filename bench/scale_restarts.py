@@ -113,6 +113,8 @@ JOB_MILLICPU: Final = 10
 #: ceil(n / PAGE_SIZE) LIST requests
 PAGE_SIZE: Final = WatchSettings().page_size
 COLD_START_TARGET: Final = 15.0
+#: the replicas' ServiceAccount token: a 10,000-Job run on a busy machine can outlast the usual hour
+TOKEN_SECONDS: Final = 6 * 3600
 FAILOVER_SLACK: Final = 10.0
 SYNCED_LINE: Final = "caches synced"
 CLIENT_REQUESTS: Final = "kueue_bridge_rest_client_requests_total"
@@ -553,6 +555,7 @@ class Run:
             admin_kubeconfig=cluster.kubeconfig,
             target=self.tmp / "reconciler.kubeconfig",
             kueue_namespace=KUEUE_NAMESPACE,
+            seconds=TOKEN_SECONDS,
         )
         for watcher in (self.watched.watch_jobs(self.client), self.watched.watch_workloads(self.client)):
             stack.callback(asyncio.create_task(watcher).cancel)
