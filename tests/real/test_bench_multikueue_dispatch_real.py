@@ -54,7 +54,7 @@ def test_the_real_benchmark_prints_its_figures_and_passes_its_checks(shared_dir:
     assert finished.returncode == 0, output[-3000:] + finished.stderr[-3000:]
     for label in (
         "fleet (kueue-bridge multikueue, Kueue ff69552) ready in ",
-        "8 jobs (at 4 jobs/s), 0.5 s each, two workers: 8 finished in ",
+        "8 jobs (at 4 jobs/s), 0.5 s each, 2 workers: 8 finished in ",
         "kill -9 multikueue (pid ",
         "w1's kube-apiserver stopped",
         "w1's kube-apiserver started again",
