@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import statistics
 import time
@@ -233,13 +234,18 @@ def throughput(observed: Observed) -> str:
     return f"quota reserved on the manager: {rate(reserved)}; jobs created on a worker: {rate(dispatched)}"
 
 
-def dispatch_rate(dispatched: list[float], *, since: float) -> float:
-    """Jobs per second from ``since`` (the first job's creation on the manager) until the last of
-    ``dispatched`` (the moments jobs were created on a worker): a burst's throughput, everything it
-    went through included (a worker down, retries). 0 when nothing was dispatched."""
-    if not dispatched or max(dispatched) <= since:
+def dispatch_rate(dispatched: list[float], *, since: float, fraction: float = 1.0) -> float:
+    """Jobs per second from ``since`` (the first job's creation on the manager) until the first
+    ``fraction`` of ``dispatched`` (the moments jobs were created on a worker) was reached: a burst's
+    throughput, whatever it went through (a worker down, retries). 0 when nothing was dispatched.
+
+    A ``fraction`` below 1 leaves out the last jobs, which in a round with a worker taken away are
+    those whose copy that worker had admitted before it went: they wait for it whoever dispatches."""
+    ordered = sorted(dispatched)
+    count = math.ceil(fraction * len(ordered))
+    if count == 0 or ordered[count - 1] <= since:
         return 0.0
-    return len(dispatched) / (max(dispatched) - since)
+    return count / (ordered[count - 1] - since)
 
 
 def percentile(values: list[float], fraction: float) -> float:

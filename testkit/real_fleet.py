@@ -241,10 +241,15 @@ def job_status_succeeded(*, now: str) -> dict[str, Any]:
     return {"startTime": now, "completionTime": now, "active": 0, "succeeded": 1, "conditions": conditions}
 
 
-def _tree_total(pid: int, value: Callable[[list[str]], float]) -> float:
+def _tree_total(pid: int, value: Callable[[list[str]], float], *, descendants: bool = True) -> float:
     """``value`` of the ``/proc/<pid>/stat`` fields (those after the command's closing parenthesis)
-    summed over ``pid`` and every live descendant (the kit starts Kueue under ``unshare``); 0 for a
-    process that is gone."""
+    summed over ``pid`` and (unless told not to) every live descendant (the kit starts Kueue under
+    ``unshare``); 0 for a process that is gone."""
+    if not descendants:
+        try:
+            return value((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split())
+        except OSError:
+            return 0.0
     children: dict[int, list[int]] = {}
     values: dict[int, float] = {}
     for entry in Path("/proc").iterdir():
@@ -265,18 +270,21 @@ def _tree_total(pid: int, value: Callable[[list[str]], float]) -> float:
     return total
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of ``pid`` and every live descendant, from ``/proc``; 0 for a
-    process that is gone."""
+def cpu_seconds(pid: int, *, descendants: bool = True) -> float:
+    """User + system CPU seconds of ``pid`` and (unless told not to) every live descendant, from
+    ``/proc``; 0 for a process that is gone."""
     tick = os.sysconf("SC_CLK_TCK")
-    return _tree_total(pid, lambda fields: (int(fields[11]) + int(fields[12])) / tick)
+    return _tree_total(
+        pid, lambda fields: (int(fields[11]) + int(fields[12])) / tick, descendants=descendants
+    )
 
 
-def rss_bytes(pid: int) -> int:
-    """Resident memory of ``pid`` and every live descendant, from ``/proc`` (``stat``'s rss field, in
-    pages); 0 for a process that is gone. Shared pages count once per process, as ``ps`` shows them."""
+def rss_bytes(pid: int, *, descendants: bool = True) -> int:
+    """Resident memory of ``pid`` and (unless told not to) every live descendant, from ``/proc``
+    (``stat``'s rss field, in pages); 0 for a process that is gone. Shared pages count once per
+    process, as ``ps`` shows them."""
     page = os.sysconf("SC_PAGE_SIZE")
-    return int(_tree_total(pid, lambda fields: int(fields[21]) * page))
+    return int(_tree_total(pid, lambda fields: int(fields[21]) * page, descendants=descendants))
 
 
 def _bridge_config(settings: FleetSettings) -> dict[str, Any]:

@@ -41,6 +41,12 @@ def test_dispatch_rate_spans_the_first_creation_to_the_last_dispatch() -> None:
     assert dispatch_rate([9.0], since=10.0) == 0.0
 
 
+def test_dispatch_rate_of_a_fraction_leaves_out_the_last_jobs() -> None:
+    dispatched = [10.0 + n for n in range(1, 20)] + [100.0]  # 20 jobs, the last one very late
+    assert dispatch_rate(dispatched, since=10.0, fraction=0.95) == pytest.approx(19 / 19)
+    assert dispatch_rate(dispatched, since=10.0) == pytest.approx(20 / 90)
+
+
 def _round(steady_ms: list[float], burst_rate: float) -> dict[str, dict[str, list[float]]]:
     return {"steady": {"dispatch": [ms / 1000 for ms in steady_ms]}, "burst": {"rate": [burst_rate]}}
 

@@ -19,6 +19,8 @@ def test_resident_memory_counts_the_process_and_its_children() -> None:
         assert alone > 0
         # this process's own pages may move a little between the readings; the child's add up
         assert rss_bytes(os.getpid()) >= own + alone // 2
+        assert rss_bytes(os.getpid(), descendants=False) < own + alone // 2
+        assert cpu_seconds(os.getpid(), descendants=False) <= cpu_seconds(os.getpid())
     finally:
         assert child.stdin is not None
         child.stdin.close()
