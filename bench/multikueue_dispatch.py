@@ -33,6 +33,14 @@ process). ``--rounds N`` runs N rounds on fresh clusters and ends with the media
 each p50/p99.
 
     .venv/bin/python -m bench.multikueue_dispatch [--jobs 500] [--rate 0] [--run-seconds 1] [--rounds 1]
+
+``--real`` runs on the real-cluster kit instead (``bench.multikueue_real``), ``--workers N`` of
+them; MultiKueue over six workers, ours against Kueue's own in the same run, a steady phase then a
+burst with ``w1``'s API server stopped for a minute:
+
+    nice -n 5 .venv/bin/python -m bench.multikueue_dispatch --real --anchor both --workers 6 \
+        --scenario steady-burst --steady-jobs 60 --steady-rate 2 --jobs 600 \
+        --worker-down-at 0.2 --down-seconds 60 --no-kill-while-down --gc-interval 10s
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""``python -m bench.multikueue_dispatch --real``: the MultiKueue benchmark on three real API servers, and its chaos.
+"""``python -m bench.multikueue_dispatch --real``: the MultiKueue benchmark on real API servers, and its chaos.
 
-A round starts a fresh fleet with ``testkit.real_fleet`` (a manager and workers ``w1``, ``w2``: the
-kit's kube-apiserver 1.36 and the real Kueue manager on each, our webhook and reconciler on each),
+A round starts a fresh fleet with ``testkit.real_fleet`` (a manager and ``--workers`` workers ``w1``,
+``w2``, ...: the kit's kube-apiserver 1.36 and the real Kueue manager on each, our webhook and
+reconciler on each),
 dispatched either by ``kueue-bridge multikueue`` (``--anchor bridge``) or by Kueue's own MultiKueue
 (``--anchor kueue``: Kueue's MultiKueue on the manager, ``Job.v1.batch`` as its external framework),
 then submits, watches and prints exactly what the devcluster rounds do (``bench.multikueue_measure``).
@@ -19,9 +20,21 @@ first (allowed only when ``w1`` stayed down longer than ``workerLostTimeout``: a
 copy or job left on any worker once ``gcInterval`` and a margin have passed. A failed check fails
 the round, and the script exits 1.
 
-The CPU seconds of every process (the three kube-apiservers, etcds and Kueue managers, our components,
-this process) are read from ``/proc`` around the round; a process killed during the round counts up
-to its end and its replacement from its start.
+A round is one phase (``--scenario round``) or two on the same fleet (``--scenario steady-burst``, each
+in its own namespace, :func:`phases`): ``--steady-jobs`` at ``--steady-rate`` without chaos, whose
+dispatch latency (``QuotaReserved`` on the manager -> job created on the winning worker) is the
+steady figure; then ``--jobs`` at once with the chaos options, whose throughput is the jobs per
+second from the first creation on the manager until 95% of the jobs were created on a worker (the
+last ones may be those whose copy the worker taken away had admitted: they wait for it, whoever
+dispatches). With ``--anchor both`` and ``--no-kill-while-down``, Kueue's MultiKueue goes through
+the same outage; :func:`verdicts` prints PASS or MISS per target.
+
+The CPU seconds of every process (the kube-apiservers, etcds and Kueue managers, our components,
+this process) are read from ``/proc`` around each phase; a process killed during the round counts up
+to its end and its replacement from its start. The fleet's resident memory (the same processes) is
+sampled every 2 s; its peak is printed per kind of process. The kit's Go processes read
+``GOMEMLIMIT``/``GOGC`` from this process's environment, which lowers their share (an idle worker
+kube-apiserver: about 380 MB, 270 MB with ``GOGC=50 GOMEMLIMIT=200MiB``).
 """
 
 from __future__ import annotations
