@@ -33,6 +33,14 @@ process). ``--rounds N`` runs N rounds on fresh clusters and ends with the media
 each p50/p99.
 
     .venv/bin/python -m bench.multikueue_dispatch [--jobs 500] [--rate 0] [--run-seconds 1] [--rounds 1]
+
+``--real`` runs on the real-cluster kit instead (``bench.multikueue_real``), ``--workers N`` of
+them; MultiKueue over six workers, ours against Kueue's own in the same run, a steady phase then a
+burst with ``w1``'s API server stopped for a minute:
+
+    nice -n 5 .venv/bin/python -m bench.multikueue_dispatch --real --anchor both --workers 6 \
+        --scenario steady-burst --steady-jobs 60 --steady-rate 2 --jobs 600 \
+        --worker-down-at 0.2 --down-seconds 60 --no-kill-while-down --gc-interval 10s
 """
 
 from __future__ import annotations
@@ -67,7 +75,7 @@ from bench.multikueue_measure import (
     submit,
     summary,
 )
-from bench.multikueue_real import real_round
+from bench.multikueue_real import RoundOutcome, phases, real_round, verdicts
 from shared.constants import (
     ADMISSION_CHECK_GVK,
     CLUSTER_QUEUE_GVK,
@@ -250,6 +258,13 @@ async def run(
             await client.aclose()
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def _fractions(text: str) -> list[float]:
     return [float(part) for part in text.split(",") if part.strip()]
 
@@ -277,6 +292,23 @@ def _parser() -> argparse.ArgumentParser:
         help="who dispatches: kueue-bridge multikueue, Kueue's own MultiKueue, or both in turn each round",
     )
     real.add_argument("--kueue-version", default=DEFAULT_KUEUE_VERSION, choices=KUEUE_VERSIONS)
+    real.add_argument("--workers", type=_positive, default=2, help="workers w1, w2, ... (default 2)")
+    real.add_argument(
+        "--scenario",
+        choices=("round", "steady-burst"),
+        default="round",
+        help="round: --jobs at --rate with the chaos options; steady-burst: --steady-jobs at "
+        "--steady-rate, then --jobs at once with the chaos options, on the same fleet",
+    )
+    real.add_argument(
+        "--steady-jobs", type=_positive, default=60, help="steady-burst: jobs of the steady phase"
+    )
+    real.add_argument(
+        "--steady-rate", type=float, default=2.0, help="steady-burst: jobs/s of the steady phase"
+    )
+    real.add_argument(
+        "--rss-limit-gb", type=float, default=2.5, help="the fleet's resident memory target (GB, 2**30 bytes)"
+    )
     real.add_argument("--gc-interval", default="1m", help="the manager's multiKueue.gcInterval (Go duration)")
     real.add_argument(
         "--worker-lost-timeout", default="15m", help="the manager's multiKueue.workerLostTimeout"
@@ -294,6 +326,13 @@ def _parser() -> argparse.ArgumentParser:
         help="stop w1's API server at this fraction; kill -9 our multikueue meanwhile",
     )
     real.add_argument("--down-seconds", type=float, default=20.0, help="how long w1 stays down")
+    real.add_argument(
+        "--kill-while-down",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="kill -9 our multikueue while w1 is down (--no-kill-while-down: the outage alone, "
+        "which Kueue's MultiKueue can go through too)",
+    )
     real.add_argument(
         "--keep-state",
         action="store_true",
@@ -352,9 +391,11 @@ async def _main_real(args: argparse.Namespace) -> int:
     """Rounds on real clusters (``bench.multikueue_real``), each anchor in turn within a round."""
     args.jobs = args.jobs or 200
     args.timeout = args.timeout or 900.0
-    if (args.kill_at or args.worker_down_at is not None) and args.anchor != "bridge":
+    kills = args.kill_at or (args.worker_down_at is not None and args.kill_while_down)
+    if kills and args.anchor != "bridge":
         print(
-            "--kill-at and --worker-down-at kill our multikueue: use them with --anchor bridge",
+            "--kill-at and --worker-down-at kill our multikueue: use them with --anchor bridge "
+            "(or --worker-down-at with --no-kill-while-down)",
             file=sys.stderr,
         )
         return 2
@@ -364,8 +405,7 @@ async def _main_real(args: argparse.Namespace) -> int:
         print(f"bench.multikueue_dispatch --real: {exc}", file=sys.stderr)
         return 2
     anchors: list[Dispatcher] = ["bridge", "kueue"] if args.anchor == "both" else [args.anchor]
-    samples: dict[str, list[dict[str, list[float]]]] = {anchor: [] for anchor in anchors}
-    cpu: dict[str, list[dict[str, float]]] = {anchor: [] for anchor in anchors}
+    outcomes: dict[str, list[RoundOutcome]] = {anchor: [] for anchor in anchors}
     root = Path(tempfile.mkdtemp(prefix="bench-mk-real-"))
     ok = True
     try:
@@ -380,9 +420,7 @@ async def _main_real(args: argparse.Namespace) -> int:
                     label=f"r{index + 1}-{anchor}-",
                 )
                 ok = ok and outcome.ok
-                if outcome.samples is not None:
-                    samples[anchor].append(outcome.samples)
-                    cpu[anchor].append(outcome.cpu)
+                outcomes[anchor].append(outcome)
                 sys.stdout.flush()
     finally:
         for failure in stop_all_below(root, kit=kit):
@@ -392,13 +430,43 @@ async def _main_real(args: argparse.Namespace) -> int:
         else:
             shutil.rmtree(root, ignore_errors=True)
     for anchor in anchors:
-        if samples[anchor]:
-            print(f"{anchor} " + "\n".join(summary(samples[anchor], cpu=cpu[anchor])))
-    if len(anchors) == 2 and samples["bridge"] and samples["kueue"]:
-        walls = {anchor: statistics.median(r["wall"][0] for r in samples[anchor]) for anchor in anchors}
+        for phase in phases(args):
+            rounds = [o for o in outcomes[anchor] if phase.name in o.samples]
+            if rounds:
+                title = f"{anchor} {phase.name}".rstrip()
+                lines = summary(
+                    [o.samples[phase.name] for o in rounds], cpu=[o.cpu[phase.name] for o in rounds]
+                )
+                print(f"{title} " + "\n".join(lines))
+        peaks = [o.rss_peak for o in outcomes[anchor] if o.rss_peak]
+        if peaks:
+            print(
+                f"{anchor} fleet resident memory, peak per round: {statistics.median(peaks) / 2**20:.0f} MB "
+                f"({min(peaks) / 2**20:.0f}-{max(peaks) / 2**20:.0f})"
+            )
+    if args.scenario == "round" and len(anchors) == 2:
+        walls = {
+            anchor: [o.samples[""]["wall"][0] for o in outcomes[anchor] if "" in o.samples]
+            for anchor in anchors
+        }
+        if walls["bridge"] and walls["kueue"]:
+            bridge, kueue = statistics.median(walls["bridge"]), statistics.median(walls["kueue"])
+            print(
+                f"Kueue's MultiKueue took {kueue / bridge:.1f}x as long as kueue-bridge's "
+                f"(median wall time {kueue:.1f} s vs {bridge:.1f} s)"
+            )
+    if args.scenario == "steady-burst":
         print(
-            f"Kueue's MultiKueue took {walls['kueue'] / walls['bridge']:.1f}x as long as kueue-bridge's "
-            f"(median wall time {walls['kueue']:.1f} s vs {walls['bridge']:.1f} s)"
+            "\n".join(
+                verdicts(
+                    {anchor: [o.samples for o in outcomes[anchor]] for anchor in anchors},
+                    {anchor: [o.rss_peak for o in outcomes[anchor]] for anchor in anchors},
+                    {anchor: [o.ok for o in outcomes[anchor]] for anchor in anchors},
+                    p99_target=0.5,
+                    ratio_target=3.0,
+                    rss_limit=int(args.rss_limit_gb * 2**30),
+                )
+            )
         )
     return 0 if ok else 1
 

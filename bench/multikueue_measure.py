@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import statistics
 import time
@@ -36,6 +37,7 @@ __all__ = [
     "active",
     "between",
     "complete",
+    "dispatch_rate",
     "figures",
     "job",
     "load",
@@ -51,15 +53,17 @@ NAMESPACE: Final = "bench"
 PREBUILT: Final = "kueue.x-k8s.io/prebuilt-workload-name"
 
 
-async def submit(client: KubeClient, args: argparse.Namespace, started: float) -> None:
-    """Create the jobs on the manager: all at once (32 requests in flight), or one every
-    ``1 / --rate`` seconds from ``started`` (a steady arrival rate, for latency below saturation)."""
+async def submit(
+    client: KubeClient, args: argparse.Namespace, started: float, *, namespace: str = NAMESPACE
+) -> None:
+    """Create the jobs on the manager, in ``namespace``: all at once (32 requests in flight), or one
+    every ``1 / --rate`` seconds from ``started`` (a steady arrival rate, for latency below saturation)."""
     names = [f"j{index:04d}" for index in range(args.jobs)]
     if args.rate <= 0:
         for batch in range(0, len(names), 32):
             await asyncio.gather(
                 *(
-                    client.create(JOB, job(name, args.run_seconds), namespace=NAMESPACE)
+                    client.create(JOB, job(name, args.run_seconds, namespace=namespace), namespace=namespace)
                     for name in names[batch : batch + 32]
                 )
             )
@@ -69,13 +73,15 @@ async def submit(client: KubeClient, args: argparse.Namespace, started: float) -
         delay = started + index / args.rate - time.monotonic()
         if delay > 0:
             await asyncio.sleep(delay)  # pacing the load generator, not waiting for a result
-        task = asyncio.create_task(client.create(JOB, job(name, args.run_seconds), namespace=NAMESPACE))
+        task = asyncio.create_task(
+            client.create(JOB, job(name, args.run_seconds, namespace=namespace), namespace=namespace)
+        )
         pending.add(task)
         task.add_done_callback(pending.discard)
     await asyncio.gather(*pending)
 
 
-def job(name: str, run_seconds: float) -> dict[str, Any]:
+def job(name: str, run_seconds: float, *, namespace: str = NAMESPACE) -> dict[str, Any]:
     """A queued batch Job for MultiKueue (suspended, ``managedBy`` set), 100m CPU; the devcluster's
     job runner completes it ``run_seconds`` after it starts (the real rounds' runner reads it too)."""
     return queued_job(
@@ -83,7 +89,7 @@ def job(name: str, run_seconds: float) -> dict[str, Any]:
         queue="q",
         cpu="100m",
         container="c",
-        namespace=NAMESPACE,
+        namespace=namespace,
         run_seconds=run_seconds,
         spec={"suspend": True, "managedBy": "kueue.x-k8s.io/multikueue"},
     )
@@ -110,10 +116,11 @@ def prebuilt_name(obj: dict[str, Any]) -> str:
 
 
 class Observed:
-    """What this process's watches saw, and when (monotonic seconds)."""
+    """What this process's watches saw in ``namespace``, and when (monotonic seconds)."""
 
-    def __init__(self, expected: int) -> None:
+    def __init__(self, expected: int, *, namespace: str = NAMESPACE) -> None:
         self.expected = expected
+        self.namespace = namespace
         self.all_finished = asyncio.Event()
         self.reserved: dict[str, float] = {}  # manager Workload name -> QuotaReserved seen
         self.finished: set[str] = set()  # manager Workloads Finished
@@ -132,7 +139,7 @@ class Observed:
         self.on_worker_job: Callable[[str, dict[str, Any]], None] | None = None
 
     async def manager_workloads(self, client: KubeClient) -> None:
-        async for event in Watch(client, WORKLOAD, namespace=NAMESPACE).events():
+        async for event in Watch(client, WORKLOAD, namespace=self.namespace).events():
             if event.type not in (EventType.ADDED, EventType.MODIFIED):
                 continue
             name = event.object["metadata"]["name"]
@@ -149,7 +156,7 @@ class Observed:
                     self.dispatched_more.set()
 
     async def manager_jobs(self, client: KubeClient) -> None:
-        async for event in Watch(client, JOB, namespace=NAMESPACE).events():
+        async for event in Watch(client, JOB, namespace=self.namespace).events():
             if event.type not in (EventType.ADDED, EventType.MODIFIED):
                 continue
             name = event.object["metadata"]["name"]
@@ -159,7 +166,7 @@ class Observed:
                 self.local_complete.setdefault(name, time.monotonic())
 
     async def worker_workloads(self, client: KubeClient) -> None:
-        async for event in Watch(client, WORKLOAD, namespace=NAMESPACE).events():
+        async for event in Watch(client, WORKLOAD, namespace=self.namespace).events():
             if event.type not in (EventType.ADDED, EventType.MODIFIED):
                 continue
             name = event.object["metadata"]["name"]
@@ -169,7 +176,7 @@ class Observed:
                 self.copy_admitted.setdefault(name, time.monotonic())
 
     async def worker_jobs(self, client: KubeClient, worker: str = "") -> None:
-        async for event in Watch(client, JOB, namespace=NAMESPACE).events():
+        async for event in Watch(client, JOB, namespace=self.namespace).events():
             if event.type not in (EventType.ADDED, EventType.MODIFIED, EventType.DELETED):
                 continue
             now = time.monotonic()
@@ -227,6 +234,20 @@ def throughput(observed: Observed) -> str:
     return f"quota reserved on the manager: {rate(reserved)}; jobs created on a worker: {rate(dispatched)}"
 
 
+def dispatch_rate(dispatched: list[float], *, since: float, fraction: float = 1.0) -> float:
+    """Jobs per second from ``since`` (the first job's creation on the manager) until the first
+    ``fraction`` of ``dispatched`` (the moments jobs were created on a worker) was reached: a burst's
+    throughput, whatever it went through (a worker down, retries). 0 when nothing was dispatched.
+
+    A ``fraction`` below 1 leaves out the last jobs, which in a round with a worker taken away are
+    those whose copy that worker had admitted before it went: they wait for it whoever dispatches."""
+    ordered = sorted(dispatched)
+    count = math.ceil(fraction * len(ordered))
+    if count == 0 or ordered[count - 1] <= since:
+        return 0.0
+    return count / (ordered[count - 1] - since)
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
@@ -281,7 +302,7 @@ def report(
     submitted = "all at once" if args.rate <= 0 else f"at {args.rate:g} jobs/s"
     mirror = between(observed.remote_complete, observed.local_complete)
     print(
-        f"{args.jobs} jobs ({submitted}), {args.run_seconds} s each, two workers: "
+        f"{args.jobs} jobs ({submitted}), {args.run_seconds} s each, {getattr(args, 'workers', 2)} workers: "
         f"{len(observed.finished)} finished in {wall:.1f} s"
     )
     print(throughput(observed))

@@ -1,7 +1,8 @@
-"""``python -m bench.multikueue_dispatch --real``: the MultiKueue benchmark on three real API servers, and its chaos.
+"""``python -m bench.multikueue_dispatch --real``: the MultiKueue benchmark on real API servers, and its chaos.
 
-A round starts a fresh fleet with ``testkit.real_fleet`` (a manager and workers ``w1``, ``w2``: the
-kit's kube-apiserver 1.36 and the real Kueue manager on each, our webhook and reconciler on each),
+A round starts a fresh fleet with ``testkit.real_fleet`` (a manager and ``--workers`` workers ``w1``,
+``w2``, ...: the kit's kube-apiserver 1.36 and the real Kueue manager on each, our webhook and
+reconciler on each),
 dispatched either by ``kueue-bridge multikueue`` (``--anchor bridge``) or by Kueue's own MultiKueue
 (``--anchor kueue``: Kueue's MultiKueue on the manager, ``Job.v1.batch`` as its external framework),
 then submits, watches and prints exactly what the devcluster rounds do (``bench.multikueue_measure``).
@@ -19,9 +20,21 @@ first (allowed only when ``w1`` stayed down longer than ``workerLostTimeout``: a
 copy or job left on any worker once ``gcInterval`` and a margin have passed. A failed check fails
 the round, and the script exits 1.
 
-The CPU seconds of every process (the three kube-apiservers, etcds and Kueue managers, our components,
-this process) are read from ``/proc`` around the round; a process killed during the round counts up
-to its end and its replacement from its start.
+A round is one phase (``--scenario round``) or two on the same fleet (``--scenario steady-burst``, each
+in its own namespace, :func:`phases`): ``--steady-jobs`` at ``--steady-rate`` without chaos, whose
+dispatch latency (``QuotaReserved`` on the manager -> job created on the winning worker) is the
+steady figure; then ``--jobs`` at once with the chaos options, whose throughput is the jobs per
+second from the first creation on the manager until 95% of the jobs were created on a worker (the
+last ones may be those whose copy the worker taken away had admitted: they wait for it, whoever
+dispatches). With ``--anchor both`` and ``--no-kill-while-down``, Kueue's MultiKueue goes through
+the same outage; :func:`verdicts` prints PASS or MISS per target.
+
+The CPU seconds of every process (the kube-apiservers, etcds and Kueue managers, our components,
+this process) are read from ``/proc`` around each phase; a process killed during the round counts up
+to its end and its replacement from its start. The fleet's resident memory (the same processes) is
+sampled every 2 s; its peak is printed per kind of process. The kit's Go processes read
+``GOMEMLIMIT``/``GOGC`` from this process's environment, which lowers their share (an idle worker
+kube-apiserver: about 380 MB, 270 MB with ``GOGC=50 GOMEMLIMIT=200MiB``).
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ import asyncio
 import contextlib
 import io
 import os
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,7 +55,17 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench.multikueue_measure import JOB, NAMESPACE, WORKLOAD, Observed, load, report, submit
+from bench.multikueue_measure import (
+    JOB,
+    NAMESPACE,
+    WORKLOAD,
+    Observed,
+    dispatch_rate,
+    load,
+    percentile,
+    report,
+    submit,
+)
 from shared.durations import parse_go_duration
 from shared.kube import (
     ClientSettings,
@@ -65,10 +89,14 @@ from testkit import (
     cpu_seconds,
     job_status_running,
     job_status_succeeded,
+    rss_bytes,
     start_real_fleet,
 )
 
-__all__ = ["JobRunner", "RoundOutcome", "real_round"]
+__all__ = ["JobRunner", "Phase", "RoundOutcome", "phases", "real_round", "verdicts"]
+
+#: the share of a burst's jobs its throughput counts (:func:`bench.multikueue_measure.dispatch_rate`)
+BURST_FRACTION = 0.95
 
 #: what a write to a worker that is down or restarting answers
 TRANSIENT = (TransportError, ServerTimeout, ServiceUnavailable, TooManyRequests, InternalError)
@@ -82,9 +110,12 @@ class JobRunner:
     """The job controller of the workers: a started Job runs one pod, which succeeds ``run_seconds``
     later. Every status write is retried until it lands (the worker may be down for a while)."""
 
-    def __init__(self, clients: dict[str, KubeClient], *, run_seconds: float) -> None:
+    def __init__(
+        self, clients: dict[str, KubeClient], *, run_seconds: float, namespace: str = NAMESPACE
+    ) -> None:
         self._clients = clients
         self._run_seconds = run_seconds
+        self._namespace = namespace
         self._started: set[tuple[str, str]] = set()  # (worker, job uid)
         self._tasks: set[asyncio.Task[None]] = set()
         #: job name -> workers on which this runner completed it
@@ -106,7 +137,7 @@ class JobRunner:
         client = self._clients[worker]
         while True:
             try:
-                job = await client.get(JOB, name, namespace=NAMESPACE)
+                job = await client.get(JOB, name, namespace=self._namespace)
                 if job["metadata"].get("uid") != uid:
                     return False
                 if job.get("spec", {}).get("suspend") is True:
@@ -118,7 +149,7 @@ class JobRunner:
                     **status,
                     "startTime": current.get("startTime") or status["startTime"],
                 }
-                await client.update_status(JOB, job, namespace=NAMESPACE)
+                await client.update_status(JOB, job, namespace=self._namespace)
                 return True
             except NotFound:
                 return False
@@ -144,14 +175,20 @@ class JobRunner:
 
 @dataclass
 class _Cpu:
-    """CPU seconds per process label, across restarts of a process."""
+    """CPU seconds per process label, across restarts of a process. A process counts with its
+    descendants, except this benchmark's (``bench``): our components are its children, counted
+    under their own labels."""
 
     pids: dict[str, int]
     spent: dict[str, float] = field(default_factory=dict)
     base: dict[str, float] = field(default_factory=dict)
 
+    @staticmethod
+    def seconds(label: str, pid: int) -> float:
+        return cpu_seconds(pid, descendants=label != "bench")
+
     def start(self) -> None:
-        self.base = {label: cpu_seconds(pid) for label, pid in self.pids.items()}
+        self.base = {label: self.seconds(label, pid) for label, pid in self.pids.items()}
         self.spent = dict.fromkeys(self.pids, 0.0)
 
     def replaced(self, label: str, old_pid_cpu: float, new_pid: int) -> None:
@@ -160,16 +197,79 @@ class _Cpu:
 
     def total(self) -> dict[str, float]:
         return {
-            label: self.spent.get(label, 0.0) + cpu_seconds(pid) - self.base.get(label, 0.0)
+            label: self.spent.get(label, 0.0) + self.seconds(label, pid) - self.base.get(label, 0.0)
             for label, pid in self.pids.items()
         }
 
 
+@dataclass(frozen=True)
+class Phase:
+    """One part of a round on its fleet: ``jobs`` created in ``namespace`` (its own queues), at ``rate``
+    per second (0: all at once), with the chaos options applied or not. ``name`` is empty for a
+    round of one phase."""
+
+    name: str
+    namespace: str
+    jobs: int
+    rate: float
+    chaos: bool
+
+
+def phases(args: argparse.Namespace) -> list[Phase]:
+    """The phases of a round: ``--scenario round`` is one phase (``--jobs`` at ``--rate``, the chaos
+    options); ``steady-burst`` is ``--steady-jobs`` at ``--steady-rate`` without chaos (the dispatch
+    latency of a system that keeps up), then ``--jobs`` at once with the chaos options (the
+    throughput of a burst, a worker taken away during it), each in its own namespace."""
+    if args.scenario == "steady-burst":
+        return [
+            Phase("steady", f"{NAMESPACE}-steady", args.steady_jobs, args.steady_rate, chaos=False),
+            Phase("burst", f"{NAMESPACE}-burst", args.jobs, 0.0, chaos=True),
+        ]
+    return [Phase("", NAMESPACE, args.jobs, args.rate, chaos=True)]
+
+
 @dataclass
 class RoundOutcome:
-    samples: dict[str, list[float]] | None
-    cpu: dict[str, float]
+    """Per phase name, the samples of a phase that passed its checks (``bench.multikueue_measure.report``
+    plus ``rate``: the burst throughput) and the CPU seconds per process; the fleet's peak resident
+    memory in bytes, total and per kind of process; whether every check passed."""
+
+    samples: dict[str, dict[str, list[float]]]
+    cpu: dict[str, dict[str, float]]
+    rss_peak: int
+    rss_by_kind: dict[str, int]
     ok: bool
+
+
+class _RssSampler:
+    """The peak of the fleet's resident memory (every process of :meth:`RealFleet.processes` with
+    its descendants, and this process alone: our components are its children, counted under their
+    own labels), sampled every ``every`` seconds."""
+
+    def __init__(self, fleet: RealFleet, *, every: float = 2.0) -> None:
+        self._fleet = fleet
+        self._every = every
+        self.peak = 0
+        self.by_kind: dict[str, int] = {}
+
+    def sample(self) -> int:
+        by_kind: dict[str, int] = {"this bench": rss_bytes(os.getpid(), descendants=False)}
+        for label, pid in self._fleet.processes().items():
+            kind = label.split(" ", 1)[-1]
+            by_kind[kind] = by_kind.get(kind, 0) + rss_bytes(pid)
+        total = sum(by_kind.values())
+        if total > self.peak:
+            self.peak, self.by_kind = total, by_kind
+        return total
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.to_thread(self.sample)
+            await asyncio.sleep(self._every)
+
+
+def _mb(value: int) -> str:
+    return f"{value / 2**20:.0f} MB"
 
 
 async def _kill_and_restart(fleet: RealFleet, cpu: _Cpu, say: Callable[[str], None]) -> None:
@@ -206,9 +306,12 @@ async def _chaos(fleet: RealFleet, observed: Observed, args: argparse.Namespace,
     used = {label: cpu_seconds(pid) for label, pid in stopping.items()}
     await asyncio.to_thread(down.stop_apiserver)
     say("w1's kube-apiserver stopped")
-    await asyncio.sleep(args.down_seconds / 2)  # the outage lasts that long: chaos pacing, not a wait
-    await _kill_and_restart(fleet, cpu, say)
-    await asyncio.sleep(args.down_seconds / 2)
+    if args.kill_while_down:
+        await asyncio.sleep(args.down_seconds / 2)  # the outage lasts that long: chaos pacing, not a wait
+        await _kill_and_restart(fleet, cpu, say)
+        await asyncio.sleep(args.down_seconds / 2)
+    else:
+        await asyncio.sleep(args.down_seconds)
     await asyncio.to_thread(down.start_apiserver)
     restarted = fleet.processes()
     for label, pid in stopping.items():
@@ -217,7 +320,9 @@ async def _chaos(fleet: RealFleet, observed: Observed, args: argparse.Namespace,
     say("w1's kube-apiserver started again")
 
 
-async def _leftovers(fleet: RealFleet, clients: dict[str, KubeClient], *, within: float) -> dict[str, int]:
+async def _leftovers(
+    fleet: RealFleet, clients: dict[str, KubeClient], *, namespace: str, within: float
+) -> dict[str, int]:
     """Poll the workers until none holds a Workload or Job of the round; what is left at the deadline."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
@@ -227,7 +332,7 @@ async def _leftovers(fleet: RealFleet, clients: dict[str, KubeClient], *, within
             with contextlib.suppress(KubeError):
                 count = 0
                 for gvk in (WORKLOAD, JOB):
-                    count += len((await clients[name].list(gvk, namespace=NAMESPACE))["items"])
+                    count += len((await clients[name].list(gvk, namespace=namespace))["items"])
                 if count:
                     left[name] = count
         if not left or loop.time() > deadline:
@@ -300,29 +405,68 @@ def _bench_client(path: Path) -> KubeClient:
 async def real_round(
     args: argparse.Namespace, *, kit: Kit, root: Path, anchor: Dispatcher, label: str
 ) -> RoundOutcome:
-    """One round on a fresh fleet; prints its figures and checks."""
+    """One round on a fresh fleet of ``--workers`` workers, its phases one after the other; prints
+    their figures and checks, and the fleet's resident memory."""
     settings = FleetSettings(
         kueue_version=args.kueue_version,
+        workers=args.workers,
         dispatcher=anchor,
         gc_interval=args.gc_interval,
         worker_lost_timeout=args.worker_lost_timeout,
     )
     started_fleet = time.monotonic()
+    outcome = RoundOutcome(samples={}, cpu={}, rss_peak=0, rss_by_kind={}, ok=True)
     async with contextlib.AsyncExitStack() as stack:
         quiet = io.StringIO()
         fleet = await start_real_fleet(stack, kit=kit, root=root, settings=settings, label=label, out=quiet)
         who = "kueue-bridge multikueue" if anchor == "bridge" else "Kueue's own MultiKueue"
+        rss = _RssSampler(fleet)
+        idle = await asyncio.to_thread(rss.sample)
         print(
-            f"fleet ({who}, "
-            f"Kueue {args.kueue_version}) ready in {time.monotonic() - started_fleet:.0f} s; state in {root}",
+            f"fleet ({who}, Kueue {args.kueue_version}, {args.workers} workers) ready in "
+            f"{time.monotonic() - started_fleet:.0f} s, resident memory {_mb(idle)}; state in {root}",
             flush=True,
         )
-        await fleet.queues(NAMESPACE, cpu=str(args.jobs))
+        sampler = asyncio.create_task(rss.run())
+        stack.push_async_callback(_cancel, [sampler])
         clients = {member.name: _bench_client(member.cluster.kubeconfig) for member in fleet.members}
         for client in clients.values():
             stack.push_async_callback(client.aclose)
-        observed = Observed(args.jobs)
-        runner = JobRunner({name: clients[name] for name in fleet.workers}, run_seconds=args.run_seconds)
+        for phase in phases(args):
+            if phase.name:
+                print(f"-- phase {phase.name}", flush=True)
+            phase_args = argparse.Namespace(**{**vars(args), "jobs": phase.jobs, "rate": phase.rate})
+            if not phase.chaos:
+                phase_args.kill_at, phase_args.worker_down_at = [], None
+            samples, cpu, ok = await _phase(fleet, clients, phase_args, namespace=phase.namespace)
+            outcome.ok = outcome.ok and ok
+            outcome.cpu[phase.name] = cpu
+            if ok:
+                outcome.samples[phase.name] = samples
+        await _cancel([sampler])
+        outcome.rss_peak, outcome.rss_by_kind = rss.peak, rss.by_kind
+        kinds = sorted(rss.by_kind.items(), key=lambda item: -item[1])
+        print(
+            f"fleet resident memory, peak of samples every 2 s: {_mb(rss.peak)} "
+            f"({', '.join(f'{kind} {_mb(value)}' for kind, value in kinds)})",
+            flush=True,
+        )
+    return outcome
+
+
+async def _phase(
+    fleet: RealFleet, clients: dict[str, KubeClient], args: argparse.Namespace, *, namespace: str
+) -> tuple[dict[str, list[float]], dict[str, float], bool]:
+    """One phase on the running fleet: its queues, its jobs, its watches; prints its figures and
+    checks. Its samples, the CPU seconds per process and whether its checks passed."""
+    async with contextlib.AsyncExitStack() as stack:
+        await fleet.queues(namespace, cpu=str(args.jobs))
+        observed = Observed(args.jobs, namespace=namespace)
+        runner = JobRunner(
+            {name: clients[name] for name in fleet.workers},
+            run_seconds=args.run_seconds,
+            namespace=namespace,
+        )
         stack.push_async_callback(runner.aclose)
         observed.on_worker_job = runner.seen
         watches = [
@@ -338,7 +482,7 @@ async def real_round(
         cpu.start()
         started = time.monotonic()
         chaos = asyncio.create_task(_chaos(fleet, observed, args, cpu))
-        await submit(clients["manager"], args, started)
+        await submit(clients["manager"], args, started, namespace=namespace)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(observed.all_finished.wait(), args.timeout)
         wall = time.monotonic() - started
@@ -361,13 +505,79 @@ async def real_round(
             dispatch_target=0.5,
             mirror_target=0.25,
         )
+        dispatched = list(observed.remote_job.values())
+        rate = dispatch_rate(dispatched, since=started, fraction=BURST_FRACTION)
+        samples["rate"] = [rate]
+        print(
+            f"jobs dispatched per second, first job created on the manager -> "
+            f"{BURST_FRACTION:.0%} of the jobs created on a worker: {rate:.1f} jobs/s; -> the last one: "
+            f"{dispatch_rate(dispatched, since=started):.1f} jobs/s ({len(dispatched)} jobs)"
+        )
         passes = await _multikueue_passes(fleet)
         if passes:
             print(passes)
         gc_seconds = parse_go_duration(args.gc_interval).total_seconds()
-        left = await _leftovers(fleet, clients, within=2 * gc_seconds + 30)
+        left = await _leftovers(fleet, clients, namespace=namespace, within=2 * gc_seconds + 30)
         ok = _checks(observed, runner, left, args, gc_seconds)
-    return RoundOutcome(samples=samples if ok else None, cpu=spent, ok=ok)
+    return samples, spent, ok
+
+
+def verdicts(
+    samples: dict[str, list[dict[str, dict[str, list[float]]]]],
+    rss: dict[str, list[int]],
+    checks: dict[str, list[bool]],
+    *,
+    p99_target: float,
+    ratio_target: float,
+    rss_limit: int,
+) -> list[str]:
+    """The ``steady-burst`` targets, PASS or MISS, from every anchor's rounds (``samples[anchor]``: per
+    round, the phases that passed their checks): kueue-bridge's steady dispatch p99 (median over the
+    rounds) within ``p99_target`` seconds; its burst throughput at least ``ratio_target`` times Kueue's
+    MultiKueue's (medians); every fleet's peak resident memory within ``rss_limit`` bytes; every
+    round's checks passed. A figure no round produced is a MISS, never a PASS."""
+
+    def median(anchor: str, phase: str, figure: Callable[[list[float]], float], key: str) -> float | None:
+        values = [figure(r[phase][key]) for r in samples.get(anchor, []) if r.get(phase, {}).get(key)]
+        return statistics.median(values) if values else None
+
+    def verdict(passed: bool) -> str:
+        return "PASS" if passed else "MISS"
+
+    def ms(value: float | None) -> str:
+        return "n/a" if value is None else f"{value * 1000:.0f} ms"
+
+    def per_second(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.1f} jobs/s"
+
+    anchors = list(samples)
+    p99 = {a: median(a, "steady", lambda v: percentile(v, 0.99), "dispatch") for a in anchors}
+    p50 = {a: median(a, "steady", lambda v: percentile(v, 0.5), "dispatch") for a in anchors}
+    rate = {a: median(a, "burst", lambda v: v[0], "rate") for a in anchors}
+    ours, ours_rate, theirs = p99.get("bridge"), rate.get("bridge"), rate.get("kueue")
+    ratio = ours_rate / theirs if ours_rate is not None and theirs else None
+    peaks = {a: max(rss.get(a) or [0]) for a in anchors}
+    every_check = [passed for a in anchors for passed in checks.get(a, [])]
+    return [
+        "targets (median over rounds; dispatch latency = QuotaReserved on the manager -> job created "
+        f"on a worker; burst throughput = jobs/s until {BURST_FRACTION:.0%} of them were created on a worker):",
+        "  steady dispatch p50/p99: "
+        + ", ".join(f"{a} {ms(p50[a])}/{ms(p99[a])}" for a in anchors)
+        + f"; kueue-bridge p99 <= {p99_target * 1000:.0f} ms: "
+        + verdict(ours is not None and ours <= p99_target),
+        "  burst throughput: "
+        + ", ".join(f"{a} {per_second(rate[a])}" for a in anchors)
+        + f"; kueue-bridge >= {ratio_target:g}x Kueue's MultiKueue: "
+        + ("n/a, " if ratio is None else f"{ratio:.1f}x, ")
+        + verdict(ratio is not None and ratio >= ratio_target),
+        "  fleet resident memory, peak: "
+        + ", ".join(f"{a} {peaks[a] / 2**20:.0f} MB" for a in anchors)
+        + f"; each <= {rss_limit / 2**20:.0f} MB: "
+        + verdict(bool(anchors) and all(0 < peak <= rss_limit for peak in peaks.values())),
+        f"  checks (every job finished once, none on two workers, nothing left): "
+        f"{sum(every_check)} of {len(every_check)} rounds passed: "
+        + verdict(bool(every_check) and all(every_check)),
+    ]
 
 
 def _checks(

@@ -237,6 +237,19 @@ class RemoteCluster:
             self.lost_since = self._clock.now()
         return was_connected
 
+    def unreachable(self, error: KubeError) -> None:
+        """A request to the worker got no answer, or ``503`` (an API server shutting down): handled
+        as a lost watch is -- disconnected, and a reconnect asked for.
+
+        kueue-bridge: Kueue notices a worker going away only through its watches. A stopping API
+        server refuses new connections while it drains the open watch streams, for seconds; each
+        Workload pass that read from it meanwhile failed, and each failure took a token of the
+        controller's shared rate limiter (10 per second), which delayed the dispatch of every other
+        Workload to the workers that were still there by tens of seconds."""
+        logger.warning("worker cluster unreachable", extra={"cluster": self.name, "error": str(error)})
+        if self.mark_disconnected():
+            self._on_lost(self.name)
+
     async def disconnect(self) -> None:
         """Kueue's ``disconnectCluster``: stop the watches and mark disconnected (client kept)."""
         async with self._lock:

@@ -12,7 +12,8 @@
    for kueue-bridge also able to watch this job kind) and unavailable ones; each usable worker's copy.
    kueue-bridge extends Kueue's ownership rule to the copy itself: a worker holding a Workload of
    that name *without* our origin label is not used for it (Kueue would sync, finish from and
-   delete it as if it were its copy).
+   delete it as if it were its copy). A worker whose read gets no answer (or a 503) is unavailable
+   for the pass and marked lost (``RemoteCluster.unreachable``), instead of failing the pass.
 5. Deleted -> remote objects removed from every usable worker (the unavailable ones are left to GC).
 6. Otherwise ``multikueue.workload_steps.reconcile_group``.
 
@@ -59,7 +60,17 @@ from shared.constants import (
     CheckState,
 )
 from shared.jsontree import json_tree_copy
-from shared.kube import Clock, GroupVersionKind, KubeClient, NotFound, Result, cache_miss_message
+from shared.kube import (
+    Clock,
+    GroupVersionKind,
+    KubeClient,
+    KubeError,
+    NotFound,
+    Result,
+    ServiceUnavailable,
+    TransportError,
+    cache_miss_message,
+)
 from shared.kube.times import format_time
 from shared.kueue.admission_apply import apply_admission_status, apply_check_state
 from shared.kueue.workload_state import truncate_condition_message, truncate_event_message
@@ -67,6 +78,9 @@ from shared.kueue.workload_state import truncate_condition_message, truncate_eve
 __all__ = ["EventSink", "ReconcilerSettings", "WorkloadReconciler"]
 
 logger = logging.getLogger(__name__)
+
+#: what a worker that is going away answers a read with: no answer at all, or an API server's 503
+UNREACHABLE = (TransportError, ServiceUnavailable)
 
 EventSink = Callable[[dict[str, Any], str, str], None]
 """(regarding object, event type, message): a ``MultiKueue`` event on the local Workload."""
@@ -266,14 +280,22 @@ class WorkloadReconciler:
                 usable.append((cluster, remote, remote.client))
         name, namespace = str(metadata.get("name")), str(metadata.get("namespace"))
 
-        async def read(client: KubeClient) -> dict[str, Any] | None:
+        async def read(client: KubeClient) -> dict[str, Any] | KubeError | None:
             try:
                 return await client.get(WORKLOAD_GVK, name, namespace=namespace)
             except NotFound:
                 return None
+            except UNREACHABLE as exc:
+                return exc
 
         copies = await asyncio.gather(*(read(client) for _, _, client in usable))
         for (cluster, remote, _), copy in zip(usable, copies, strict=True):
+            if isinstance(copy, KubeError):
+                # kueue-bridge: a worker that does not answer is left out of this pass, as a lost
+                # one is, rather than failing it (``RemoteCluster.unreachable`` says why)
+                remote.unreachable(copy)
+                group.unavailable.append(cluster)
+                continue
             labels = ((copy or {}).get("metadata") or {}).get("labels") or {}
             if copy is not None and labels.get(MULTIKUEUE_ORIGIN_LABEL) != self.settings.origin:
                 # a Workload of that name that is not ours: never synced, finished from or deleted

@@ -39,6 +39,7 @@ from testkit.real_fleet import (
     cpu_seconds,
     job_status_running,
     job_status_succeeded,
+    rss_bytes,
     start_real_fleet,
 )
 
@@ -57,6 +58,7 @@ __all__ = [
     "find_kit",
     "job_status_running",
     "job_status_succeeded",
+    "rss_bytes",
     "start_real_fleet",
     "stop_all_below",
 ]

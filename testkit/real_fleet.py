@@ -83,6 +83,7 @@ __all__ = [
     "cpu_seconds",
     "job_status_running",
     "job_status_succeeded",
+    "rss_bytes",
     "start_real_fleet",
 ]
 
@@ -240,12 +241,17 @@ def job_status_succeeded(*, now: str) -> dict[str, Any]:
     return {"startTime": now, "completionTime": now, "active": 0, "succeeded": 1, "conditions": conditions}
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of ``pid`` and every live descendant (the kit starts Kueue under
-    ``unshare``), from ``/proc``; 0 for a process that is gone."""
+def _tree_total(pid: int, value: Callable[[list[str]], float], *, descendants: bool = True) -> float:
+    """``value`` of the ``/proc/<pid>/stat`` fields (those after the command's closing parenthesis)
+    summed over ``pid`` and (unless told not to) every live descendant (the kit starts Kueue under
+    ``unshare``); 0 for a process that is gone."""
+    if not descendants:
+        try:
+            return value((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split())
+        except OSError:
+            return 0.0
     children: dict[int, list[int]] = {}
-    stats: dict[int, float] = {}
-    tick = os.sysconf("SC_CLK_TCK")
+    values: dict[int, float] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -255,13 +261,30 @@ def cpu_seconds(pid: int) -> float:
             continue
         child = int(entry.name)
         children.setdefault(int(fields[1]), []).append(child)
-        stats[child] = (int(fields[11]) + int(fields[12])) / tick
+        values[child] = value(fields)
     total, todo = 0.0, [pid]
     while todo:
         current = todo.pop()
-        total += stats.get(current, 0.0)
+        total += values.get(current, 0.0)
         todo.extend(children.get(current, []))
     return total
+
+
+def cpu_seconds(pid: int, *, descendants: bool = True) -> float:
+    """User + system CPU seconds of ``pid`` and (unless told not to) every live descendant, from
+    ``/proc``; 0 for a process that is gone."""
+    tick = os.sysconf("SC_CLK_TCK")
+    return _tree_total(
+        pid, lambda fields: (int(fields[11]) + int(fields[12])) / tick, descendants=descendants
+    )
+
+
+def rss_bytes(pid: int, *, descendants: bool = True) -> int:
+    """Resident memory of ``pid`` and (unless told not to) every live descendant, from ``/proc``
+    (``stat``'s rss field, in pages); 0 for a process that is gone. Shared pages count once per
+    process, as ``ps`` shows them."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    return int(_tree_total(pid, lambda fields: int(fields[21]) * page, descendants=descendants))
 
 
 def _bridge_config(settings: FleetSettings) -> dict[str, Any]:

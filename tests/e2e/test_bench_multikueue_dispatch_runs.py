@@ -33,7 +33,7 @@ def test_the_benchmark_prints_both_latencies_and_the_breakdown(shared_dir: Path)
     )
     assert finished.returncode == 0, finished.stderr[-3000:]
     output = finished.stdout
-    assert output.count("10 jobs (at 20 jobs/s), 0.5 s each, two workers: 10 finished in ") == 2
+    assert output.count("10 jobs (at 20 jobs/s), 0.5 s each, 2 workers: 10 finished in ") == 2
     for label in (
         "quota reserved on the manager: ",
         "; jobs created on a worker: ",

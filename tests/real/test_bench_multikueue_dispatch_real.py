@@ -53,8 +53,8 @@ def test_the_real_benchmark_prints_its_figures_and_passes_its_checks(shared_dir:
     output = finished.stdout
     assert finished.returncode == 0, output[-3000:] + finished.stderr[-3000:]
     for label in (
-        "fleet (kueue-bridge multikueue, Kueue ff69552) ready in ",
-        "8 jobs (at 4 jobs/s), 0.5 s each, two workers: 8 finished in ",
+        "fleet (kueue-bridge multikueue, Kueue ff69552, 2 workers) ready in ",
+        "8 jobs (at 4 jobs/s), 0.5 s each, 2 workers: 8 finished in ",
         "kill -9 multikueue (pid ",
         "w1's kube-apiserver stopped",
         "w1's kube-apiserver started again",
@@ -69,5 +69,7 @@ def test_the_real_benchmark_prints_its_figures_and_passes_its_checks(shared_dir:
         "(gcInterval 5s): 0",
         "check: passed",
         "multikueue's Workload controller (pid ",
+        "jobs dispatched per second, first job created on the manager -> 95% of the jobs created on a worker: ",
+        "fleet resident memory, peak of samples every 2 s: ",
     ):
         assert label in output, output

@@ -64,6 +64,8 @@ class Harness:
         )
         self.events: list[tuple[str, str, str]] = []
         self.remotes: dict[str, RemoteCluster] = {}
+        #: the workers whose connection was reported lost (``RemoteCluster``'s ``on_lost``)
+        self.lost: list[str] = []
         self.reconciler = WorkloadReconciler(
             client=self.manager.client,
             settings=ReconcilerSettings(
@@ -103,7 +105,7 @@ class Harness:
                 client_factory=worker_factory(self.workers),
                 clock=self.clock,
                 on_workload=lambda ns, n: None,
-                on_lost=lambda n: None,
+                on_lost=self.lost.append,
             )
             self.remotes[name] = remote
             document = kubeconfig_for(name)

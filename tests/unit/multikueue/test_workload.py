@@ -228,6 +228,36 @@ async def test_the_cluster_is_recorded_before_the_job_is_created_on_it(mk: Harne
     assert mk.remote_job("w1") is not None and mk.remote_job("w2") is None
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param(httpx.ConnectError("connection refused"), id="no answer"),
+        pytest.param(httpx.Response(503, content=b"apiserver is shutting down"), id="shutting down"),
+    ],
+)
+async def test_a_worker_that_does_not_answer_is_left_out_and_marked_lost(
+    mk: Harness, answer: httpx.Response | httpx.ConnectError
+) -> None:
+    """A worker whose API server stops (its watches still open while it drains them) does not fail
+    the passes of the Workloads: they go on with the other workers, and the worker is reported lost
+    so that it is reconnected."""
+
+    def respond(request: object) -> httpx.Response:
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    mk.workers["w1"].api.fail_when(lambda request: True, respond)
+    mk.job()
+    mk.workload()
+    assert await mk.reconcile() == Result.done()
+    assert mk.local()["status"]["nominatedClusterNames"] == ["w2"]
+    assert mk.remote("w2") is not None
+    assert mk.lost == ["w1"] and not mk.remotes["w1"].connected
+    await mk.reconcile()
+    assert mk.lost == ["w1"], "a worker already disconnected is not reported twice"
+
+
 async def test_a_workers_own_job_of_the_same_name_is_never_touched(mk: Harness) -> None:
     await dispatched(mk)
     theirs = {
