@@ -29,7 +29,7 @@ import shutil
 import ssl
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bench.harness.components import Components
 from bench.harness.load import wait_until
-from devcluster.standin import JOBS, ApiClient, JobRunner, WatchedObjects
+from devcluster.standin import JOBS, ApiClient, JobRunner, Resource, WatchedObjects
 from shared.constants import RESOURCE_IN_USE_FINALIZER, WORKLOAD_GVK
 from shared.kube import JOB_GVK, EventType, KubeClient, Watch
 from testkit import KueueMode, RealCluster, RealClusterPorts, find_kit
@@ -49,6 +49,7 @@ __all__ = [
     "ApiserverMetrics",
     "ApiserverSnapshot",
     "CountingTransport",
+    "RunningFirst",
     "Timeline",
     "bench_cluster",
     "cluster_pids",
@@ -286,9 +287,32 @@ def census_delta(after: Census, before: Census, *minus: Census) -> Census:
     return result
 
 
+class RunningFirst:
+    """The job finisher's Jobs with the running ones first (``spec.suspend`` not true), in the
+    watched order otherwise: their writes (started, finished) are what releases the ClusterQueue's
+    quota; a queued Job's ``Suspended`` condition can wait for the end of the pass."""
+
+    def __init__(self, source: WatchedObjects) -> None:
+        self._source = source
+
+    async def list(
+        self, resource: Resource, *, keep: Callable[[dict[str, Any]], bool] | None = None
+    ) -> list[dict[str, Any]]:
+        found = await self._source.list(resource, keep=keep)
+        return sorted(found, key=lambda obj: (obj.get("spec") or {}).get("suspend") is True)
+
+
 @contextlib.asynccontextmanager
-async def job_finisher(kubeconfig: Path, *, run_seconds: float) -> AsyncIterator[CountingTransport]:
-    """The devcluster's job runner against the real API server, watching Jobs (its requests counted)."""
+async def job_finisher(
+    kubeconfig: Path, *, run_seconds: float, concurrency: int = 1
+) -> AsyncIterator[CountingTransport]:
+    """The devcluster's job runner against the real API server, watching Jobs (its requests counted).
+
+    ``concurrency``: how many Jobs' status it writes at once. Above 1 (``bench.scale``: three writes
+    per Job at tens of Jobs per second do not fit one at a time) its passes are also unpaced (a pass
+    spent waiting on writes is not followed by as long a pause) and look at running Jobs first
+    (:class:`RunningFirst`): finishing must keep up, or the quota stays full and admission stalls.
+    At 1 it is the devcluster's runner as the devcluster runs it."""
     server, token, ca = _access(kubeconfig)
     with tempfile.NamedTemporaryFile("w", suffix=".crt") as ca_file:
         ca_file.write(ca)
@@ -300,8 +324,10 @@ async def job_finisher(kubeconfig: Path, *, run_seconds: float) -> AsyncIterator
             client=client,
             poll_interval=0.2,
             default_run_seconds=run_seconds,
-            objects=jobs,
+            objects=jobs if concurrency == 1 else RunningFirst(jobs),
             wake=jobs.changed,
+            concurrency=concurrency,
+            paced=concurrency == 1,
         )
         following, running = asyncio.create_task(jobs.run()), asyncio.create_task(runner.run())
         try:
