@@ -9,6 +9,21 @@ devcluster's job runner against the real API server) finishes each started Job a
 ``--run-seconds`` by writing its status, as a job controller would. Jobs are never deleted: the
 number of existing Jobs (and Workloads) only grows.
 
+The finisher writes three statuses per Job (suspended, started, finished): 150 writes a second at
+50 Jobs/s. One at a time it fell behind on a loaded API server, the quota stayed full of Jobs that
+had run their time, admission stopped and the run took as long as the finisher's backlog. So it
+writes ``FINISHER_CONCURRENCY`` at a time, looks at running Jobs first in each pass and starts the
+next pass at once (``bench.harness.real_cluster.job_finisher``). It runs in this process: its CPU
+is in the ``bench`` column, not in ours.
+
+While a setup runs, a progress line every ``--progress-seconds`` says how many Jobs are created,
+have a Workload, are admitted, unsuspended, finished and released, and how deep our reconciler's
+work queue is. A setup must end within ``--deadline`` seconds (default ``3 x jobs / rate +
+idle seconds + 600``: 21 minutes for 10,000 Jobs at 50/s), and every Job must be finished and
+released within ``--finish-timeout`` seconds of the last create; past either the run stops its
+cluster and components, prints ``FAILED:`` with the last progress, the summary of what did finish,
+and exits 1, rather than hanging.
+
 At checkpoints of existing Jobs (1k, 2.5k, 5k and 10k for the default 10,000; the same fractions of a
 smaller ``--jobs``) it prints, for the Jobs created since the previous checkpoint:
 
@@ -59,7 +74,7 @@ from typing import Any, Final
 from bench.harness.clusters import client_for, setup_queues
 from bench.harness.components import Components, start_components
 from bench.harness.load import JOB, queued_job
-from bench.harness.metrics import Samples, buckets, histogram_quantile, scrape
+from bench.harness.metrics import Samples, buckets, histogram_quantile, scrape, total
 from bench.harness.processes import load_average, process_cpu_seconds, process_rss_mib, quiet
 from bench.harness.real_cluster import (
     ApiserverMetrics,
@@ -88,6 +103,7 @@ IDLE_TARGET_SHARE: Final = 0.01
 #: finished; at 50 Jobs/s one at a time falls behind on a loaded API server and the quota stays full)
 FINISHER_CONCURRENCY: Final = 32
 WEBHOOK_HISTOGRAM: Final = "kueue_bridge_webhook_request_duration_seconds"
+QUEUE_DEPTH: Final = "kueue_bridge_workqueue_depth"
 
 
 def checkpoints_for(jobs: int) -> list[int]:
@@ -249,6 +265,8 @@ class Progress:
     created: list[int] = field(default_factory=lambda: [0])
     started: float = field(default_factory=time.monotonic)
     stage: str = "starting the cluster"
+    #: our reconciler's metrics, once it runs: its work queue's depth goes on each progress line
+    reconciler_metrics: str | None = None
 
     def line(self) -> str:
         timeline = self.timeline
@@ -261,7 +279,12 @@ class Progress:
     async def report(self, every: float) -> None:
         while True:
             await asyncio.sleep(every)
-            print(f"  progress: {self.line()}; load average {load_average()}", flush=True)
+            queue = ""
+            if self.reconciler_metrics is not None:
+                with contextlib.suppress(Exception):  # a progress line never fails the run
+                    depth = total(await scrape(self.reconciler_metrics), QUEUE_DEPTH)
+                    queue = f"; reconciler work queue {depth:,.0f}"
+            print(f"  progress: {self.line()}{queue}; load average {load_average()}", flush=True)
 
 
 async def run_setup(args: argparse.Namespace, *, setup: str) -> SetupResult:
@@ -306,6 +329,7 @@ async def _run_setup(args: argparse.Namespace, *, setup: str, progress: Progress
                     qps=args.qps,
                     reconciler_identity=True,
                 )
+                progress.reconciler_metrics = components.reconciler_metrics
             timeline = progress.timeline
             for watcher in (timeline.watch_jobs(client), timeline.watch_workloads(client)):
                 stack.callback(asyncio.create_task(watcher).cancel)
