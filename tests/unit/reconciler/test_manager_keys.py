@@ -96,6 +96,29 @@ def test_a_start_waiting_on_an_admitted_workload_goes_first() -> None:
     assert (
         broken(admitted_workload("Admitted"), "ns/sample") == 0
     )  # unreadable: ordinary lane, never an error
+    assert waiting(admitted_workload(), "ns/sample") == 0  # PodsReady is not written at all
+
+
+def test_a_new_workloads_waitforstart_write_goes_with_the_creates_so_a_start_is_one_write() -> None:
+    registry = FrameworkRegistry.from_managed_kinds([ManagedKind(JOB, "jobs", "batch/job", None)])
+    suspended = jobs_store(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "sample", "namespace": "ns"},
+            "spec": {"suspend": True},
+        }
+    )
+    rule = ReconcilerControllers._start_waits(registry, suspended, wait_for_pods_ready=True)
+    assert rule(admitted_workload(), "ns/sample") == CREATE_PRIORITY  # just created: WaitForStart next
+    assert rule(admitted_workload("QuotaReserved"), "ns/sample") == CREATE_PRIORITY
+    waiting = admitted_workload()
+    waiting["status"]["conditions"].append(
+        {"type": "PodsReady", "status": "False", "reason": "WaitForStart", "message": ""}
+    )
+    assert rule(waiting, "ns/sample") == 0  # written: bookkeeping from here on
+    assert rule(admitted_workload("QuotaReserved", "Admitted"), "ns/sample") == START_PRIORITY
+    assert rule(admitted_workload("Finished"), "ns/sample") == 0
 
 
 def test_a_job_change_that_unblocks_kueue_goes_before_bookkeeping() -> None:
