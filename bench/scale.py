@@ -12,8 +12,9 @@ number of existing Jobs (and Workloads) only grows.
 The finisher writes three statuses per Job (suspended, started, finished): 150 writes a second at
 50 Jobs/s. One at a time it fell behind on a loaded API server, the quota stayed full of Jobs that
 had run their time, admission stopped and the run took as long as the finisher's backlog. So it
-writes ``FINISHER_CONCURRENCY`` at a time, looks at running Jobs first in each pass and starts the
-next pass at once (``bench.harness.real_cluster.job_finisher``). It runs in this process: its CPU
+writes ``FINISHER_CONCURRENCY`` at a time, starts the next pass at once, and finishes running Jobs
+in passes of their own, apart from the queued Jobs' ``Suspended`` writes
+(``bench.harness.real_cluster.job_finisher``). It runs in this process: its CPU
 is in the ``bench`` column, not in ours.
 
 While a setup runs, a progress line every ``--progress-seconds`` says how many Jobs are created,

@@ -9,7 +9,7 @@ import pytest
 
 from bench import scale
 from bench.harness.metrics import buckets, histogram_quantile
-from bench.harness.real_cluster import RunningFirst
+from bench.harness.real_cluster import JobsWhere
 from bench.scale import Progress, SetupResult, checkpoints_for, deadline_for, quantile
 from devcluster.standin import JOBS
 
@@ -88,7 +88,7 @@ async def test_a_setup_past_its_deadline_fails_naming_what_it_reached(
     assert "finishing Jobs: 7/7 created, 0 with a Workload" in text
 
 
-async def test_running_jobs_come_first_in_the_finishers_pass_in_watched_order_otherwise() -> None:
+async def test_the_finishers_two_runners_see_the_running_and_the_queued_jobs_in_watched_order() -> None:
     class Listed:
         async def list(self, resource: Any, *, keep: Any = None) -> list[dict[str, Any]]:
             return [
@@ -98,5 +98,7 @@ async def test_running_jobs_come_first_in_the_finishers_pass_in_watched_order_ot
                 {"metadata": {"name": "running-2"}, "spec": {}},
             ]
 
-    ordered = await RunningFirst(Listed()).list(JOBS)  # type: ignore[arg-type]
-    assert [job["metadata"]["name"] for job in ordered] == ["running-1", "running-2", "queued-1", "queued-2"]
+    running = await JobsWhere(Listed(), running=True).list(JOBS)  # type: ignore[arg-type]
+    queued = await JobsWhere(Listed(), running=False).list(JOBS)  # type: ignore[arg-type]
+    assert [job["metadata"]["name"] for job in running] == ["running-1", "running-2"]
+    assert [job["metadata"]["name"] for job in queued] == ["queued-1", "queued-2"]
