@@ -19,9 +19,7 @@ Invariants:
   job whose Workload was just admitted while the job is still suspended (its reserved quota waits
   for the start), then a finished job whose Workload is not (its quota is released only once it
   says Finished: the next admission waits on that), then a queued job without a Workload (nothing
-  can be admitted before it exists, but while others are pending a new one only joins the queue),
-  with a new Workload's first ``PodsReady`` write (``WaitForStart``) between the two: done before
-  Kueue admits the Workload, the start is one write, not two.
+  can be admitted before it exists, but while others are pending a new one only joins the queue).
   PodsReady, finalizers and echoes of our own writes keep FIFO order behind them, so in a burst
   Kueue's scheduler does not wait on us; out of a burst every lane is short and nothing waits.
   Releasing before creating matters when creates outrun the reconciler: with both in one FIFO lane
@@ -62,7 +60,7 @@ from shared.kube import (
     StoreView,
     index_by_controller_uid,
 )
-from shared.kube.conditions import is_object_condition_true, object_condition
+from shared.kube.conditions import is_object_condition_true
 from shared.kueue.ancestry import OwnerKinds, kueue_owner_kinds
 from shared.kueue.jobmeta import queue_name
 from shared.kueue.workload_slicing import FEATURE_GATE as SLICING_FEATURE_GATE
@@ -87,10 +85,8 @@ CONTROLLER_UID_INDEX = "controller-uid"
 #: work-queue priorities (0: bookkeeping). Highest: a job whose Workload is admitted and still
 #: suspended (its reserved quota is unused until we start it); then finishing the Workload of a
 #: finished job (its quota is released by it); then creating a new job's Workload.
-START_PRIORITY = 4
-RELEASE_PRIORITY = 3
-#: a new Workload's first PodsReady write (WaitForStart), before more Workloads are created
-WAIT_FOR_START_PRIORITY = 2
+START_PRIORITY = 3
+RELEASE_PRIORITY = 2
 CREATE_PRIORITY = 1
 
 
@@ -248,9 +244,7 @@ class ReconcilerControllers(ControllerSet):
             controller.watch(
                 self._workload_informer,
                 keys=self._job_keys_for_workload(gvk, informer.store),
-                priority=self._start_waits(
-                    registry, informer.store, wait_for_pods_ready=settings.wait_for_pods_ready
-                ),
+                priority=self._start_waits(registry, informer.store),
             )
             self.controllers.append(controller)
         # Controllers wait only for the informers they watch; reconciles also read Namespaces,
@@ -310,28 +304,16 @@ class ReconcilerControllers(ControllerSet):
         return keys
 
     @staticmethod
-    def _start_waits(
-        registry: FrameworkRegistry, jobs: StoreView, *, wait_for_pods_ready: bool = False
-    ) -> PriorityRule:
+    def _start_waits(registry: FrameworkRegistry, jobs: StoreView) -> PriorityRule:
         """A Workload event after which the job must be started: the Workload is admitted (and not
         finished) and the job is still suspended. Its quota is reserved and unused until the start,
         so that reconcile jumps the queue instead of waiting behind Workload creations and status
-        bookkeeping of other jobs (Kueue's scheduler would otherwise wait on us).
-
-        With ``wait_for_pods_ready``, a Workload not admitted yet and still without a ``PodsReady``
-        condition (just created) goes in the lane above the creates: its next reconcile writes
-        ``PodsReady=False`` ``WaitForStart``, the second half of its creation, which is finished
-        before more Workloads are started. Left behind bookkeeping or creates, that write was
-        still queued when Kueue admitted the Workload, and the start reconcile made it first
-        (Kueue's step order: PodsReady before the start) and had to wait for its echo before
-        unsuspending: two round trips for a start instead of one."""
+        bookkeeping of other jobs (Kueue's scheduler would otherwise wait on us)."""
 
         def priority(workload: WireDict, key: str) -> int:
-            if is_object_condition_true(workload, "Finished"):
-                return 0
-            if not is_object_condition_true(workload, "Admitted"):
-                if wait_for_pods_ready and object_condition(workload, "PodsReady") is None:
-                    return WAIT_FOR_START_PRIORITY
+            if not is_object_condition_true(workload, "Admitted") or is_object_condition_true(
+                workload, "Finished"
+            ):
                 return 0
             job = jobs.get(key)
             if job is None:

@@ -6,7 +6,6 @@ from reconciler.manager import (
     CREATE_PRIORITY,
     RELEASE_PRIORITY,
     START_PRIORITY,
-    WAIT_FOR_START_PRIORITY,
     WORKLOAD_OWNER_INDEX,
     ReconcilerControllers,
 )
@@ -97,31 +96,6 @@ def test_a_start_waiting_on_an_admitted_workload_goes_first() -> None:
     assert (
         broken(admitted_workload("Admitted"), "ns/sample") == 0
     )  # unreadable: ordinary lane, never an error
-    assert waiting(admitted_workload(), "ns/sample") == 0  # PodsReady is not written at all
-
-
-def test_a_new_workloads_waitforstart_write_goes_with_the_creates_so_a_start_is_one_write() -> None:
-    registry = FrameworkRegistry.from_managed_kinds([ManagedKind(JOB, "jobs", "batch/job", None)])
-    suspended = jobs_store(
-        {
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "metadata": {"name": "sample", "namespace": "ns"},
-            "spec": {"suspend": True},
-        }
-    )
-    rule = ReconcilerControllers._start_waits(registry, suspended, wait_for_pods_ready=True)
-    assert (
-        rule(admitted_workload(), "ns/sample") == WAIT_FOR_START_PRIORITY
-    )  # just created: WaitForStart next
-    assert rule(admitted_workload("QuotaReserved"), "ns/sample") == WAIT_FOR_START_PRIORITY
-    waiting = admitted_workload()
-    waiting["status"]["conditions"].append(
-        {"type": "PodsReady", "status": "False", "reason": "WaitForStart", "message": ""}
-    )
-    assert rule(waiting, "ns/sample") == 0  # written: bookkeeping from here on
-    assert rule(admitted_workload("QuotaReserved", "Admitted"), "ns/sample") == START_PRIORITY
-    assert rule(admitted_workload("Finished"), "ns/sample") == 0
 
 
 def test_a_job_change_that_unblocks_kueue_goes_before_bookkeeping() -> None:
@@ -154,6 +128,6 @@ def test_a_job_change_that_unblocks_kueue_goes_before_bookkeeping() -> None:
     workloads.upsert(admitted_workload("Admitted", "Finished"))
     assert rule(job("Complete"), "ns/sample") == 0
     assert rule({"metadata": {"name": "sample", "namespace": "ns"}}, "ns/sample") == 0  # unreadable
-    # a start uses quota already reserved; a release lets the next pending Workload in; a new
-    # Workload's WaitForStart write keeps its start to one write; a create only adds one more pending
-    assert START_PRIORITY > RELEASE_PRIORITY > WAIT_FOR_START_PRIORITY > CREATE_PRIORITY > 0
+    # a start uses quota already reserved; a release lets the next pending Workload in; a create
+    # only adds one to the pending ones
+    assert START_PRIORITY > RELEASE_PRIORITY > CREATE_PRIORITY > 0
