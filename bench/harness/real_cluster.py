@@ -298,8 +298,14 @@ class JobsWhere:
     async def list(
         self, resource: Resource, *, keep: Callable[[dict[str, Any]], bool] | None = None
     ) -> list[dict[str, Any]]:
-        found = await self._source.list(resource, keep=keep)
-        return [obj for obj in found if ((obj.get("spec") or {}).get("suspend") is not True) == self._running]
+        running = self._running
+
+        def wanted(obj: dict[str, Any]) -> bool:  # filtered before the source copies anything
+            return ((obj.get("spec") or {}).get("suspend") is not True) == running and (
+                keep is None or keep(obj)
+            )
+
+        return await self._source.list(resource, keep=wanted)
 
 
 @contextlib.asynccontextmanager

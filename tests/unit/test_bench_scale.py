@@ -91,14 +91,19 @@ async def test_a_setup_past_its_deadline_fails_naming_what_it_reached(
 async def test_the_finishers_two_runners_see_the_running_and_the_queued_jobs_in_watched_order() -> None:
     class Listed:
         async def list(self, resource: Any, *, keep: Any = None) -> list[dict[str, Any]]:
-            return [
+            objects: list[dict[str, Any]] = [
                 {"metadata": {"name": "queued-1"}, "spec": {"suspend": True}},
                 {"metadata": {"name": "running-1"}, "spec": {"suspend": False}},
                 {"metadata": {"name": "queued-2"}, "spec": {"suspend": True}},
                 {"metadata": {"name": "running-2"}, "spec": {}},
+                {"metadata": {"name": "finished"}, "spec": {}, "status": {"done": True}},
             ]
+            return [obj for obj in objects if keep is None or keep(obj)]  # as WatchedObjects: before copying
 
-    running = await JobsWhere(Listed(), running=True).list(JOBS)  # type: ignore[arg-type]
+    def unfinished(job: dict[str, Any]) -> bool:
+        return "status" not in job
+
+    running = await JobsWhere(Listed(), running=True).list(JOBS, keep=unfinished)  # type: ignore[arg-type]
     queued = await JobsWhere(Listed(), running=False).list(JOBS)  # type: ignore[arg-type]
     assert [job["metadata"]["name"] for job in running] == ["running-1", "running-2"]
     assert [job["metadata"]["name"] for job in queued] == ["queued-1", "queued-2"]
