@@ -9,6 +9,22 @@ devcluster's job runner against the real API server) finishes each started Job a
 ``--run-seconds`` by writing its status, as a job controller would. Jobs are never deleted: the
 number of existing Jobs (and Workloads) only grows.
 
+The finisher writes three statuses per Job (suspended, started, finished): 150 writes a second at
+50 Jobs/s. One at a time it fell behind on a loaded API server, the quota stayed full of Jobs that
+had run their time, admission stopped and the run took as long as the finisher's backlog. So it
+writes ``FINISHER_CONCURRENCY`` at a time, starts the next pass at once, and finishes running Jobs
+in passes of their own, apart from the queued Jobs' ``Suspended`` writes
+(``bench.harness.real_cluster.job_finisher``). It runs in this process: its CPU
+is in the ``bench`` column, not in ours.
+
+While a setup runs, a progress line every ``--progress-seconds`` says how many Jobs are created,
+have a Workload, are admitted, unsuspended, finished and released, and how deep our reconciler's
+work queue is. A setup must end within ``--deadline`` seconds (default ``3 x jobs / rate +
+idle seconds + 600``: 21 minutes for 10,000 Jobs at 50/s), and every Job must be finished and
+released within ``--finish-timeout`` seconds of the last create; past either the run stops its
+cluster and components, prints ``FAILED:`` with the last progress, the summary of what did finish,
+and exits 1, rather than hanging.
+
 At checkpoints of existing Jobs (1k, 2.5k, 5k and 10k for the default 10,000; the same fractions of a
 smaller ``--jobs``) it prints, for the Jobs created since the previous checkpoint:
 
@@ -59,7 +75,7 @@ from typing import Any, Final
 from bench.harness.clusters import client_for, setup_queues
 from bench.harness.components import Components, start_components
 from bench.harness.load import JOB, queued_job
-from bench.harness.metrics import Samples, buckets, histogram_quantile, scrape
+from bench.harness.metrics import Samples, buckets, histogram_quantile, scrape, total
 from bench.harness.processes import load_average, process_cpu_seconds, process_rss_mib, quiet
 from bench.harness.real_cluster import (
     ApiserverMetrics,
@@ -84,7 +100,11 @@ JOB_MILLICPU: Final = 10
 #: the checkpoints, as fractions of 10,000 Jobs
 CHECKPOINT_FRACTIONS: Final = (0.1, 0.25, 0.5, 1.0)
 IDLE_TARGET_SHARE: Final = 0.01
+#: Job status writes the job finisher makes at once (three per Job's life: suspended, started,
+#: finished; at 50 Jobs/s one at a time falls behind on a loaded API server and the quota stays full)
+FINISHER_CONCURRENCY: Final = 32
 WEBHOOK_HISTOGRAM: Final = "kueue_bridge_webhook_request_duration_seconds"
+QUEUE_DEPTH: Final = "kueue_bridge_workqueue_depth"
 
 
 def checkpoints_for(jobs: int) -> list[int]:
@@ -230,9 +250,67 @@ def _apiserver_webhooks(
     return found
 
 
+def deadline_for(*, jobs: int, rate: float, idle_seconds: float) -> float:
+    """Seconds one setup may take by default: starting the cluster and components, three times the
+    creates' own time (Jobs finish ``--run-seconds`` after admission; a setup that falls behind by
+    more than twice its create time is failing, not slow), the idle check, and ten minutes of slack."""
+    return 3 * jobs / rate + idle_seconds + 600.0
+
+
+@dataclass
+class Progress:
+    """What a setup has reached so far: printed every ``--progress-seconds`` and in a deadline's failure."""
+
+    jobs: int
+    timeline: Timeline = field(default_factory=lambda: Timeline(None))
+    created: list[int] = field(default_factory=lambda: [0])
+    started: float = field(default_factory=time.monotonic)
+    stage: str = "starting the cluster"
+    #: our reconciler's metrics, once it runs: its work queue's depth goes on each progress line
+    reconciler_metrics: str | None = None
+
+    def line(self) -> str:
+        timeline = self.timeline
+        return (
+            f"{time.monotonic() - self.started:.0f} s, {self.stage}: {self.created[0]:,}/{self.jobs:,} created, "
+            f"{len(timeline.workload_seen):,} with a Workload, {len(timeline.admitted):,} admitted, "
+            f"{len(timeline.unsuspended):,} unsuspended, {len(timeline.done):,} finished and released"
+        )
+
+    async def report(self, every: float) -> None:
+        while True:
+            await asyncio.sleep(every)
+            queue = ""
+            if self.reconciler_metrics is not None:
+                with contextlib.suppress(Exception):  # a progress line never fails the run
+                    depth = total(await scrape(self.reconciler_metrics), QUEUE_DEPTH)
+                    queue = f"; reconciler work queue {depth:,.0f}"
+            print(f"  progress: {self.line()}{queue}; load average {load_average()}", flush=True)
+
+
 async def run_setup(args: argparse.Namespace, *, setup: str) -> SetupResult:
+    """One setup within ``args.deadline`` seconds (``deadline_for`` when unset): past it the setup
+    is stopped (its cluster and components too) and ``RuntimeError`` names what it had reached."""
+    deadline = args.deadline or deadline_for(jobs=args.jobs, rate=args.rate, idle_seconds=args.idle_seconds)
+    progress = Progress(args.jobs)
+    reporting = asyncio.create_task(progress.report(args.progress_seconds))
+    try:
+        async with asyncio.timeout(deadline) as limit:
+            return await _run_setup(args, setup=setup, progress=progress)
+    except TimeoutError:
+        if not limit.expired():
+            raise
+        raise RuntimeError(
+            f"{setup}: not done within the deadline of {deadline:.0f} s (--deadline): {progress.line()}"
+        ) from None
+    finally:
+        reporting.cancel()
+
+
+async def _run_setup(args: argparse.Namespace, *, setup: str, progress: Progress) -> SetupResult:
     cluster = bench_cluster(args.state)
     await asyncio.to_thread(fresh, cluster, kueue_mode="external" if setup == KUEUE_BRIDGE else "normal")
+    progress.stage = "starting the components"
     kubeconfig = cluster.kubeconfig
     apiserver = ApiserverMetrics(kubeconfig)
     result = SetupResult(setup)
@@ -252,10 +330,13 @@ async def run_setup(args: argparse.Namespace, *, setup: str) -> SetupResult:
                     qps=args.qps,
                     reconciler_identity=True,
                 )
-            timeline = Timeline(None)
+                progress.reconciler_metrics = components.reconciler_metrics
+            timeline = progress.timeline
             for watcher in (timeline.watch_jobs(client), timeline.watch_workloads(client)):
                 stack.callback(asyncio.create_task(watcher).cancel)
-            await stack.enter_async_context(job_finisher(kubeconfig, run_seconds=args.run_seconds))
+            await stack.enter_async_context(
+                job_finisher(kubeconfig, run_seconds=args.run_seconds, concurrency=FINISHER_CONCURRENCY)
+            )
             processes = measured_processes(cluster, components)
             controller = processes["reconciler" if components else "kueue-manager"]
             await quiet(controller)
@@ -264,7 +345,8 @@ async def run_setup(args: argparse.Namespace, *, setup: str) -> SetupResult:
                 f"  start: RSS MiB {_rss_text(result.rss_start)}; load average {load_average()}", flush=True
             )
 
-            created = [0]
+            created = progress.created
+            progress.stage = "creating Jobs"
             creating = asyncio.create_task(
                 _paced_creates(
                     client,
@@ -318,6 +400,7 @@ async def run_setup(args: argparse.Namespace, *, setup: str) -> SetupResult:
                 previous, since = existing, now
                 cpu_before, api_before, hook_before = cpu_now, api_now, hook_now
             await creating
+            progress.stage = "finishing Jobs"
             everyone = args.jobs
             await timeline.wait(
                 lambda: len(timeline.done) >= everyone, within=args.finish_timeout, what="every Job finished"
@@ -348,6 +431,7 @@ async def run_setup(args: argparse.Namespace, *, setup: str) -> SetupResult:
                 flush=True,
             )
             ours = ("reconciler", "webhook") if components else ("kueue-manager",)
+            progress.stage = "idle check"
             idle_from = {name: process_cpu_seconds(processes[name]) for name in ours}
             idle_started = time.monotonic()
             await asyncio.sleep(args.idle_seconds)
@@ -452,7 +536,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-seconds", type=float, default=2.0, help="how long each started Job runs")
     parser.add_argument("--idle-seconds", type=float, default=60.0)
     parser.add_argument("--qps", type=int, default=None, help="the components' client rate limit")
-    parser.add_argument("--finish-timeout", type=float, default=1800.0)
+    parser.add_argument(
+        "--finish-timeout",
+        type=float,
+        default=600.0,
+        help="seconds from the last create until every Job must be finished and released",
+    )
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        help="seconds one setup may take in all (default: 3 x jobs / rate + idle seconds + 600)",
+    )
+    parser.add_argument("--progress-seconds", type=float, default=30.0, help="a progress line this often")
     parser.add_argument(
         "--state", type=Path, default=None, help="the cluster's state folder (default: temporary)"
     )
@@ -472,6 +568,10 @@ def main(argv: list[str] | None = None) -> int:
         for setup in [KUEUE_BRIDGE] + ([KUEUE] if args.anchor == KUEUE else []):
             print(f"--- {setup}", flush=True)
             results[setup] = asyncio.run(run_setup(args, setup=setup))
+    except RuntimeError as exc:  # a deadline or a wait that ran out: said plainly, not a traceback
+        print(f"FAILED: {exc}", flush=True)
+        print("\n".join(summary(results, jobs=args.jobs)))
+        return 1
     finally:
         if own_state:
             shutil.rmtree(args.state, ignore_errors=True)

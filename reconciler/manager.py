@@ -17,10 +17,14 @@ Invariants:
   (``shared.frameworks.copy_on_write``).
 * Reconciles that unblock Kueue are queued ahead of bookkeeping (work-queue priorities): first a
   job whose Workload was just admitted while the job is still suspended (its reserved quota waits
-  for the start), then a queued job without a Workload (nothing can be admitted before it exists) and
-  a finished job whose Workload is not (its quota is released only once it says Finished).
+  for the start), then a finished job whose Workload is not (its quota is released only once it
+  says Finished: the next admission waits on that), then a queued job without a Workload (nothing
+  can be admitted before it exists, but while others are pending a new one only joins the queue).
   PodsReady, finalizers and echoes of our own writes keep FIFO order behind them, so in a burst
   Kueue's scheduler does not wait on us; out of a burst every lane is short and nothing waits.
+  Releasing before creating matters when creates outrun the reconciler: with both in one FIFO lane
+  a finished job waited behind every job created before it, the quota stayed full and admission
+  stopped while the Workloads it could have admitted were already pending.
 * A write conflict (409 Conflict or AlreadyExists: the reconcile read a stale cached copy) requeues
   the job with the queue's backoff; it is logged at DEBUG and counted, never reported as a failure.
 * Everything ``ReconcilerControllers`` starts it stops: it is the process's
@@ -79,10 +83,11 @@ logger = logging.getLogger(__name__)
 WORKLOAD_OWNER_INDEX = "owner"
 CONTROLLER_UID_INDEX = "controller-uid"
 #: work-queue priorities (0: bookkeeping). Highest: a job whose Workload is admitted and still
-#: suspended (its reserved quota is unused until we start it); then the reconciles Kueue waits on
-#: otherwise -- creating a new job's Workload, finishing the Workload of a finished job.
-START_PRIORITY = 2
-UNBLOCK_PRIORITY = 1
+#: suspended (its reserved quota is unused until we start it); then finishing the Workload of a
+#: finished job (its quota is released by it); then creating a new job's Workload.
+START_PRIORITY = 3
+RELEASE_PRIORITY = 2
+CREATE_PRIORITY = 1
 
 
 def owner_kinds_for(managed: Iterable[GroupVersionKind]) -> OwnerKinds:
@@ -325,9 +330,9 @@ class ReconcilerControllers(ControllerSet):
     def _job_change_unblocks(
         registry: FrameworkRegistry, gvk: GroupVersionKind, workloads: StoreView, *, queued_only: bool = True
     ) -> PriorityRule:
-        """A job event whose reconcile unblocks Kueue: the job has no Workload yet (nothing can be
-        admitted before it is created), or it finished while its Workload has not (the Workload's
-        quota is released only once it is marked Finished). Everything else a job event leads to --
+        """A job event whose reconcile unblocks Kueue: it finished while its Workload has not (the
+        Workload's quota is released only once it is marked Finished: ``RELEASE_PRIORITY``), or the
+        job has no Workload yet (nothing can be admitted before it is created: ``CREATE_PRIORITY``). Everything else a job event leads to --
         PodsReady, echoes of our own writes -- is bookkeeping and keeps its place in the queue, and
         so does every event of a job without a queue name when ``queued_only`` (Kueue leaves those
         alone unless ``manageJobsWithoutQueueName``)."""
@@ -345,9 +350,9 @@ class ReconcilerControllers(ControllerSet):
             except Exception:  # a job its adapter cannot read: ordinary, still reconciled (and reported)
                 return 0
             if not owned:
-                return 0 if finished else UNBLOCK_PRIORITY
+                return 0 if finished else CREATE_PRIORITY
             unfinished = not any(is_object_condition_true(workload, "Finished") for workload in owned)
-            return UNBLOCK_PRIORITY if finished and unfinished else 0
+            return RELEASE_PRIORITY if finished and unfinished else 0
 
         return priority
 

@@ -29,7 +29,7 @@ import shutil
 import ssl
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bench.harness.components import Components
 from bench.harness.load import wait_until
-from devcluster.standin import JOBS, ApiClient, JobRunner, WatchedObjects
+from devcluster.standin import JOBS, ApiClient, JobRunner, Resource, WatchedObjects
 from shared.constants import RESOURCE_IN_USE_FINALIZER, WORKLOAD_GVK
 from shared.kube import JOB_GVK, EventType, KubeClient, Watch
 from testkit import KueueMode, RealCluster, RealClusterPorts, find_kit
@@ -49,6 +49,7 @@ __all__ = [
     "ApiserverMetrics",
     "ApiserverSnapshot",
     "CountingTransport",
+    "JobsWhere",
     "Timeline",
     "bench_cluster",
     "cluster_pids",
@@ -286,9 +287,42 @@ def census_delta(after: Census, before: Census, *minus: Census) -> Census:
     return result
 
 
+class JobsWhere:
+    """The Jobs of ``source`` that are running (``spec.suspend`` not true) or, with
+    ``running=False``, queued: one of the job finisher's two runners sees each."""
+
+    def __init__(self, source: WatchedObjects, *, running: bool) -> None:
+        self._source = source
+        self._running = running
+
+    async def list(
+        self, resource: Resource, *, keep: Callable[[dict[str, Any]], bool] | None = None
+    ) -> list[dict[str, Any]]:
+        running = self._running
+
+        def wanted(obj: dict[str, Any]) -> bool:  # filtered before the source copies anything
+            return ((obj.get("spec") or {}).get("suspend") is not True) == running and (
+                keep is None or keep(obj)
+            )
+
+        return await self._source.list(resource, keep=wanted)
+
+
 @contextlib.asynccontextmanager
-async def job_finisher(kubeconfig: Path, *, run_seconds: float) -> AsyncIterator[CountingTransport]:
-    """The devcluster's job runner against the real API server, watching Jobs (its requests counted)."""
+async def job_finisher(
+    kubeconfig: Path, *, run_seconds: float, concurrency: int = 1
+) -> AsyncIterator[CountingTransport]:
+    """The devcluster's job runner against the real API server, watching Jobs (its requests counted).
+
+    ``concurrency``: how many Jobs' status it writes at once. At 1 it is the devcluster's runner as
+    the devcluster runs it. Above 1 (``bench.scale``: three writes per Job at tens of Jobs per
+    second do not fit one at a time; finishing must keep up, or the quota stays full and admission
+    stalls) two runners share the watched Jobs, each writing up to ``concurrency`` at once with
+    unpaced passes (a pass spent waiting on writes is not followed by as long a pause): one for the
+    running Jobs (started, finished: what releases the ClusterQueue's quota), one for the queued
+    ones (their ``Suspended`` condition). With one runner, a pass writing the ``Suspended``
+    condition of a thousand queued Jobs on a loaded API server took most of a minute, and the
+    running Jobs waited for its end to be finished."""
     server, token, ca = _access(kubeconfig)
     with tempfile.NamedTemporaryFile("w", suffix=".crt") as ca_file:
         ca_file.write(ca)
@@ -296,20 +330,30 @@ async def job_finisher(kubeconfig: Path, *, run_seconds: float) -> AsyncIterator
         transport = CountingTransport(httpx.AsyncHTTPTransport(verify=ssl.create_default_context(cadata=ca)))
         client = ApiClient(url=server, token=token, ca_file=ca_file.name, transport=transport)
         jobs = WatchedObjects(client=client, resources=(JOBS,))
-        runner = JobRunner(
-            client=client,
-            poll_interval=0.2,
-            default_run_seconds=run_seconds,
-            objects=jobs,
-            wake=jobs.changed,
+        sources: list[WatchedObjects | JobsWhere] = (
+            [jobs] if concurrency == 1 else [JobsWhere(jobs, running=True), JobsWhere(jobs, running=False)]
         )
-        following, running = asyncio.create_task(jobs.run()), asyncio.create_task(runner.run())
+        runners = [
+            JobRunner(
+                client=client,
+                poll_interval=0.2,
+                default_run_seconds=run_seconds,
+                objects=source,
+                wake=jobs.changed,
+                concurrency=concurrency,
+                paced=concurrency == 1,
+            )
+            for source in sources
+        ]
+        following = asyncio.create_task(jobs.run())
+        running = [asyncio.create_task(runner.run()) for runner in runners]
         try:
             yield transport
         finally:
-            running.cancel()
+            for task in running:
+                task.cancel()
             await jobs.stop(following)
-            await asyncio.gather(following, running, return_exceptions=True)
+            await asyncio.gather(following, *running, return_exceptions=True)
             await client.aclose()
 
 

@@ -295,12 +295,16 @@ async def run_passes(
     log: logging.Logger,
     wake: asyncio.Event | None = None,
     settle: float = 0.05,
+    paced: bool = True,
 ) -> None:
     """Run ``one_pass`` until cancelled: every ``interval`` seconds, and soon after ``wake`` is set
     (a watched change) when that comes sooner: ``settle`` seconds, or as long as the last pass took
     if that was longer. Settling lets a burst of changes be handled by one pass; the second bound
     keeps a controller whose passes grow long (hundreds of live objects in a burst) from running
-    them back to back, at most half of its process's time. A failed pass is logged, not fatal."""
+    them back to back, at most half of its process's time. ``paced=False`` drops the second bound,
+    for passes whose time is spent waiting on the API server rather than on the process's CPU (a
+    benchmark's job finisher: a long pass of status writes must not be followed by as long a
+    pause). A failed pass is logged, not fatal."""
     loop = asyncio.get_running_loop()
     while True:
         started = loop.time()
@@ -315,7 +319,7 @@ async def run_passes(
         if wake is None:
             await asyncio.sleep(interval)
             continue
-        await asyncio.sleep(max(settle, loop.time() - started))
+        await asyncio.sleep(max(settle, loop.time() - started) if paced else settle)
         remaining = started + interval - loop.time()
         if remaining > 0 and not wake.is_set():
             with contextlib.suppress(TimeoutError):

@@ -19,7 +19,7 @@ import httpx
 import pytest
 import yaml
 
-from devcluster.standin.client import ApiClient, Resource
+from devcluster.standin.client import ApiClient, ApiError, Resource
 from devcluster.standin.jobrunner import JOBS, DeclarativeCompletion, JobRunner
 from devcluster.standin.kueue import (
     CLUSTER_QUEUES,
@@ -828,6 +828,97 @@ async def test_runner_leaves_jobs_of_other_controllers_alone(
     assert "status" not in api.get(JOBS, "mk", "ns")
     assert conditions(api.get(JOBS, "own", "ns"))["Complete"][0] == "True"
     assert "status" not in api.get(APPWRAPPERS, "aw", "ns")
+
+
+class GatedStatusWrites(httpx.AsyncBaseTransport):
+    """The fake API behind a gate for status writes: each waits until ``release`` is set, so a test
+    sees how many are in flight at once; the write to ``fail`` (a job name) answers 500."""
+
+    def __init__(self, api: FakeApi, *, fail: str | None = None) -> None:
+        self._api = api
+        self._fail = fail
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.started: list[str] = []
+        self.release = asyncio.Event()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "PUT" and request.url.path.endswith("/status"):
+            name = request.url.path.split("/")[-2]
+            self.started.append(name)
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            try:
+                await self.release.wait()
+            finally:
+                self.in_flight -= 1
+            if name == self._fail:
+                return httpx.Response(500, json={"kind": "Status", "code": 500}, request=request)
+        await request.aread()
+        response = self._api.handle(request)
+        response.request = request
+        return response
+
+
+async def _pass_with(transport: GatedStatusWrites, *, concurrency: int, clock: FakeClock) -> None:
+    """One job runner pass through ``transport``, its gate opened once the writes stop starting."""
+    client = ApiClient(url="https://devcluster.test", token="t", ca_file=None, transport=transport)
+    runner = JobRunner(client=client, clock=clock, concurrency=concurrency)
+    one_pass = asyncio.create_task(runner.reconcile_once())
+    try:
+        while True:  # the workers start writes until each holds one; then nothing moves until release
+            seen = len(transport.started)
+            for _ in range(20):
+                await asyncio.sleep(0)
+            if len(transport.started) == seen:
+                break
+        transport.release.set()
+        await one_pass
+    finally:
+        one_pass.cancel()
+        await client.aclose()
+
+
+async def test_runner_writes_at_most_its_concurrency_at_once_and_every_job_once(
+    api: FakeApi, clock: FakeClock
+) -> None:
+    for n in range(7):
+        api.put(JOBS, batch_job(f"job-{n}", suspend=False))
+    transport = GatedStatusWrites(api)
+    await _pass_with(transport, concurrency=3, clock=clock)
+    assert transport.most_in_flight == 3
+    assert sorted(transport.started) == [f"job-{n}" for n in range(7)]
+    assert all(api.get(JOBS, f"job-{n}", "ns")["status"]["active"] == 2 for n in range(7))
+
+
+async def test_runner_one_at_a_time_writes_in_order(api: FakeApi, clock: FakeClock) -> None:
+    for n in range(4):
+        api.put(JOBS, batch_job(f"job-{n}", suspend=False))
+    transport = GatedStatusWrites(api)
+    await _pass_with(transport, concurrency=1, clock=clock)
+    assert transport.most_in_flight == 1
+    assert transport.started == [f"job-{n}" for n in range(4)]
+
+
+async def test_a_failed_write_ends_a_concurrent_pass_after_the_writes_in_flight(
+    api: FakeApi, clock: FakeClock
+) -> None:
+    for n in range(6):
+        api.put(JOBS, batch_job(f"job-{n}", suspend=False))
+    transport = GatedStatusWrites(api, fail="job-0")
+    with pytest.raises(ApiError) as failed:
+        await _pass_with(transport, concurrency=2, clock=clock)
+    assert failed.value.status_code == 500
+    # job-0 and job-1 were in flight together; job-1's write is kept, nothing after it is started
+    assert transport.started == ["job-0", "job-1"]
+    assert "status" not in api.get(JOBS, "job-0", "ns")
+    assert api.get(JOBS, "job-1", "ns")["status"]["active"] == 2
+    assert all("status" not in api.get(JOBS, f"job-{n}", "ns") for n in range(2, 6))
+
+
+def test_runner_concurrency_below_one_is_refused(client: ApiClient) -> None:
+    with pytest.raises(ValueError, match="concurrency must be >= 1, got 0"):
+        JobRunner(client=client, concurrency=0)
 
 
 async def test_start_addons_runs_both_until_the_stack_closes(api: FakeApi) -> None:

@@ -1,9 +1,17 @@
 from __future__ import annotations
 
+import argparse
+import asyncio
 import math
+from typing import Any
 
+import pytest
+
+from bench import scale
 from bench.harness.metrics import buckets, histogram_quantile
-from bench.scale import checkpoints_for, quantile
+from bench.harness.real_cluster import JobsWhere
+from bench.scale import Progress, SetupResult, checkpoints_for, deadline_for, quantile
+from devcluster.standin import JOBS
 
 
 def test_checkpoints_are_the_issues_for_ten_thousand_and_the_same_fractions_below() -> None:
@@ -42,3 +50,60 @@ def test_buckets_of_scraped_samples_sum_over_matching_label_sets() -> None:
     }
     assert buckets(samples, name) == {0.1: 5.0, math.inf: 4.0}
     assert buckets(samples, name, webhook="mutate") == {0.1: 3.0, math.inf: 4.0}
+
+
+def test_the_default_deadline_is_three_times_the_creates_plus_idle_and_ten_minutes() -> None:
+    assert deadline_for(jobs=10_000, rate=50.0, idle_seconds=60.0) == 600.0 + 60.0 + 600.0
+    assert deadline_for(jobs=2_000, rate=50.0, idle_seconds=10.0) == 120.0 + 10.0 + 600.0
+
+
+def test_progress_names_the_stage_and_every_count_reached() -> None:
+    progress = Progress(2_000, stage="creating Jobs")
+    progress.created[0] = 1_234
+    timeline = progress.timeline
+    timeline.workload_seen.update({"a": 1.0, "b": 1.0, "c": 1.0})
+    timeline.admitted.update({"a": 2.0, "b": 2.0})
+    timeline.unsuspended["a"] = 3.0
+    line = progress.line()
+    assert line.endswith(
+        "creating Jobs: 1,234/2,000 created, 3 with a Workload, 2 admitted, 1 unsuspended, 0 finished and released"
+    )
+
+
+async def test_a_setup_past_its_deadline_fails_naming_what_it_reached(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def stuck(args: argparse.Namespace, *, setup: str, progress: Progress) -> SetupResult:
+        progress.stage = "finishing Jobs"
+        progress.created[0] = 7
+        await asyncio.Event().wait()
+        raise AssertionError("never reached")
+
+    monkeypatch.setattr(scale, "_run_setup", stuck)
+    args = argparse.Namespace(jobs=7, rate=50.0, idle_seconds=0.0, deadline=0.05, progress_seconds=60.0)
+    with pytest.raises(RuntimeError) as failed:
+        await scale.run_setup(args, setup="kueue-bridge")
+    text = str(failed.value)
+    assert text.startswith("kueue-bridge: not done within the deadline of 0 s (--deadline): ")
+    assert "finishing Jobs: 7/7 created, 0 with a Workload" in text
+
+
+async def test_the_finishers_two_runners_see_the_running_and_the_queued_jobs_in_watched_order() -> None:
+    class Listed:
+        async def list(self, resource: Any, *, keep: Any = None) -> list[dict[str, Any]]:
+            objects: list[dict[str, Any]] = [
+                {"metadata": {"name": "queued-1"}, "spec": {"suspend": True}},
+                {"metadata": {"name": "running-1"}, "spec": {"suspend": False}},
+                {"metadata": {"name": "queued-2"}, "spec": {"suspend": True}},
+                {"metadata": {"name": "running-2"}, "spec": {}},
+                {"metadata": {"name": "finished"}, "spec": {}, "status": {"done": True}},
+            ]
+            return [obj for obj in objects if keep is None or keep(obj)]  # as WatchedObjects: before copying
+
+    def unfinished(job: dict[str, Any]) -> bool:
+        return "status" not in job
+
+    running = await JobsWhere(Listed(), running=True).list(JOBS, keep=unfinished)  # type: ignore[arg-type]
+    queued = await JobsWhere(Listed(), running=False).list(JOBS)  # type: ignore[arg-type]
+    assert [job["metadata"]["name"] for job in running] == ["running-1", "running-2"]
+    assert [job["metadata"]["name"] for job in queued] == ["queued-1", "queued-2"]

@@ -232,3 +232,22 @@ async def test_the_length_follows_every_lane_change(clock: FakeClock, registry: 
     queue.add("d")
     queue.shut_down()
     assert len(queue) == 0 and depth() == 0
+
+
+async def test_a_moved_key_is_handed_out_once_and_its_later_add_keeps_its_new_place(clock: FakeClock) -> None:
+    queue = make_queue(clock)
+    for key in ("a", "b", "c"):
+        queue.add(key)
+    queue.add("b", priority=2)  # moved up: its lane-0 entry is superseded, not removed
+    assert len(queue) == 3
+    assert await queue.get() == "b"
+    queue.done("b")
+    queue.add("d")
+    queue.add("b")  # queued again in lane 0, behind d: not at the superseded entry's place
+    assert len(queue) == 4
+    assert [await queue.get() for _ in range(4)] == ["a", "c", "d", "b"]
+    assert len(queue) == 0
+    for key in ("a", "c", "d", "b"):
+        queue.done(key)
+    queue.add("e")
+    assert await queue.get() == "e"  # nothing superseded is ever handed out

@@ -3,8 +3,9 @@ from __future__ import annotations
 from reconciler.cluster import workload_owner_keys
 from reconciler.manager import (
     CONTROLLER_UID_INDEX,
+    CREATE_PRIORITY,
+    RELEASE_PRIORITY,
     START_PRIORITY,
-    UNBLOCK_PRIORITY,
     WORKLOAD_OWNER_INDEX,
     ReconcilerControllers,
 )
@@ -112,19 +113,21 @@ def test_a_job_change_that_unblocks_kueue_goes_before_bookkeeping() -> None:
             "status": status,
         }
 
-    assert rule(job(), "ns/sample") == UNBLOCK_PRIORITY  # no Workload yet: nothing can be admitted
+    assert rule(job(), "ns/sample") == CREATE_PRIORITY  # no Workload yet: nothing can be admitted
     unqueued = job()
     del unqueued["metadata"]["labels"]
     assert rule(unqueued, "ns/sample") == 0  # not Kueue's (manageJobsWithoutQueueName is off)
     everyone = ReconcilerControllers._job_change_unblocks(
         registry, JOB, StoreView(workloads), queued_only=False
     )
-    assert everyone(unqueued, "ns/sample") == UNBLOCK_PRIORITY
+    assert everyone(unqueued, "ns/sample") == CREATE_PRIORITY
     assert rule(job("Complete"), "ns/sample") == 0  # finished before it had one: nothing to unblock
     workloads.upsert(admitted_workload("QuotaReserved", "Admitted"))
     assert rule(job(), "ns/sample") == 0  # bookkeeping (PodsReady, echoes)
-    assert rule(job("Complete"), "ns/sample") == UNBLOCK_PRIORITY  # its quota waits for Finished
+    assert rule(job("Complete"), "ns/sample") == RELEASE_PRIORITY  # its quota waits for Finished
     workloads.upsert(admitted_workload("Admitted", "Finished"))
     assert rule(job("Complete"), "ns/sample") == 0
     assert rule({"metadata": {"name": "sample", "namespace": "ns"}}, "ns/sample") == 0  # unreadable
-    assert START_PRIORITY > UNBLOCK_PRIORITY > 0
+    # a start uses quota already reserved; a release lets the next pending Workload in; a create
+    # only adds one to the pending ones
+    assert START_PRIORITY > RELEASE_PRIORITY > CREATE_PRIORITY > 0
