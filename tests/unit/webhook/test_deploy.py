@@ -200,7 +200,11 @@ def test_webhook_rbac_is_read_only_except_its_own_secret_and_configurations() ->
     }
     for kind, rule in rules_of("kueue-bridge-webhook"):
         if rule["verbs"] == ["list"]:
-            assert {(g, r, "list") for g in rule["apiGroups"] for r in rule["resources"]} <= START_UP_CHECK
+            listed = {(g, r, "list") for g in rule["apiGroups"] for r in rule["resources"]}
+            if kind == "Role":  # its own Service's endpoints, before the registered rules change
+                assert listed == {("discovery.k8s.io", "endpointslices", "list")}, rule
+                continue
+            assert listed <= START_UP_CHECK
             continue
         if set(rule["resources"]) & {
             "secrets",
