@@ -27,6 +27,7 @@ OURS = "kueue-bridge-system"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 BUSYBOX = "localhost/real-cluster/busybox:1.35"
 HACK = REPO / "hack" / "install"
+WEBHOOK_SECRET = "kueue-bridge-webhook-server-cert"
 FIGURES: dict[str, Any] = {}
 
 
@@ -512,17 +513,21 @@ def test_failover_upgrade_and_admission_latency_with_the_chart(cluster: Cluster,
 def test_a_webhook_that_cannot_read_its_certificate_never_blocks_creates(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    """The release manifest with the certificate unreadable to the webhook: root's, mode 0400, and
-    no fsGroup (which would make it group-readable) -- what deploy/base once shipped."""
+    """The release manifest with the certificate mounted from its Secret unreadable to the webhook:
+    root's, mode 0400, and no fsGroup (which would make it group-readable)."""
     manifest = release_manifest(cluster, tmp_path)
     documents = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
     for document in documents:
         if document["kind"] == "Deployment" and document["metadata"]["name"] == "kueue-bridge-webhook":
             pod = document["spec"]["template"]["spec"]
             del pod["securityContext"]["fsGroup"]
-            for volume in pod["volumes"]:
-                if "secret" in volume:
-                    volume["secret"]["defaultMode"] = 0o400
+            pod["volumes"] = [v for v in pod["volumes"] if v["name"] != "cert"] + [
+                {"name": "cert", "secret": {"secretName": WEBHOOK_SECRET, "defaultMode": 0o400}}
+            ]
+            for container in pod["containers"]:
+                for mount in container["volumeMounts"]:
+                    if mount["name"] == "cert":
+                        mount["readOnly"] = True
     manifest.write_text(yaml.safe_dump_all(documents, sort_keys=False))
     cluster.kubectl("apply", "--server-side", "-f", str(manifest))
     try:
