@@ -273,10 +273,12 @@ async def _digest_of(*, host: str, port: int, ca_file: Path) -> str | None:
 
 async def endpoints_disagreeing(
     client: KubeClient, service: ServiceRef, *, digest: str, ca_file: Path
-) -> list[str] | None:
+) -> list[str]:
     """``address:port`` of every serving endpoint of ``service`` whose configuration digest is not
-    ``digest`` (or that does not answer); ``None`` when the Service has no serving endpoint yet (the
-    API server could reach nobody: registering then would fail every create)."""
+    ``digest`` (or that does not answer). None when no endpoint serves: the first replica of an
+    install serves before its readiness reaches the EndpointSlices, and a replica outside the
+    cluster network (a local run against a cluster) never does; no replica of another
+    configuration can be sent a request then."""
     slices = await client.list_all(
         ENDPOINT_SLICE_GVK,
         namespace=service.namespace,
@@ -289,8 +291,6 @@ async def endpoints_disagreeing(
             if not _serving(endpoint):
                 continue
             targets += [(address, port) for address in endpoint.get("addresses") or [] for port in ports]
-    if not targets:
-        return None
     answers = await asyncio.gather(
         *(_digest_of(host=address, port=port, ca_file=ca_file) for address, port in targets)
     )
@@ -317,8 +317,6 @@ async def _may_write(
     disagreeing = await endpoints_disagreeing(
         client, service, digest=configuration_digest(documents), ca_file=ca_file
     )
-    if disagreeing is None:
-        return f"Service {service.namespace}/{service.name} has no serving endpoint yet"
     if disagreeing:
         return "endpoints of another configuration still serve: " + ", ".join(sorted(disagreeing))
     return None
