@@ -132,8 +132,10 @@ def missing_resources(
         bundled = current is not None and all(
             (hook.get("clientConfig") or {}).get("caBundle") for hook in current.get("webhooks") or []
         )
-        covered = intercepted_resources(current) if bundled else frozenset()
-        absent = {(group, resource) for _, group, resource in intercepted_resources(document) - covered}
+        covered = (
+            {(group, resource) for _, group, resource in intercepted_resources(current)} if bundled else set()
+        )
+        absent = {(group, resource) for _, group, resource in intercepted_resources(document)} - covered
         missing += [f"{kind}: {group or 'core'}/{resource}" for group, resource in sorted(absent)]
     return missing
 

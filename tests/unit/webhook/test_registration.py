@@ -276,3 +276,60 @@ def test_missing_resources_are_the_configured_ones_not_registered_with_a_ca_bund
     assert missing_resources({kind: configuration(JOBS, GADGETS, ca_bundle="eA==")}, NEW) == []
     # a kind being removed may stay registered a little longer: what is configured is covered
     assert missing_resources({kind: configuration(JOBS, GADGETS, ca_bundle="eA==")}, OLD) == []
+
+
+class FakeConnection:
+    """``KubeClient.from_connection`` for ``kueue-bridge webhook wait-registered``: serves ``api``."""
+
+    def __init__(self, api: FakeAPI) -> None:
+        self.api = api
+
+    async def __aenter__(self) -> FakeAPI:
+        return self.api
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+
+def run_wait_registered(monkeypatch: pytest.MonkeyPatch, api: FakeAPI, config: Path, *extra: str) -> int:
+    import shared.kube
+    from webhook.__main__ import main
+
+    monkeypatch.setattr(shared.kube, "load_connection", lambda **_: None)
+    monkeypatch.setattr(shared.kube.KubeClient, "from_connection", lambda *_a, **_k: FakeConnection(api))
+    return main(["wait-registered", "--config", str(config), *extra])
+
+
+INSTALL_CONFIG = Path(__file__).resolve().parents[3] / "hack" / "install" / "kueue-bridge.yaml"
+
+
+def test_wait_registered_fails_after_its_timeout_naming_the_kinds_not_intercepted(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api = FakeAPI(registered=configuration(JOBS, ca_bundle="eA=="))
+    assert (
+        run_wait_registered(monkeypatch, api, INSTALL_CONFIG, "--timeout", "0.2", "--interval", "0.05") == 1
+    )
+    error = capsys.readouterr().err
+    assert "do not intercept MutatingWebhookConfiguration: " in error
+    assert "MutatingWebhookConfiguration: samples.kueue-bridge.dev/widgets" in error
+    assert "MutatingWebhookConfiguration: batch/jobs" not in error
+    assert "ValidatingWebhookConfiguration: batch/jobs" in error  # not registered at all
+
+
+def test_wait_registered_returns_once_every_configured_kind_is_intercepted(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from shared.config import load_config
+    from shared.webhook_configurations import render_webhook_configurations
+    from webhook.registration import with_ca_bundle
+    from webhook.settings_from_config import settings_from_config
+
+    config = load_config(INSTALL_CONFIG)
+    api = FakeAPI()
+    for document in render_webhook_configurations(
+        settings_from_config(config).frameworks, namespace=config.namespace, service=SERVICE.name
+    ):
+        api.configurations[document["metadata"]["name"]] = with_ca_bundle(document, ca_pem=b"ca")
+    assert run_wait_registered(monkeypatch, api, INSTALL_CONFIG, "--timeout", "5") == 0
+    assert "intercept every configured kind" in capsys.readouterr().out
