@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import threading
 from collections.abc import Callable
 from functools import partial
@@ -407,20 +408,19 @@ def keep_creating_during(cluster: Cluster, step: Callable[[], object], *, after:
     def create_one(kind: str, name: str, body: dict[str, Any]) -> None:
         nonlocal intercepted_once
         current = counts["after helm upgrade returned" if returned.is_set() else "during helm upgrade"]
-        out = cluster.run(
-            cluster.env["KUBECTL"],
-            "create",
-            "-f",
-            "-",
-            "-o",
-            "json",
-            input_text=json.dumps(body),
+        result = subprocess.run(
+            [cluster.env["KUBECTL"], "create", "-f", "-", "-o", "json"],
+            env=cluster.env,
+            input=json.dumps(body),
+            capture_output=True,
+            text=True,
+            timeout=120,
             check=False,
         )
         try:
-            stored = json.loads(out)
+            stored = json.loads(result.stdout)
         except json.JSONDecodeError:
-            current["failed"].append(name)
+            current["failed"].append(f"{name}: {result.stderr.strip()}")
             return
         current[kind]["created"] += 1
         suspended = stored["spec"].get("suspend") is True
