@@ -217,6 +217,14 @@ def _webhook(config: Configuration) -> list[AccessRule]:
             resource_names=(service_account_name("webhook"),),
         ),
         *_start_up_check(),
+        AccessRule(
+            "discovery.k8s.io",
+            ("endpointslices",),
+            ("list",),
+            "before the registered rules change: does every serving endpoint of its Service run "
+            "the same configuration? (webhook.registration)",
+            scope=OWN_NAMESPACE,
+        ),
     ]
     certs = config.internal_cert_management
     if certs.enable:

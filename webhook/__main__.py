@@ -11,11 +11,16 @@
   (installs without ``kubectl`` or internal certificate management, e.g. docker-compose).
 * ``kueue-bridge webhook unregister [--kubeconfig FILE]`` deletes them (the Helm chart's pre-delete
   hook: the configurations go before the webhook's pods do).
+* ``kueue-bridge webhook wait-registered --config FILE [--kubeconfig FILE] [--timeout SECONDS]``
+  returns once the registered configurations intercept every kind ``FILE`` configures (the Helm
+  chart's post-install/post-upgrade hook, ``hack/install/steps.sh``); after the timeout it exits 1
+  naming the kinds not yet intercepted.
 
 In a cluster the server runs with ``--register-configurations --configurations-owner CLUSTERROLE``:
 each replica registers the configurations itself once it serves with its certificate
 (``webhook.registration.register_when_serving``), so an install whose webhook never serves never
-blocks the cluster's writes.
+blocks the cluster's writes; a change of the intercepted kinds waits until every serving endpoint
+of the webhook Service runs the same configuration (the invariant in ``webhook.registration``).
 
 Exit codes: 0 success, 1 runtime/configuration error (message on stderr), 2 usage error. The
 configuration is loaded and its errors reported (one line each) as every component does it
@@ -138,6 +143,52 @@ def _unregister(argv: list[str]) -> int:
     return 0
 
 
+def _wait_registered(argv: list[str]) -> int:
+    from shared.kube import KubeClient, load_connection
+    from webhook.registration import missing_resources, registered_configurations
+
+    parser = argparse.ArgumentParser(prog="kueue-bridge webhook wait-registered")
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--kubeconfig", default=None, help="kubeconfig (default: in-cluster)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait (default 300)")
+    parser.add_argument("--interval", type=float, default=1.0, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    config = load_config_or_report(args.config)
+    if config is None:
+        return 1
+    service = config.internal_cert_management.webhook_service_name
+    documents = render_webhook_configurations(
+        settings_from_config(config).frameworks, namespace=config.namespace, service=service
+    )
+
+    async def run() -> list[str]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + args.timeout
+        async with KubeClient.from_connection(load_connection(kubeconfig=args.kubeconfig)) as client:
+            while True:
+                try:
+                    missing = missing_resources(await registered_configurations(client, documents), documents)
+                except KubeError as exc:
+                    missing = [f"(reading them failed: {exc})"]
+                if not missing or loop.time() >= deadline:
+                    return missing
+                await asyncio.sleep(args.interval)
+
+    missing = asyncio.run(run())
+    if missing:
+        print(
+            f"kueue-bridge webhook wait-registered: after {args.timeout:g}s the registered webhook "
+            f"configurations do not intercept {'; '.join(missing)}. A webhook replica registers them "
+            f"once it serves with its certificate and every serving endpoint of Service "
+            f"{config.namespace}/{service} runs this configuration: see `kubectl -n {config.namespace} "
+            "get pods,endpointslices` and the webhook's log.",
+            file=sys.stderr,
+        )
+        return 1
+    print("the registered webhook configurations intercept every configured kind")
+    return 0
+
+
 def _writable(cert_dir: Path) -> Path | None:
     """``cert_dir`` when the rotator may mirror files into it; ``None`` for a mounted Secret volume.
 
@@ -196,16 +247,17 @@ async def _serve(
             injector=api,
         )
 
+    from webhook.registration import ServiceRef, configuration_digest, register_when_serving
+
+    documents = render_webhook_configurations(
+        settings.frameworks, namespace=config.namespace, service=icm.webhook_service_name
+    )
+    for document in documents:
+        document["metadata"]["labels"] = {**document["metadata"].get("labels", {}), **PART_OF}
+
     def background(stop: asyncio.Event) -> list[Coroutine[Any, Any, None]]:
         tasks = [rotator.run(stop)] if api is not None else []
         if registration is not None:
-            from webhook.registration import register_when_serving
-
-            documents = render_webhook_configurations(
-                settings.frameworks, namespace=config.namespace, service=icm.webhook_service_name
-            )
-            for document in documents:
-                document["metadata"]["labels"] = {**document["metadata"].get("labels", {}), **PART_OF}
             tasks.append(
                 register_when_serving(
                     client,
@@ -214,6 +266,7 @@ async def _serve(
                     ca_file=cert_dir / CA_CERT_FILE,
                     owner_name=registration.owner,
                     stop=stop,
+                    service=ServiceRef(namespace=config.namespace, name=icm.webhook_service_name),
                 )
             )
         return tasks
@@ -225,6 +278,7 @@ async def _serve(
         client=client,
         listener=Listener(cert_dir=cert_dir, host=config.webhook.host or "0.0.0.0", port=config.webhook.port),
         extra_background=background,
+        configuration_digest=configuration_digest(documents),
     )
     stopped = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -247,6 +301,8 @@ def main(argv: list[str]) -> int:
             return _register(argv[1:])
         if argv[:1] == ["unregister"]:
             return _unregister(argv[1:])
+        if argv[:1] == ["wait-registered"]:
+            return _wait_registered(argv[1:])
         parser = argparse.ArgumentParser(prog="kueue-bridge webhook", description=__doc__.splitlines()[0])
         parser.add_argument("--config", required=True, help="kueue-bridge (Kueue v1beta2) configuration file")
         parser.add_argument("--kubeconfig", default=None, help="kubeconfig (default: in-cluster)")

@@ -45,7 +45,9 @@ def build_webhook(
     listener: Listener,
     watch_settings: WatchSettings | None = None,
     extra_background: Callable[[asyncio.Event], list[Coroutine[Any, Any, None]]] | None = None,
+    configuration_digest: str | None = None,
 ) -> WebhookProcess:
+    """``configuration_digest``: what ``/configuration`` answers (``webhook.registration``)."""
     lookups = InformerLookups(client=client, settings=settings, watch_settings=watch_settings)
     handler = AdmissionHandler(
         settings=settings, lookups=lookups, metrics=WebhookMetrics(), access=KubeAccessReviewer(client)
@@ -57,6 +59,7 @@ def build_webhook(
             "certificates": lambda: bool(server_box) and server_box[0].reloader.loaded,
             "caches": lookups.synced,
         },
+        configuration_digest=configuration_digest,
     )
 
     def background(stop: asyncio.Event) -> list[Coroutine[Any, Any, None]]:

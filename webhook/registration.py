@@ -15,6 +15,23 @@ Two callers:
   them; ``kueue-bridge webhook unregister`` (the chart's pre-delete hook) removes them before the
   webhook's pods go.
 
+Invariant: **a replica changes the registered rules only while every serving endpoint of the
+webhook Service runs the configuration it registers.** Each replica answers ``GET /configuration``
+with :func:`configuration_digest` of the configurations its own configuration renders; before a
+write that changes which resources are intercepted (:func:`intercepted_resources`), the registering
+replica reads the Service's EndpointSlices (every endpoint that is serving, terminating ones
+included) and asks each one for its digest; any other digest, or no answer, and it waits and asks
+again. Why: the API server sends a request to any endpoint behind the Service. During a rollout
+that adds a kind, an old replica does not know the kind and admits it unchanged (for the webhook
+an unknown kind is one being removed, or never configured: letting it through is right for both),
+so if the rule for the new kind were registered while an old replica still served, a create of the
+new kind could reach it and escape suspension. Waiting until only replicas of the new configuration
+serve closes that window; a stale replica of an older configuration also cannot take a kind back
+out of the rules while newer replicas serve. A write that changes no rule (a new caBundle or owner)
+needs no agreement. ``kueue-bridge webhook wait-registered`` (the chart's post-install/post-upgrade
+hook, ``hack/install/steps.sh``) then waits until the registered rules cover every configured kind,
+so an install or upgrade does not return before objects of every configured kind are intercepted.
+
 Writes are idempotent: an existing configuration is replaced (``update`` with its resourceVersion,
 so a concurrent writer makes this fail loudly instead of being overwritten; the in-cluster loop
 re-reads and tries again).
@@ -26,20 +43,31 @@ import asyncio
 import base64
 import contextlib
 import copy
+import hashlib
+import json
 import logging
 import ssl
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from shared.kube import GroupVersionKind, KubeClient, KubeError, NotFound
 
 __all__ = [
+    "CONFIGURATION_PATH",
+    "ENDPOINT_SLICE_GVK",
     "OWNER_GVK",
     "WEBHOOK_CONFIGURATION_GVKS",
+    "ServiceRef",
+    "configuration_digest",
+    "endpoints_disagreeing",
+    "intercepted_resources",
+    "missing_resources",
     "owner_reference",
     "register_webhook_configurations",
     "register_when_serving",
+    "registered_configurations",
     "serves_with_ca",
     "unregister_webhook_configurations",
     "with_ca_bundle",
@@ -54,7 +82,76 @@ WEBHOOK_CONFIGURATION_GVKS: Final = {
 #: The owner of registered configurations: a ClusterRole of the same install (cluster-scoped, as a
 #: cluster-scoped dependent's owner must be).
 OWNER_GVK: Final = GroupVersionKind("rbac.authorization.k8s.io", "v1", "ClusterRole")
+ENDPOINT_SLICE_GVK: Final = GroupVersionKind("discovery.k8s.io", "v1", "EndpointSlice")
+#: The path every replica answers with the digest of the configurations it renders (module doc).
+CONFIGURATION_PATH: Final = "/configuration"
 _PROBE_TIMEOUT: Final = 5.0
+
+
+@dataclass(frozen=True)
+class ServiceRef:
+    """The webhook Service whose endpoints must agree before the rules change (module doc)."""
+
+    namespace: str
+    name: str
+
+
+def _without_ca_bundles(document: Mapping[str, Any]) -> dict[str, Any]:
+    result = copy.deepcopy(dict(document))
+    for hook in result.get("webhooks") or []:
+        (hook.get("clientConfig") or {}).pop("caBundle", None)
+    return result
+
+
+def configuration_digest(documents: Sequence[Mapping[str, Any]]) -> str:
+    """sha256 of the rendered configurations (caBundles left out: every replica trusts the same CA)."""
+    canonical = json.dumps([_without_ca_bundles(d) for d in documents], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def intercepted_resources(document: Mapping[str, Any] | None) -> frozenset[tuple[str, str, str]]:
+    """``(webhook name, apiGroup, resource)`` for every rule of ``document`` (none for ``None``)."""
+    found = set()
+    for hook in (document or {}).get("webhooks") or []:
+        for rule in hook.get("rules") or []:
+            for group in rule.get("apiGroups") or []:
+                for resource in rule.get("resources") or []:
+                    found.add((hook.get("name", ""), group, resource))
+    return frozenset(found)
+
+
+def missing_resources(
+    registered: Mapping[str, Mapping[str, Any] | None], documents: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    """``Kind: group/resource`` the ``documents`` intercept and ``registered`` (by kind) does not;
+    a registered configuration without a caBundle covers nothing (the API server cannot call it)."""
+    missing = []
+    for document in documents:
+        kind = document["kind"]
+        current = registered.get(kind)
+        bundled = current is not None and all(
+            (hook.get("clientConfig") or {}).get("caBundle") for hook in current.get("webhooks") or []
+        )
+        covered = (
+            {(group, resource) for _, group, resource in intercepted_resources(current)} if bundled else set()
+        )
+        absent = {(group, resource) for _, group, resource in intercepted_resources(document)} - covered
+        missing += [f"{kind}: {group or 'core'}/{resource}" for group, resource in sorted(absent)]
+    return missing
+
+
+async def registered_configurations(
+    client: KubeClient, documents: Sequence[Mapping[str, Any]]
+) -> dict[str, dict[str, Any] | None]:
+    """The registered configuration of each of ``documents`` (by kind), ``None`` where there is none."""
+    found: dict[str, dict[str, Any] | None] = {}
+    for document in documents:
+        kind = document["kind"]
+        try:
+            found[kind] = await client.get(WEBHOOK_CONFIGURATION_GVKS[kind], document["metadata"]["name"])
+        except NotFound:
+            found[kind] = None
+    return found
 
 
 def with_ca_bundle(document: Mapping[str, Any], *, ca_pem: bytes) -> dict[str, Any]:
@@ -116,35 +213,115 @@ async def unregister_webhook_configurations(client: KubeClient, names: Mapping[s
     return deleted
 
 
-async def serves_with_ca(*, port: int, ca_file: Path, host: str = "127.0.0.1") -> bool:
-    """Does the server on ``host:port`` answer ``/readyz`` 200 with a certificate signed by ``ca_file``?
+async def _https_get(*, host: str, port: int, ca_file: Path, path: str) -> tuple[int, bytes] | None:
+    """``GET path`` over TLS verified against ``ca_file``: (status, body), or ``None`` when it fails.
 
-    The name is not checked (the certificate names the Service, we dial the loopback address);
-    the chain is: that is what the API server will verify with the caBundle registered next.
-    """
+    The name is not checked (the certificate names the Service, we dial an address); the chain is:
+    that is what the API server will verify with the caBundle registered."""
     try:
         context = ssl.create_default_context(cafile=str(ca_file))
     except (OSError, ssl.SSLError):
-        return False
+        return None
     context.check_hostname = False
     try:
         reader, writer = await asyncio.wait_for(
             asyncio.open_connection(host, port, ssl=context), timeout=_PROBE_TIMEOUT
         )
     except (OSError, ssl.SSLError, TimeoutError):
-        return False
+        return None
+    authority = f"[{host}]" if ":" in host else host
     try:
-        writer.write(f"GET /readyz HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode("ascii"))
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n".encode("ascii"))
         await writer.drain()
-        status_line = await asyncio.wait_for(reader.readline(), timeout=_PROBE_TIMEOUT)
+        answer = await asyncio.wait_for(reader.read(), timeout=_PROBE_TIMEOUT)
     except (OSError, ssl.SSLError, TimeoutError):
-        return False
+        return None
     finally:
         writer.close()
         with contextlib.suppress(OSError, ssl.SSLError):
             await writer.wait_closed()
-    parts = status_line.split()
-    return len(parts) >= 2 and parts[1] == b"200"
+    head, _, body = answer.partition(b"\r\n\r\n")
+    parts = head.split(b"\r\n", 1)[0].split()
+    if len(parts) < 2 or not parts[1].isdigit():
+        return None
+    return int(parts[1]), body
+
+
+async def serves_with_ca(*, port: int, ca_file: Path, host: str = "127.0.0.1") -> bool:
+    """Does the server on ``host:port`` answer ``/readyz`` 200 with a certificate signed by ``ca_file``?"""
+    answer = await _https_get(host=host, port=port, ca_file=ca_file, path="/readyz")
+    return answer is not None and answer[0] == 200
+
+
+def _serving(endpoint: Mapping[str, Any]) -> bool:
+    """EndpointSlice semantics: ``serving`` unset means ``ready``; ``ready`` unset means ready."""
+    conditions = endpoint.get("conditions") or {}
+    serving = conditions.get("serving")
+    if serving is None:
+        serving = conditions.get("ready")
+    return serving is not False
+
+
+async def _digest_of(*, host: str, port: int, ca_file: Path) -> str | None:
+    answer = await _https_get(host=host, port=port, ca_file=ca_file, path=CONFIGURATION_PATH)
+    if answer is None or answer[0] != 200:
+        return None
+    try:
+        digest = json.loads(answer[1]).get("digest")
+    except (ValueError, AttributeError):
+        return None
+    return digest if isinstance(digest, str) else None
+
+
+async def endpoints_disagreeing(
+    client: KubeClient, service: ServiceRef, *, digest: str, ca_file: Path
+) -> list[str]:
+    """``address:port`` of every serving endpoint of ``service`` whose configuration digest is not
+    ``digest`` (or that does not answer). None when no endpoint serves: the first replica of an
+    install serves before its readiness reaches the EndpointSlices, and a replica outside the
+    cluster network (a local run against a cluster) never does; no replica of another
+    configuration can be sent a request then."""
+    slices = await client.list_all(
+        ENDPOINT_SLICE_GVK,
+        namespace=service.namespace,
+        label_selector=f"kubernetes.io/service-name={service.name}",
+    )
+    targets = []
+    for endpoint_slice in slices.items:
+        ports = [p["port"] for p in endpoint_slice.get("ports") or [] if p.get("port")]
+        for endpoint in endpoint_slice.get("endpoints") or []:
+            if not _serving(endpoint):
+                continue
+            targets += [(address, port) for address in endpoint.get("addresses") or [] for port in ports]
+    answers = await asyncio.gather(
+        *(_digest_of(host=address, port=port, ca_file=ca_file) for address, port in targets)
+    )
+    return [
+        f"{address}:{port}"
+        for (address, port), found in zip(targets, answers, strict=True)
+        if found != digest
+    ]
+
+
+async def _may_write(
+    client: KubeClient,
+    documents: Sequence[Mapping[str, Any]],
+    *,
+    service: ServiceRef | None,
+    ca_file: Path,
+) -> str | None:
+    """``None`` when writing ``documents`` keeps the invariant (module doc), else why not yet."""
+    if service is None:
+        return None  # no Service (a URL): one process serves, nothing to agree with
+    registered = await registered_configurations(client, documents)
+    if all(intercepted_resources(registered.get(d["kind"])) == intercepted_resources(d) for d in documents):
+        return None
+    disagreeing = await endpoints_disagreeing(
+        client, service, digest=configuration_digest(documents), ca_file=ca_file
+    )
+    if disagreeing:
+        return "endpoints of another configuration still serve: " + ", ".join(sorted(disagreeing))
+    return None
 
 
 async def register_when_serving(
@@ -155,26 +332,40 @@ async def register_when_serving(
     ca_file: Path,
     owner_name: str | None,
     stop: asyncio.Event,
+    service: ServiceRef | None = None,
     interval: float = 2.0,
 ) -> None:
     """Wait until this replica serves with a certificate of ``ca_file``'s CA, then register once.
 
-    Polls every ``interval`` seconds until ``stop``; an API error (RBAC not yet bound, a conflict
-    with another replica writing the same configurations) is logged and retried. Registers once:
-    after an uninstall's ``unregister`` a still-running replica must not bring them back.
+    With ``service``, a write that changes the intercepted resources also waits until every serving
+    endpoint of ``service`` runs the same configuration (module doc: the invariant). Polls every
+    ``interval`` seconds until ``stop``; an API error (RBAC not yet bound, a conflict with another
+    replica writing the same configurations) is logged and retried. Registers once: after an
+    uninstall's ``unregister`` a still-running replica must not bring them back.
     """
     announced = False
+    waiting_for = ""
     while not stop.is_set():
         if await serves_with_ca(port=port, ca_file=ca_file):
             try:
-                owner = await owner_reference(client, owner_name) if owner_name else None
-                ca_pem = await asyncio.to_thread(ca_file.read_bytes)
-                written = await register_webhook_configurations(client, documents, ca_pem=ca_pem, owner=owner)
+                reason = await _may_write(client, documents, service=service, ca_file=ca_file)
+                if reason is None:
+                    owner = await owner_reference(client, owner_name) if owner_name else None
+                    ca_pem = await asyncio.to_thread(ca_file.read_bytes)
+                    written = await register_webhook_configurations(
+                        client, documents, ca_pem=ca_pem, owner=owner
+                    )
             except (KubeError, OSError) as exc:
                 log.warning("registering the webhook configurations failed, retrying: %s", exc)
             else:
-                log.info("serving with its certificate: registered %s", ", ".join(written))
-                return
+                if reason is None:
+                    log.info("serving with its certificate: registered %s", ", ".join(written))
+                    return
+                if reason != waiting_for:
+                    log.info(
+                        "the registered rules change once every replica runs this configuration: %s", reason
+                    )
+                    waiting_for = reason
         elif not announced:
             log.info("webhook configurations are registered once this replica serves with its certificate")
             announced = True

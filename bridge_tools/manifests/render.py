@@ -221,7 +221,7 @@ def _deployment(
             "runAsNonRoot": True,
             "runAsUser": _RUN_AS,
             "runAsGroup": _RUN_AS,
-            # the group of mounted Secret files (the webhook's certificate, mode 0440)
+            # the group of mounted Secret files (the webhook's certificate with cert-manager, mode 0440)
             "fsGroup": _RUN_AS,
             "seccompProfile": {"type": "RuntimeDefault"},
         },
@@ -324,13 +324,23 @@ def _webhook_objects(config: Configuration, *, options: RenderOptions) -> list[W
             ],
             ports=[{"name": "webhook", "containerPort": config.webhook.port, "protocol": "TCP"}],
             probes={
-                # the first certificate arrives through the Secret volume (kubelet sync, ~1 min)
+                # with cert-manager the first certificate arrives through the Secret volume (kubelet
+                # sync, about a minute)
                 "startupProbe": https("/healthz", 5, 60),
                 "livenessProbe": https("/healthz", 10, 3),
                 "readinessProbe": https("/readyz", 5, 2),
             },
+            # internalCertManagement: the certificate directory is the pod's own (in memory); the
+            # webhook writes what it keeps in the Secret there at once, instead of waiting for the
+            # kubelet to refresh a Secret volume (about a minute). Otherwise (cert-manager) it is
+            # the Secret's volume.
             mounts=[
                 (
+                    {"name": "cert", "mountPath": config.webhook.cert_dir},
+                    {"name": "cert", "emptyDir": {"medium": "Memory", "sizeLimit": "1Mi"}},
+                )
+                if certs.enable
+                else (
                     {"name": "cert", "mountPath": config.webhook.cert_dir, "readOnly": True},
                     {"name": "cert", "secret": {"secretName": secret, "defaultMode": 0o440}},
                 )

@@ -13,7 +13,8 @@
 #   helm-uninstall     helm uninstall kueue-bridge
 #   manifest-install FILE / manifest-uninstall FILE   a release manifest (make release-manifests)
 #   kustomize-install DIR / kustomize-uninstall DIR   kubectl apply -k / delete -k
-#   wait-ready         every kueue-bridge Deployment Available and its webhook registered
+#   wait-ready         every kueue-bridge Deployment Available and the registered webhook
+#                      configurations intercepting every configured kind
 #
 # Env: KUBECTL [kubectl]  HELM [helm]  KUBECONFIG
 #   IMAGE [kueue-bridge:0.1.0]  IMAGE_PULL_POLICY [IfNotPresent]  CONFIG [hack/install/kueue-bridge.yaml]
@@ -53,13 +54,17 @@ helm_bridge() { # install|upgrade
     --wait --timeout "${TIMEOUT}s"
 }
 
-wait_ready() {
+wait_available() {
   "$KUBECTL" -n "$NS" wait deployment -l app.kubernetes.io/part-of=kueue-bridge --for=condition=Available --timeout "${TIMEOUT}s" >&2
-  local deadline=$((SECONDS + TIMEOUT))
-  until "$KUBECTL" get mutatingwebhookconfiguration kueue-bridge-mutating-webhook-configuration >/dev/null 2>&1; do
-    if ((SECONDS > deadline)); then log "the webhook did not register its configurations in ${TIMEOUT}s"; return 1; fi
-    sleep 1
-  done
+}
+
+wait_ready() {
+  wait_available
+  # the webhook registers its configurations once every serving replica runs this configuration
+  # (webhook.registration): wait until they intercept every configured kind (the chart's
+  # post-install/post-upgrade hook runs the same command)
+  "$KUBECTL" -n "$NS" exec deploy/kueue-bridge-webhook -- \
+    kueue-bridge webhook wait-registered --config /etc/kueue-bridge/config.yaml --timeout "$TIMEOUT" >&2
 }
 
 unregister() { # first the webhook configurations, while the webhook still serves (the chart's pre-delete hook)
@@ -86,8 +91,9 @@ case "${1:-}" in
       sleep 2
     done
     ;;
-  helm-install) helm_bridge install >&2 && wait_ready ;;
-  helm-upgrade) helm_bridge upgrade >&2 && wait_ready ;;
+  # Helm returns once its post-install/post-upgrade hook saw the configured kinds intercepted
+  helm-install) helm_bridge install >&2 && wait_available ;;
+  helm-upgrade) helm_bridge upgrade >&2 && wait_available ;;
   helm-uninstall) "$HELM" uninstall kueue-bridge -n "$NS" --wait --timeout "${TIMEOUT}s" >&2 ;;
   manifest-install) "$KUBECTL" apply --server-side -f "$2" >&2 && wait_ready ;;
   manifest-uninstall) unregister && "$KUBECTL" delete --wait --ignore-not-found -f "$2" >&2 ;;

@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import threading
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ OURS = "kueue-bridge-system"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 BUSYBOX = "localhost/real-cluster/busybox:1.35"
 HACK = REPO / "hack" / "install"
+WEBHOOK_SECRET = "kueue-bridge-webhook-server-cert"
 FIGURES: dict[str, Any] = {}
 
 
@@ -375,6 +378,82 @@ def latency_between(before: str, after: str) -> dict[str, dict[str, float]]:
     return figures
 
 
+def gadget(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "samples.kueue-bridge.dev/v1",
+        "kind": "Gadget",
+        "metadata": {"name": name, "namespace": NS, "labels": {QUEUE_LABEL: "user-queue"}},
+        "spec": {"replicas": 1, "template": pod_template()},
+    }
+
+
+def keep_creating_during(cluster: Cluster, step: Callable[[], object], *, after: int = 10) -> dict[str, Any]:
+    """Create a batch Job and a Gadget, one after the other, while ``step`` runs and then at once
+    until ``after`` of each were created after it returned; counts per phase: created, failed,
+    unsuspended as stored, and for Gadgets ``escaped``: unsuspended after an earlier one was
+    suspended (intercepted, then not)."""
+    returned = threading.Event()
+    stop = threading.Event()
+
+    def phase() -> dict[str, Any]:
+        return {
+            "jobs": {"created": 0, "unsuspended": 0},
+            "gadgets": {"created": 0, "unsuspended": 0, "escaped": 0},
+            "failed": [],
+        }
+
+    counts = {"during helm upgrade": phase(), "after helm upgrade returned": phase()}
+    intercepted_once = False
+
+    def create_one(kind: str, name: str, body: dict[str, Any]) -> None:
+        nonlocal intercepted_once
+        current = counts["after helm upgrade returned" if returned.is_set() else "during helm upgrade"]
+        result = subprocess.run(
+            [cluster.env["KUBECTL"], "create", "-f", "-", "-o", "json"],
+            env=cluster.env,
+            input=json.dumps(body),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        try:
+            stored = json.loads(result.stdout)
+        except json.JSONDecodeError:
+            current["failed"].append(f"{name}: {result.stderr.strip()}")
+            return
+        current[kind]["created"] += 1
+        suspended = stored["spec"].get("suspend") is True
+        if not suspended:
+            current[kind]["unsuspended"] += 1
+            if kind == "gadgets" and intercepted_once:
+                current[kind]["escaped"] += 1
+        elif kind == "gadgets":
+            intercepted_once = True
+
+    def keep_creating() -> None:
+        index = 0
+        while not stop.is_set():
+            create_one("jobs", f"upgrade-job-{index:03d}", job(f"upgrade-job-{index:03d}"))
+            create_one("gadgets", f"upgrade-gadget-{index:03d}", gadget(f"upgrade-gadget-{index:03d}"))
+            index += 1
+            done_after = counts["after helm upgrade returned"]
+            if min(done_after["jobs"]["created"], done_after["gadgets"]["created"]) >= after:
+                return
+
+    creator = threading.Thread(target=keep_creating)
+    creator.start()
+    try:
+        step()
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        returned.set()
+        creator.join(timeout=600)
+    return counts
+
+
 def test_failover_upgrade_and_admission_latency_with_the_chart(cluster: Cluster, tmp_path: Path) -> None:
     cluster.step("helm-install")
     try:
@@ -401,73 +480,27 @@ def test_failover_upgrade_and_admission_latency_with_the_chart(cluster: Cluster,
 
         # d. helm upgrade to a configuration with one more kind while Jobs are being created
         config = yaml.safe_load((HACK / "kueue-bridge.yaml").read_text())
-        gadget = dict(
+        gadget_framework = dict(
             config["integrations"]["externalFrameworks"][0],
             name="Gadget.v1.samples.kueue-bridge.dev",
             resource="gadgets",
         )
-        config["integrations"]["externalFrameworks"].append(gadget)
+        config["integrations"]["externalFrameworks"].append(gadget_framework)
         upgraded = tmp_path / "with-gadget.yaml"
         upgraded.write_text(yaml.safe_dump(config, sort_keys=False))
-        stop = threading.Event()
-        tally = {"created": 0, "failed": 0, "unsuspended": 0}
-        errors: list[str] = []
-
-        def keep_creating() -> None:
-            index = 0
-            while not stop.is_set():
-                name = f"during-upgrade-{index:03d}"
-                index += 1
-                out = cluster.run(
-                    cluster.env["KUBECTL"], "create", "-f", "-", "-o", "json",
-                    input_text=json.dumps(job(name)), check=False,
-                )  # fmt: skip
-                try:
-                    stored = json.loads(out)
-                except json.JSONDecodeError:
-                    tally["failed"] += 1
-                    errors.append(name)
-                    continue
-                tally["created"] += 1
-                if stored["spec"].get("suspend") is not True:
-                    tally["unsuspended"] += 1
-
-        creator = threading.Thread(target=keep_creating)
-        creator.start()
-        try:
-            cluster.step("helm-upgrade", CONFIG=str(upgraded))
-        finally:
-            stop.set()
-            creator.join()
-        FIGURES["creates during helm upgrade"] = dict(tally)
-        assert tally["created"] > 0
-        assert tally["failed"] == 0, errors
-        assert tally["unsuspended"] == 0
-        # a new kind is intercepted once a replica of the new configuration serves and has registered
-        # it, a few seconds after the rollout Helm waited for
-        eventually(
-            lambda: (
-                "gadgets"
-                in cluster.kubectl(
-                    "get",
-                    "mutatingwebhookconfiguration",
-                    "kueue-bridge-mutating-webhook-configuration",
-                    "-o",
-                    "json",
-                )
-            ),
-            what="the registered configuration to cover the new kind",
-            timeout=120,
-        )
-        # and no replica of the old configuration (which does not know the kind) still serves
-        eventually(
-            lambda: (
-                len(cluster.get("pods", "-n", OURS, "-l", "app.kubernetes.io/component=webhook")["items"])
-                == 2
-            ),
-            what="the old webhook replicas gone",
-            timeout=120,
-        )
+        creates = keep_creating_during(cluster, lambda: cluster.step("helm-upgrade", CONFIG=str(upgraded)))
+        FIGURES["creates during and right after helm upgrade"] = creates
+        during, after = creates["during helm upgrade"], creates["after helm upgrade returned"]
+        for phase in (during, after):
+            assert phase["failed"] == [], creates  # no create fails
+            assert phase["jobs"]["unsuspended"] == 0, creates  # a configured kind never escapes
+        assert during["jobs"]["created"] > 0 and during["gadgets"]["created"] > 0, creates
+        # Gadget is not configured before the upgrade: those created before the new rule is registered
+        # are rightly not intercepted; once one is, none escapes (no replica of the old configuration
+        # serves), and every Gadget created after helm upgrade returned is intercepted
+        assert during["gadgets"]["escaped"] == 0, creates
+        assert after["gadgets"]["created"] >= 10 and after["gadgets"]["unsuspended"] == 0, creates
+        assert after["jobs"]["created"] >= 10, creates
         run_widget(cluster, "gadget-after-upgrade", kind="Gadget")
     finally:
         clean_team(cluster)
@@ -480,17 +513,21 @@ def test_failover_upgrade_and_admission_latency_with_the_chart(cluster: Cluster,
 def test_a_webhook_that_cannot_read_its_certificate_never_blocks_creates(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    """The release manifest with the certificate unreadable to the webhook: root's, mode 0400, and
-    no fsGroup (which would make it group-readable) -- what deploy/base once shipped."""
+    """The release manifest with the certificate mounted from its Secret unreadable to the webhook:
+    root's, mode 0400, and no fsGroup (which would make it group-readable)."""
     manifest = release_manifest(cluster, tmp_path)
     documents = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
     for document in documents:
         if document["kind"] == "Deployment" and document["metadata"]["name"] == "kueue-bridge-webhook":
             pod = document["spec"]["template"]["spec"]
             del pod["securityContext"]["fsGroup"]
-            for volume in pod["volumes"]:
-                if "secret" in volume:
-                    volume["secret"]["defaultMode"] = 0o400
+            pod["volumes"] = [v for v in pod["volumes"] if v["name"] != "cert"] + [
+                {"name": "cert", "secret": {"secretName": WEBHOOK_SECRET, "defaultMode": 0o400}}
+            ]
+            for container in pod["containers"]:
+                for mount in container["volumeMounts"]:
+                    if mount["name"] == "cert":
+                        mount["readOnly"] = True
     manifest.write_text(yaml.safe_dump_all(documents, sort_keys=False))
     cluster.kubectl("apply", "--server-side", "-f", str(manifest))
     try:

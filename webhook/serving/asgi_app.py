@@ -13,7 +13,10 @@ other FastAPI service.
 * ``/readyz`` - 200 only when every readiness check passes (certificates loaded, informer caches
   synced); 503 listing the failing checks otherwise, so a new replica gets no traffic before it can
   answer correctly;
-* ``/metrics`` - Prometheus text format from the server's own registry.
+* ``/metrics`` - Prometheus text format from the server's own registry;
+* ``/configuration`` - ``{"digest": ...}``, the digest of the webhook configurations this replica's
+  configuration renders (``webhook.registration.configuration_digest``): a replica about to change
+  the registered rules asks every endpoint of the Service for it (404 when not given).
 """
 
 from __future__ import annotations
@@ -89,7 +92,10 @@ class WebhookApp:
 
 
 def create_app(
-    *, handler: AdmissionHandler, readiness_checks: Mapping[str, Callable[[], bool]]
+    *,
+    handler: AdmissionHandler,
+    readiness_checks: Mapping[str, Callable[[], bool]],
+    configuration_digest: str | None = None,
 ) -> WebhookApp:
     app = FastAPI(title="kueue-bridge webhook", openapi_url=None, docs_url=None, redoc_url=None)
 
@@ -107,5 +113,12 @@ def create_app(
     @app.get("/metrics")
     async def metrics() -> Response:
         return Response(generate_latest(handler.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    if configuration_digest is not None:
+        digest = configuration_digest
+
+        @app.get("/configuration")
+        async def configuration() -> dict[str, str]:
+            return {"digest": digest}
 
     return WebhookApp(handler=handler, operations=app)

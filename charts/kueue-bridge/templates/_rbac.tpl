@@ -37,6 +37,7 @@ Call with (list $root "webhook"|"reconciler"|"multikueue"|"appwrapper"|"kueue");
 {{- $rules = append $rules (dict "apiGroups" (list "admissionregistration.k8s.io") "resources" $configurations "verbs" (list "create") "scope" "cluster") -}}
 {{- $rules = append $rules (dict "apiGroups" (list "rbac.authorization.k8s.io") "resources" (list "clusterroles") "verbs" (list "get") "resourceNames" (list "kueue-bridge-webhook") "scope" "cluster") -}}
 {{- $rules = concat $rules $startUp -}}
+{{- $rules = append $rules (dict "apiGroups" (list "discovery.k8s.io") "resources" (list "endpointslices") "verbs" (list "list") "scope" "own") -}}
 {{- if $cfg.icm -}}
 {{- $rules = append $rules (dict "apiGroups" (list "") "resources" (list "secrets") "verbs" (list "get" "update") "resourceNames" (list $cfg.secretName) "scope" "own") -}}
 {{- end -}}

@@ -160,6 +160,20 @@ def test_default_install_webhook_registers_itself_and_a_hook_removes_the_configu
     assert hook["metadata"]["annotations"]["helm.sh/hook"] == "pre-delete"
     assert hook["spec"]["template"]["spec"]["containers"][0]["args"] == ["webhook", "unregister"]
     assert hook["spec"]["template"]["spec"]["serviceAccountName"] == "kueue-bridge-webhook"
+    # helm install/upgrade returns once the registered rules intercept every configured kind
+    waiter = by_kind(objects, "Job")["kueue-bridge-wait-webhooks-registered"]
+    assert waiter["metadata"]["annotations"] == {
+        "helm.sh/hook": "post-install,post-upgrade",
+        "helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded",
+    }
+    waiter_pod = waiter["spec"]["template"]["spec"]
+    assert waiter_pod["serviceAccountName"] == "kueue-bridge-webhook"
+    (waiting,) = waiter_pod["containers"]
+    assert waiting["args"] == [
+        "webhook", "wait-registered", "--config", "/etc/kueue-bridge/config.yaml", "--timeout", "300",
+    ]  # fmt: skip
+    assert waiter_pod["volumes"] == [{"name": "config", "configMap": {"name": "kueue-bridge-config"}}]
+    assert waiter["spec"]["activeDeadlineSeconds"] > 300
     for deployment in deployments.values():
         spec = deployment["spec"]
         assert spec["replicas"] == 2
