@@ -52,9 +52,9 @@ def test_buckets_of_scraped_samples_sum_over_matching_label_sets() -> None:
     assert buckets(samples, name, webhook="mutate") == {0.1: 3.0, math.inf: 4.0}
 
 
-def test_the_default_deadline_is_three_times_the_creates_plus_idle_and_ten_minutes() -> None:
-    assert deadline_for(jobs=10_000, rate=50.0, idle_seconds=60.0) == 600.0 + 60.0 + 600.0
-    assert deadline_for(jobs=2_000, rate=50.0, idle_seconds=10.0) == 120.0 + 10.0 + 600.0
+def test_the_default_deadline_is_the_creates_every_life_at_the_floor_rate_idle_and_ten_minutes() -> None:
+    assert deadline_for(jobs=10_000, rate=50.0, idle_seconds=60.0) == 200.0 + 2_000.0 + 60.0 + 600.0
+    assert deadline_for(jobs=2_000, rate=50.0, idle_seconds=10.0) == 40.0 + 400.0 + 10.0 + 600.0
 
 
 def test_progress_names_the_stage_and_every_count_reached() -> None:
