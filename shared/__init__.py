@@ -22,6 +22,7 @@ Modules:
 * ``merge_patch`` -- RFC 7386 JSON merge patches from a before/after pair;
 * ``durations`` -- Go duration strings <-> ``timedelta``;
 * ``asgi_body`` -- reading an ASGI request body under a size limit;
+* ``https_probe`` -- one HTTPS GET verified against a CA, the name not checked;
 * ``identities`` -- who kueue-bridge's processes are on the API server;
 * ``component_access`` -- what each of those identities may do, for one configuration;
 * ``webhook_configurations`` -- the webhook configurations for the configured frameworks.

@@ -41,17 +41,16 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import copy
 import hashlib
 import json
 import logging
-import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from shared.https_probe import https_get
 from shared.kube import GroupVersionKind, KubeClient, KubeError, NotFound
 
 __all__ = [
@@ -213,43 +212,9 @@ async def unregister_webhook_configurations(client: KubeClient, names: Mapping[s
     return deleted
 
 
-async def _https_get(*, host: str, port: int, ca_file: Path, path: str) -> tuple[int, bytes] | None:
-    """``GET path`` over TLS verified against ``ca_file``: (status, body), or ``None`` when it fails.
-
-    The name is not checked (the certificate names the Service, we dial an address); the chain is:
-    that is what the API server will verify with the caBundle registered."""
-    try:
-        context = ssl.create_default_context(cafile=str(ca_file))
-    except (OSError, ssl.SSLError):
-        return None
-    context.check_hostname = False
-    try:
-        reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(host, port, ssl=context), timeout=_PROBE_TIMEOUT
-        )
-    except (OSError, ssl.SSLError, TimeoutError):
-        return None
-    authority = f"[{host}]" if ":" in host else host
-    try:
-        writer.write(f"GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n".encode("ascii"))
-        await writer.drain()
-        answer = await asyncio.wait_for(reader.read(), timeout=_PROBE_TIMEOUT)
-    except (OSError, ssl.SSLError, TimeoutError):
-        return None
-    finally:
-        writer.close()
-        with contextlib.suppress(OSError, ssl.SSLError):
-            await writer.wait_closed()
-    head, _, body = answer.partition(b"\r\n\r\n")
-    parts = head.split(b"\r\n", 1)[0].split()
-    if len(parts) < 2 or not parts[1].isdigit():
-        return None
-    return int(parts[1]), body
-
-
 async def serves_with_ca(*, port: int, ca_file: Path, host: str = "127.0.0.1") -> bool:
     """Does the server on ``host:port`` answer ``/readyz`` 200 with a certificate signed by ``ca_file``?"""
-    answer = await _https_get(host=host, port=port, ca_file=ca_file, path="/readyz")
+    answer = await https_get(within=_PROBE_TIMEOUT, host=host, port=port, ca_file=ca_file, path="/readyz")
     return answer is not None and answer[0] == 200
 
 
@@ -263,7 +228,9 @@ def _serving(endpoint: Mapping[str, Any]) -> bool:
 
 
 async def _digest_of(*, host: str, port: int, ca_file: Path) -> str | None:
-    answer = await _https_get(host=host, port=port, ca_file=ca_file, path=CONFIGURATION_PATH)
+    answer = await https_get(
+        within=_PROBE_TIMEOUT, host=host, port=port, ca_file=ca_file, path=CONFIGURATION_PATH
+    )
     if answer is None or answer[0] != 200:
         return None
     try:
