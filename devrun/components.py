@@ -58,12 +58,28 @@ class ComponentError(RuntimeError):
     """A component failed to start or stopped unexpectedly (the message ends with its log tail)."""
 
 
+_HANDED_OUT: set[int] = set()
+"""Every port :func:`free_port` has returned in this process.
+
+The port is released before the child binds it, so the kernel may offer it again to the next
+caller: three clusters started together once gave two of their webhooks the same port.
+"""
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port nothing listens on right now (the child binds it a moment later; loopback only)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A port nothing listens on right now and never returned before by this process (loopback only).
+
+    The child binds it a moment later; remembering what was handed out keeps two children that start
+    together (``kueue-bridge dev --workers``) from being offered the same port in between.
+    """
+    for _ in range(64):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            port: int = sock.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
+    raise ComponentError(f"no free port on {host}: 64 tries returned ports already handed out")
 
 
 def generate_certs(cert_dir: Path) -> bytes:

@@ -17,7 +17,6 @@ import base64
 import json
 import os
 import shutil
-import socket
 import ssl
 import subprocess
 import tempfile
@@ -30,6 +29,8 @@ from typing import Any, TypeVar
 
 import httpx
 import yaml
+
+from devrun import free_port
 
 __all__ = [
     "ENABLING_VARIABLE",
@@ -61,13 +62,6 @@ def find_kit() -> Path | None:
     shared = os.environ.get("KUEUE_BRIDGE_SHARED_DIR")
     kit = (Path(shared) if shared else REPO.parent / "shared") / "real-cluster"
     return kit if (kit / "containers.sh").is_file() else None
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass

@@ -7,7 +7,9 @@
   with key ``kubeconfig`` and the MultiKueueCluster that points at it (Kueue's v1beta2 fields);
 * ``--exit-when-done`` in a fleet succeeds only when every sample finished on a named worker, fails
   at once when one finished without a worker, and fails with a message naming the logs on timeout
-  (the live loop run on canned API answers).
+  (the live loop run on canned API answers);
+* the ports handed to the clusters' components are distinct, even when the kernel offers a
+  released port again.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ import base64
 import copy
 import io
 import re
+import socket
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 import yaml
 
+from devrun import components
 from devrun.__main__ import MAX_WORKERS, build_parser
 from devrun.cluster import Session
 from devrun.multicluster import EXAMPLES_DIR, multikueue_objects, worker_names
@@ -225,3 +229,35 @@ async def test_a_sample_finished_without_a_worker_fails_at_once() -> None:
     )
     assert code == 1
     assert out.splitlines()[-1] == "finished without running on a worker: Job team-a/hello"
+
+
+def test_the_ports_handed_to_components_are_never_handed_out_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clusters started together are never offered one port twice, even when the kernel reoffers it."""
+    offered = iter([41001, 41001, 41002, 41001, 41003])
+
+    class ReofferingSocket:
+        def __init__(self, *_: object) -> None:
+            self.port = 0
+
+        def __enter__(self) -> ReofferingSocket:
+            return self
+
+        def __exit__(self, *_: object) -> None:
+            return None
+
+        def bind(self, _: object) -> None:
+            self.port = next(offered)
+
+        def getsockname(self) -> tuple[str, int]:
+            return ("127.0.0.1", self.port)
+
+    monkeypatch.setattr(components, "_HANDED_OUT", set())
+    monkeypatch.setattr(socket, "socket", ReofferingSocket)
+    assert [components.free_port() for _ in range(3)] == [41001, 41002, 41003]
+
+
+def test_real_free_ports_are_distinct_and_bindable() -> None:
+    ports = [components.free_port() for _ in range(20)]
+    assert len(set(ports)) == 20
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", ports[-1]))

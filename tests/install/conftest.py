@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -26,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from devrun import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 STEPS = REPO / "hack" / "install" / "steps.sh"
 
@@ -34,13 +35,6 @@ def _kit() -> Path:
     explicit = os.environ.get("KUEUE_BRIDGE_SHARED_DIR")
     shared = Path(explicit) if explicit else REPO.parent / "shared"
     return shared / "real-cluster"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -113,9 +107,9 @@ def cluster() -> Iterator[Cluster]:
     env = {
         **os.environ,
         "REALAPI_STATE": str(state / "api"),
-        "API_PORT": str(_free_port()),
-        "ETCD_CLIENT_PORT": str(_free_port()),
-        "ETCD_PEER_PORT": str(_free_port()),
+        "API_PORT": str(free_port()),
+        "ETCD_CLIENT_PORT": str(free_port()),
+        "ETCD_PEER_PORT": str(free_port()),
         "APPLY_KUEUE_CRDS": "0",
         "REALCONTAINERS_STATE": str(state / "containers"),
     }

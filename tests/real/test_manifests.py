@@ -30,7 +30,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import re
-import socket
 import ssl
 import subprocess
 import sys
@@ -47,6 +46,7 @@ import yaml
 from bridge_tools.manifests.cli import dump_documents
 from bridge_tools.manifests.release_bundle import build_bundles
 from bridge_tools.manifests.render import RenderOptions, render_manifests
+from devrun import free_port
 from devrun.identities import service_account_kubeconfig, write_kubeconfig
 from shared.component_access import service_account_name
 from shared.config import load_config
@@ -144,17 +144,10 @@ async def test_rendered_and_release_manifests_are_clean_in_a_server_side_dry_run
         assert len(lines) == text.count("\nkind: ") + text.startswith("kind: "), (name, output)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def local_config(folder: Path) -> tuple[Path, int]:
     """The rendered configuration with local addresses and certificate folder; (file, webhook port)."""
     document = yaml.safe_load(CONFIG.read_text())
-    port = _free_port()
+    port = free_port()
     document["webhook"] = {"host": "127.0.0.1", "port": port, "certDir": str(folder / "certs")}
     document["health"] = {"healthProbeBindAddress": "127.0.0.1:0"}
     document["metrics"] = {"bindAddress": "0"}
