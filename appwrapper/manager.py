@@ -35,7 +35,7 @@ from appwrapper.phases import PhaseMachine
 from appwrapper.ports import EventSink, PhaseObserver
 from shared.frameworks.builtin_kinds import APPWRAPPER
 from shared.jsontree import json_tree_copy
-from shared.kube import Controller, Informer, KubeClient, Result
+from shared.kube import CONTROLLER_RESYNC_PERIOD, Controller, Informer, KubeClient, Result
 from shared.runtime.manager import ControllerSet
 
 __all__ = ["AppWrapperManager"]
@@ -57,7 +57,7 @@ class AppWrapperManager(ControllerSet):
         config: FaultTolerance,
         field_manager: str,
         workers: int,
-        resync_period: float | None = 600.0,
+        resync_period: float | None = CONTROLLER_RESYNC_PERIOD,
     ) -> None:
         self.appwrappers = Informer(client, APPWRAPPER.gvk, resync_period=resync_period)
         self.pods = Informer(

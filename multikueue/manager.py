@@ -55,6 +55,7 @@ from multikueue.workload_status import decision_view
 from shared.config import INCREMENTAL_DISPATCHER, Configuration
 from shared.constants import MULTIKUEUE_CLUSTER_ACTIVE, MULTIKUEUE_EVENT_REASON
 from shared.kube import (
+    CONTROLLER_RESYNC_PERIOD,
     SECRET_GVK,
     ClientSettings,
     Conflict,
@@ -185,7 +186,10 @@ class MultiKueueManager(ControllerSet):
             )
         )
         self.workloads = Informer(
-            client, WORKLOAD_GVK, indexers={CHECK_INDEX: _index_workloads_by_check}, resync_period=600.0
+            client,
+            WORKLOAD_GVK,
+            indexers={CHECK_INDEX: _index_workloads_by_check},
+            resync_period=CONTROLLER_RESYNC_PERIOD,
         )
         self.checks = Informer(
             client,

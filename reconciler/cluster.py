@@ -15,7 +15,15 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from reconciler.ports import WORKLOAD_GVK, ConflictError, InvalidError, NotFoundError
-from shared.kube import PRIORITY_CLASS_GVK, Conflict, GroupVersionKind, Invalid, KubeClient, NotFound
+from shared.kube import (
+    PRIORITY_CLASS_GVK,
+    Conflict,
+    GroupVersionKind,
+    Invalid,
+    KubeClient,
+    NotFound,
+    PatchType,
+)
 from shared.models.base import WireDict
 
 __all__ = ["CachedReader", "KubeWriter", "ObjectStore", "owner_index_key"]
@@ -126,6 +134,30 @@ class KubeWriter:
                 namespace=namespace,
                 subresource=subresource,
                 field_manager=self._field_manager,
+                decode=read_back,
+            )
+
+    async def apply_status(
+        self,
+        gvk: GroupVersionKind,
+        namespace: str | None,
+        body: WireDict,
+        *,
+        field_manager: str,
+        read_back: bool = True,
+    ) -> WireDict:
+        """The one write under another manager than the reconciler's own: Kueue's Workload status
+        applies name theirs (``kueue-admission``, ``kueue-job-controller-PodsReady``, ...)."""
+        with _PORT_ERRORS:
+            return await self._client.patch(
+                gvk,
+                str(body["metadata"]["name"]),
+                body,
+                namespace=namespace,
+                patch_type=PatchType.APPLY,
+                subresource="status",
+                field_manager=field_manager,
+                force=True,
                 decode=read_back,
             )
 

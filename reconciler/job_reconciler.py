@@ -57,7 +57,6 @@ from shared.kueue.workload_state import (
     desired_pods_ready,
     ensure_status,
     eviction_condition,
-    finish_workload,
     has_quota_reservation,
     is_admitted,
     is_evicted,
@@ -107,6 +106,9 @@ class ReconcilerSettings:
     deactivation_retention: timedelta | None = None
     #: Kueue's ``ElasticJobsViaWorkloadSlices`` feature gate
     elastic_jobs_via_workload_slices: bool = FEATURE_GATE_DEFAULT
+    #: Kueue's ``WorkloadRequestUseMergePatch`` feature gate (Alpha, off): Workload status writes as
+    #: strict merge patches instead of Kueue's server-side applies
+    workload_request_use_merge_patch: bool = False
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,7 @@ class JobReconciler:
             name_max_length=settings.workload_name_max_length,
             clock=clock,
             elastic_jobs=settings.elastic_jobs_via_workload_slices,
+            merge_patch=settings.workload_request_use_merge_patch,
         )
 
     async def reconcile(self, key: JobKey) -> ReconcileResult:
@@ -263,13 +266,10 @@ class JobReconciler:
         finished = job.finished()
         if finished.finished:
             if read is not None:  # not finished: see above (``finish_workload``, on the wire)
-                await self._workloads.patch_condition(
+                await self._workloads.finish(
                     read,
-                    condition_type=Condition.FINISHED,
-                    status="True",
                     reason=Reason.SUCCEEDED if finished.success else Reason.FAILED,
                     message=finished.message,
-                    now=now,
                 )
                 self._record_finished(job, read)
             return DONE
@@ -285,7 +285,7 @@ class JobReconciler:
             pods_ready = job.pods_ready()
             if not pods_ready_up_to_date(wire, pods_ready=pods_ready):
                 status, reason, message = desired_pods_ready(wire, pods_ready=pods_ready)
-                await self._workloads.patch_condition(
+                await self._workloads.set_condition_and_update(
                     read,
                     condition_type=Condition.PODS_READY,
                     status=status,
@@ -308,7 +308,7 @@ class JobReconciler:
                 unset_quota_reservation(
                     workload, reason=Reason.PENDING_EVALUATION, message=evicted.message, now=now
                 )
-                await self._workloads.write_status(workload)
+                await self._workloads.patch_admission_status(workload)
             return await self._delete_after_deactivation_retention(job, workload)
 
         if job.is_suspended():
@@ -362,8 +362,7 @@ class JobReconciler:
         try:
             await self._control.start(job, infos=infos, cluster_queue=workload.status.admission.cluster_queue)
         except PodSetInfoError as exc:
-            finish_workload(workload, reason=Reason.FAILED_TO_START, message=str(exc), now=self._clock())
-            await self._workloads.patch_status(workload, fields=("conditions",))
+            await self._workloads.finish(read, reason=Reason.FAILED_TO_START, message=str(exc))
 
     async def _sync_reclaimable(self, job: JobWithReclaimablePods, read: ReadWorkload) -> bool:
         """Kueue's ``UpdateReclaimablePods``, compared on the wire (pod set names and counts are
@@ -385,7 +384,7 @@ class JobReconciler:
         ensure_status(workload).reclaimable_pods = [
             ReclaimablePod(name=name, count=count) for name, count in desired
         ] or None
-        await self._workloads.patch_status(workload, fields=("reclaimable_pods",))
+        await self._workloads.update_reclaimable_pods(workload)
         return True
 
     def _record_finished(self, job: GenericJob, read: ReadWorkload) -> None:

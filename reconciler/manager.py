@@ -49,6 +49,7 @@ from shared.config import DEFAULT_RECONCILE_CONCURRENCY, Configuration
 from shared.frameworks.registry import FrameworkRegistry
 from shared.jsontree import json_tree_copy
 from shared.kube import (
+    CONTROLLER_RESYNC_PERIOD,
     Conflict,
     Controller,
     GroupVersionKind,
@@ -61,6 +62,7 @@ from shared.kube import (
     index_by_controller_uid,
 )
 from shared.kube.conditions import is_object_condition_true
+from shared.kueue.admission_apply import MERGE_PATCH_FEATURE_GATE
 from shared.kueue.ancestry import OwnerKinds, kueue_owner_kinds
 from shared.kueue.jobmeta import queue_name
 from shared.kueue.workload_slicing import FEATURE_GATE as SLICING_FEATURE_GATE
@@ -158,11 +160,8 @@ class ControllerOptions:
     field_manager: str = "kueue-bridge"
     #: concurrent reconciles per job kind (``Configuration.reconcile_concurrency``)
     workers: Callable[[GroupVersionKind], int] = lambda gvk: DEFAULT_RECONCILE_CONCURRENCY
-    #: every cached Job and Workload handed to the controllers again this often: a safety net, not a
-    #: clock (time-based work requeues itself). controller-runtime's default ``SyncPeriod``, which
-    #: Kueue's manager keeps: 10 hours. Every 10 minutes it cost ~3 s of CPU per 10,000 Jobs with
-    #: their Workloads, all at once (``bench.scale``'s idle check at 10,000).
-    resync_period: float | None = 10 * 3600.0
+    #: every cached Job and Workload handed to the controllers again this often
+    resync_period: float | None = CONTROLLER_RESYNC_PERIOD
 
 
 class ReconcilerControllers(ControllerSet):
@@ -374,4 +373,5 @@ def settings_from_config(config: Configuration, *, registry: FrameworkRegistry) 
         elastic_jobs_via_workload_slices=config.feature_gate(
             SLICING_FEATURE_GATE, default=SLICING_FEATURE_GATE_DEFAULT
         ),
+        workload_request_use_merge_patch=config.feature_gate(MERGE_PATCH_FEATURE_GATE, default=False),
     )

@@ -124,6 +124,18 @@ class ClusterWriter(Protocol):
         read_back: bool = True,
     ) -> WireDict: ...
 
+    async def apply_status(
+        self,
+        gvk: GroupVersionKind,
+        namespace: str | None,
+        body: WireDict,
+        *,
+        field_manager: str,
+        read_back: bool = True,
+    ) -> WireDict:
+        """Forced server-side apply of the status subresource as ``field_manager``; a
+        ``metadata.resourceVersion`` in the body is a precondition (Conflict when stale)."""
+
     async def delete(
         self, gvk: GroupVersionKind, namespace: str | None, name: str, *, uid: str | None = None
     ) -> None:

@@ -45,6 +45,7 @@ from shared.constants import (
     JOB_UID_LABEL,
     RESOURCE_FLAVOR_GVK,
     RESOURCE_IN_USE_FINALIZER,
+    Condition,
     EventReason,
     Reason,
 )
@@ -54,6 +55,14 @@ from shared.frameworks.workload_builder import construct_workload, propagate_adm
 from shared.kube import GroupVersionKind
 from shared.kube.conditions import conditions_of
 from shared.kube.conditions import set_condition as set_object_condition
+from shared.kueue.admission_apply import (
+    ADMISSION_FIELD_MANAGER,
+    RECLAIMABLE_PODS_FIELD_MANAGER,
+    admission_status_apply,
+    condition_apply,
+    condition_field_manager,
+    status_apply,
+)
 from shared.kueue.jobmeta import (
     annotation_value,
     annotations_of,
@@ -180,6 +189,7 @@ class WorkloadSync:
         name_max_length: int,
         clock: Callable[[], datetime],
         elastic_jobs: bool = FEATURE_GATE_DEFAULT,
+        merge_patch: bool = False,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -190,6 +200,8 @@ class WorkloadSync:
         self._clock = clock
         self._priority = PriorityResolver(reader=reader, events=events)
         self._elastic_jobs = elastic_jobs
+        #: Kueue's ``WorkloadRequestUseMergePatch`` gate: status writes as strict merge patches
+        self._merge_patch = merge_patch
         self._slices = SliceSync(reader=reader, writer=writer, clock=clock)
         self._verdicts = EquivalenceVerdicts()
 
@@ -199,9 +211,13 @@ class WorkloadSync:
 
     # --- writes --------------------------------------------------------------------------------
     async def write_status(self, workload: Workload, *, read_back: bool = False) -> WireDict:
-        """Write ``status``; the stored object comes back as JSON with ``read_back`` (``{}`` otherwise:
-        most callers return right after the write, and decoding and parsing the answer was a tenth
-        of a status-writing pass)."""
+        """Write ``status`` (an update); the stored object comes back as JSON with ``read_back``
+        (``{}`` otherwise: most callers return right after the write, and decoding and parsing the
+        answer was a tenth of a status-writing pass).
+
+        kueue-bridge: with ``WorkloadRequestUseMergePatch`` on, ``patch_admission_status`` writes this
+        way where Kueue sends a strict merge patch of what changed: the same precondition (the read
+        resourceVersion) and the same stored result, under the reconciler's own field manager."""
         return await self._writer.update(
             WORKLOAD_GVK,
             workload.metadata.namespace,
@@ -215,8 +231,9 @@ class WorkloadSync:
         subresource carrying the read ``resourceVersion``: a stale read fails with Conflict, as the
         full write would; a field now unset is sent as ``null`` (deleted).
 
-        This is the body Kueue sends through ``clientutil.PatchStatus`` with
-        ``WorkloadRequestUseMergePatch`` on (strict, so the resourceVersion is in the patch) for
+        Only with ``WorkloadRequestUseMergePatch`` on (the applies above otherwise). This is the
+        body Kueue then sends through ``clientutil.PatchStatus`` (strict, so the resourceVersion is
+        in the patch) for
         ``workload.SetConditionAndUpdate`` (PodsReady), ``workloadfinish.Finish`` (Finished) and
         ``workload.UpdateReclaimablePods``; a merge patch replaces a list whole, so the patch holds
         every condition. Only for writes that change nothing else: sending the whole Workload also
@@ -254,7 +271,8 @@ class WorkloadSync:
         """Set one condition (``meta.SetStatusCondition``, observing the Workload's generation, the
         message truncated as Kueue's) on a copy of the read Workload's conditions, and write them
         as ``patch_status`` does (the same merge patch of the status subresource with the read
-        resourceVersion); whether anything changed (nothing is written otherwise).
+        resourceVersion); whether anything changed (nothing is written otherwise). Only with
+        ``WorkloadRequestUseMergePatch`` on.
 
         For a step that changes one condition and nothing else (PodsReady, Finished): it never
         parses the Workload into a model, nor copies more of it than its conditions."""
@@ -285,6 +303,118 @@ class WorkloadSync:
             read_back=False,
         )
         return True
+
+    # --- Kueue's status writes (``pkg/workload/patching``) ---------------------------------------
+    # With ``WorkloadRequestUseMergePatch`` off (Kueue's default) each is a forced server-side apply
+    # of the status subresource under Kueue's own field manager, strict (the read resourceVersion is
+    # in the body: a stale read is a Conflict, retried by the reconcile); with it on, a strict merge
+    # patch. The manager matters: ``kueue-admission``'s applies remove what they leave out and it
+    # alone owns, so a field another manager set by update outlives an eviction
+    # (``shared.kueue.admission_apply``).
+    async def set_condition_and_update(
+        self,
+        read: ReadWorkload,
+        *,
+        condition_type: str,
+        status: str,
+        reason: str,
+        message: str,
+        now: datetime,
+    ) -> None:
+        """Kueue's ``workload.SetConditionAndUpdate`` (step 5, PodsReady): one condition, applied as
+        ``kueue-job-controller-<type>``. The caller compared it with the read one first."""
+        message = truncate_condition_message(message)
+        if self._merge_patch:
+            await self.patch_condition(
+                read, condition_type=condition_type, status=status, reason=reason, message=message, now=now
+            )
+            return
+        body = condition_apply(
+            read.wire, condition_type=condition_type, status=status, reason=reason, message=message, now=now
+        )
+        await self._writer.apply_status(
+            WORKLOAD_GVK,
+            read.metadata.get("namespace"),
+            body,
+            field_manager=condition_field_manager(condition_type),
+            read_back=False,
+        )
+
+    async def finish(
+        self, workload: ReadWorkload | Workload, *, reason: str, message: str, read_back: bool = False
+    ) -> WireDict:
+        """Kueue's ``workloadfinish.Finish``: ``Finished=True`` with ``reason`` through
+        ``PatchAdmissionStatus`` (Succeeded, Failed, FailedToStart, OutOfSync, OwnerNotFound); the
+        stored Workload with ``read_back`` (``{}`` otherwise, and when it was finished already)."""
+        read = workload if isinstance(workload, ReadWorkload) else ReadWorkload.of_model(workload)
+        if is_finished(read.wire):
+            return {}
+        now = self._clock()
+        if self._merge_patch:
+            if not read_back:
+                await self.patch_condition(
+                    read,
+                    condition_type=Condition.FINISHED,
+                    status="True",
+                    reason=reason,
+                    message=message,
+                    now=now,
+                )
+                return {}
+            model = read.model
+            finish_workload(model, reason=reason, message=message, now=now)
+            return await self.write_status(model, read_back=True)
+        status = dict(read.wire.get("status") or {})
+        conditions = [dict(item) for item in conditions_of(read.wire) if isinstance(item, Mapping)]
+        set_object_condition(
+            conditions,
+            condition_type=Condition.FINISHED,
+            status="True",
+            reason=reason,
+            message=truncate_condition_message(message),
+            observed_generation=read.metadata.get("generation"),
+            now=now,
+        )
+        status["conditions"] = conditions
+        return await self.patch_admission_status({**read.wire, "status": status}, read_back=read_back)
+
+    async def patch_admission_status(
+        self, workload: Workload | WireDict, *, read_back: bool = False
+    ) -> WireDict:
+        """Kueue's ``PatchAdmissionStatus``: the Workload's whole admission state as changed by the
+        caller (``prepareWorkloadPatch``), applied as ``kueue-admission`` (the eviction step's
+        Requeued condition and released quota, a finish)."""
+        if self._merge_patch:
+            model = workload if isinstance(workload, Workload) else Workload.from_wire(workload)
+            return await self.write_status(model, read_back=read_back)
+        wire = workload.to_wire() if isinstance(workload, Workload) else workload
+        return await self._writer.apply_status(
+            WORKLOAD_GVK,
+            (wire.get("metadata") or {}).get("namespace"),
+            admission_status_apply(wire),
+            field_manager=ADMISSION_FIELD_MANAGER,
+            read_back=read_back,
+        )
+
+    async def update_reclaimable_pods(self, workload: Workload) -> None:
+        """Kueue's ``workload.UpdateReclaimablePods`` (step 4): the model's ``reclaimablePods``
+        applied as ``kueue-reclaimable-pods`` (left out when empty, which removes them)."""
+        if self._merge_patch:
+            await self.patch_status(workload, fields=("reclaimable_pods",))
+            return
+        pods = workload.status.reclaimable_pods if workload.status is not None else None
+        applied = (
+            {"reclaimablePods": [p.model_dump(by_alias=True, exclude_none=True, mode="json") for p in pods]}
+            if pods
+            else {}
+        )
+        await self._writer.apply_status(
+            WORKLOAD_GVK,
+            workload.metadata.namespace,
+            status_apply(workload.to_wire(), applied),
+            field_manager=RECLAIMABLE_PODS_FIELD_MANAGER,
+            read_back=False,
+        )
 
     async def write_spec(self, workload: Workload) -> Workload:
         stored = await self._writer.update(WORKLOAD_GVK, workload.metadata.namespace, workload.to_wire())
@@ -522,13 +652,11 @@ class WorkloadSync:
         if self.slicing(job) and scaled_up(workload):
             return workload  # a scale-up replacement is not checked against the job (not synced yet)
         if not await self._equivalent(job, pod_sets, workload):
-            finish_workload(
+            await self.finish(
                 workload,
                 reason=Reason.OUT_OF_SYNC,
                 message="The prebuilt workload is out of sync with its user job",
-                now=self._clock(),
             )
-            await self.patch_status(workload, fields=("conditions",))
             return None
         return workload
 
@@ -655,11 +783,11 @@ class WorkloadSync:
                     "uid"
                 )
             if owned_by_job and not is_deleting(workload.to_wire()) and not is_finished(workload):
-                finish_workload(
+                stored = await self.finish(
                     workload,
                     reason=Reason.OWNER_NOT_FOUND,
                     message="The workload's owner no longer exists",
-                    now=self._clock(),
+                    read_back=True,
                 )
-                workload = Workload.from_wire(await self.write_status(workload, read_back=True))
+                workload = Workload.from_wire(stored)
             await self.remove_finalizer(workload)

@@ -43,8 +43,9 @@ validated exactly like the real controller's):
   deactivates the Workload (``spec.active: false``), whose eviction then reads
   ``DeactivatedDueTo<reason>`` "The workload is deactivated due to <message>" and drops the target.
 
-* **Field managers.** Every eviction (a check in ``Retry``, a deactivation, a preemption) and a
-  ``Rejected`` check's ``DeactivationTarget`` is written as Kueue writes it, ``PatchAdmissionStatus``:
+* **Field managers.** The scheduler's admission, every eviction (a check in ``Retry``, a
+  deactivation, a preemption) and a ``Rejected`` check's ``DeactivationTarget`` are written as Kueue
+  writes them, ``PatchAdmissionStatus``:
   a forced server-side apply of ``/status`` as ``kueue-admission`` carrying the admission state only
   (``shared.kueue.admission_apply``). The eviction clears ``clusterName`` and ``nominatedClusterNames`` by
   leaving them out, so, as on a real cluster, a field that another manager owns (written by an
@@ -569,7 +570,9 @@ class KueueStandin:
                     now=now,
                 )
         sync_admitted(workload, check_names(cluster_queue), now)
-        stored = await self._client.replace_status(WORKLOADS, workload)
+        # the scheduler's applyAdmission is PatchAdmissionStatus too: kueue-admission owns the
+        # admission, so the job controller's eviction apply, which leaves it out, removes it
+        stored = await self._apply_admission(workload)
         if stored is None:
             return None
         quota.charge(admission)

@@ -119,6 +119,7 @@ from shared.kube.events import (
 )
 from shared.kube.gvk import GroupVersionKind, guess_plural, parse_group_version
 from shared.kube.informer import (
+    CONTROLLER_RESYNC_PERIOD,
     EventHandler,
     Indexer,
     Informer,
@@ -163,6 +164,7 @@ from shared.kube.workqueue import QueueShutDown, WorkQueue
 
 __all__ = [
     "CONFIG_MAP_GVK",
+    "CONTROLLER_RESYNC_PERIOD",
     "CORE_EVENT",
     "CRD_GVK",
     "DEPLOYMENT_GVK",

@@ -10,8 +10,14 @@ contract:
   (``pkg/workload/finish``), and MultiKueue's nominations, ``Ready``/``clusterName`` and the
   worker-eviction ``Retry``.
 * ``PatchStatus`` applies as the caller's own manager a body with nothing but what the caller set
-  on an empty base -- for MultiKueue's ``updateACS`` one admission-check entry
-  (:func:`check_state_apply`).
+  on an empty base (:func:`status_apply`): for MultiKueue's ``updateACS`` one admission-check entry
+  (:func:`check_state_apply`), for the job controller's ``SetConditionAndUpdate`` one condition as
+  ``kueue-job-controller-<type>`` (:func:`condition_apply`, PodsReady), for
+  ``UpdateReclaimablePods`` the ``reclaimablePods`` as ``kueue-reclaimable-pods``.
+
+Kueue takes the other branch of ``pkg/workload/patching.patchStatus`` -- a strict merge patch --
+only with its ``WorkloadRequestUseMergePatch`` feature gate on (Alpha, off by default since 0.14):
+:data:`MERGE_PATCH_FEATURE_GATE`.
 
 Why it matters: an apply removes a field its manager applied before and leaves out now *only if
 no other manager owns it*. Eviction clears ``clusterName`` and ``nominatedClusterNames`` by
@@ -35,10 +41,12 @@ empty value is left out, as Go's ``omitempty`` leaves it out of Kueue's JSON.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from shared.constants import WORKLOAD_GVK, Condition
 from shared.jsontree import json_tree_copy
+from shared.kube.conditions import set_condition
 
 if TYPE_CHECKING:  # the body builders serve the devcluster's Kueue stand-in too, which has its own client
     from shared.kube import KubeClient
@@ -46,14 +54,26 @@ if TYPE_CHECKING:  # the body builders serve the devcluster's Kueue stand-in too
 __all__ = [
     "ADMISSION_FIELD_MANAGER",
     "ADMISSION_MANAGED_CONDITIONS",
+    "JOB_CONTROLLER_NAME",
+    "MERGE_PATCH_FEATURE_GATE",
+    "RECLAIMABLE_PODS_FIELD_MANAGER",
     "admission_status_apply",
     "apply_admission_status",
     "apply_check_state",
     "check_state_apply",
+    "condition_apply",
+    "condition_field_manager",
+    "status_apply",
 ]
 
 #: ``constants.AdmissionName``: the field manager of every ``PatchAdmissionStatus``
 ADMISSION_FIELD_MANAGER: Final = "kueue-admission"
+#: ``constants.JobControllerName``: the job controller's name, the prefix of its condition managers
+JOB_CONTROLLER_NAME: Final = "kueue-job-controller"
+#: ``constants.ReclaimablePodsMgr``: the field manager of ``UpdateReclaimablePods``
+RECLAIMABLE_PODS_FIELD_MANAGER: Final = "kueue-reclaimable-pods"
+#: the feature gate that makes every one of these writes a strict merge patch instead
+MERGE_PATCH_FEATURE_GATE: Final = "WorkloadRequestUseMergePatch"
 #: ``admissionManagedConditions``: the conditions a ``kueue-admission`` apply carries
 ADMISSION_MANAGED_CONDITIONS: Final = (
     Condition.QUOTA_RESERVED,
@@ -123,13 +143,58 @@ def admission_status_apply(workload: Mapping[str, Any], *, strict: bool = True) 
     return json_tree_copy(body)
 
 
+def status_apply(
+    workload: Mapping[str, Any], status: Mapping[str, Any], *, strict: bool = True
+) -> dict[str, Any]:
+    """``PatchStatus``: ``workload``'s identity (``baseSSAWorkload``) and only the ``status`` fields
+    the caller set; a field left out is removed if this manager applied it before and no other
+    manager owns it."""
+    body = _base(workload, strict=strict)
+    body["status"] = dict(status)
+    return json_tree_copy(body)
+
+
 def check_state_apply(
     workload: Mapping[str, Any], check: Mapping[str, Any], *, strict: bool = True
 ) -> dict[str, Any]:
     """``PatchStatus`` + ``SetAdmissionCheckState`` on an empty base: one admission check entry."""
-    body = _base(workload, strict=strict)
-    body["status"] = {"admissionChecks": [dict(check)]}
-    return json_tree_copy(body)
+    return status_apply(workload, {"admissionChecks": [dict(check)]}, strict=strict)
+
+
+def condition_field_manager(condition_type: str) -> str:
+    """``SetConditionAndUpdate``'s field owner: ``<managerPrefix>-<conditionType>``, the prefix
+    being the job controller's name (so ``kueue-job-controller-PodsReady``)."""
+    return f"{JOB_CONTROLLER_NAME}-{condition_type}"
+
+
+def condition_apply(
+    workload: Mapping[str, Any],
+    *,
+    condition_type: str,
+    status: str,
+    reason: str,
+    message: str,
+    now: datetime,
+    strict: bool = True,
+) -> dict[str, Any]:
+    """``SetConditionAndUpdate``: ``PatchStatus`` of one condition, set (``meta.SetStatusCondition``,
+    observing the Workload's generation) on the empty conditions of ``baseSSAWorkload``.
+    ``message`` is sent as given (the caller truncates it as Kueue does).
+
+    Since the base has no conditions, the condition is always added with ``now`` as its transition
+    time: the applied condition carries it even when only the reason changed, and the apply replaces
+    the stored one (Kueue's behaviour, kept)."""
+    conditions: list[dict[str, Any]] = []
+    set_condition(
+        conditions,
+        condition_type=condition_type,
+        status=status,
+        reason=reason,
+        message=message,
+        observed_generation=(workload.get("metadata") or {}).get("generation"),
+        now=now,
+    )
+    return status_apply(workload, {"conditions": conditions}, strict=strict)
 
 
 async def apply_admission_status(

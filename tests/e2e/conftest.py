@@ -17,6 +17,7 @@ import yaml
 
 from shared.jsontree import json_tree_copy
 from shared.kube import AlreadyExists, Conflict, GroupVersionKind, KubeClient, KubeError, load_kubeconfig
+from shared.kueue.admission_apply import apply_admission_status
 from tests.devcluster.conftest import devcluster, devcluster_factory
 from tests.polling import eventually
 
@@ -96,14 +97,21 @@ async def write_latest(
     namespace: str,
     change: Callable[[dict[str, Any]], None],
     status: bool = False,
+    kueue_admission: bool = False,
 ) -> dict[str, Any]:
     """Read ``name``, apply ``change``, write it back (``status``: the status subresource); on 409
-    Conflict read again and retry (client-go's ``RetryOnConflict``). Returns the written object."""
+    Conflict read again and retry (client-go's ``RetryOnConflict``). Returns the written object.
+
+    ``kueue_admission`` (a Workload): write the changed admission state as Kueue's scheduler and
+    workload controller do, ``PatchAdmissionStatus`` (a strict forced apply as ``kueue-admission``),
+    so that ``kueue-admission`` owns it as on a real cluster."""
 
     async def attempt() -> dict[str, Any] | None:
         current = await client.get(gvk, name, namespace=namespace)
         change(current)
         try:
+            if kueue_admission:
+                return await apply_admission_status(client, current)
             if status:
                 return await client.update_status(gvk, current, namespace=namespace)
             return await client.update(gvk, current, namespace=namespace)

@@ -160,7 +160,12 @@ async def write_admission(client: KubeClient, workload: dict[str, Any]) -> None:
 
     metadata = workload["metadata"]
     await write_latest(
-        client, WORKLOAD, metadata["name"], namespace=metadata["namespace"], change=admit, status=True
+        client,
+        WORKLOAD,
+        metadata["name"],
+        namespace=metadata["namespace"],
+        change=admit,
+        kueue_admission=True,
     )
 
 

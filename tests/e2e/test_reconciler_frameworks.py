@@ -188,7 +188,12 @@ async def admit(client: KubeClient, workload: dict[str, Any]) -> None:
 
     metadata = workload["metadata"]
     await write_latest(
-        client, WORKLOAD, metadata["name"], namespace=metadata["namespace"], change=reserve, status=True
+        client,
+        WORKLOAD,
+        metadata["name"],
+        namespace=metadata["namespace"],
+        change=reserve,
+        kueue_admission=True,
     )
 
 
@@ -206,7 +211,12 @@ async def preempt(client: KubeClient, workload: dict[str, Any]) -> None:
 
     metadata = workload["metadata"]
     await write_latest(
-        client, WORKLOAD, metadata["name"], namespace=metadata["namespace"], change=evict, status=True
+        client,
+        WORKLOAD,
+        metadata["name"],
+        namespace=metadata["namespace"],
+        change=evict,
+        kueue_admission=True,
     )
 
 

@@ -140,7 +140,12 @@ async def write_eviction(client: KubeClient, workload: dict[str, Any], *, reason
 
     metadata = workload["metadata"]
     await write_latest(
-        client, WORKLOAD, metadata["name"], namespace=metadata["namespace"], change=evict, status=True
+        client,
+        WORKLOAD,
+        metadata["name"],
+        namespace=metadata["namespace"],
+        change=evict,
+        kueue_admission=True,
     )
 
 

@@ -5,8 +5,9 @@ no Job webhook and no Job reconciler, so everything that happens to the Job itse
 the suspend on create (our webhook), the Workload (our reconciler), the unsuspend after Kueue
 admits the Workload with the flavor's node labels and tolerations merged into the pod template,
 the Workload's ``Finished`` condition once the Job completes or fails, and the Workload's end once
-the Job is deleted. There is no job controller on this cluster, so the test writes the Job's
-status as the job controller of 1.36 would (``tests/real/support.py``).
+the Job is deleted. Our writes to the Workload's status are Kueue's applies under Kueue's field
+managers. There is no job controller on this cluster, so the test writes the Job's status as the
+job controller of 1.36 would (``tests/real/support.py``).
 """
 
 from __future__ import annotations
@@ -128,6 +129,14 @@ async def test_a_queued_job_is_admitted_started_with_its_flavor_and_finished(
     state = condition(finished, "Finished")
     assert state is not None
     assert (state["reason"], state["message"]) == ("Succeeded", JOB_SUCCEEDED_MESSAGE)
+    # the status is written as Kueue's job controller writes it: applies under Kueue's managers
+    status_writers = {
+        (entry["manager"], entry["operation"])
+        for entry in finished["metadata"]["managedFields"]
+        if entry.get("subresource") == "status"
+    }
+    assert {("kueue-admission", "Apply"), ("kueue-job-controller-PodsReady", "Apply")} <= status_writers
+    assert not [m for m, _ in status_writers if m.startswith("kueue-bridge")], status_writers
     # a finished Workload holds no quota: real Kueue's ClusterQueue status says so
     status = await _cluster_queue_settles(bridge, cluster_queue, reserving=0, pending=0)
     assert status["admittedWorkloads"] == 0

@@ -15,6 +15,7 @@ from reconciler.ports import JobKey
 from shared.frameworks.base import GenericJob
 from shared.frameworks.batch_job import BatchJobAdapter
 from shared.kube import GroupVersionKind
+from shared.kueue.admission_apply import ADMISSION_MANAGED_CONDITIONS
 from tests.unit.reconciler.fakes import FakeCluster
 
 JOB_GVK = GroupVersionKind("batch", "v1", "Job")
@@ -188,6 +189,9 @@ def admit(cluster: FakeCluster, workload_name: str, *, cluster_queue: str = "gol
     ]
     status["conditions"] = conditions
     workload["metadata"]["resourceVersion"] = str(int(workload["metadata"]["resourceVersion"]) + 1000)
+    cluster.own_status(
+        key, "kueue-admission", ("admission", ""), *(("conditions", t) for t in ("QuotaReserved", "Admitted"))
+    )
 
 
 def set_condition(cluster: FakeCluster, workload_name: str, condition: dict[str, Any]) -> None:
@@ -196,3 +200,5 @@ def set_condition(cluster: FakeCluster, workload_name: str, condition: dict[str,
     status["conditions"] = [c for c in status.get("conditions", []) if c["type"] != condition["type"]] + [
         copy.deepcopy(condition)
     ]
+    if condition["type"] in ADMISSION_MANAGED_CONDITIONS:  # Kueue writes them in its admission applies
+        cluster.own_status(key, "kueue-admission", ("conditions", condition["type"]))

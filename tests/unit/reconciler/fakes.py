@@ -81,6 +81,7 @@ class Write:
     name: str
     subresource: str | None = None
     body: WireDict = field(default_factory=dict)
+    field_manager: str | None = None
 
 
 @dataclass
@@ -97,6 +98,8 @@ class FakeCluster:
         self.objects: dict[StoreKey, WireDict] = {}
         self.writes: list[Write] = []
         self.events: list[RecordedEvent] = []
+        #: per object, per field manager: the status fields it applied (conditions by type)
+        self.status_owners: dict[StoreKey, dict[str, set[tuple[str, str]]]] = {}
         self._revision = itertools.count(100)
         self._created = itertools.count()
 
@@ -116,6 +119,11 @@ class FakeCluster:
         metadata["resourceVersion"] = str(next(self._revision))
         self.objects[self._key_of(stored)] = stored
         return copy.deepcopy(stored)
+
+    def own_status(self, key: StoreKey, manager: str, *fields: tuple[str, str]) -> None:
+        """Record ``fields`` of a status written directly in ``objects`` as applied by ``manager``
+        (Kueue's scheduler and workload controller apply what the tests write for them)."""
+        self.status_owners.setdefault(key, {}).setdefault(manager, set()).update(fields)
 
     def find(self, kind: str, namespace: str | None, name: str) -> WireDict | None:
         for (_, stored_kind, stored_namespace, stored_name), obj in self.objects.items():
@@ -242,6 +250,64 @@ class FakeCluster:
         self.writes.append(Write("patch", gvk.kind, name, subresource, copy.deepcopy(patch)))
         patched = apply_merge_patch(self.objects[key], patch)
         stored = self._store_write(key, patched, subresource=subresource)
+        return stored if read_back else {}
+
+    async def apply_status(
+        self,
+        gvk: GroupVersionKind,
+        namespace: str | None,
+        body: WireDict,
+        *,
+        field_manager: str,
+        read_back: bool = True,
+    ) -> WireDict:
+        """A forced status apply, owned per manager at the granularity the reconciler's writes need:
+        each status field, and each condition by type. What this manager applied before and leaves
+        out now is removed unless another manager applied it too."""
+        name = body["metadata"]["name"]
+        key = self._key(gvk, namespace, name)
+        if key not in self.objects:
+            raise NotFoundError(name)
+        precondition = body["metadata"].get("resourceVersion")
+        if precondition is not None and precondition != self.objects[key]["metadata"]["resourceVersion"]:
+            raise ConflictError(f"{gvk.kind} {name} was modified")
+        self.writes.append(Write("apply", gvk.kind, name, "status", copy.deepcopy(body), field_manager))
+        applied = body.get("status") or {}
+        fields = {
+            (field_name, str(item.get("type"))) if field_name == "conditions" else (field_name, "")
+            for field_name, value in applied.items()
+            for item in (value if field_name == "conditions" else [{}])
+        }
+        status = copy.deepcopy(self.objects[key].get("status") or {})
+        owners = self.status_owners.setdefault(key, {})
+        for field_name, condition_type in owners.get(field_manager, set()) - fields:
+            if any(
+                (field_name, condition_type) in owned for m, owned in owners.items() if m != field_manager
+            ):
+                continue
+            if field_name == "conditions":
+                status["conditions"] = [
+                    c for c in status.get("conditions") or [] if c.get("type") != condition_type
+                ]
+            else:
+                status.pop(field_name, None)
+        for field_name, value in applied.items():
+            if field_name != "conditions":
+                status[field_name] = copy.deepcopy(value)
+                continue
+            conditions = status.setdefault("conditions", [])
+            for condition in value:
+                found = [i for i, c in enumerate(conditions) if c.get("type") == condition.get("type")]
+                if found:
+                    conditions[found[0]] = copy.deepcopy(condition)
+                else:
+                    conditions.append(copy.deepcopy(condition))
+        if not status.get("conditions"):
+            status.pop("conditions", None)
+        for other in owners.values():
+            other -= fields  # forced: the fields move to this manager
+        owners[field_manager] = fields
+        stored = self._store_write(key, {**self.objects[key], "status": status}, subresource="status")
         return stored if read_back else {}
 
     async def delete(

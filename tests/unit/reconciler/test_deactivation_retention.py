@@ -111,7 +111,7 @@ async def test_zero_retention_deletes_in_the_pass_that_stops_the_job(
     # Kueue's order within the evicted step: stop the job (the batch Job's stop takes several
     # patches), release the quota, then delete.
     writes = [(w.verb, w.kind, w.subresource) for w in cluster.writes[writes_before:]]
-    assert writes[-2:] == [("update", "Workload", "status"), ("delete", "Job", None)]
+    assert writes[-2:] == [("apply", "Workload", "status"), ("delete", "Job", None)]
     assert writes[:-2] and set(writes[:-2]) == {("patch", "Job", None)}
     assert [e.reason for e in cluster.events[-2:]] == ["Stopped", "Deleted"]
     assert cluster.find("Job", "golden", "sample") is None

@@ -1,4 +1,5 @@
-"""Each job kind's controller runs as many workers as the configuration gives that kind."""
+"""Each job kind's controller runs as many workers as the configuration gives that kind; the settings
+the reconciler takes from Kueue's configuration (namespace selector, feature gates)."""
 
 from __future__ import annotations
 
@@ -88,3 +89,14 @@ def test_reconciler_and_webhook_apply_the_configured_namespace_selector(
     assert reconciler_selector is not None
     assert reconciler_selector.matches(labels) is managed
     assert webhook_settings_from_config(config).namespace_selected(labels) is managed
+
+
+@pytest.mark.parametrize(
+    ("gates", "merge_patch"), [("", False), ("featureGates: {WorkloadRequestUseMergePatch: true}\n", True)]
+)
+def test_kueues_merge_patch_gate_chooses_how_workload_status_is_written(
+    gates: str, merge_patch: bool
+) -> None:
+    config = parse_config(CONFIG + gates, source="x")
+    registry = FrameworkRegistry.from_managed_kinds(config.managed_kinds())
+    assert settings_from_config(config, registry=registry).workload_request_use_merge_patch is merge_patch
