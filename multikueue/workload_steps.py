@@ -82,7 +82,7 @@ from shared.kube.conditions import (
     set_object_condition,
     writable_status,
 )
-from shared.kueue.admission_apply import apply_admission_status
+from shared.kueue.admission_apply import apply_admission_status, apply_finish
 from shared.kueue.workload_state import (
     has_quota_reservation,
     is_evicted,
@@ -297,18 +297,9 @@ async def _admitting_cluster(group: WorkloadGroup, recorded: str) -> str | None:
 
 
 async def _finish(r: WorkloadActions, local: dict[str, Any], reason: str, message: str) -> None:
-    if is_finished(local):
-        return
-    updated = json_tree_copy(local)
-    set_object_condition(
-        updated,
-        condition_type=Condition.FINISHED,
-        status="True",
-        reason=reason,
-        message=truncate_condition_message(message),
-        now=r.now(),
+    await apply_finish(
+        r.client, local, reason=reason, message=truncate_condition_message(message), now=r.now()
     )
-    await apply_admission_status(r.client, updated)
 
 
 def _comparable_spec(workload: dict[str, Any]) -> dict[str, Any]:

@@ -61,6 +61,7 @@ from shared.kueue.admission_apply import (
     admission_status_apply,
     condition_apply,
     condition_field_manager,
+    finish_apply,
     status_apply,
 )
 from shared.kueue.jobmeta import (
@@ -364,19 +365,15 @@ class WorkloadSync:
             model = read.model
             finish_workload(model, reason=reason, message=message, now=now)
             return await self.write_status(model, read_back=True)
-        status = dict(read.wire.get("status") or {})
-        conditions = [dict(item) for item in conditions_of(read.wire) if isinstance(item, Mapping)]
-        set_object_condition(
-            conditions,
-            condition_type=Condition.FINISHED,
-            status="True",
-            reason=reason,
-            message=truncate_condition_message(message),
-            observed_generation=read.metadata.get("generation"),
-            now=now,
+        body = finish_apply(read.wire, reason=reason, message=truncate_condition_message(message), now=now)
+        assert body is not None  # not finished: see above
+        return await self._writer.apply_status(
+            WORKLOAD_GVK,
+            read.metadata.get("namespace"),
+            body,
+            field_manager=ADMISSION_FIELD_MANAGER,
+            read_back=read_back,
         )
-        status["conditions"] = conditions
-        return await self.patch_admission_status({**read.wire, "status": status}, read_back=read_back)
 
     async def patch_admission_status(
         self, workload: Workload | WireDict, *, read_back: bool = False

@@ -46,7 +46,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from shared.constants import WORKLOAD_GVK, Condition
 from shared.jsontree import json_tree_copy
-from shared.kube.conditions import set_condition
+from shared.kube.conditions import (
+    conditions_of,
+    is_object_condition_true,
+    set_condition,
+    set_object_condition,
+)
 
 if TYPE_CHECKING:  # the body builders serve the devcluster's Kueue stand-in too, which has its own client
     from shared.kube import KubeClient
@@ -60,9 +65,11 @@ __all__ = [
     "admission_status_apply",
     "apply_admission_status",
     "apply_check_state",
+    "apply_finish",
     "check_state_apply",
     "condition_apply",
     "condition_field_manager",
+    "finish_apply",
     "status_apply",
 ]
 
@@ -154,6 +161,24 @@ def status_apply(
     return json_tree_copy(body)
 
 
+def finish_apply(
+    workload: Mapping[str, Any], *, reason: str, message: str, now: datetime, strict: bool = True
+) -> dict[str, Any] | None:
+    """``workloadfinish.Finish``: the ``kueue-admission`` apply body of ``workload`` with
+    ``Finished=True`` (``reason``, ``message`` as given: the caller truncates it) set on its
+    conditions; ``None`` when it is finished already (Kueue writes nothing then). Only the status and
+    its conditions are copied: ``workload`` is a cached object and stays as it is."""
+    if is_object_condition_true(workload, Condition.FINISHED):
+        return None
+    status = dict(workload.get("status") or {})
+    status["conditions"] = [dict(item) for item in conditions_of(workload) if isinstance(item, Mapping)]
+    finished = {**workload, "status": status}
+    set_object_condition(
+        finished, condition_type=Condition.FINISHED, status="True", reason=reason, message=message, now=now
+    )
+    return admission_status_apply(finished, strict=strict)
+
+
 def check_state_apply(
     workload: Mapping[str, Any], check: Mapping[str, Any], *, strict: bool = True
 ) -> dict[str, Any]:
@@ -208,6 +233,19 @@ async def apply_admission_status(
         field_manager=ADMISSION_FIELD_MANAGER,
         force=True,
         subresource="status",
+    )
+
+
+async def apply_finish(
+    client: KubeClient, workload: Mapping[str, Any], *, reason: str, message: str, now: datetime
+) -> dict[str, Any] | None:
+    """``workloadfinish.Finish`` through ``client``: :func:`finish_apply` force-applied as
+    ``kueue-admission``; the stored Workload, ``None`` when it was finished already."""
+    body = finish_apply(workload, reason=reason, message=message, now=now)
+    if body is None:
+        return None
+    return await client.apply(
+        WORKLOAD_GVK, body, field_manager=ADMISSION_FIELD_MANAGER, force=True, subresource="status"
     )
 
 

@@ -1,13 +1,15 @@
-"""The bodies of Kueue's Workload status applies (``prepareWorkloadPatch``, ``PatchStatus``)."""
+"""The bodies of Kueue's Workload status applies (``prepareWorkloadPatch``, ``PatchStatus``, ``Finish``)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from shared.kueue.admission_apply import (
     ADMISSION_MANAGED_CONDITIONS,
     admission_status_apply,
     check_state_apply,
+    finish_apply,
 )
 
 
@@ -107,3 +109,29 @@ def test_a_check_state_apply_holds_that_one_check() -> None:
     body = check_state_apply(_workload(clusterName="w1", admissionChecks=[check, {"name": "other"}]), check)
     assert body["status"] == {"admissionChecks": [check]}
     assert body["metadata"]["resourceVersion"] == "42"
+
+
+def test_finish_sets_finished_on_a_copy_and_applies_the_whole_admission_state() -> None:
+    admitted = _condition("QuotaReserved")
+    workload = _workload(admission={"clusterQueue": "cq"}, conditions=[admitted])
+    now = datetime(2026, 12, 7, 13, 0, tzinfo=UTC)
+    body = finish_apply(workload, reason="Succeeded", message="done", now=now)
+    assert body is not None
+    assert body["status"]["admission"] == {"clusterQueue": "cq"}
+    assert body["status"]["conditions"] == [
+        admitted,
+        {
+            "type": "Finished",
+            "status": "True",
+            "observedGeneration": 3,
+            "lastTransitionTime": "2026-12-07T13:00:00Z",
+            "reason": "Succeeded",
+            "message": "done",
+        },
+    ]
+    assert workload["status"]["conditions"] == [admitted], "the cached object is left as it was"
+
+
+def test_a_finished_workload_is_not_finished_again() -> None:
+    workload = _workload(conditions=[_condition("Finished")])
+    assert finish_apply(workload, reason="Failed", message="x", now=datetime.now(UTC)) is None

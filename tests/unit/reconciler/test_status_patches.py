@@ -174,12 +174,32 @@ async def test_a_status_apply_from_a_stale_read_conflicts(
     assert "Finished" not in [c["type"] for c in workload_of(cluster)["status"]["conditions"]]
 
 
+@pytest.mark.parametrize(
+    ("merge_patch", "expected"),
+    [
+        (
+            False,
+            [
+                ("apply", "status", "kueue-job-controller-PodsReady"),
+                ("apply", "status", "kueue-admission"),
+                ("patch", None, None),
+            ],
+        ),
+        (True, [("patch", "status", None), ("patch", "status", None), ("patch", None, None)]),
+    ],
+    ids=["applies", "merge-patch-gate"],
+)
 async def test_passes_that_only_read_or_set_one_condition_never_parse_the_workload(
-    cluster: FakeCluster, reconciler: JobReconciler, monkeypatch: pytest.MonkeyPatch
+    cluster: FakeCluster,
+    make_reconciler: Callable[..., JobReconciler],
+    monkeypatch: pytest.MonkeyPatch,
+    merge_patch: bool,
+    expected: list[tuple[str, str | None, str | None]],
 ) -> None:
     """Decisions read the Workload as the cache holds it; PodsReady, Finished and the finalizer are
-    written from it too. A model is parsed only to change more than one condition or to compute a
-    verdict again (``reconciler.workload_sync.ReadWorkload``)."""
+    written from it too, with the gate on or off. A model is parsed only to change more than one
+    condition or to compute a verdict again (``reconciler.workload_sync.ReadWorkload``)."""
+    reconciler = make_reconciler(workload_request_use_merge_patch=merge_patch)
     await admitted(cluster, reconciler)  # started, every verdict of this Workload remembered
     parse = Workload.from_wire
     parsed: list[str] = []
@@ -201,11 +221,10 @@ async def test_passes_that_only_read_or_set_one_condition_never_parse_the_worklo
     writes = [
         (w.verb, w.subresource, w.field_manager) for w in cluster.writes[start:] if w.kind == "Workload"
     ]
-    assert writes == [
-        ("apply", "status", "kueue-job-controller-PodsReady"),
-        ("apply", "status", "kueue-admission"),
-        ("patch", None, None),
-    ]
+    assert writes == expected
+    conditions = {c["type"]: c["status"] for c in workload_of(cluster)["status"]["conditions"]}
+    assert (conditions["PodsReady"], conditions["Finished"]) == ("True", "True")
+    assert not workload_of(cluster)["metadata"].get("finalizers"), "kueue.x-k8s.io/resource-in-use released"
     assert parsed == []
 
 
@@ -290,35 +309,3 @@ async def test_with_the_merge_patch_gate_a_status_patch_from_a_stale_read_confli
     cluster.objects[key]["metadata"]["resourceVersion"] = "999999"  # someone else wrote meanwhile
     with pytest.raises(ConflictError):
         await merge_patching._workloads.patch_status(stale, fields=("conditions",))
-
-
-async def test_with_the_merge_patch_gate_passes_that_only_set_one_condition_never_parse_the_workload(
-    cluster: FakeCluster, merge_patching: JobReconciler, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Decisions read the Workload as the cache holds it; PodsReady, Finished and the finalizer are
-    written from it too. A model is parsed only to change more than one condition or to compute a
-    verdict again (``reconciler.workload_sync.ReadWorkload``)."""
-    await admitted(cluster, merge_patching)  # started, every verdict of this Workload remembered
-    parse = Workload.from_wire
-    parsed: list[str] = []
-
-    def counting(wire: dict[str, Any]) -> Workload:
-        parsed.append(str(wire["metadata"]["name"]))
-        return parse(wire)
-
-    monkeypatch.setattr(Workload, "from_wire", counting)
-    start = len(cluster.writes)
-    await converge(merge_patching, rounds=2)
-    assert cluster.writes[start:] == [], "converged: nothing to write"
-    set_job_status(cluster, {"ready": 2, "active": 2})
-    await converge(merge_patching, rounds=2)  # PodsReady=True, then its echo
-    set_job_status(
-        cluster, {"succeeded": 4, "conditions": [{"type": "Complete", "status": "True", "message": "done"}]}
-    )
-    await converge(merge_patching, rounds=3)  # Finished, finalizer released, finished
-    writes = [(w.verb, w.subresource) for w in cluster.writes[start:] if w.kind == "Workload"]
-    assert writes == [("patch", "status"), ("patch", "status"), ("patch", None)]
-    conditions = {c["type"]: c["status"] for c in workload_of(cluster)["status"]["conditions"]}
-    assert (conditions["PodsReady"], conditions["Finished"]) == ("True", "True")
-    assert not workload_of(cluster)["metadata"].get("finalizers"), "kueue.x-k8s.io/resource-in-use released"
-    assert parsed == []
