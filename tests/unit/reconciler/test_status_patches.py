@@ -51,6 +51,24 @@ def set_job_status(cluster: FakeCluster, status: dict[str, Any]) -> None:
     cluster.objects[key]["status"] = status
 
 
+def complete_job(cluster: FakeCluster) -> None:
+    """The batch Job's status once all its pods succeeded (the job controller of 1.36)."""
+    set_job_status(
+        cluster,
+        {
+            "succeeded": 4,
+            "conditions": [
+                {"type": "SuccessCriteriaMet", "status": "True"},
+                {
+                    "type": "Complete",
+                    "status": "True",
+                    "message": "Reached expected number of succeeded pods",
+                },
+            ],
+        },
+    )
+
+
 async def admitted(cluster: FakeCluster, reconciler: JobReconciler) -> None:
     cluster.add(golden_job())
     await converge(reconciler)
@@ -105,20 +123,7 @@ async def test_finished_applies_the_whole_admission_state_as_kueue_admission(
 ) -> None:
     await admitted(cluster, reconciler)
     before = workload_of(cluster)
-    set_job_status(
-        cluster,
-        {
-            "succeeded": 4,
-            "conditions": [
-                {"type": "SuccessCriteriaMet", "status": "True"},
-                {
-                    "type": "Complete",
-                    "status": "True",
-                    "message": "Reached expected number of succeeded pods",
-                },
-            ],
-        },
-    )
+    complete_job(cluster)
     start = len(cluster.writes)
     await reconciler.reconcile(job_key())
     writes = status_writes_since(cluster, start)
@@ -251,20 +256,7 @@ async def test_with_the_merge_patch_gate_finished_is_a_conditions_patch_keeping_
 ) -> None:
     await admitted(cluster, merge_patching)
     before = workload_of(cluster)
-    set_job_status(
-        cluster,
-        {
-            "succeeded": 4,
-            "conditions": [
-                {"type": "SuccessCriteriaMet", "status": "True"},
-                {
-                    "type": "Complete",
-                    "status": "True",
-                    "message": "Reached expected number of succeeded pods",
-                },
-            ],
-        },
-    )
+    complete_job(cluster)
     start = len(cluster.writes)
     await merge_patching.reconcile(job_key())
     writes = status_writes_since(cluster, start)
