@@ -333,13 +333,7 @@ class WorkloadSync:
         body = condition_apply(
             read.wire, condition_type=condition_type, status=status, reason=reason, message=message, now=now
         )
-        await self._writer.apply_status(
-            WORKLOAD_GVK,
-            read.metadata.get("namespace"),
-            body,
-            field_manager=condition_field_manager(condition_type),
-            read_back=False,
-        )
+        await self._apply(body, field_manager=condition_field_manager(condition_type))
 
     async def finish(
         self, workload: ReadWorkload | Workload, *, reason: str, message: str, read_back: bool = False
@@ -364,16 +358,10 @@ class WorkloadSync:
                 return {}
             model = read.model
             finish_workload(model, reason=reason, message=message, now=now)
-            return await self.write_status(model, read_back=True)
+            return await self.patch_admission_status(model, read_back=True)
         body = finish_apply(read.wire, reason=reason, message=truncate_condition_message(message), now=now)
         assert body is not None  # not finished: see above
-        return await self._writer.apply_status(
-            WORKLOAD_GVK,
-            read.metadata.get("namespace"),
-            body,
-            field_manager=ADMISSION_FIELD_MANAGER,
-            read_back=read_back,
-        )
+        return await self._apply(body, field_manager=ADMISSION_FIELD_MANAGER, read_back=read_back)
 
     async def patch_admission_status(
         self, workload: Workload | WireDict, *, read_back: bool = False
@@ -385,12 +373,8 @@ class WorkloadSync:
             model = workload if isinstance(workload, Workload) else Workload.from_wire(workload)
             return await self.write_status(model, read_back=read_back)
         wire = workload.to_wire() if isinstance(workload, Workload) else workload
-        return await self._writer.apply_status(
-            WORKLOAD_GVK,
-            (wire.get("metadata") or {}).get("namespace"),
-            admission_status_apply(wire),
-            field_manager=ADMISSION_FIELD_MANAGER,
-            read_back=read_back,
+        return await self._apply(
+            admission_status_apply(wire), field_manager=ADMISSION_FIELD_MANAGER, read_back=read_back
         )
 
     async def update_reclaimable_pods(self, workload: Workload) -> None:
@@ -405,12 +389,19 @@ class WorkloadSync:
             if pods
             else {}
         )
-        await self._writer.apply_status(
+        await self._apply(
+            status_apply(workload.to_wire(), applied), field_manager=RECLAIMABLE_PODS_FIELD_MANAGER
+        )
+
+    async def _apply(self, body: WireDict, *, field_manager: str, read_back: bool = False) -> WireDict:
+        """Force-apply ``body`` (a ``shared.kueue.admission_apply`` body: it names the Workload and
+        its namespace) to the Workload's status as ``field_manager``."""
+        return await self._writer.apply_status(
             WORKLOAD_GVK,
-            workload.metadata.namespace,
-            status_apply(workload.to_wire(), applied),
-            field_manager=RECLAIMABLE_PODS_FIELD_MANAGER,
-            read_back=False,
+            body["metadata"].get("namespace"),
+            body,
+            field_manager=field_manager,
+            read_back=read_back,
         )
 
     async def write_spec(self, workload: Workload) -> Workload:
