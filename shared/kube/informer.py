@@ -25,7 +25,12 @@ Invariants:
   a controller that never reads ``metadata.managedFields`` keeps a third less per object, and an
   update sent without them leaves the server's untouched (kube-apiserver's field manager keeps the
   live object's managedFields when a request carries none). ``shared.kube.compaction.SharedParts``
-  drops them too and shares the parts cached objects repeat (pod templates, strings).
+  drops them too and shares the parts cached objects repeat (pod templates, strings). The watch
+  applies it as it decodes (``Watch(transform=...)``): a list's items page by page, so a relist
+  holds one page of whole objects at a time, not every page until the last arrives.
+  ``kueue-bridge:`` client-go's reflector lists every page, then transforms on ``Replace``; with
+  every page alive at once, the parts the transform frees were scattered across a heap that
+  CPython's allocator keeps (a cold start's RSS grew by what all pages decoded whole).
 * ``metadata_only`` caches ``PartialObjectMetadata`` objects (client-go's metadata informers,
   controller-runtime's ``OnlyMetadata``): for a cache whose readers look at ``metadata`` alone, the
   server sends and we decode a fraction of each object. A server that cannot answer that way sends
@@ -277,7 +282,6 @@ class Informer:
         metadata_only: bool = False,
     ) -> None:
         self.gvk = gvk
-        self._transform = transform
         self.clock: Clock = clock or client.clock
         self.resync_period = resync_period
         self._store = Store(indexers)
@@ -296,6 +300,7 @@ class Informer:
             # the transform would drop them right after parsing: cut them before (watch.py)
             drop_managed_fields=transform is strip_managed_fields
             or getattr(transform, "drops_managed_fields", False) is True,
+            transform=transform,
         )
 
     @property
@@ -374,13 +379,12 @@ class Informer:
         resync_task = (
             asyncio.create_task(self._resync_loop(self.resync_period)) if self.resync_period else None
         )
-        transform = self._transform
         try:
             async for event in self.watch.events():
                 if event.type is EventType.SYNCED:
                     self._synced.set()
                     continue
-                obj = event.object if transform is None else transform(event.object)
+                obj = event.object
                 if event.type is EventType.DELETED:
                     self._store.delete(object_key(obj))
                     self._dispatch_delete(obj)  # final state, or last known for a relist delete

@@ -17,7 +17,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -165,9 +165,12 @@ class ResourceVerbs:
         field_selector: str | None = None,
         page_size: int | None = 500,
         metadata_only: bool = False,
+        transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> ObjectList:
         """Every item across pages; items get ``apiVersion``/``kind`` (lists omit them).
         ``metadata_only``: ``PartialObjectMetadata`` items, as client-go's metadata informers list.
+        ``transform`` is applied to each item as its page arrives, so a transform that drops or
+        shares parts (an informer's) leaves one page, not the whole list, decoded in full at a time.
 
         An expired continue token (410) falls back to one unpaginated list, as client-go's pager does.
         """
@@ -196,7 +199,7 @@ class ResourceVerbs:
                 if isinstance(item, dict):
                     item.setdefault("apiVersion", gvk.api_version)
                     item.setdefault("kind", gvk.kind)
-                    items.append(item)
+                    items.append(item if transform is None else transform(item))
             metadata = page.get("metadata") or {}
             resource_version = str(metadata.get("resourceVersion") or resource_version)
             token = metadata.get("continue") or None

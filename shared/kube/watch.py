@@ -44,6 +44,9 @@ never trusted: the parsed ``metadata`` must serialise back to exactly the bytes 
 otherwise (an unusual layout, escapes the server writes differently, a "}]" inside a string) the
 whole line is parsed as before. The object delivered is the same as parsing then stripping.
 
+``transform`` (an informer's) is applied to every object decoded, the items of a list as each page
+arrives (``list_all(transform=...)``), before the object is remembered or delivered.
+
 Cancelling the consuming task (or closing the ``events()`` generator) closes the HTTP stream.
 ``on_restart(reason)`` is told about every restart (the ``watch_restarts_total`` reasons: a
 MultiKueue worker's watch uses it to notice a lost connection); it must be quick and not raise.
@@ -231,8 +234,10 @@ class Watch:
         on_restart: Callable[[str], None] | None = None,
         metadata_only: bool = False,
         drop_managed_fields: bool = False,
+        transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         self.client = client
+        self._transform = transform
         self.gvk = gvk
         self.metadata_only = metadata_only
         self._loads: Callable[[bytes], Any] = (
@@ -311,6 +316,7 @@ class Watch:
             field_selector=self.field_selector,
             page_size=self.settings.page_size,
             metadata_only=self.metadata_only,
+            transform=self._transform,
         )
         fresh = {object_key(obj): obj for obj in result.items}
         events = [WatchEvent(EventType.DELETED, old) for key, old in self._known.items() if key not in fresh]
@@ -467,6 +473,8 @@ class Watch:
             raise self._malformed(line, problem="object without metadata.name")
         obj.setdefault("apiVersion", self.gvk.api_version)
         obj.setdefault("kind", self.gvk.kind)
+        if self._transform is not None:
+            obj = self._transform(obj)
         key = object_key(obj)
         if kind == "DELETED":
             self._known.pop(key, None)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -213,6 +214,25 @@ async def test_list_selectors_and_pagination(client: KubeClient, fake_api: FakeA
     assert [r.params.get("limit") for r in list_requests[-3:]] == ["3", "3", "3"]
     by_field = await client.list(CM, namespace="ns", field_selector="metadata.name=cm3")
     assert [o["metadata"]["name"] for o in by_field["items"]] == ["cm3"]
+
+
+async def test_list_all_transforms_each_page_before_it_asks_for_the_next(
+    client: KubeClient, fake_api: FakeApi
+) -> None:
+    for i in range(7):
+        await client.create(CM, configmap(f"cm{i}"))
+    pages_read: list[int] = []
+
+    def transform(obj: dict[str, Any]) -> dict[str, Any]:
+        pages_read.append(
+            sum(1 for r in fake_api.requests if r.method == "GET" and r.path.endswith("/configmaps"))
+        )
+        return {**obj, "transformed": True}
+
+    before = sum(1 for r in fake_api.requests if r.method == "GET" and r.path.endswith("/configmaps"))
+    everything = await client.list_all(CM, namespace="ns", page_size=3, transform=transform)
+    assert [n - before for n in pages_read] == [1, 1, 1, 2, 2, 2, 3]
+    assert all(o["transformed"] and o["kind"] == "ConfigMap" for o in everything.items)
 
 
 async def test_expired_continue_token_falls_back_to_a_full_list(

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from shared.kube import FakeClock, GroupVersionKind, KubeClient
+from shared.kube import FakeClock, GroupVersionKind, KubeClient, WatchSettings
 from shared.kube.clock import settle
 from shared.kube.informer import (
     EventHandler,
@@ -175,6 +175,33 @@ async def test_a_transform_shapes_what_is_stored_and_what_handlers_see(
     assert len(seen) == 3
     assert all("managedFields" not in obj["metadata"] for obj in seen)
     assert seen[1]["metadata"]["labels"] == {"v": "2"}
+
+
+async def test_a_transform_runs_once_per_object_each_listed_page_before_the_next_is_read(
+    fake_api: FakeApi, kube: KubeClient, clock: FakeClock
+) -> None:
+    for i in range(5):
+        fake_api.put_object(RESOURCE, cm(f"c{i}"))
+
+    def pages_read() -> int:
+        return sum(1 for r in fake_api.requests if r.method == "GET" and r.params.get("limit") == "2")
+
+    calls: list[tuple[str, int]] = []
+
+    def transform(obj: dict[str, Any]) -> dict[str, Any]:
+        assert "transformed" not in obj, "transformed twice"
+        calls.append((obj["metadata"]["name"], pages_read()))
+        obj["transformed"] = True
+        return obj
+
+    informer = Informer(kube, CM, clock=clock, transform=transform, watch_settings=WatchSettings(page_size=2))
+    async with running(informer):
+        await informer.wait_synced()
+        fake_api.put_object(RESOURCE, cm("c0", labels={"v": "2"}))
+        await settle()
+    assert calls == [("c0", 1), ("c1", 1), ("c2", 2), ("c3", 2), ("c4", 3), ("c0", 3)]
+    assert all(obj.get("transformed") for obj in informer.store.list())
+    assert informer.store.get("ns/c0")["metadata"]["labels"] == {"v": "2"}  # type: ignore[index]
 
 
 def test_strip_managed_fields_leaves_everything_else() -> None:
