@@ -107,6 +107,7 @@ IDLE_TARGET_SHARE: Final = 0.01
 FINISHER_CONCURRENCY: Final = 32
 WEBHOOK_HISTOGRAM: Final = "kueue_bridge_webhook_request_duration_seconds"
 QUEUE_DEPTH: Final = "kueue_bridge_workqueue_depth"
+WEBHOOK_CONNECTIONS: Final = "kueue_bridge_webhook_connections_total"
 
 
 def checkpoints_for(jobs: int) -> list[int]:
@@ -133,6 +134,7 @@ class Checkpoint:
     rss_mib: dict[str, float]
     admitted_to_unsuspended: list[float]
     webhook_p99_ms: float  # ours, its own histogram (NaN in the anchor)
+    webhook_connections: dict[str, float]  # TLS connections our webhook accepted, by protocol
     apiserver_webhooks: dict[str, tuple[float, float]]  # name -> (p99 ms, mean ms)
     load: str
 
@@ -140,6 +142,9 @@ class Checkpoint:
         gaps = self.admitted_to_unsuspended
         cpu = ", ".join(f"{name} {ms:.2f}" for name, ms in self.cpu_ms_per_job.items())
         rss = ", ".join(f"{name} {mib:.0f}" for name, mib in self.rss_mib.items())
+        opened = ", ".join(
+            f"{count:.0f} {protocol}" for protocol, count in sorted(self.webhook_connections.items())
+        )
         hooks = "; ".join(
             f"{name} p99 {p99:.1f} ms mean {mean:.1f} ms"
             for name, (p99, mean) in sorted(self.apiserver_webhooks.items())
@@ -149,7 +154,8 @@ class Checkpoint:
             f"    CPU ms per job: {cpu}",
             f"    admission -> unsuspend: p50 {quantile(gaps, 0.5) * 1000:.0f} ms, p99 {quantile(gaps, 0.99) * 1000:.0f} ms "
             f"({len(gaps)} Jobs admitted in the interval)",
-            f"    our webhook's answer p99 {self.webhook_p99_ms:.1f} ms; kube-apiserver's: {hooks or 'no calls'}",
+            f"    our webhook's answer p99 {self.webhook_p99_ms:.1f} ms, connections accepted {opened or 'none'}; "
+            f"kube-apiserver's: {hooks or 'no calls'}",
             f"    RSS MiB: {rss}",
         ]
 
@@ -400,6 +406,12 @@ async def _run_setup(args: argparse.Namespace, *, setup: str, progress: Progress
                     rss_mib={name: process_rss_mib(pid) for name, pid in processes.items()},
                     admitted_to_unsuspended=gaps,
                     webhook_p99_ms=hook_p99 * 1000,
+                    webhook_connections={
+                        protocol: total(hook_now, WEBHOOK_CONNECTIONS, protocol=protocol)
+                        - total(hook_before, WEBHOOK_CONNECTIONS, protocol=protocol)
+                        for protocol in ("h2", "http/1.1")
+                        if total(hook_now, WEBHOOK_CONNECTIONS, protocol=protocol)
+                    },
                     apiserver_webhooks=_apiserver_webhooks(api_now, api_before),
                     load=load_average(),
                 )

@@ -63,6 +63,11 @@ class WebhookApp:
         return {b"/mutate": self.handler.mutate_now, b"/validate": self.handler.validate_now}
 
     @property
+    def pending_routes(self) -> dict[bytes, Callable[[bytes], Awaitable[tuple[int, bytes]]]]:
+        """The same routes' awaitable answers (an HTTP/2 stream whose synchronous answer was ``None``)."""
+        return {path.encode(): answer for path, answer in self._routes.items()}
+
+    @property
     def body_limit(self) -> int:
         return self._limit
 

@@ -34,6 +34,10 @@ Invariants, and why:
   (status line, uvicorn's default headers, content type) is built once per ``date`` second.
 * **Never a dead connection**: should the handler raise (it answers every bad input itself), the
   request gets uvicorn's plain 500 and the error is logged, as the ASGI path would do.
+* **HTTP/2 when the client chose it.** The server's TLS context offers ``h2`` and ``http/1.1``
+  (``webhook.serving.tlsreload.new_server_context``); a connection whose handshake chose ``h2``
+  (kube-apiserver's webhook client does) is served by ``webhook.serving.http2.AdmissionStreams``
+  with the same routes, body limit and idle timeout, and never reaches uvicorn's HTTP/1.1 parser.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from webhook.serving.http2 import AdmissionStreams, PendingAnswer
 
 __all__ = ["FastAnswer", "admission_protocol"]
 
@@ -59,7 +65,11 @@ class _AdmissionProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with ``routes`` answered in the parser callbacks."""
 
     routes: ClassVar[Mapping[bytes, FastAnswer]] = {}
+    pending_routes: ClassVar[Mapping[bytes, PendingAnswer]] = {}
     body_limit: ClassVar[int] = 0
+    #: told the protocol each accepted connection's handshake chose (``h2``, ``http/1.1``); a tuple
+    #: of at most one callable, so that it is not bound as a method
+    on_connection: ClassVar[tuple[Callable[[str], None], ...]] = ()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -73,6 +83,50 @@ class _AdmissionProtocol(HttpToolsProtocol):
         #: heads built from it, by (status, keep-alive)
         self._heads_for: object = None
         self._heads: dict[tuple[int, bool], bytes] = {}
+        #: the connection's HTTP/2 streams when its handshake chose ``h2``
+        self._h2: AdmissionStreams | None = None
+
+    # --- HTTP/2: a connection whose handshake chose h2 is served by webhook.serving.http2 ----------
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        ssl_object = transport.get_extra_info("ssl_object")
+        chosen = (ssl_object.selected_alpn_protocol() if ssl_object is not None else None) or "http/1.1"
+        for told in self.on_connection:
+            told(chosen)
+        if chosen == "h2":
+            self._h2 = AdmissionStreams(
+                transport=transport,
+                routes=self.routes,
+                pending_routes=self.pending_routes,
+                app=self.app,
+                body_limit=self.body_limit,
+                idle_timeout=self.timeout_keep_alive,
+                default_headers=lambda: self.server_state.default_headers,
+                scope_base={"server": self.server, "client": self.client, "scheme": "https"},
+                on_answer=self._count_request,
+            )
+
+    def _count_request(self) -> None:
+        self.server_state.total_requests += 1
+
+    def data_received(self, data: bytes) -> None:
+        if self._h2 is not None:
+            self._h2.data_received(data)
+            return
+        super().data_received(data)
+
+    def shutdown(self) -> None:
+        if self._h2 is not None:
+            self._h2.shutdown()
+            return
+        super().shutdown()
+
+    def idle(self) -> bool:
+        """No request is being answered on this connection (it may be dropped at shutdown)."""
+        if self._h2 is not None:
+            return not self._h2.busy
+        return self.cycle is None or self.cycle.response_complete
 
     # --- request: uvicorn's ASGI scope only for a request that goes to the ASGI app ---------------
 
@@ -198,16 +252,34 @@ class _AdmissionProtocol(HttpToolsProtocol):
         self.timeout_keep_alive_handler()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._h2 is not None:
+            self._h2.connection_lost()
         if self.timeout_keep_alive_task is not None:
             self.timeout_keep_alive_task.cancel()
             self.timeout_keep_alive_task = None
         super().connection_lost(exc)
 
 
-def admission_protocol(*, routes: Mapping[bytes, FastAnswer], body_limit: int) -> type[HttpToolsProtocol]:
-    """A protocol class for ``uvicorn.Config(http=...)`` answering ``routes`` (exact paths) in place."""
+def admission_protocol(
+    *,
+    routes: Mapping[bytes, FastAnswer],
+    pending_routes: Mapping[bytes, PendingAnswer],
+    body_limit: int,
+    on_connection: Callable[[str], None] | None = None,
+) -> type[HttpToolsProtocol]:
+    """A protocol class for ``uvicorn.Config(http=...)`` answering ``routes`` (exact paths) in place.
+
+    ``pending_routes`` are the same routes' awaitable answers, for an answer that needs an await on
+    an HTTP/2 connection (over HTTP/1.1 such a request goes through the ASGI app, which calls them);
+    ``on_connection`` is told the protocol each accepted connection's handshake chose.
+    """
     return type(
         "AdmissionProtocol",
         (_AdmissionProtocol,),
-        {"routes": dict(routes), "body_limit": body_limit},
+        {
+            "routes": dict(routes),
+            "pending_routes": dict(pending_routes),
+            "body_limit": body_limit,
+            "on_connection": (on_connection,) if on_connection is not None else (),
+        },
     )

@@ -2,6 +2,9 @@
 
 * ``kueue_bridge_webhook_requests_total{webhook, framework, operation, result}``
 * ``kueue_bridge_webhook_request_duration_seconds{webhook, framework, operation, result}``
+* ``kueue_bridge_webhook_connections_total{protocol}`` -- TLS connections accepted, by the protocol
+  their handshake chose (``h2``, ``http/1.1``): a client that multiplexes over HTTP/2 opens one; a
+  rate that grows with the load is a client opening a connection per call beyond its idle pool
 
 ``webhook`` is ``mutate``/``validate``; ``framework`` is the framework name (``batch/job``,
 ``TrainingRun.v1alpha1.ml.example.com``), ``unknown`` for a kind we are not configured for (allowed
@@ -48,6 +51,8 @@ _REQUESTS: Final = "kueue_bridge_webhook_requests"
 _REQUESTS_HELP: Final = "Admission requests by webhook, framework, operation and result."
 _LATENCY: Final = "kueue_bridge_webhook_request_duration_seconds"
 _LATENCY_HELP: Final = "Time to answer an admission request, by webhook, framework, operation and result."
+_CONNECTIONS: Final = "kueue_bridge_webhook_connections"
+_CONNECTIONS_HELP: Final = "TLS connections accepted, by the protocol their handshake chose."
 
 
 class _Series:
@@ -64,8 +69,11 @@ class _Series:
 
 
 class _AdmissionCollector(Collector):
-    def __init__(self, series: dict[tuple[str, str, str, str], _Series]) -> None:
+    def __init__(
+        self, series: dict[tuple[str, str, str, str], _Series], connections: dict[str, tuple[int, float]]
+    ) -> None:
         self._series = series
+        self._connections = connections
 
     def collect(self) -> Iterator[Metric]:
         requests = CounterMetricFamily(_REQUESTS, _REQUESTS_HELP, labels=_LABELS)
@@ -84,10 +92,15 @@ class _AdmissionCollector(Collector):
             )
         yield requests
         yield latency
+        connections = CounterMetricFamily(_CONNECTIONS, _CONNECTIONS_HELP, labels=("protocol",))
+        for protocol, (opened, created) in self._connections.items():
+            connections.add_metric([protocol], opened, created=created)
+        yield connections
 
     def describe(self) -> Iterator[Metric]:
         yield CounterMetricFamily(_REQUESTS, _REQUESTS_HELP, labels=_LABELS)
         yield HistogramMetricFamily(_LATENCY, _LATENCY_HELP, labels=_LABELS)
+        yield CounterMetricFamily(_CONNECTIONS, _CONNECTIONS_HELP, labels=("protocol",))
 
 
 class WebhookMetrics:
@@ -95,7 +108,13 @@ class WebhookMetrics:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         #: label values -> record; the label space is small and fixed by the configuration
         self._series: dict[tuple[str, str, str, str], _Series] = {}
-        self.registry.register(_AdmissionCollector(self._series))
+        #: TLS connections accepted, by the protocol their handshake chose: (count, series created)
+        self._connections: dict[str, tuple[int, float]] = {}
+        self.registry.register(_AdmissionCollector(self._series, self._connections))
+
+    def connection_opened(self, protocol: str) -> None:
+        opened, created = self._connections.get(protocol, (0, time.time()))
+        self._connections[protocol] = (opened + 1, created)
 
     def observe(self, *, webhook: str, framework: str, operation: str, result: str, seconds: float) -> None:
         key = (webhook, framework, operation, result)
@@ -106,6 +125,11 @@ class WebhookMetrics:
         series.total += seconds
         # le semantics: an observation equal to a bound is in that bound's bucket
         series.buckets[bisect.bisect_left(_BUCKETS, seconds)] += 1
+
+    def connections(self, protocol: str) -> float:
+        """Connections accepted with ``protocol`` so far (tests)."""
+        value = self.registry.get_sample_value(f"{_CONNECTIONS}_total", {"protocol": protocol})
+        return float(value or 0.0)
 
     def count(self, *, webhook: str, framework: str, operation: str, result: str) -> float:
         """The current counter value (tests)."""

@@ -31,7 +31,7 @@ import uvicorn
 from shared.runtime.probes import bind_listening_socket
 from webhook.serving.asgi_app import ASGIApp, WebhookApp
 from webhook.serving.fastpath import admission_protocol
-from webhook.serving.tlsreload import CertificateReloader
+from webhook.serving.tlsreload import CertificateReloader, new_server_context
 
 __all__ = ["Listener", "WebhookServer"]
 
@@ -95,15 +95,26 @@ class WebhookServer:
         access_log: bool = False,
     ) -> None:
         cert_dir = listener.cert_dir
-        self.reloader = CertificateReloader(cert_file=cert_dir / "tls.crt", key_file=cert_dir / "tls.key")
+        fast = isinstance(app, WebhookApp) and not access_log  # the access log is written by uvicorn's cycle
+        self.reloader = CertificateReloader(
+            cert_file=cert_dir / "tls.crt",
+            key_file=cert_dir / "tls.key",
+            context=new_server_context(http2=fast),  # HTTP/2 is served by the fast path's protocol only
+        )
         self._reload_interval = listener.reload_interval
         self._background = background
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._serve_task: asyncio.Task[None] | None = None
         extra: dict[str, Any] = {}
-        if isinstance(app, WebhookApp) and not access_log:  # the access log is written by uvicorn's cycle
-            extra["http"] = admission_protocol(routes=app.fast_routes, body_limit=app.body_limit)
+        if fast:
+            assert isinstance(app, WebhookApp)
+            extra["http"] = admission_protocol(
+                routes=app.fast_routes,
+                pending_routes=app.pending_routes,
+                body_limit=app.body_limit,
+                on_connection=app.handler.metrics.connection_opened,
+            )
         config = uvicorn.Config(
             app,
             host=listener.host,
@@ -178,9 +189,14 @@ class WebhookServer:
         Requests in flight still finish: only connections between requests are aborted.
         """
         for connection in list(self._server.server_state.connections):
-            cycle = getattr(connection, "cycle", None)
             transport = getattr(connection, "transport", None)
-            if transport is not None and (cycle is None or cycle.response_complete):
+            idle = getattr(connection, "idle", None)
+            if idle is not None:
+                between_requests = bool(idle())
+            else:
+                cycle = getattr(connection, "cycle", None)
+                between_requests = cycle is None or cycle.response_complete
+            if transport is not None and between_requests:
                 transport.abort()
 
     async def serve_until(self, stopped: Awaitable[object], *, wait_for_certificate: float = 30.0) -> None:

@@ -37,11 +37,12 @@ __all__ = ["CertificateReloader", "new_server_context"]
 log = logging.getLogger(__name__)
 
 
-def new_server_context() -> ssl.SSLContext:
-    """A server context: TLS 1.2 minimum, HTTP/1.1 only (the API server speaks HTTP/1.1 or 2 to webhooks)."""
+def new_server_context(*, http2: bool = False) -> ssl.SSLContext:
+    """A server context: TLS 1.2 minimum; ALPN ``h2`` then ``http/1.1`` when ``http2`` (the server's
+    protocol serves both: ``webhook.serving.fastpath``), else ``http/1.1`` only."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.set_alpn_protocols(["http/1.1"])
+    context.set_alpn_protocols(["h2", "http/1.1"] if http2 else ["http/1.1"])
     return context
 
 

@@ -21,7 +21,9 @@ SERIES = [
 DURATIONS = st.one_of(st.sampled_from([0.0, *_BUCKETS, 11.0]), st.floats(min_value=0, max_value=20))
 
 
-def reference(observations: list[tuple[tuple[str, str, str, str], float]]) -> CollectorRegistry:
+def reference(
+    observations: list[tuple[tuple[str, str, str, str], float]], connections: list[str]
+) -> CollectorRegistry:
     """The same observations through prometheus_client's own metric classes."""
     registry = CollectorRegistry(auto_describe=True)
     requests = Counter(
@@ -37,9 +39,17 @@ def reference(observations: list[tuple[tuple[str, str, str, str], float]]) -> Co
         buckets=_BUCKETS,
         registry=registry,
     )
+    opened = Counter(
+        "kueue_bridge_webhook_connections",
+        "TLS connections accepted, by the protocol their handshake chose.",
+        ("protocol",),
+        registry=registry,
+    )
     for key, seconds in observations:
         requests.labels(*key).inc()
         latency.labels(*key).observe(seconds)
+    for protocol in connections:
+        opened.labels(protocol).inc()
     return registry
 
 
@@ -47,16 +57,21 @@ def without_timestamps(text: bytes) -> str:
     return re.sub(r"(_created\{[^}]*\}) \S+", r"\1 T", text.decode())
 
 
-@given(st.lists(st.tuples(st.sampled_from(SERIES), DURATIONS), max_size=30))
+@given(
+    st.lists(st.tuples(st.sampled_from(SERIES), DURATIONS), max_size=30),
+    st.lists(st.sampled_from(["h2", "http/1.1"]), max_size=5),
+)
 def test_exposition_equals_prometheus_clients_counter_and_histogram(
-    observations: list[tuple[tuple[str, str, str, str], float]],
+    observations: list[tuple[tuple[str, str, str, str], float]], connections: list[str]
 ) -> None:
     metrics = WebhookMetrics()
     for (webhook, framework, operation, result), seconds in observations:
         metrics.observe(
             webhook=webhook, framework=framework, operation=operation, result=result, seconds=seconds
         )
-    expected = reference(observations)
+    for protocol in connections:
+        metrics.connection_opened(protocol)
+    expected = reference(observations, connections)
     assert without_timestamps(generate_latest(metrics.registry)) == without_timestamps(
         generate_latest(expected)
     )
