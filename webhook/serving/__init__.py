@@ -3,7 +3,7 @@
 ``admission_review`` is the admission path (AdmissionReview bytes in, bytes out; it runs
 ``webhook.rules``), ``asgi_app`` the ASGI application around it (admission fast path, then FastAPI
 for the operational endpoints), ``fastpath`` the admissions answered inside uvicorn's HTTP protocol,
-``tls_server`` the embeddable uvicorn server over TLS with background tasks, ``tlsreload`` the
+``http2`` the same over HTTP/2 when the client chose it, ``tls_server`` the embeddable uvicorn server over TLS with background tasks, ``tlsreload`` the
 certificate reloader, ``metrics`` the admission metrics.
 
 Modules:
@@ -12,6 +12,7 @@ Modules:
 * ``asgi_app`` -- the ASGI application: admission routes, health, readiness and metrics
 * ``fastpath`` -- admission requests answered inside uvicorn's HTTP protocol, without an ASGI round
   per request
+* ``http2`` -- admission requests over HTTP/2, multiplexed on one TLS connection
 * ``metrics`` -- Prometheus metrics for the admission server (served on ``/metrics``)
 * ``tls_server`` -- run the webhook: uvicorn over TLS with a reloadable certificate, plus background
   tasks

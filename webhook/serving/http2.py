@@ -53,7 +53,7 @@ import h2.events
 import h2.exceptions
 import h2.settings
 
-__all__ = ["MAX_CONCURRENT_STREAMS", "AdmissionStreams", "PendingAnswer", "SyncAnswer"]
+__all__ = ["MAX_CONCURRENT_STREAMS", "RECEIVE_WINDOW", "AdmissionStreams", "PendingAnswer", "SyncAnswer"]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,12 @@ ASGIApp = Callable[..., Awaitable[None]]
 
 #: streams one connection may have open at once (Go's HTTP/2 server allows 250, ``h2`` 100)
 MAX_CONCURRENT_STREAMS = 250
+#: bytes of request bodies a client may send ahead, per stream and per connection, before this side
+#: acknowledges them (Go's HTTP/2 server: 1 MiB each). With HTTP/2's default of 64 KiB, a dozen
+#: concurrent AdmissionReviews fill the connection's window and kube-apiserver's calls wait for a
+#: ``WINDOW_UPDATE`` round trip.
+RECEIVE_WINDOW = 1 << 20
+_DEFAULT_WINDOW = 65_535
 
 #: the largest header block a request may send (``h2``'s own default)
 _MAX_HEADER_LIST_SIZE = 64 * 1024
@@ -119,7 +125,13 @@ class AdmissionStreams:
         self._on_answer = on_answer
         self._loop = asyncio.get_running_loop()
         self._conn = h2.connection.H2Connection(
-            h2.config.H2Configuration(client_side=False, header_encoding=None)
+            h2.config.H2Configuration(
+                client_side=False,
+                header_encoding=None,
+                # the answers' headers are built here from known-good parts; requests are validated
+                validate_outbound_headers=False,
+                normalize_outbound_headers=False,
+            )
         )
         self._streams: dict[int, _Stream] = {}
         #: answer bytes waiting for the client's flow-control window, by stream
@@ -133,9 +145,11 @@ class AdmissionStreams:
             initial_values={
                 h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: MAX_CONCURRENT_STREAMS,
                 h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE: _MAX_HEADER_LIST_SIZE,
+                h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: RECEIVE_WINDOW,
             },
         )
         self._conn.initiate_connection()
+        self._conn.increment_flow_control_window(RECEIVE_WINDOW - _DEFAULT_WINDOW)  # the connection's
         self._flush()
         self._arm_idle_timer()
 

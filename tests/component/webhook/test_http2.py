@@ -28,7 +28,7 @@ from tests.unit.webhook.test_appwrapper_admission import handler as appwrapper_h
 from tests.unit.webhook.test_appwrapper_admission import job as wrapped_job
 from tests.unit.webhook.test_appwrapper_admission import review as appwrapper_review
 from webhook.serving.asgi_app import create_app
-from webhook.serving.http2 import MAX_CONCURRENT_STREAMS
+from webhook.serving.http2 import MAX_CONCURRENT_STREAMS, RECEIVE_WINDOW
 from webhook.serving.tls_server import Listener, WebhookServer
 
 
@@ -180,6 +180,11 @@ async def test_concurrent_admissions_share_one_connection_and_match_the_handler(
         assert int(answer.headers[b"content-length"]) == len(answer.body)
     assert server.served.through_asgi == 0  # every one answered in the protocol, none by the ASGI app
     assert client.server_settings[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] == MAX_CONCURRENT_STREAMS
+    assert client.server_settings[h2.settings.SettingCodes.INITIAL_WINDOW_SIZE] == RECEIVE_WINDOW
+    # the connection's window was raised as well: all 40 bodies went out before any answer came back
+    assert client.conn.outbound_flow_control_window >= RECEIVE_WINDOW - sum(
+        len(b) for _, b in bodies.values()
+    )
     assert handler.metrics.connections("h2") == 1  # all 40 on the one connection
     client.writer.close()
 
