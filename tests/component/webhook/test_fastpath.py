@@ -8,6 +8,7 @@ handler itself returns for the same body.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -35,6 +36,8 @@ class Served:
         self.server = server
         self.context = context
         self.handler = handler
+        #: the CA the server's certificate is issued by (PEM)
+        self.ca_pem = b""
         #: admissions the ASGI app answered (the fast path calls the handler's synchronous methods)
         self.through_asgi = 0
         mutate_async, validate_async = handler.mutate_async, handler.validate_async
@@ -54,14 +57,17 @@ class Served:
         return await asyncio.open_connection("127.0.0.1", self.server.port, ssl=self.context)
 
 
-@pytest.fixture
-async def served(tmp_path: Path) -> AsyncIterator[Served]:
+@contextlib.asynccontextmanager
+async def serving(tmp_path: Path) -> AsyncIterator[Served]:
+    """A webhook server on a free port with a fresh CA and the AppWrapper handler (its access
+    reviews faked), the body limit ``LIMIT``."""
     ca = generate_ca()
     pair = issue_serving_cert(ca=ca, dns_names=["localhost"], ip_addresses=["127.0.0.1"])
     write_cert_dir(tmp_path, serving=pair, ca_cert_pem=ca.cert_pem)
     handler = appwrapper_handler(FakeReviewer())
     handler.max_body_bytes = LIMIT
     served = Served(None, ssl.create_default_context(cadata=ca.cert_pem.decode()), handler)  # type: ignore[arg-type]
+    served.ca_pem = ca.cert_pem
     app = create_app(handler=handler, readiness_checks={})
     server = WebhookServer(
         app=app, listener=Listener(cert_dir=tmp_path, host="127.0.0.1", port=0, reload_interval=3600)
@@ -72,6 +78,12 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
         yield served
     finally:
         await server.stop()
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[Served]:
+    async with serving(tmp_path) as served:
+        yield served
 
 
 def post(path: str, body: bytes, *, extra: str = "") -> bytes:

@@ -21,15 +21,11 @@ import h2.settings
 import orjson
 import pytest
 
-from certs import generate_ca, issue_serving_cert, write_cert_dir
-from tests.component.webhook.test_fastpath import LIMIT, Served, queued_job
+from tests.component.webhook.test_fastpath import LIMIT, Served, queued_job, serving
 from tests.unit.webhook.test_appwrapper_admission import FakeReviewer, appwrapper
-from tests.unit.webhook.test_appwrapper_admission import handler as appwrapper_handler
 from tests.unit.webhook.test_appwrapper_admission import job as wrapped_job
 from tests.unit.webhook.test_appwrapper_admission import review as appwrapper_review
-from webhook.serving.asgi_app import create_app
 from webhook.serving.http2 import MAX_CONCURRENT_STREAMS, RECEIVE_WINDOW
-from webhook.serving.tls_server import Listener, WebhookServer
 
 
 @dataclass
@@ -144,22 +140,8 @@ class Server:
 
 @pytest.fixture
 async def server(tmp_path: Path) -> AsyncIterator[Server]:
-    ca = generate_ca()
-    pair = issue_serving_cert(ca=ca, dns_names=["localhost"], ip_addresses=["127.0.0.1"])
-    write_cert_dir(tmp_path, serving=pair, ca_cert_pem=ca.cert_pem)
-    handler = appwrapper_handler(FakeReviewer())
-    handler.max_body_bytes = LIMIT
-    served = Served(None, ssl.create_default_context(cadata=ca.cert_pem.decode()), handler)  # type: ignore[arg-type]
-    webhook = WebhookServer(
-        app=create_app(handler=handler, readiness_checks={}),
-        listener=Listener(cert_dir=tmp_path, host="127.0.0.1", port=0, reload_interval=3600),
-    )
-    served.server = webhook
-    await webhook.start()
-    try:
-        yield Server(served, ca.cert_pem)
-    finally:
-        await webhook.stop()
+    async with serving(tmp_path) as served:
+        yield Server(served, served.ca_pem)
 
 
 async def test_concurrent_admissions_share_one_connection_and_match_the_handler(server: Server) -> None:
