@@ -30,7 +30,7 @@ from starlette.responses import PlainTextResponse, Response
 
 from shared.asgi_body import BodyTooLarge, ClientDisconnected, declared_length, read_limited_body
 from webhook.serving.admission_review import AdmissionHandler
-from webhook.serving.fastpath import FastAnswer
+from webhook.serving.answers import SyncAnswer, oversized_body
 
 __all__ = ["ASGIApp", "WebhookApp", "create_app"]
 
@@ -57,7 +57,7 @@ class WebhookApp:
         self._limit = handler.max_body_bytes
 
     @property
-    def fast_routes(self) -> dict[bytes, FastAnswer]:
+    def fast_routes(self) -> dict[bytes, SyncAnswer]:
         """The admission routes for ``webhook.serving.fastpath``: the same handler methods as the ASGI path,
         answered synchronously (``None``: the request needs the ASGI path's await)."""
         return {b"/mutate": self.handler.mutate_now, b"/validate": self.handler.validate_now}
@@ -83,8 +83,7 @@ class WebhookApp:
         except ClientDisconnected:
             return  # nobody to answer
         except BodyTooLarge:
-            # let the handler produce the uniform one-line reason and count it
-            body = b" " * (self._limit + 1)
+            body = oversized_body(self._limit)
         status, payload = await answer(body)
         await send(
             {

@@ -48,12 +48,10 @@ from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from webhook.serving.http2 import AdmissionStreams, PendingAnswer
+from webhook.serving.answers import PendingAnswer, SyncAnswer, oversized_body
+from webhook.serving.http2 import AdmissionStreams
 
-__all__ = ["FastAnswer", "admission_protocol"]
-
-FastAnswer = Callable[[bytes], "tuple[int, bytes] | None"]
-"""Body -> (HTTP status, response body), or ``None`` when the answer needs an await (ASGI path)."""
+__all__ = ["admission_protocol"]
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +62,7 @@ _TEXT: bytes = b"content-type: text/plain; charset=utf-8\r\n"
 class _AdmissionProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with ``routes`` answered in the parser callbacks."""
 
-    routes: ClassVar[Mapping[bytes, FastAnswer]] = {}
+    routes: ClassVar[Mapping[bytes, SyncAnswer]] = {}
     pending_routes: ClassVar[Mapping[bytes, PendingAnswer]] = {}
     body_limit: ClassVar[int] = 0
     #: told the protocol each accepted connection's handshake chose (``h2``, ``http/1.1``); a tuple
@@ -73,7 +71,7 @@ class _AdmissionProtocol(HttpToolsProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._answer: FastAnswer | None = None
+        self._answer: SyncAnswer | None = None
         self._chunks: list[bytes] = []
         self._size = 0
         #: when the kept-alive connection, idle since its last response, is to be closed (``None``:
@@ -153,7 +151,7 @@ class _AdmissionProtocol(HttpToolsProtocol):
         self._chunks = []
         self._size = 0
 
-    def _fast_route(self) -> FastAnswer | None:
+    def _fast_route(self) -> SyncAnswer | None:
         if self.expect_100_continue or self.parser.get_method() != b"POST":
             return None
         if self.cycle is not None and not self.cycle.response_complete:
@@ -175,7 +173,7 @@ class _AdmissionProtocol(HttpToolsProtocol):
             return
         self._answer = None
         if self._size > self.body_limit:
-            body = b" " * (self.body_limit + 1)  # the handler's own 400 for an oversized body
+            body = oversized_body(self.body_limit)
         else:
             body = self._chunks[0] if len(self._chunks) == 1 else b"".join(self._chunks)
         self._chunks = []
@@ -262,7 +260,7 @@ class _AdmissionProtocol(HttpToolsProtocol):
 
 def admission_protocol(
     *,
-    routes: Mapping[bytes, FastAnswer],
+    routes: Mapping[bytes, SyncAnswer],
     pending_routes: Mapping[bytes, PendingAnswer],
     body_limit: int,
     on_connection: Callable[[str], None] | None = None,

@@ -53,15 +53,11 @@ import h2.events
 import h2.exceptions
 import h2.settings
 
-__all__ = ["MAX_CONCURRENT_STREAMS", "RECEIVE_WINDOW", "AdmissionStreams", "PendingAnswer", "SyncAnswer"]
+from webhook.serving.answers import PendingAnswer, SyncAnswer, oversized_body
+
+__all__ = ["MAX_CONCURRENT_STREAMS", "RECEIVE_WINDOW", "AdmissionStreams"]
 
 log = logging.getLogger(__name__)
-
-SyncAnswer = Callable[[bytes], "tuple[int, bytes] | None"]
-"""Body -> (HTTP status, response body), or ``None`` when the answer needs an await."""
-
-PendingAnswer = Callable[[bytes], Awaitable["tuple[int, bytes]"]]
-"""Body -> (HTTP status, response body), awaited (the same rules as the synchronous answer)."""
 
 ASGIApp = Callable[..., Awaitable[None]]
 
@@ -244,7 +240,7 @@ class AdmissionStreams:
 
     def _body(self, stream: _Stream) -> bytes:
         if stream.size > self._body_limit:
-            return b" " * (self._body_limit + 1)  # the handler's own 400 for an oversized body
+            return oversized_body(self._body_limit)
         return stream.chunks[0] if len(stream.chunks) == 1 else b"".join(stream.chunks)
 
     async def _pending(self, stream_id: int, answer: PendingAnswer, body: bytes) -> None:
