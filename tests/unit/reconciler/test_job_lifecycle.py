@@ -103,6 +103,46 @@ async def test_pending_workload_gets_pods_ready_wait_for_start(
     assert len(cluster.writes) == writes_before, "a converged job makes no more API writes"
 
 
+async def test_a_workload_admitted_before_its_wait_for_start_gets_it_before_the_job_starts(
+    cluster: FakeCluster, reconciler: JobReconciler
+) -> None:
+    """Kueue admits the new Workload before the pass that writes ``PodsReady=False WaitForStart``:
+    as Kueue's step 5, that pass writes the condition and returns; the next one starts the job."""
+    cluster.add(golden_job())
+    await reconciler.reconcile(job_key())
+    admit(cluster, WORKLOAD)
+    writes_before = len(cluster.writes)
+    await reconciler.reconcile(job_key())
+    assert [(w.kind, w.subresource) for w in cluster.writes[writes_before:]] == [("Workload", "status")]
+    workload = cluster.find("Workload", "golden", WORKLOAD)
+    assert workload is not None
+    assert condition_of(workload, "PodsReady") == (
+        "False",
+        "WaitForStart",
+        "Not all pods are ready or succeeded",
+    )
+    job = cluster.find("Job", "golden", "sample")
+    assert job is not None and job["spec"]["suspend"] is True
+    await reconciler.reconcile(job_key())
+    job = cluster.find("Job", "golden", "sample")
+    assert job is not None and job["spec"]["suspend"] is False
+    assert [e.message for e in cluster.events if e.reason == "Started"] == [
+        "Admitted by clusterQueue golden-cq"
+    ]
+
+
+async def test_a_pass_that_writes_wait_for_start_before_admission_returns(
+    cluster: FakeCluster, reconciler: JobReconciler
+) -> None:
+    cluster.add(golden_job())
+    await reconciler.reconcile(job_key())
+    writes_before = len(cluster.writes)
+    await reconciler.reconcile(job_key())
+    assert [(w.kind, w.subresource) for w in cluster.writes[writes_before:]] == [("Workload", "status")]
+    job = cluster.find("Job", "golden", "sample")
+    assert job is not None and job["spec"]["suspend"] is True
+
+
 async def test_admission_starts_the_job_like_kueue(cluster: FakeCluster, reconciler: JobReconciler) -> None:
     await run_admitted_golden_job(cluster, reconciler)
     job = cluster.find("Job", "golden", "sample")
