@@ -108,6 +108,14 @@ FINISHER_CONCURRENCY: Final = 32
 WEBHOOK_HISTOGRAM: Final = "kueue_bridge_webhook_request_duration_seconds"
 QUEUE_DEPTH: Final = "kueue_bridge_workqueue_depth"
 WEBHOOK_CONNECTIONS: Final = "kueue_bridge_webhook_connections_total"
+CLIENT_DURATION: Final = "kueue_bridge_rest_client_request_duration_seconds"
+CLIENT_REQUESTS: Final = "kueue_bridge_rest_client_requests_total"
+#: the reconciler's writes on the way from admission to a started job, and of a job's life
+OUR_WRITES: Final = (
+    ("workloads.kueue.x-k8s.io", "create"),
+    ("workloads.kueue.x-k8s.io/status", "apply"),
+    ("jobs.batch", "patch"),
+)
 
 
 def checkpoints_for(jobs: int) -> list[int]:
@@ -133,6 +141,13 @@ class Checkpoint:
     cpu_ms_per_job: dict[str, float]
     rss_mib: dict[str, float]
     admitted_to_unsuspended: list[float]
+    #: the same, of the Jobs whose Workload was admitted before the reconciler wrote its
+    #: ``PodsReady=False WaitForStart`` (two writes on the way: that one, then the Job's)
+    two_writes: list[float]
+    #: the reconciler's writes in the interval: "resource verb" -> (calls, mean ms, p99 ms), and
+    #: how many of its requests kube-apiserver answered 409 Conflict
+    our_writes: dict[str, tuple[float, float, float]]
+    conflicts: float
     webhook_p99_ms: float  # ours, its own histogram (NaN in the anchor)
     webhook_connections: dict[str, float]  # TLS connections our webhook accepted, by protocol
     apiserver_webhooks: dict[str, tuple[float, float]]  # name -> (p99 ms, mean ms)
@@ -149,11 +164,19 @@ class Checkpoint:
             f"{name} p99 {p99:.1f} ms mean {mean:.1f} ms"
             for name, (p99, mean) in sorted(self.apiserver_webhooks.items())
         )
+        two = self.two_writes
+        writes = "; ".join(
+            f"{name} {calls:.0f}, mean {mean:.0f} ms, p99 {p99:.0f} ms"
+            for name, (calls, mean, p99) in self.our_writes.items()
+        )
         return [
             f"  at {self.existing:,} existing Jobs (+{self.jobs:,} in {self.seconds:.1f} s; load average {self.load}):",
             f"    CPU ms per job: {cpu}",
             f"    admission -> unsuspend: p50 {quantile(gaps, 0.5) * 1000:.0f} ms, p99 {quantile(gaps, 0.99) * 1000:.0f} ms "
-            f"({len(gaps)} Jobs admitted in the interval)",
+            f"({len(gaps)} Jobs admitted in the interval); {len(two)} of them admitted before their "
+            f"WaitForStart (two writes on the way): p50 {quantile(two, 0.5) * 1000:.0f} ms, "
+            f"p99 {quantile(two, 0.99) * 1000:.0f} ms",
+            f"    our reconciler's writes: {writes or 'none'}; 409 Conflict {self.conflicts:.0f}",
             f"    our webhook's answer p99 {self.webhook_p99_ms:.1f} ms, connections accepted {opened or 'none'}; "
             f"kube-apiserver's: {hooks or 'no calls'}",
             f"    RSS MiB: {rss}",
@@ -243,6 +266,33 @@ async def _our_webhook(components: Components | None) -> Samples:
     if components is None:
         return {}
     return await scrape(components.webhook_metrics, verify=components.verify)
+
+
+async def _our_reconciler(components: Components | None) -> Samples:
+    if components is None:
+        return {}
+    return await scrape(components.reconciler_metrics)
+
+
+def _our_writes(after: Samples, before: Samples) -> dict[str, tuple[float, float, float]]:
+    """The reconciler's ``OUR_WRITES`` between two scrapes: calls, mean and p99 (its client's
+    request-duration histogram, whose bounds are 5, 10, 25, 50, 100, 250, 500 ms, 1 s...)."""
+    found = {}
+    for resource, verb in OUR_WRITES:
+        labels = {"resource": resource, "verb": verb}
+        calls = total(after, f"{CLIENT_DURATION}_count", **labels) - total(
+            before, f"{CLIENT_DURATION}_count", **labels
+        )
+        if calls <= 0:
+            continue
+        seconds = total(after, f"{CLIENT_DURATION}_sum", **labels) - total(
+            before, f"{CLIENT_DURATION}_sum", **labels
+        )
+        p99 = histogram_quantile(
+            buckets(after, CLIENT_DURATION, **labels), buckets(before, CLIENT_DURATION, **labels), 0.99
+        )
+        found[f"{resource} {verb}"] = (calls, seconds / calls * 1000, p99 * 1000)
+    return found
 
 
 def _apiserver_webhooks(
@@ -377,6 +427,7 @@ async def _run_setup(args: argparse.Namespace, *, setup: str, progress: Progress
             cpu_start, run_started = dict(cpu_before), time.monotonic()
             api_before = await apiserver.snapshot()
             hook_before = await _our_webhook(components)
+            ours_before = await _our_reconciler(components)
             since = time.monotonic()
             for existing in checkpoints_for(args.jobs):
                 while created[0] < existing:
@@ -386,6 +437,7 @@ async def _run_setup(args: argparse.Namespace, *, setup: str, progress: Progress
                 cpu_now = {name: process_cpu_seconds(pid) for name, pid in processes.items()}
                 api_now = await apiserver.snapshot()
                 hook_now = await _our_webhook(components)
+                ours_now = await _our_reconciler(components)
                 now = time.monotonic()
                 interval = existing - previous
                 gaps = [  # the bench's two watches can see the unsuspend first: 0, not negative
@@ -405,6 +457,16 @@ async def _run_setup(args: argparse.Namespace, *, setup: str, progress: Progress
                     },
                     rss_mib={name: process_rss_mib(pid) for name, pid in processes.items()},
                     admitted_to_unsuspended=gaps,
+                    two_writes=[
+                        max(0.0, timeline.unsuspended[job] - at)
+                        for job, at in timeline.admitted.items()
+                        if job in timeline.unsuspended
+                        and since <= at < now
+                        and job in timeline.admitted_before_pods_ready
+                    ],
+                    our_writes=_our_writes(ours_now, ours_before),
+                    conflicts=total(ours_now, CLIENT_REQUESTS, code="409")
+                    - total(ours_before, CLIENT_REQUESTS, code="409"),
                     webhook_p99_ms=hook_p99 * 1000,
                     webhook_connections={
                         protocol: total(hook_now, WEBHOOK_CONNECTIONS, protocol=protocol)
@@ -418,7 +480,7 @@ async def _run_setup(args: argparse.Namespace, *, setup: str, progress: Progress
                 result.checkpoints.append(checkpoint)
                 print("\n".join(checkpoint.line()), flush=True)
                 previous, since = existing, now
-                cpu_before, api_before, hook_before = cpu_now, api_now, hook_now
+                cpu_before, api_before, hook_before, ours_before = cpu_now, api_now, hook_now, ours_now
             await creating
             progress.stage = "finishing Jobs"
             everyone = args.jobs

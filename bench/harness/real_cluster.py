@@ -362,6 +362,11 @@ def _conditions_true(obj: dict[str, Any]) -> set[str]:
     return {str(c.get("type")) for c in conditions if isinstance(c, dict) and c.get("status") == "True"}
 
 
+def _has_condition(obj: dict[str, Any], condition_type: str) -> bool:
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return any(isinstance(c, dict) and c.get("type") == condition_type for c in conditions)
+
+
 def _owner_job(workload: dict[str, Any]) -> str | None:
     for reference in (workload.get("metadata") or {}).get("ownerReferences") or []:
         if reference.get("kind") == "Job":
@@ -378,6 +383,10 @@ class Timeline:
     unsuspended: dict[str, float] = field(default_factory=dict)
     admitted: dict[str, float] = field(default_factory=dict)  # by owner job name
     workload_seen: dict[str, float] = field(default_factory=dict)  # by owner job name
+    #: owner jobs whose Workload had no ``PodsReady`` condition yet when it was seen admitted: the
+    #: reconciler writes ``WaitForStart`` first (Kueue's step 5), then starts the job
+    admitted_before_pods_ready: set[str] = field(default_factory=set)
+    _pods_ready_seen: set[str] = field(default_factory=set)
     done: set[str] = field(default_factory=set)  # Workloads finished and released
     workloads: set[str] = field(default_factory=set)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -393,19 +402,26 @@ class Timeline:
 
     async def watch_workloads(self, client: KubeClient) -> None:
         async for event in Watch(client, WORKLOAD_GVK, namespace=self.namespace).events():
-            if event.type not in (EventType.ADDED, EventType.MODIFIED):
-                continue
-            metadata = event.object["metadata"]
-            self.workloads.add(metadata["name"])
-            true = _conditions_true(event.object)
-            owner = _owner_job(event.object)
-            if owner is not None and owner not in self.workload_seen:
-                self.workload_seen[owner] = time.monotonic()
-            if "Admitted" in true and owner is not None and owner not in self.admitted:
+            if event.type in (EventType.ADDED, EventType.MODIFIED):
+                self.saw_workload(event.object)
+
+    def saw_workload(self, workload: dict[str, Any]) -> None:
+        """Record one added or modified Workload."""
+        metadata = workload["metadata"]
+        self.workloads.add(metadata["name"])
+        true = _conditions_true(workload)
+        owner = _owner_job(workload)
+        if owner is not None:
+            self.workload_seen.setdefault(owner, time.monotonic())
+            if _has_condition(workload, "PodsReady"):
+                self._pods_ready_seen.add(owner)
+            if "Admitted" in true and owner not in self.admitted:
                 self.admitted[owner] = time.monotonic()
-            if "Finished" in true and RESOURCE_IN_USE_FINALIZER not in (metadata.get("finalizers") or []):
-                self.done.add(metadata["name"])
-            self.changed.set()
+                if owner not in self._pods_ready_seen:
+                    self.admitted_before_pods_ready.add(owner)
+        if "Finished" in true and RESOURCE_IN_USE_FINALIZER not in (metadata.get("finalizers") or []):
+            self.done.add(metadata["name"])
+        self.changed.set()
 
     async def wait(self, predicate: Any, *, within: float, what: str) -> None:
         await wait_until(

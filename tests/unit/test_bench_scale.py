@@ -9,7 +9,7 @@ import pytest
 
 from bench import scale
 from bench.harness.metrics import buckets, histogram_quantile
-from bench.harness.real_cluster import JobsWhere
+from bench.harness.real_cluster import JobsWhere, Timeline
 from bench.scale import Progress, SetupResult, checkpoints_for, deadline_for, quantile
 from devcluster.standin import JOBS
 
@@ -107,3 +107,43 @@ async def test_the_finishers_two_runners_see_the_running_and_the_queued_jobs_in_
     queued = await JobsWhere(Listed(), running=False).list(JOBS)  # type: ignore[arg-type]
     assert [job["metadata"]["name"] for job in running] == ["running-1", "running-2"]
     assert [job["metadata"]["name"] for job in queued] == ["queued-1", "queued-2"]
+
+
+def _workload(owner: str, *conditions: tuple[str, str]) -> dict[str, Any]:
+    return {
+        "metadata": {"name": f"job-{owner}", "ownerReferences": [{"kind": "Job", "name": owner}]},
+        "status": {"conditions": [{"type": kind, "status": status} for kind, status in conditions]},
+    }
+
+
+def test_the_timeline_tells_the_jobs_admitted_before_their_wait_for_start() -> None:
+    timeline = Timeline(None)
+    timeline.saw_workload(_workload("early"))
+    timeline.saw_workload(_workload("early", ("PodsReady", "False")))
+    timeline.saw_workload(_workload("early", ("PodsReady", "False"), ("Admitted", "True")))
+    timeline.saw_workload(_workload("late"))
+    timeline.saw_workload(_workload("late", ("Admitted", "True")))
+    timeline.saw_workload(_workload("late", ("Admitted", "True"), ("PodsReady", "False")))
+    assert set(timeline.admitted) == {"early", "late"}
+    assert timeline.admitted_before_pods_ready == {"late"}
+
+
+def test_our_writes_are_the_calls_mean_and_p99_between_two_scrapes() -> None:
+    def scraped(
+        count: float, seconds: float, fast: float
+    ) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        labels = (("resource", "jobs.batch"), ("verb", "patch"))
+        return {
+            (f"{scale.CLIENT_DURATION}_count", labels): count,
+            (f"{scale.CLIENT_DURATION}_sum", labels): seconds,
+            (f"{scale.CLIENT_DURATION}_bucket", (("le", "0.25"), *labels)): fast,
+            (f"{scale.CLIENT_DURATION}_bucket", (("le", "1.0"), *labels)): count,
+            (f"{scale.CLIENT_DURATION}_bucket", (("le", "+Inf"), *labels)): count,
+        }
+
+    writes = scale._our_writes(scraped(110, 32.0, 10), scraped(10, 2.0, 10))
+    assert list(writes) == ["jobs.batch patch"]
+    calls, mean_ms, p99_ms = writes["jobs.batch patch"]
+    assert calls == 100
+    assert mean_ms == pytest.approx(300.0)
+    assert 250.0 < p99_ms <= 1000.0
