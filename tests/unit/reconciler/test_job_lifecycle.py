@@ -18,6 +18,7 @@ from tests.unit.reconciler.conftest import UID, admit, golden_job, job_key, set_
 from tests.unit.reconciler.fakes import FakeCluster
 
 WORKLOAD = "job-sample-43252"
+WAIT_FOR_START = ("False", "WaitForStart", "Not all pods are ready or succeeded")
 
 
 def condition_of(obj: dict[str, Any], condition_type: str) -> tuple[str, str, str] | None:
@@ -93,11 +94,7 @@ async def test_pending_workload_gets_pods_ready_wait_for_start(
     await converge(reconciler)
     workload = cluster.find("Workload", "golden", WORKLOAD)
     assert workload is not None
-    assert condition_of(workload, "PodsReady") == (
-        "False",
-        "WaitForStart",
-        "Not all pods are ready or succeeded",
-    )
+    assert condition_of(workload, "PodsReady") == WAIT_FOR_START
     writes_before = len(cluster.writes)
     await converge(reconciler)
     assert len(cluster.writes) == writes_before, "a converged job makes no more API writes"
@@ -116,11 +113,7 @@ async def test_a_workload_admitted_before_its_wait_for_start_gets_it_before_the_
     assert [(w.kind, w.subresource) for w in cluster.writes[writes_before:]] == [("Workload", "status")]
     workload = cluster.find("Workload", "golden", WORKLOAD)
     assert workload is not None
-    assert condition_of(workload, "PodsReady") == (
-        "False",
-        "WaitForStart",
-        "Not all pods are ready or succeeded",
-    )
+    assert condition_of(workload, "PodsReady") == WAIT_FOR_START
     job = cluster.find("Job", "golden", "sample")
     assert job is not None and job["spec"]["suspend"] is True
     await reconciler.reconcile(job_key())
@@ -129,18 +122,6 @@ async def test_a_workload_admitted_before_its_wait_for_start_gets_it_before_the_
     assert [e.message for e in cluster.events if e.reason == "Started"] == [
         "Admitted by clusterQueue golden-cq"
     ]
-
-
-async def test_a_pass_that_writes_wait_for_start_before_admission_returns(
-    cluster: FakeCluster, reconciler: JobReconciler
-) -> None:
-    cluster.add(golden_job())
-    await reconciler.reconcile(job_key())
-    writes_before = len(cluster.writes)
-    await reconciler.reconcile(job_key())
-    assert [(w.kind, w.subresource) for w in cluster.writes[writes_before:]] == [("Workload", "status")]
-    job = cluster.find("Job", "golden", "sample")
-    assert job is not None and job["spec"]["suspend"] is True
 
 
 async def test_admission_starts_the_job_like_kueue(cluster: FakeCluster, reconciler: JobReconciler) -> None:
