@@ -440,11 +440,11 @@ async def _run_setup(args: argparse.Namespace, *, setup: str, progress: Progress
                 ours_now = await _our_reconciler(components)
                 now = time.monotonic()
                 interval = existing - previous
-                gaps = [  # the bench's two watches can see the unsuspend first: 0, not negative
-                    max(0.0, timeline.unsuspended[job] - at)
+                gap_of = {  # the bench's two watches can see the unsuspend first: 0, not negative
+                    job: max(0.0, timeline.unsuspended[job] - at)
                     for job, at in timeline.admitted.items()
                     if job in timeline.unsuspended and since <= at < now
-                ]
+                }
                 hook_p99 = histogram_quantile(
                     buckets(hook_now, WEBHOOK_HISTOGRAM), buckets(hook_before, WEBHOOK_HISTOGRAM), 0.99
                 )
@@ -456,13 +456,9 @@ async def _run_setup(args: argparse.Namespace, *, setup: str, progress: Progress
                         name: (cpu_now[name] - cpu_before[name]) / interval * 1000 for name in processes
                     },
                     rss_mib={name: process_rss_mib(pid) for name, pid in processes.items()},
-                    admitted_to_unsuspended=gaps,
+                    admitted_to_unsuspended=list(gap_of.values()),
                     two_writes=[
-                        max(0.0, timeline.unsuspended[job] - at)
-                        for job, at in timeline.admitted.items()
-                        if job in timeline.unsuspended
-                        and since <= at < now
-                        and job in timeline.admitted_before_pods_ready
+                        gap for job, gap in gap_of.items() if job in timeline.admitted_before_pods_ready
                     ],
                     our_writes=_our_writes(ours_now, ours_before),
                     conflicts=total(ours_now, CLIENT_REQUESTS, code="409")

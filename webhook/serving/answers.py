@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-__all__ = ["PendingAnswer", "SyncAnswer", "oversized_body"]
+__all__ = ["PendingAnswer", "SyncAnswer", "oversized_body", "received_body"]
 
 SyncAnswer = Callable[[bytes], "tuple[int, bytes] | None"]
 """Body -> (HTTP status, response body), or ``None`` when the answer needs an await."""
@@ -24,3 +24,11 @@ def oversized_body(limit: int) -> bytes:
     """A stand-in for a body over ``limit`` bytes (one byte over, its content never read): the
     server stops buffering at the limit, and the handler answers the stand-in with its own 400."""
     return b" " * (limit + 1)
+
+
+def received_body(chunks: list[bytes], *, size: int, limit: int) -> bytes:
+    """The body a server buffered (``chunks``, kept only up to ``limit``) of ``size`` bytes received,
+    as its route takes it: joined, or :func:`oversized_body` when ``size`` is over ``limit``."""
+    if size > limit:
+        return oversized_body(limit)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)

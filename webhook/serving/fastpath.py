@@ -48,7 +48,7 @@ from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from webhook.serving.answers import PendingAnswer, SyncAnswer, oversized_body
+from webhook.serving.answers import PendingAnswer, SyncAnswer, received_body
 from webhook.serving.http2 import AdmissionStreams
 
 __all__ = ["admission_protocol"]
@@ -172,10 +172,7 @@ class _AdmissionProtocol(HttpToolsProtocol):
             super().on_message_complete()
             return
         self._answer = None
-        if self._size > self.body_limit:
-            body = oversized_body(self.body_limit)
-        else:
-            body = self._chunks[0] if len(self._chunks) == 1 else b"".join(self._chunks)
+        body = received_body(self._chunks, size=self._size, limit=self.body_limit)
         self._chunks = []
         try:
             result = answer(body)

@@ -53,7 +53,7 @@ import h2.events
 import h2.exceptions
 import h2.settings
 
-from webhook.serving.answers import PendingAnswer, SyncAnswer, oversized_body
+from webhook.serving.answers import PendingAnswer, SyncAnswer, received_body
 
 __all__ = ["MAX_CONCURRENT_STREAMS", "RECEIVE_WINDOW", "AdmissionStreams"]
 
@@ -239,9 +239,7 @@ class AdmissionStreams:
         self._respond(stream_id, *result)
 
     def _body(self, stream: _Stream) -> bytes:
-        if stream.size > self._body_limit:
-            return oversized_body(self._body_limit)
-        return stream.chunks[0] if len(stream.chunks) == 1 else b"".join(stream.chunks)
+        return received_body(stream.chunks, size=stream.size, limit=self._body_limit)
 
     async def _pending(self, stream_id: int, answer: PendingAnswer, body: bytes) -> None:
         try:
